@@ -1,0 +1,3 @@
+#!/usr/bin/env node
+// The package's bin: starts the standalone bridge from the built server entry.
+import '../dist/server.js';

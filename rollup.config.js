@@ -1,0 +1,23 @@
+import { dts } from 'rollup-plugin-dts';
+import esbuild from 'rollup-plugin-esbuild';
+
+// Everything in node_modules stays external: the package ships its own code only.
+const external = (id) => !id.startsWith('.') && !id.startsWith('/') && !id.startsWith('\0');
+
+export default [
+  {
+    input: { index: 'src/index.ts', server: 'src/server/main.ts' },
+    external,
+    plugins: [esbuild({ target: 'node20', tsconfig: 'tsconfig.json' })],
+    output: [
+      { dir: 'dist', format: 'es', entryFileNames: '[name].js', chunkFileNames: 'chunks/[name]-[hash].js', sourcemap: true },
+      { dir: 'dist', format: 'cjs', entryFileNames: '[name].cjs', chunkFileNames: 'chunks/[name]-[hash].cjs', sourcemap: true },
+    ],
+  },
+  {
+    input: 'src/index.ts',
+    external,
+    plugins: [dts()],
+    output: { file: 'dist/index.d.ts', format: 'es' },
+  },
+];

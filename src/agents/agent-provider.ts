@@ -1,0 +1,77 @@
+import type { Mastra } from '@mastra/core';
+import type { Agent } from '@mastra/core/agent';
+import type { MastraMemory } from '@mastra/core/memory';
+import { inject, injectable } from 'inversify';
+import type { ResolvedConfig } from '../config.js';
+import { BridgeError, notFound } from '../errors.js';
+import { TOKENS } from '../tokens.js';
+
+/** What `GET /agents` lists about an agent. */
+export interface AgentInfo {
+  id: string;
+  name: string;
+  description?: string;
+  model?: { provider: string; name: string };
+}
+
+/**
+ * Finds agents in the Mastra instance: by `agent.id` first, then by registration key, else the
+ * configured default, else the first registered agent.
+ *
+ * @example
+ * const agent = provider.get(input.forwardedProps?.agentId); // throws 404 AGENT_NOT_FOUND
+ */
+@injectable()
+export class AgentProvider {
+  constructor(
+    @inject(TOKENS.Mastra) private readonly mastra: Mastra,
+    @inject(TOKENS.Config) private readonly config: ResolvedConfig,
+  ) {}
+
+  /** Every registered agent as `[registration key, agent]`. */
+  entries(): Array<[string, Agent]> {
+    return Object.entries(this.mastra.listAgents() as Record<string, Agent>);
+  }
+
+  /** The agent for an id (or the default when none is given); unknown ids are `404 AGENT_NOT_FOUND`. */
+  get(agentId?: string): Agent {
+    const entries = this.entries();
+    const wanted = agentId ?? this.config.defaultAgentId;
+    if (wanted === undefined) {
+      if (entries.length === 0) throw notFound('AGENT_NOT_FOUND', 'No agents are registered');
+      return entries[0][1];
+    }
+    const match = entries.find(([, agent]) => agent.id === wanted) ?? entries.find(([key]) => key === wanted);
+    if (!match) throw notFound('AGENT_NOT_FOUND', `Agent ${wanted} not found`);
+    return match[1];
+  }
+
+  /**
+   * The agent and its memory, for thread routes: the named agent must have memory; with no id, the
+   * default agent if it has memory, else the first agent that does. None: `500 MEMORY_NOT_CONFIGURED`.
+   */
+  async withMemory(agentId?: string): Promise<{ agent: Agent; memory: MastraMemory }> {
+    const candidates = agentId !== undefined || this.config.defaultAgentId !== undefined ? [this.get(agentId)] : this.entries().map(([, a]) => a);
+    for (const agent of candidates) {
+      const memory = await agent.getMemory();
+      if (memory) return { agent, memory };
+    }
+    throw new BridgeError(500, 'MEMORY_NOT_CONFIGURED', agentId ? `Agent ${agentId} has no memory configured` : 'No agent has memory configured');
+  }
+
+  /** The public description of an agent. */
+  async info(agent: Agent): Promise<AgentInfo> {
+    const info: AgentInfo = { id: agent.id, name: agent.name };
+    const description = agent.getDescription?.();
+    if (description) info.description = description;
+    try {
+      const model = await agent.getModel();
+      if (model && typeof model === 'object' && 'provider' in model && 'modelId' in model) {
+        info.model = { provider: String(model.provider), name: String(model.modelId) };
+      }
+    } catch {
+      // A model resolved per request (a function of the request context) has no static answer.
+    }
+    return info;
+  }
+}

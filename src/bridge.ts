@@ -1,0 +1,71 @@
+import type { Mastra } from '@mastra/core';
+import { registerApiRoute, type ApiRoute } from '@mastra/core/server';
+import { Hono, type Context } from 'hono';
+import { cors } from 'hono/cors';
+import { resolveConfig, type BridgeConfig, type ResolvedConfig } from './config.js';
+import { createServices } from './container.js';
+import { errorResponse } from './http/errors.js';
+import { ROUTES, type RouteDef } from './http/routes.js';
+import type { Services } from './http/services.js';
+
+/** The bridge: its routes for a Mastra server, or a standalone Hono app. */
+export interface Bridge {
+  /** The resolved configuration (defaults filled in). */
+  readonly config: ResolvedConfig;
+  /** Routes for `new Mastra({ server: { apiRoutes: bridge.routes() } })`. */
+  routes(): ApiRoute[];
+  /** A standalone Hono app serving the bridge under `config.prefix`. */
+  app(mastra: Mastra): Hono;
+  /** Ends every open run (each stream gets its terminal event); call before closing the server. */
+  shutdown(): void;
+}
+
+/**
+ * Creates the bridge. The config is validated here, once (a bad config throws `BridgeConfigError`).
+ *
+ * @example
+ * const bridge = createBridge({ prefix: '/agui', defaultAgentId: 'demo' });
+ * // inside a Mastra server:
+ * const mastra = new Mastra({ agents, storage, server: { apiRoutes: bridge.routes() } });
+ * // or standalone:
+ * serve({ fetch: bridge.app(mastra).fetch, port: 4111 });
+ */
+export function createBridge(config: BridgeConfig = {}): Bridge {
+  const resolved = resolveConfig(config);
+  const services = new Map<Mastra, Services>();
+  const servicesFor = (mastra: Mastra): Services => {
+    let s = services.get(mastra);
+    if (!s) services.set(mastra, (s = createServices(resolved, mastra)));
+    return s;
+  };
+  const handle = (route: RouteDef, s: Services) => async (c: Context) => {
+    try {
+      return await route.handler(c, s);
+    } catch (error) {
+      return errorResponse(c, error, resolved.logger);
+    }
+  };
+
+  return {
+    config: resolved,
+    routes: () =>
+      ROUTES.map((route) =>
+        registerApiRoute(`${resolved.prefix}${route.path}`, {
+          method: route.method,
+          createHandler: async ({ mastra }) => handle(route, servicesFor(mastra)),
+        }),
+      ),
+    app: (mastra) => {
+      const s = servicesFor(mastra);
+      const app = new Hono();
+      if (resolved.cors) app.use(`${resolved.prefix}/*`, cors(resolved.cors));
+      for (const route of ROUTES) app.on(route.method, `${resolved.prefix}${route.path}`, handle(route, s));
+      app.notFound((c) => c.json({ error: `No route ${c.req.method} ${c.req.path}`, code: 'NOT_FOUND' }, 404));
+      app.onError((error, c) => errorResponse(c, error, resolved.logger));
+      return app;
+    },
+    shutdown: () => {
+      for (const s of services.values()) s.runs.shutdown();
+    },
+  };
+}

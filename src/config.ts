@@ -1,0 +1,66 @@
+import type { Context } from 'hono';
+import type { cors } from 'hono/cors';
+import { z } from 'zod';
+import { BridgeConfigError } from './errors.js';
+
+/** Decides who the caller is. Return the resource id, or `null`/`undefined` (or throw) to answer 401. */
+export type ResolveResourceId = (c: Context, claimed: string | undefined) => string | null | undefined | Promise<string | null | undefined>;
+
+/** Where the bridge writes what goes wrong (stacks included) and what it does. */
+export interface BridgeLogger {
+  debug(message: string, meta?: Record<string, unknown>): void;
+  info(message: string, meta?: Record<string, unknown>): void;
+  warn(message: string, meta?: Record<string, unknown>): void;
+  error(message: string, meta?: Record<string, unknown>): void;
+}
+
+export type CorsOptions = Parameters<typeof cors>[0];
+
+const fn = <T>(name: string) => z.custom<T>((v) => typeof v === 'function', { message: `${name} must be a function` });
+const positiveInt = (max: number) => z.number().int().positive().max(max);
+
+const LoggerSchema = z.custom<BridgeLogger>(
+  (v) => !!v && typeof v === 'object' && ['debug', 'info', 'warn', 'error'].every((k) => typeof (v as Record<string, unknown>)[k] === 'function'),
+  { message: 'logger must have debug, info, warn and error functions' },
+);
+
+/** The bridge's configuration; every field is optional and defaults are resolved once, here. */
+export const BridgeConfigSchema = z
+  .object({
+    prefix: z
+      .string()
+      .regex(/^\/([\w.~-]+(\/[\w.~-]+)*)?$/, 'prefix must start with "/" and have no trailing "/" (e.g. "/agui")')
+      .default('/agui'),
+    defaultAgentId: z.string().min(1).optional(),
+    resolveResourceId: fn<ResolveResourceId>('resolveResourceId').optional(),
+    frontendToolMode: z.enum(['proxy', 'return']).default('proxy'),
+    frontendToolTimeoutMs: positiveInt(24 * 3600 * 1000).default(5 * 60 * 1000),
+    maxBodyBytes: positiveInt(1024 ** 3).default(1024 * 1024),
+    heartbeatMs: positiveInt(3600 * 1000).default(15_000),
+    replayBufferSize: positiveInt(1_000_000).default(1000),
+    /** Events a slow SSE client may have queued before the bridge closes it (it can resume with Last-Event-ID). */
+    maxClientQueue: positiveInt(1_000_000).default(5000),
+    cors: z.custom<CorsOptions>((v) => v === undefined || (typeof v === 'object' && v !== null)).optional(),
+    logger: LoggerSchema.optional(),
+  })
+  .strict();
+
+export type BridgeConfig = z.input<typeof BridgeConfigSchema>;
+export type ResolvedConfig = Omit<z.output<typeof BridgeConfigSchema>, 'logger'> & { logger: BridgeLogger };
+
+/** A logger that writes warnings and errors to the console and keeps quiet otherwise. */
+export const consoleLogger: BridgeLogger = {
+  debug: () => {},
+  info: () => {},
+  warn: (message, meta) => console.warn(`[mastra-agui-bridge] ${message}`, meta ?? ''),
+  error: (message, meta) => console.error(`[mastra-agui-bridge] ${message}`, meta ?? ''),
+};
+
+/** Validates a config and fills in the defaults; throws `BridgeConfigError` with every problem listed. */
+export function resolveConfig(config: BridgeConfig = {}): ResolvedConfig {
+  const parsed = BridgeConfigSchema.safeParse(config);
+  if (!parsed.success) {
+    throw new BridgeConfigError(parsed.error.issues.map((i) => ({ path: i.path.join('.'), message: i.message })));
+  }
+  return { ...parsed.data, logger: parsed.data.logger ?? consoleLogger };
+}

@@ -1,0 +1,35 @@
+import { Agent } from '@mastra/core/agent';
+import type { MastraStorage } from '@mastra/core/storage';
+import { Memory } from '@mastra/memory';
+import { createScriptedModel } from './scripted-model.js';
+import { createSlowTask, deleteFile, getWeather } from './tools.js';
+
+export interface DemoAgentOptions {
+  /** Storage for the agent's memory. */
+  storage: MastraStorage;
+  /** Milliseconds between streamed parts of the scripted model (default 20; 0 = no timers). */
+  delayMs?: number;
+  /** How long `slow_task` takes (default 2000 ms). */
+  slowTaskMs?: number;
+  /** A Mastra model id (e.g. `openai/gpt-5-mini`) to use instead of the scripted model. */
+  model?: string;
+}
+
+/**
+ * The demo agent: id `demo`, with memory, three server tools and a scripted model.
+ *
+ * @example
+ * const demo = createDemoAgent({ storage: new InMemoryStore(), delayMs: 0 });
+ * const mastra = new Mastra({ agents: { demo }, storage });
+ */
+export function createDemoAgent(options: DemoAgentOptions): Agent {
+  return new Agent({
+    id: 'demo',
+    name: 'Demo Agent',
+    description: 'A scripted agent that echoes, reasons, calls tools and asks for approval, with no API key.',
+    instructions: 'You are a helpful assistant. Use the tools when they fit the request.',
+    model: options.model ?? createScriptedModel({ delayMs: options.delayMs }),
+    memory: new Memory({ storage: options.storage, options: { lastMessages: 40 } }),
+    tools: { get_weather: getWeather, delete_file: deleteFile, slow_task: createSlowTask(options.slowTaskMs ?? 2000) },
+  });
+}

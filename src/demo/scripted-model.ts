@@ -1,0 +1,215 @@
+import { randomUUID } from 'node:crypto';
+import { MastraLanguageModelV2Mock } from '@mastra/core/test-utils/llm-mock';
+
+/** One part of a V2 model stream, as the AI SDK provider spec defines it. */
+type StreamPart = Record<string, unknown> & { type: string };
+type PromptMessage = { role: string; content: unknown };
+type CallOptions = {
+  prompt: PromptMessage[];
+  tools?: Array<{ type: string; name: string; inputSchema?: unknown }>;
+  responseFormat?: { type: string; schema?: unknown };
+  abortSignal?: AbortSignal;
+};
+
+export interface ScriptedModelOptions {
+  /** Milliseconds between streamed parts. `0` enqueues everything at once, with no timer. */
+  delayMs?: number;
+}
+
+const USAGE = { inputTokens: 12, outputTokens: 8, totalTokens: 20 };
+const HEAD: StreamPart[] = [{ type: 'stream-start', warnings: [] }];
+
+/**
+ * The demo agent's model: a real `LanguageModelV2` that answers from a fixed script instead of a
+ * provider, so the bridge runs and is tested with no API key. The rules (first match wins, on the
+ * latest user or signal text, case-insensitive) are documented in `docs/demo-agent.md`.
+ *
+ * @example
+ * const agent = new Agent({ id: 'demo', name: 'Demo', instructions: '…', model: createScriptedModel({ delayMs: 0 }) });
+ */
+export function createScriptedModel(options: ScriptedModelOptions = {}): MastraLanguageModelV2Mock {
+  const delayMs = options.delayMs ?? 20;
+  return new MastraLanguageModelV2Mock({
+    provider: 'demo',
+    modelId: 'scripted',
+    doStream: async (callOptions) => {
+      const call = callOptions as unknown as CallOptions;
+      const parts = script(call, `call-${randomUUID().slice(0, 8)}`);
+      return { stream: toStream(parts, delayMs, call.abortSignal), request: { body: '{}' }, response: { headers: {} } };
+    },
+  });
+}
+
+/** Decides the model's answer for one call. Exported for unit tests of the script itself. */
+export function script(call: CallOptions, callId: string): StreamPart[] {
+  const last = call.prompt.at(-1);
+  if (last?.role === 'tool') return answerToolResults(last, callId);
+  const input = latestInput(call.prompt);
+  const lower = input.toLowerCase();
+  if (lower.includes('fail')) throw new Error('demo model failure');
+  if (call.responseFormat?.type === 'json' && call.responseFormat.schema) {
+    return text(callId, JSON.stringify(sampleFromSchema(call.responseFormat.schema, input)), 'json');
+  }
+  if (lower.includes('think')) return reasoningThenText(callId, input);
+  if (lower.includes('weather')) return toolCall(callId, 'get_weather', { city: cityIn(input) });
+  if (lower.includes('delete')) return toolCall(callId, 'delete_file', { path: pathIn(input) });
+  if (lower.includes('slow')) return toolCall(callId, 'slow_task', { label: input.slice(0, 60) });
+  const frontend = frontendToolToUse(lower, call.tools);
+  if (frontend) return toolCall(callId, frontend.name, sampleFromSchema(frontend.inputSchema, input));
+  return text(callId, `Echo: ${input}`);
+}
+
+function latestInput(prompt: PromptMessage[]): string {
+  for (let i = prompt.length - 1; i >= 0; i--) {
+    const message = prompt[i];
+    if (message.role === 'user' || (message.role === 'system' && i > 0)) {
+      const value = contentText(message.content);
+      if (value) return value;
+    }
+  }
+  return '';
+}
+
+function contentText(content: unknown): string {
+  if (typeof content === 'string') return content;
+  if (!Array.isArray(content)) return '';
+  return content
+    .filter((p): p is { type: 'text'; text: string } => p?.type === 'text' && typeof p.text === 'string')
+    .map((p) => p.text)
+    .join(' ')
+    .trim();
+}
+
+function answerToolResults(message: PromptMessage, callId: string): StreamPart[] {
+  const results = Array.isArray(message.content) ? message.content : [];
+  const lines = results.map((r: { toolName?: string; output?: { type?: string; value?: unknown } }) => {
+    const value = r.output?.value;
+    const shown = typeof value === 'string' ? value : JSON.stringify(value);
+    if (r.output?.type === 'error-text' || r.output?.type === 'error-json') return `The tool ${r.toolName} failed: ${shown}`;
+    if (r.toolName === 'delete_file') {
+      // An approved call returns `{ deleted }`; a declined one reaches the model as the reason alone.
+      return shown.includes('"deleted"') ? `Deleted as requested: ${shown}` : `I did not delete the file: ${shown}`;
+    }
+    return `The tool ${r.toolName} returned ${shown}`;
+  });
+  return text(callId, lines.join(' '));
+}
+
+function cityIn(input: string): string {
+  const match = /\bin\s+([A-Za-z][\w-]*)/i.exec(input);
+  return match ? match[1] : 'Paris';
+}
+
+function pathIn(input: string): string {
+  const match = /delete\s+(?:the\s+file\s+|file\s+)?(\S+)/i.exec(input);
+  const word = match?.[1];
+  return word && /[./]/.test(word) ? word : 'notes.txt';
+}
+
+function frontendToolToUse(lower: string, tools: CallOptions['tools']): { name: string; inputSchema?: unknown } | undefined {
+  const match = /\buse\s+([\w-]+)/.exec(lower);
+  if (!match || !tools) return undefined;
+  return tools.find((t) => t.name.toLowerCase() === match[1]);
+}
+
+/** A deterministic value that satisfies a (simple) JSON Schema: used for frontend-tool args and structured output. */
+export function sampleFromSchema(schema: unknown, input: string): unknown {
+  const s = (schema ?? {}) as { type?: string | string[]; properties?: Record<string, unknown>; items?: unknown; enum?: unknown[] };
+  if (Array.isArray(s.enum) && s.enum.length > 0) return s.enum[0];
+  const type = Array.isArray(s.type) ? s.type[0] : s.type;
+  switch (type) {
+    case 'string':
+      return input;
+    case 'number':
+    case 'integer':
+      return input.length;
+    case 'boolean':
+      return true;
+    case 'array':
+      return [sampleFromSchema(s.items, input)];
+    case 'null':
+      return null;
+    default: {
+      const out: Record<string, unknown> = {};
+      for (const [key, value] of Object.entries(s.properties ?? {})) out[key] = sampleFromSchema(value, input);
+      return out;
+    }
+  }
+}
+
+function words(value: string): string[] {
+  return value.match(/\S+\s*/g) ?? [value];
+}
+
+function text(callId: string, value: string, id = 'text'): StreamPart[] {
+  const textId = `${callId}-${id}`;
+  return [
+    ...HEAD,
+    { type: 'text-start', id: textId },
+    ...words(value).map((delta) => ({ type: 'text-delta', id: textId, delta })),
+    { type: 'text-end', id: textId },
+    { type: 'finish', finishReason: 'stop', usage: USAGE },
+  ];
+}
+
+function reasoningThenText(callId: string, input: string): StreamPart[] {
+  const reasoningId = `${callId}-reasoning`;
+  const [, ...answer] = text(callId, `Here is my answer to: ${input}`);
+  return [
+    ...HEAD,
+    { type: 'reasoning-start', id: reasoningId },
+    ...words('Let me think about that step by step.').map((delta) => ({ type: 'reasoning-delta', id: reasoningId, delta })),
+    { type: 'reasoning-end', id: reasoningId },
+    ...answer,
+  ];
+}
+
+function toolCall(callId: string, toolName: string, args: unknown): StreamPart[] {
+  const toolCallId = `${callId}-call`;
+  const json = JSON.stringify(args);
+  const half = Math.ceil(json.length / 2);
+  return [
+    ...HEAD,
+    { type: 'tool-input-start', id: toolCallId, toolName },
+    { type: 'tool-input-delta', id: toolCallId, delta: json.slice(0, half) },
+    { type: 'tool-input-delta', id: toolCallId, delta: json.slice(half) },
+    { type: 'tool-input-end', id: toolCallId },
+    { type: 'tool-call', toolCallId, toolName, input: json },
+    { type: 'finish', finishReason: 'tool-calls', usage: USAGE },
+  ];
+}
+
+/**
+ * Streams the parts. With no delay every part is enqueued in `start`, so no timer is ever armed
+ * (the benchmark relies on that); otherwise a pull stream waits `delayMs` before each part.
+ */
+function toStream(parts: StreamPart[], delayMs: number, signal?: AbortSignal): ReadableStream<never> {
+  if (delayMs <= 0) {
+    return new ReadableStream({
+      start(controller) {
+        for (const part of parts) controller.enqueue(part as never);
+        controller.close();
+      },
+    });
+  }
+  let index = 0;
+  return new ReadableStream({
+    async pull(controller) {
+      if (index >= parts.length) return controller.close();
+      await sleep(delayMs, signal);
+      controller.enqueue(parts[index++] as never);
+    },
+  });
+}
+
+function sleep(ms: number, signal?: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    const timer = setTimeout(done, ms);
+    signal?.addEventListener('abort', done, { once: true });
+    function done(): void {
+      clearTimeout(timer);
+      signal?.removeEventListener('abort', done);
+      resolve();
+    }
+  });
+}

@@ -1,0 +1,50 @@
+/** One problem with a request field: `path` is dotted (`forwardedProps.agentId`), `message` says what is wrong. */
+export interface ErrorDetail {
+  path: string;
+  message: string;
+}
+
+export type ErrorCode =
+  | 'INVALID_INPUT'
+  | 'UNAUTHORIZED'
+  | 'AGENT_NOT_FOUND'
+  | 'THREAD_NOT_FOUND'
+  | 'RUN_NOT_FOUND'
+  | 'TOOL_CALL_NOT_FOUND'
+  | 'CONFLICT'
+  | 'PAYLOAD_TOO_LARGE'
+  | 'MEMORY_NOT_CONFIGURED'
+  | 'INTERNAL_ERROR';
+
+/**
+ * An error the bridge answers with a definite status and code. Services throw these; the HTTP
+ * layer maps them to `{ error, code, details? }` in one place.
+ *
+ * @example
+ * throw new BridgeError(404, 'THREAD_NOT_FOUND', `Thread ${threadId} not found`);
+ */
+export class BridgeError extends Error {
+  constructor(
+    readonly status: 400 | 401 | 404 | 409 | 413 | 500,
+    readonly code: ErrorCode,
+    message: string,
+    readonly details?: ErrorDetail[],
+  ) {
+    super(message);
+    this.name = 'BridgeError';
+  }
+}
+
+export const invalidInput = (message: string, details?: ErrorDetail[]) => new BridgeError(400, 'INVALID_INPUT', message, details);
+export const notFound = (code: 'AGENT_NOT_FOUND' | 'THREAD_NOT_FOUND' | 'RUN_NOT_FOUND' | 'TOOL_CALL_NOT_FOUND', message: string) =>
+  new BridgeError(404, code, message);
+export const conflict = (message: string) => new BridgeError(409, 'CONFLICT', message);
+export const unauthorized = (message = 'Unauthorized') => new BridgeError(401, 'UNAUTHORIZED', message);
+
+/** Thrown by `createBridge` when its configuration does not validate. */
+export class BridgeConfigError extends Error {
+  constructor(readonly details: ErrorDetail[]) {
+    super(`Invalid mastra-agui-bridge config: ${details.map((d) => `${d.path || '(root)'}: ${d.message}`).join('; ')}`);
+    this.name = 'BridgeConfigError';
+  }
+}

@@ -1,0 +1,42 @@
+import type { Context } from 'hono';
+import type { ContentfulStatusCode } from 'hono/utils/http-status';
+import { ZodError } from 'zod';
+import type { BridgeLogger } from '../config.js';
+import { BridgeError, type ErrorDetail } from '../errors.js';
+
+/** The wire shape of every error answer. */
+export interface ErrorBody {
+  error: string;
+  code: string;
+  details?: ErrorDetail[];
+}
+
+/** Dotted paths and messages of a zod failure, for `details`. */
+export function zodDetails(error: ZodError, prefix = ''): ErrorDetail[] {
+  return error.issues.map((issue) => ({
+    path: [prefix, ...issue.path.map(String)].filter(Boolean).join('.'),
+    message: issue.message,
+  }));
+}
+
+/**
+ * Maps anything thrown by a handler or service to a status and an error body: the one place where
+ * errors become HTTP. Unexpected errors are logged with their stack and answered `500 INTERNAL_ERROR`.
+ */
+export function toErrorBody(error: unknown, logger: BridgeLogger): { status: ContentfulStatusCode; body: ErrorBody } {
+  if (error instanceof BridgeError) {
+    return { status: error.status, body: { error: error.message, code: error.code, ...(error.details && { details: error.details }) } };
+  }
+  if (error instanceof ZodError) {
+    return { status: 400, body: { error: 'Invalid input', code: 'INVALID_INPUT', details: zodDetails(error) } };
+  }
+  const message = error instanceof Error ? error.message : String(error);
+  logger.error(`Unexpected error: ${message}`, { stack: error instanceof Error ? error.stack : undefined });
+  return { status: 500, body: { error: message || 'Internal error', code: 'INTERNAL_ERROR' } };
+}
+
+/** Writes an error answer. */
+export function errorResponse(c: Context, error: unknown, logger: BridgeLogger): Response {
+  const { status, body } = toErrorBody(error, logger);
+  return c.json(body, status);
+}

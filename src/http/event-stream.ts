@@ -1,0 +1,147 @@
+import type { Event } from '@ag-ui/core';
+import { EventEncoder } from '@ag-ui/encoder';
+
+const PROTO_MEDIA_TYPE = 'application/vnd.ag-ui.event+proto';
+/** Bytes the response may hold unread before `ready()` makes the producer wait. */
+const HIGH_WATER_BYTES = 256 * 1024;
+const utf8 = new TextEncoder();
+
+/**
+ * An encoder for a request: protobuf only when `Accept` names it explicitly. `@ag-ui/encoder`
+ * picks protobuf for any Accept that admits it, `*∕*` included, which would hand curl binary.
+ */
+export function encoderFor(accept: string | undefined): EventEncoder {
+  return accept?.includes(PROTO_MEDIA_TYPE) ? new EventEncoder({ accept }) : new EventEncoder();
+}
+
+/**
+ * One streamed HTTP response of AG-UI events (SSE with LF framing, or protobuf frames).
+ *
+ * Frames written in one event-loop turn are coalesced into one chunk (one socket write), flushed on
+ * the next turn, so a burst of tiny deltas does not cost a syscall each while the first frame still
+ * leaves at once. `ready()` applies backpressure when the client reads slower than the producer.
+ *
+ * @example
+ * const out = new EventStream(encoderFor(c.req.header('accept')));
+ * out.onCancel(() => controller.abort());
+ * out.send([{ type: EventType.RUN_STARTED, threadId, runId }]);
+ * return out.response;
+ */
+export class EventStream {
+  readonly response: Response;
+  private controller!: ReadableStreamDefaultController<Uint8Array>;
+  private readonly encoder: EventEncoder;
+  private readonly sse: boolean;
+  private pendingText = '';
+  private pendingBinary: Uint8Array[] = [];
+  private scheduled = false;
+  private done = false;
+  private waiters: Array<() => void> = [];
+  private cancelListeners: Array<() => void> = [];
+
+  constructor(encoder: EventEncoder, headers: Record<string, string> = {}) {
+    this.encoder = encoder;
+    this.sse = encoder.getContentType() !== PROTO_MEDIA_TYPE;
+    const body = new ReadableStream<Uint8Array>(
+      {
+        start: (controller) => {
+          this.controller = controller;
+        },
+        pull: () => this.release(),
+        cancel: () => this.cancelled(),
+      },
+      { highWaterMark: HIGH_WATER_BYTES, size: (chunk) => chunk.byteLength },
+    );
+    this.response = new Response(body, {
+      status: 200,
+      headers: {
+        'Content-Type': encoder.getContentType(),
+        'Cache-Control': 'no-cache',
+        'X-Accel-Buffering': 'no',
+        ...headers,
+      },
+    });
+  }
+
+  /** Whether the stream is closed (by us or by the client). */
+  get closed(): boolean {
+    return this.done;
+  }
+
+  /** Queues events; with `id`, each SSE frame carries `id: <id + index>` (EventSource resumption). */
+  send(events: readonly Event[], firstId?: number): void {
+    if (this.done) return;
+    for (let i = 0; i < events.length; i++) {
+      if (this.sse) {
+        const frame = this.encoder.encodeSSE(events[i]);
+        this.pendingText += firstId === undefined ? frame : `id: ${firstId + i}\n${frame}`;
+      } else {
+        this.pendingBinary.push(this.encoder.encodeBinary(events[i]));
+      }
+    }
+    this.schedule();
+  }
+
+  /** Writes raw SSE lines (comments, `retry:`); ignored on a protobuf stream. */
+  raw(text: string): void {
+    if (this.done || !this.sse) return;
+    this.pendingText += text;
+    this.schedule();
+  }
+
+  /** Resolves when the client has room for more; at once unless it is behind. */
+  ready(): Promise<void> {
+    if (this.done || (this.controller.desiredSize ?? 1) > 0) return Promise.resolve();
+    return new Promise((resolve) => this.waiters.push(resolve));
+  }
+
+  /** Flushes what is queued and ends the response. */
+  close(): void {
+    if (this.done) return;
+    this.flush();
+    this.done = true;
+    try {
+      this.controller.close();
+    } catch {
+      // already closed by a cancel
+    }
+    this.release();
+  }
+
+  /** Runs `listener` once if the client goes away before `close()`. */
+  onCancel(listener: () => void): void {
+    this.cancelListeners.push(listener);
+  }
+
+  private schedule(): void {
+    if (this.scheduled) return;
+    this.scheduled = true;
+    setImmediate(this.flush);
+  }
+
+  private readonly flush = (): void => {
+    this.scheduled = false;
+    if (this.done) return;
+    if (this.pendingText) {
+      this.controller.enqueue(utf8.encode(this.pendingText));
+      this.pendingText = '';
+    }
+    if (this.pendingBinary.length > 0) {
+      this.controller.enqueue(Buffer.concat(this.pendingBinary));
+      this.pendingBinary = [];
+    }
+  };
+
+  private release(): void {
+    const waiters = this.waiters;
+    this.waiters = [];
+    for (const resolve of waiters) resolve();
+  }
+
+  private cancelled(): void {
+    if (this.done) return;
+    this.done = true;
+    this.release();
+    for (const listener of this.cancelListeners) listener();
+  }
+}

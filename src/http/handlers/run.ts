@@ -1,0 +1,46 @@
+import { EventType, type Event } from '@ag-ui/core';
+import { RunAgentInputSchema } from '@ag-ui/core/schemas';
+import type { Context } from 'hono';
+import { errorMessage } from '../../translate/values.js';
+import { encoderFor, EventStream } from '../event-stream.js';
+import { parseInput, readJsonBody } from '../request.js';
+import { ForwardedPropsSchema } from '../schemas.js';
+import type { Services } from '../services.js';
+
+const isTerminal = (event: Event | undefined) => event?.type === EventType.RUN_FINISHED || event?.type === EventType.RUN_ERROR;
+
+/** `POST /run`: one AG-UI run, streamed. Everything refusable is refused before the stream opens. */
+export async function runAgent(c: Context, s: Services): Promise<Response> {
+  const input = parseInput(RunAgentInputSchema, await readJsonBody(c, s.config.maxBodyBytes), 'body');
+  const props = parseInput(ForwardedPropsSchema, input.forwardedProps ?? {}, 'body');
+  const resourceId = await s.resources.resolve(c, props.resourceId);
+  const run = await s.runs.prepare(input, {
+    agentId: props.agentId,
+    resourceId,
+    memoryOptions: props.memoryOptions,
+    structuredOutput: props.structuredOutput,
+    frontendToolMode: props.frontendToolMode ?? s.config.frontendToolMode,
+  });
+  const out = new EventStream(encoderFor(c.req.header('accept')));
+  const abort = new AbortController();
+  out.onCancel(() => abort.abort());
+  void pump(out, run.events(abort.signal), input.threadId, input.runId, s);
+  return out.response;
+}
+
+/** Writes the run's events; whatever escapes the run still ends the stream with `RUN_ERROR`. */
+async function pump(out: EventStream, events: AsyncGenerator<Event[]>, threadId: string, runId: string, s: Services): Promise<void> {
+  let last: Event | undefined;
+  try {
+    for await (const batch of events) {
+      out.send(batch);
+      last = batch[batch.length - 1] ?? last;
+      await out.ready();
+    }
+  } catch (error) {
+    s.config.logger.error(`Run ${runId} on thread ${threadId} broke: ${errorMessage(error)}`, { stack: (error as Error)?.stack });
+    if (!isTerminal(last)) out.send([{ type: EventType.RUN_ERROR, message: errorMessage(error), code: 'INTERNAL_ERROR' }]);
+  } finally {
+    out.close();
+  }
+}

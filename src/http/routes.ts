@@ -1,0 +1,29 @@
+import type { Context } from 'hono';
+import { getAgent, listAgents } from './handlers/agents.js';
+import { runAgent } from './handlers/run.js';
+import { createThread, deleteThread, getThread, listMessages, listThreads, updateThread } from './handlers/threads.js';
+import { postToolResult } from './handlers/tool-results.js';
+import type { Services } from './services.js';
+
+export type Method = 'GET' | 'POST' | 'PATCH' | 'DELETE';
+
+/** One route of the contract: method, path below the prefix, handler. */
+export interface RouteDef {
+  method: Method;
+  path: string;
+  handler: (c: Context, services: Services) => Promise<Response>;
+}
+
+/** Every route of the bridge, in one table (paths are relative to the configured prefix). */
+export const ROUTES: readonly RouteDef[] = [
+  { method: 'POST', path: '/run', handler: runAgent },
+  { method: 'POST', path: '/runs/:runId/tool-calls/:toolCallId/result', handler: postToolResult },
+  { method: 'GET', path: '/agents', handler: listAgents },
+  { method: 'GET', path: '/agents/:agentId', handler: getAgent },
+  { method: 'POST', path: '/threads', handler: createThread },
+  { method: 'GET', path: '/threads', handler: listThreads },
+  { method: 'GET', path: '/threads/:threadId', handler: getThread },
+  { method: 'PATCH', path: '/threads/:threadId', handler: updateThread },
+  { method: 'DELETE', path: '/threads/:threadId', handler: deleteThread },
+  { method: 'GET', path: '/threads/:threadId/messages', handler: listMessages },
+];

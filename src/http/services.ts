@@ -1,0 +1,16 @@
+import type { AgentProvider } from '../agents/agent-provider.js';
+import type { RunService } from '../agents/run-service.js';
+import type { ResolvedConfig } from '../config.js';
+import type { ThreadStore } from '../threads/thread-store.js';
+import type { ToolProxy } from '../tools/tool-proxy.js';
+import type { ResourceResolver } from './resource-resolver.js';
+
+/** What handlers may call: the services, resolved once by the container. */
+export interface Services {
+  config: ResolvedConfig;
+  agents: AgentProvider;
+  runs: RunService;
+  threads: ThreadStore;
+  proxy: ToolProxy;
+  resources: ResourceResolver;
+}

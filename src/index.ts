@@ -1,0 +1,11 @@
+export { createBridge, type Bridge } from './bridge.js';
+export { BridgeConfigSchema, consoleLogger, type BridgeConfig, type BridgeLogger, type CorsOptions, type ResolveResourceId, type ResolvedConfig } from './config.js';
+export { BridgeConfigError, BridgeError, type ErrorCode, type ErrorDetail } from './errors.js';
+export type { ErrorBody } from './http/errors.js';
+export type { AgentInfo } from './agents/agent-provider.js';
+export type { ThreadInfo } from './threads/thread-store.js';
+export type { ThreadMessage } from './translate/messages.js';
+export type { ToolCallAnswer } from './tools/tool-proxy.js';
+export { RunTranslator, type RunTranslatorOptions } from './translate/run-translator.js';
+export type { MastraChunk } from './translate/chunks.js';
+export { createDemoAgent, type DemoAgentOptions } from './demo/agent.js';

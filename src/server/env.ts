@@ -1,0 +1,25 @@
+import { z } from 'zod';
+
+const port = z.coerce.number().int().min(0).max(65535);
+
+/** The standalone server's environment, validated once at start. */
+export const ServerEnvSchema = z.object({
+  PORT: port.default(4111),
+  HOST: z.string().min(1).default('127.0.0.1'),
+  DATABASE_URL: z.string().min(1).default('file:.data/bridge.db'),
+  MODEL: z.string().min(1).optional(),
+  DEMO_DELAY_MS: z.coerce.number().int().min(0).max(60_000).default(20),
+  SLOW_TASK_MS: z.coerce.number().int().min(0).max(3_600_000).default(2000),
+  AGUI_PREFIX: z.string().default('/agui'),
+});
+
+export type ServerEnv = z.output<typeof ServerEnvSchema>;
+
+export function readServerEnv(env: NodeJS.ProcessEnv = process.env): ServerEnv {
+  const parsed = ServerEnvSchema.safeParse(env);
+  if (!parsed.success) {
+    const problems = parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ');
+    throw new Error(`Invalid environment: ${problems}`);
+  }
+  return parsed.data;
+}

@@ -1,0 +1,146 @@
+import type { Message } from '@ag-ui/core';
+import type { MastraDBMessage, MastraMemory, StorageThreadType } from '@mastra/core/memory';
+import { inject, injectable } from 'inversify';
+import { AgentProvider } from '../agents/agent-provider.js';
+import { conflict, notFound } from '../errors.js';
+import { TOKENS } from '../tokens.js';
+import { toAguiMessages, toThreadMessage, type ThreadMessage } from '../translate/messages.js';
+
+/** A thread as the API shows it (ISO 8601 dates). */
+export interface ThreadInfo {
+  id: string;
+  resourceId: string;
+  title?: string;
+  createdAt: string;
+  updatedAt: string;
+  metadata?: Record<string, unknown>;
+}
+
+export interface ThreadScope {
+  threadId: string;
+  resourceId: string;
+  agentId?: string;
+}
+
+export interface Page {
+  limit?: number;
+  /** Page index (0-based): `offset` pages of `limit` items are skipped. */
+  offset?: number;
+}
+
+/**
+ * Thread CRUD and history over Mastra memory, scoped to a resource: a thread of another resource
+ * is answered exactly like a missing one (`404 THREAD_NOT_FOUND`), so its existence never leaks.
+ *
+ * @example
+ * const thread = await threads.create({ resourceId: 'user-1', title: 'Trip' });
+ * const history = await threads.messages({ threadId: thread.id, resourceId: 'user-1' }, {}, 'agui');
+ */
+@injectable()
+export class ThreadStore {
+  constructor(@inject(TOKENS.AgentProvider) private readonly agents: AgentProvider) {}
+
+  async create(input: { resourceId: string; threadId?: string; title?: string; metadata?: Record<string, unknown>; agentId?: string }): Promise<ThreadInfo> {
+    const { memory } = await this.agents.withMemory(input.agentId);
+    if (input.threadId && (await memory.getThreadById({ threadId: input.threadId }))) {
+      throw conflict(`Thread ${input.threadId} already exists`);
+    }
+    const thread = await memory.createThread({
+      resourceId: input.resourceId,
+      threadId: input.threadId,
+      title: input.title,
+      metadata: input.metadata,
+    });
+    return toThreadInfo(thread);
+  }
+
+  async list(input: { resourceId: string; agentId?: string } & Page): Promise<ThreadInfo[]> {
+    const { memory } = await this.agents.withMemory(input.agentId);
+    const result = await memory.listThreads({
+      filter: { resourceId: input.resourceId },
+      perPage: input.limit ?? false,
+      page: input.limit ? (input.offset ?? 0) : 0,
+      orderBy: { field: 'createdAt', direction: 'DESC' },
+    });
+    return result.threads.map(toThreadInfo);
+  }
+
+  async get(scope: ThreadScope): Promise<ThreadInfo> {
+    const { thread } = await this.load(scope);
+    return toThreadInfo(thread);
+  }
+
+  /** Loads a thread the caller owns, with the memory it lives in. */
+  async load(scope: ThreadScope): Promise<{ thread: StorageThreadType; memory: MastraMemory }> {
+    const { memory } = await this.agents.withMemory(scope.agentId);
+    const thread = await memory.getThreadById({ threadId: scope.threadId });
+    if (!thread || thread.resourceId !== scope.resourceId) throw notFound('THREAD_NOT_FOUND', `Thread ${scope.threadId} not found`);
+    return { thread, memory };
+  }
+
+  /** Whether the thread exists for someone else: such a thread must never be written through this caller. */
+  async assertNotForeign(scope: ThreadScope): Promise<{ exists: boolean }> {
+    const { memory } = await this.agents.withMemory(scope.agentId);
+    const thread = await memory.getThreadById({ threadId: scope.threadId });
+    if (thread && thread.resourceId !== scope.resourceId) throw notFound('THREAD_NOT_FOUND', `Thread ${scope.threadId} not found`);
+    return { exists: !!thread };
+  }
+
+  /** Updates the title and merges `metadata` into what is stored (keys set to `null` are removed). */
+  async update(scope: ThreadScope, patch: { title?: string; metadata?: Record<string, unknown> }): Promise<ThreadInfo> {
+    const { thread, memory } = await this.load(scope);
+    const metadata = mergeMetadata(thread.metadata, patch.metadata);
+    const updated = await memory.updateThread({ id: thread.id, title: patch.title ?? thread.title ?? '', metadata });
+    return toThreadInfo(updated);
+  }
+
+  async delete(scope: ThreadScope): Promise<void> {
+    const { memory } = await this.load(scope);
+    await memory.deleteThread(scope.threadId);
+  }
+
+  /** Stored messages of a thread, oldest first, signals included. */
+  async storedMessages(scope: ThreadScope, page: Page = {}): Promise<MastraDBMessage[]> {
+    const { memory } = await this.load(scope);
+    return this.recall(memory, scope, page);
+  }
+
+  async messages(scope: ThreadScope, page: Page, format: 'mastra'): Promise<ThreadMessage[]>;
+  async messages(scope: ThreadScope, page: Page, format: 'agui'): Promise<Message[]>;
+  async messages(scope: ThreadScope, page: Page, format: 'mastra' | 'agui'): Promise<ThreadMessage[] | Message[]> {
+    const stored = await this.storedMessages(scope, page);
+    return format === 'agui' ? toAguiMessages(stored) : stored.map(toThreadMessage);
+  }
+
+  private async recall(memory: MastraMemory, scope: ThreadScope, page: Page): Promise<MastraDBMessage[]> {
+    const { messages } = await memory.recall({
+      threadId: scope.threadId,
+      resourceId: scope.resourceId,
+      perPage: page.limit ?? false,
+      page: page.limit ? (page.offset ?? 0) : 0,
+      hideSignals: [],
+      orderBy: { field: 'createdAt', direction: 'ASC' },
+    });
+    return messages;
+  }
+}
+
+function mergeMetadata(current: Record<string, unknown> | undefined, patch: Record<string, unknown> | undefined): Record<string, unknown> {
+  const merged: Record<string, unknown> = { ...current };
+  for (const [key, value] of Object.entries(patch ?? {})) {
+    if (value === null) delete merged[key];
+    else merged[key] = value;
+  }
+  return merged;
+}
+
+export function toThreadInfo(thread: StorageThreadType): ThreadInfo {
+  return {
+    id: thread.id,
+    resourceId: thread.resourceId,
+    ...(thread.title ? { title: thread.title } : {}),
+    createdAt: new Date(thread.createdAt).toISOString(),
+    updatedAt: new Date(thread.updatedAt).toISOString(),
+    ...(thread.metadata && Object.keys(thread.metadata).length > 0 ? { metadata: thread.metadata } : {}),
+  };
+}

@@ -1,0 +1,109 @@
+import { inject, injectable } from 'inversify';
+import type { ResolvedConfig } from '../config.js';
+import { conflict, notFound } from '../errors.js';
+import { TOKENS } from '../tokens.js';
+
+/** What a client posts for a frontend tool call. */
+export interface ToolCallAnswer {
+  content: unknown;
+  isError?: boolean;
+}
+
+type Pending = {
+  promise: Promise<ToolCallAnswer>;
+  resolve: (answer: ToolCallAnswer) => void;
+  reject: (error: Error) => void;
+};
+
+/** How many answered calls are remembered to tell "answered twice" (409) from "unknown" (404). */
+const ANSWERED_MEMORY = 10_000;
+
+/**
+ * Frontend-tool calls waiting for the client, keyed by run and tool call (proxy mode). The run's
+ * tool waits on `wait()`; `POST /runs/:runId/tool-calls/:toolCallId/result` calls `answer()`.
+ * Entries are created by whichever side comes first, so a result posted the instant the client saw
+ * `TOOL_CALL_END` is never lost.
+ *
+ * @example
+ * proxy.expect(runId, toolCallId);                // when the call is streamed
+ * const answer = await proxy.wait(runId, toolCallId, signal);
+ * proxy.answer(runId, toolCallId, { content: 'teal' });   // from the HTTP route
+ */
+@injectable()
+export class ToolProxy {
+  private readonly pending = new Map<string, Pending>();
+  private readonly answered = new Set<string>();
+  private readonly timeoutMs: number;
+
+  constructor(@inject(TOKENS.Config) config: ResolvedConfig) {
+    this.timeoutMs = config.frontendToolTimeoutMs;
+  }
+
+  /** Opens a slot for a call the client is about to see. */
+  expect(runId: string, toolCallId: string): void {
+    this.slot(key(runId, toolCallId));
+  }
+
+  /** Waits for the client's answer; times out after `frontendToolTimeoutMs` or when `signal` aborts. */
+  wait(runId: string, toolCallId: string, toolName: string, signal?: AbortSignal): Promise<ToolCallAnswer> {
+    const k = key(runId, toolCallId);
+    const entry = this.slot(k);
+    const seconds = Math.round(this.timeoutMs / 1000);
+    const timer = setTimeout(
+      () => entry.reject(new Error(`Frontend tool ${toolName} timed out: no result was posted within ${seconds} s`)),
+      this.timeoutMs,
+    );
+    const onAbort = () => entry.reject(new Error(`Frontend tool ${toolName} was cancelled: the client disconnected`));
+    signal?.addEventListener('abort', onAbort, { once: true });
+    if (signal?.aborted) onAbort();
+    return entry.promise.finally(() => {
+      clearTimeout(timer);
+      signal?.removeEventListener('abort', onAbort);
+      this.pending.delete(k);
+    });
+  }
+
+  /** Delivers the client's answer: unknown call `404 TOOL_CALL_NOT_FOUND`, answered twice `409 CONFLICT`. */
+  answer(runId: string, toolCallId: string, answer: ToolCallAnswer): void {
+    const k = key(runId, toolCallId);
+    if (this.answered.has(k)) throw conflict(`Tool call ${toolCallId} was already answered`);
+    const entry = this.pending.get(k);
+    if (!entry) throw notFound('TOOL_CALL_NOT_FOUND', `No pending tool call ${toolCallId} in run ${runId}`);
+    this.remember(k);
+    entry.resolve(answer);
+  }
+
+  /** Rejects every call still waiting in a run (the client left or the run ended). */
+  rejectRun(runId: string, reason: string): void {
+    const prefix = `${runId}\0`;
+    for (const [k, entry] of this.pending) {
+      if (k.startsWith(prefix)) {
+        this.pending.delete(k);
+        entry.reject(new Error(reason));
+      }
+    }
+  }
+
+  private slot(k: string): Pending {
+    let entry = this.pending.get(k);
+    if (!entry) {
+      let resolve!: Pending['resolve'];
+      let reject!: Pending['reject'];
+      const promise = new Promise<ToolCallAnswer>((res, rej) => {
+        resolve = res;
+        reject = rej;
+      });
+      promise.catch(() => {}); // a slot nobody waits on must not become an unhandled rejection
+      entry = { promise, resolve, reject };
+      this.pending.set(k, entry);
+    }
+    return entry;
+  }
+
+  private remember(k: string): void {
+    this.answered.add(k);
+    if (this.answered.size > ANSWERED_MEMORY) this.answered.delete(this.answered.values().next().value as string);
+  }
+}
+
+const key = (runId: string, toolCallId: string) => `${runId}\0${toolCallId}`;

@@ -1,0 +1,412 @@
+import { readFileSync } from 'node:fs';
+import type { Message } from '@ag-ui/core';
+import { MessageSchema } from '@ag-ui/core/schemas';
+import { Mastra } from '@mastra/core/mastra';
+import type { MastraDBMessage, MessageListInput } from '@mastra/core/agent/message-list';
+import { InMemoryStore } from '@mastra/core/storage';
+import { describe, expect, expectTypeOf, it } from 'vitest';
+import { createDemoAgent } from '../demo/agent.js';
+import { selectNewMessages, toAguiMessages, toMastraMessages, toThreadMessage, type MastraInputMessage } from './messages.js';
+
+/**
+ * Real `memory.recall({ …, perPage: false, hideSignals: [] })` output of the demo agent, recorded
+ * with a throwaway script: `tools` (weather, think, declined delete, failing tool, approved delete,
+ * pending delete), `signals` (sendMessage + notification signal), `media` (user image + document).
+ */
+function fixture(name: 'tools' | 'signals' | 'media'): MastraDBMessage[] {
+  const raw = JSON.parse(readFileSync(new URL(`../../test/fixtures/messages/${name}.json`, import.meta.url), 'utf8')) as Array<
+    Omit<MastraDBMessage, 'createdAt'> & { createdAt: string }
+  >;
+  // JSON has ISO strings; storage hands out Dates.
+  return raw.map((row) => ({ ...row, createdAt: new Date(row.createdAt) }));
+}
+
+function row(partial: Partial<MastraDBMessage> & Pick<MastraDBMessage, 'id' | 'role'> & { parts: MastraDBMessage['content']['parts'] }): MastraDBMessage {
+  const { parts, ...rest } = partial;
+  return { createdAt: new Date('2026-01-01T00:00:00Z'), threadId: 't', ...rest, content: { format: 2, parts, ...partial.content } };
+}
+
+const weatherCall = { id: 'c1', type: 'function' as const, function: { name: 'get_weather', arguments: '{"city":"Oslo"}' } };
+
+describe('toMastraMessages', () => {
+  it('keeps user string content and ids', () => {
+    expect(toMastraMessages([{ id: 'u1', role: 'user', content: 'hi' }])).toEqual([{ id: 'u1', role: 'user', content: 'hi' }]);
+  });
+
+  it('maps user content parts: text, image, and other media as files', () => {
+    const out = toMastraMessages([
+      {
+        id: 'u1',
+        role: 'user',
+        content: [
+          { type: 'text', text: 'look' },
+          { type: 'image', source: { type: 'url', value: 'https://x.test/a.png', mimeType: 'image/png' } },
+          { type: 'image', source: { type: 'data', value: 'iVBORw0KGgo=', mimeType: 'image/png' } },
+          { type: 'image', source: { type: 'url', value: 'https://x.test/b' } },
+          { type: 'audio', source: { type: 'data', value: 'AAAA', mimeType: 'audio/wav' } },
+          { type: 'video', source: { type: 'url', value: 'https://x.test/v.mp4', mimeType: 'video/mp4' } },
+          { type: 'document', source: { type: 'url', value: 'https://x.test/doc' } },
+          { type: 'document', source: { type: 'file', value: 'file-abc', mimeType: 'application/pdf' } },
+        ],
+      },
+    ]);
+    expect(out).toEqual([
+      {
+        id: 'u1',
+        role: 'user',
+        content: [
+          { type: 'text', text: 'look' },
+          { type: 'image', image: 'https://x.test/a.png', mediaType: 'image/png' },
+          { type: 'image', image: 'iVBORw0KGgo=', mediaType: 'image/png' },
+          { type: 'image', image: 'https://x.test/b' },
+          { type: 'file', data: 'AAAA', mediaType: 'audio/wav' },
+          { type: 'file', data: 'https://x.test/v.mp4', mediaType: 'video/mp4' },
+          { type: 'file', data: 'https://x.test/doc', mediaType: 'application/octet-stream' },
+          { type: 'file', data: 'file-abc', mediaType: 'application/pdf' },
+        ],
+      },
+    ]);
+  });
+
+  it('maps assistant text and tool calls, parsing arguments with an {} fallback', () => {
+    const out = toMastraMessages([
+      {
+        id: 'a1',
+        role: 'assistant',
+        content: 'Checking',
+        toolCalls: [
+          weatherCall,
+          { id: 'c2', type: 'function', function: { name: 'noop', arguments: '' } },
+          { id: 'c3', type: 'function', function: { name: 'bad', arguments: '{not json' } },
+          { id: 'c4', type: 'function', function: { name: 'arr', arguments: '[1,2]' } },
+        ],
+      },
+    ]);
+    expect(out).toEqual([
+      {
+        id: 'a1',
+        role: 'assistant',
+        content: [
+          { type: 'text', text: 'Checking' },
+          { type: 'tool-call', toolCallId: 'c1', toolName: 'get_weather', input: { city: 'Oslo' } },
+          { type: 'tool-call', toolCallId: 'c2', toolName: 'noop', input: {} },
+          { type: 'tool-call', toolCallId: 'c3', toolName: 'bad', input: {} },
+          { type: 'tool-call', toolCallId: 'c4', toolName: 'arr', input: {} },
+        ],
+      },
+    ]);
+  });
+
+  it('drops an assistant message with neither text nor tool calls', () => {
+    expect(toMastraMessages([{ id: 'a1', role: 'assistant' }, { id: 'a2', role: 'assistant', content: '' }])).toEqual([]);
+  });
+
+  it('maps tool results: name from an earlier call, json / text / error outputs', () => {
+    const out = toMastraMessages([
+      { id: 'a1', role: 'assistant', toolCalls: [weatherCall] },
+      { id: 't1', role: 'tool', toolCallId: 'c1', content: '{"tempC":3}' },
+      { id: 't2', role: 'tool', toolCallId: 'c1', content: '[1,2]' },
+      { id: 't3', role: 'tool', toolCallId: 'c1', content: '42' },
+      { id: 't4', role: 'tool', toolCallId: 'c1', content: 'sunny' },
+      { id: 't5', role: 'tool', toolCallId: 'c1', content: 'ignored', error: 'boom' },
+      { id: 't6', role: 'tool', toolCallId: 'c1', content: 'station down', error: '' },
+      { id: 't7', role: 'tool', toolCallId: 'nope', content: 'x' },
+    ]);
+    const outputs = out.slice(1).map((m) => (m.role === 'tool' ? [m.content[0].toolName, m.content[0].output] : m));
+    expect(outputs).toEqual([
+      ['get_weather', { type: 'json', value: { tempC: 3 } }],
+      ['get_weather', { type: 'json', value: [1, 2] }],
+      ['get_weather', { type: 'text', value: '42' }],
+      ['get_weather', { type: 'text', value: 'sunny' }],
+      ['get_weather', { type: 'error-text', value: 'boom' }],
+      ['get_weather', { type: 'error-text', value: 'station down' }],
+      ['unknown', { type: 'text', value: 'x' }],
+    ]);
+    expect(out[1]).toEqual({
+      id: 't1',
+      role: 'tool',
+      content: [{ type: 'tool-result', toolCallId: 'c1', toolName: 'get_weather', output: { type: 'json', value: { tempC: 3 } } }],
+    });
+  });
+
+  it('only looks up tool names from earlier assistant messages', () => {
+    const out = toMastraMessages([
+      { id: 't1', role: 'tool', toolCallId: 'c1', content: 'early' },
+      { id: 'a1', role: 'assistant', toolCalls: [weatherCall] },
+    ]);
+    expect(out[0].role === 'tool' && out[0].content[0].toolName).toBe('unknown');
+  });
+
+  it('maps tool content parts: text-only parts as a string, media as content', () => {
+    const out = toMastraMessages([
+      { id: 't1', role: 'tool', toolCallId: 'c1', content: [{ type: 'text', text: '{"a":1}' }] },
+      {
+        id: 't2',
+        role: 'tool',
+        toolCallId: 'c1',
+        content: [
+          { type: 'text', text: 'chart:' },
+          { type: 'image', source: { type: 'data', value: 'iVBO', mimeType: 'image/png' } },
+          { type: 'image', source: { type: 'url', value: 'https://x.test/c.png' } },
+        ],
+      },
+    ]);
+    expect(out.map((m) => m.role === 'tool' && m.content[0].output)).toEqual([
+      { type: 'json', value: { a: 1 } },
+      {
+        type: 'content',
+        value: [
+          { type: 'text', text: 'chart:' },
+          { type: 'media', data: 'iVBO', mediaType: 'image/png' },
+          { type: 'text', text: '[image: https://x.test/c.png]' },
+        ],
+      },
+    ]);
+  });
+
+  it('maps system and developer to system, and drops activity and reasoning', () => {
+    const out = toMastraMessages([
+      { id: 's1', role: 'system', content: 'be brief' },
+      { id: 'd1', role: 'developer', content: 'use metric' },
+      { id: 'x1', role: 'activity', activityType: 'signal.notification', content: { contents: 'Build done' } },
+      { id: 'r1', role: 'reasoning', content: 'hmm' },
+    ]);
+    expect(out).toEqual([
+      { id: 's1', role: 'system', content: 'be brief' },
+      { id: 'd1', role: 'system', content: 'use metric' },
+    ]);
+  });
+
+  it('produces what agent.stream() accepts (type level)', () => {
+    expectTypeOf<MastraInputMessage[]>().toExtend<MessageListInput>();
+  });
+
+  it('is accepted by a real agent run, and the stored rows keep the client ids', async () => {
+    const storage = new InMemoryStore();
+    const demo = createDemoAgent({ storage, delayMs: 0 });
+    const agent = new Mastra({ agents: { demo }, storage, logger: false }).getAgent('demo');
+    const history: Message[] = [
+      { id: 'u1', role: 'user', content: 'weather in Oslo' },
+      { id: 'a1', role: 'assistant', toolCalls: [weatherCall] },
+      { id: 't1', role: 'tool', toolCallId: 'c1', content: '{"city":"Oslo","tempC":3,"conditions":"sunny"}' },
+      { id: 'u2', role: 'user', content: 'thanks, and hello' },
+    ];
+    const output = await agent.stream(toMastraMessages(history), { memory: { thread: 'rt', resource: 'r' } });
+    const types: string[] = [];
+    for await (const chunk of output.fullStream) types.push(chunk.type);
+    expect(types).not.toContain('error');
+    expect(types.at(-1)).toBe('finish');
+    expect(await output.text).toBe('Echo: thanks, and hello');
+
+    const memory = await agent.getMemory();
+    const { messages } = await memory!.recall({ threadId: 'rt', resourceId: 'r', perPage: false });
+    // Mastra merges the tool result into the assistant row that made the call, so `t1` has no row.
+    expect(messages.map((m) => m.id).slice(0, 3)).toEqual(['u1', 'a1', 'u2']);
+    expect(messages[1].content.parts[0]).toMatchObject({ type: 'tool-invocation', toolInvocation: { state: 'result', toolName: 'get_weather' } });
+  });
+});
+
+describe('selectNewMessages', () => {
+  const u1: Message = { id: 'u1', role: 'user', content: 'weather?' };
+  const a1: Message = { id: 'a1', role: 'assistant', toolCalls: [weatherCall] };
+  const t1: Message = { id: 't1', role: 'tool', toolCallId: 'c1', content: '{"tempC":3}' };
+  const a2: Message = { id: 'a2', role: 'assistant', content: 'It is 3C' };
+  const u2: Message = { id: 'u2', role: 'user', content: 'thanks' };
+  const activity: Message = { id: 'x1', role: 'activity', activityType: 'signal.notification', content: {} };
+  const reasoning: Message = { id: 'r1', role: 'reasoning', content: 'hmm' };
+
+  it('returns every non-activity message when the thread has no history', () => {
+    expect(selectNewMessages([u1, activity, reasoning, a1, t1], new Set(), false)).toEqual([u1, reasoning, a1, t1]);
+  });
+
+  it('returns the messages after the last assistant message', () => {
+    expect(selectNewMessages([u1, a1, t1, a2, u2], new Set(['u1', 'a1', 'a2']), true)).toEqual([u2]);
+  });
+
+  it('keeps a tool result that answers a (frontend) tool call of the stored assistant message', () => {
+    expect(selectNewMessages([u1, a1, t1], new Set(['u1', 'a1']), true)).toEqual([t1]);
+    expect(selectNewMessages([u1, a1, t1, u2], new Set(['u1', 'a1']), true)).toEqual([t1, u2]);
+  });
+
+  it('stops at an assistant message even when it is not stored', () => {
+    expect(selectNewMessages([u1, a1, t1, a2, u2], new Set(['u1']), true)).toEqual([u2]);
+  });
+
+  it('stops at a stored message, so a re-sent history yields nothing', () => {
+    expect(selectNewMessages([u1, a1, t1, a2, u2], new Set(['u2']), true)).toEqual([]);
+  });
+
+  it('skips trailing activity and reasoning messages', () => {
+    const system: Message = { id: 's1', role: 'system', content: 'be brief' };
+    expect(selectNewMessages([u1, a2, system, activity, u2, reasoning, activity], new Set(['u1', 'a2']), true)).toEqual([system, u2]);
+  });
+
+  it('finds only the new message in a hydrated snapshot when storedIds come from toAguiMessages', () => {
+    const stored = fixture('tools');
+    const snapshot = toAguiMessages(stored);
+    const storedIds = new Set([...stored.map((m) => m.id), ...snapshot.map((m) => m.id)]);
+    const fresh: Message = { id: 'new-user', role: 'user', content: 'what next?' };
+    expect(selectNewMessages([...snapshot, fresh], storedIds, true)).toEqual([fresh]);
+  });
+});
+
+describe('toAguiMessages', () => {
+  it('turns the real tools thread into reasoning / assistant / tool messages in order', () => {
+    const stored = fixture('tools');
+    const out = toAguiMessages(stored);
+    const [rome, romeAnswer, think, denied, deniedAnswer, atlantis, approved, approvedAnswer, pending] = [1, 1, 3, 5, 6, 8, 10, 11, 13].map(
+      (i) => stored[i].id,
+    );
+    const call = (row: number) => (stored[row].content.parts[0] as { toolInvocation: { toolCallId: string } }).toolInvocation.toolCallId;
+    expect(out.map((m) => [m.role, m.id])).toEqual([
+      ['user', stored[0].id],
+      ['assistant', rome],
+      ['tool', `tool-result-${call(1)}`],
+      ['assistant', `${romeAnswer}-1`],
+      ['user', stored[2].id],
+      ['reasoning', `${think}-reasoning`],
+      ['assistant', think],
+      ['user', stored[4].id],
+      ['assistant', denied],
+      ['tool', `tool-result-${call(5)}`],
+      ['assistant', deniedAnswer],
+      ['user', stored[7].id],
+      ['assistant', atlantis],
+      ['tool', `tool-result-${call(8)}`],
+      ['assistant', `${atlantis}-1`],
+      ['user', stored[9].id],
+      ['assistant', approved],
+      ['tool', `tool-result-${call(10)}`],
+      ['assistant', approvedAnswer],
+      ['user', stored[12].id],
+      ['assistant', pending], // approval still pending: a tool call with no result
+    ]);
+    expect(out[1]).toEqual({
+      id: rome,
+      role: 'assistant',
+      toolCalls: [{ id: call(1), type: 'function', function: { name: 'get_weather', arguments: '{"city":"Rome"}' } }],
+    });
+    expect(out[2]).toMatchObject({ role: 'tool', toolCallId: call(1), content: expect.stringMatching(/^\{"city":"Rome","tempC":\d+,/) });
+    expect(out[3]).toMatchObject({ role: 'assistant', content: expect.stringContaining('The tool get_weather returned') });
+    expect(out[5]).toEqual({ id: `${think}-reasoning`, role: 'reasoning', content: 'Let me think about that step by step.' });
+    expect(out[6]).toEqual({ id: think, role: 'assistant', content: 'Here is my answer to: think hard' });
+    expect(out[9]).toEqual({ id: `tool-result-${call(5)}`, role: 'tool', toolCallId: call(5), content: 'The tool call was declined: not today' });
+    expect(out[13]).toEqual({
+      id: `tool-result-${call(8)}`,
+      role: 'tool',
+      toolCallId: call(8),
+      content: 'no weather station in Atlantis',
+      error: 'no weather station in Atlantis',
+    });
+    expect(out[17]).toMatchObject({ role: 'tool', content: '{"deleted":"y.txt"}' });
+    expect(out[20]).toEqual({
+      id: pending,
+      role: 'assistant',
+      toolCalls: [{ id: call(13), type: 'function', function: { name: 'delete_file', arguments: '{"path":"z.txt"}' } }],
+    });
+  });
+
+  it('turns signal rows into user and activity messages', () => {
+    const stored = fixture('signals');
+    expect(toAguiMessages(stored)).toEqual([
+      { id: stored[0].id, role: 'user', content: 'hello' },
+      { id: stored[1].id, role: 'assistant', content: 'Echo: hello' },
+      {
+        id: stored[2].id,
+        role: 'activity',
+        activityType: 'signal.notification',
+        content: { tagName: 'notification', contents: 'Build done', attributes: { source: 'ci' } },
+      },
+      { id: stored[3].id, role: 'assistant', content: 'Echo: <notification source="ci">Build done</notification>' },
+    ]);
+  });
+
+  it('turns stored files back into content parts', () => {
+    const [user] = toAguiMessages(fixture('media'));
+    expect(user).toEqual({
+      id: 'media-u1',
+      role: 'user',
+      content: [
+        { type: 'text', text: 'look at this' },
+        { type: 'image', source: { type: 'data', value: 'iVBORw0KGgo=', mimeType: 'image/png' } },
+        { type: 'document', source: { type: 'data', value: 'aGVsbG8=', mimeType: 'text/plain' } },
+      ],
+    });
+  });
+
+  it('outputs valid AG-UI messages with unique ids for every fixture', () => {
+    for (const name of ['tools', 'signals', 'media'] as const) {
+      const out = toAguiMessages(fixture(name));
+      for (const message of out) expect(() => MessageSchema.parse(message)).not.toThrow();
+      expect(new Set(out.map((m) => m.id)).size).toBe(out.length);
+    }
+  });
+
+  it('round-trips through toMastraMessages with tool names resolved', () => {
+    const back = toMastraMessages(toAguiMessages(fixture('tools')));
+    const results = back.flatMap((m) => (m.role === 'tool' ? m.content : []));
+    expect(results.map((r) => r.toolName)).toEqual(['get_weather', 'delete_file', 'get_weather', 'delete_file']);
+    expect(results[0].output.type).toBe('json');
+  });
+
+  it('drops rows with nothing to show and de-duplicates ids', () => {
+    const out = toAguiMessages([
+      row({ id: 'e1', role: 'assistant', parts: [{ type: 'step-start' }, { type: 'error', error: { name: 'Error', message: 'x' } }] }),
+      row({ id: 'u0', role: 'user', parts: [] }),
+      row({ id: 's1', role: 'system', parts: [{ type: 'text', text: 'be brief' }] }),
+      row({ id: 'dup', role: 'user', parts: [{ type: 'text', text: 'one' }] }),
+      row({ id: 'dup', role: 'user', parts: [{ type: 'text', text: 'two' }] }),
+    ]);
+    expect(out).toEqual([
+      { id: 's1', role: 'system', content: 'be brief' },
+      { id: 'dup', role: 'user', content: 'one' },
+      { id: 'dup-2', role: 'user', content: 'two' },
+    ]);
+  });
+
+  it('covers isError results, denials without a reason and signals without metadata', () => {
+    const invocation = (state: 'result' | 'output-denied', extra: object) => ({
+      type: 'tool-invocation' as const,
+      toolInvocation: { state, toolCallId: `c-${state}`, toolName: 'tool', args: undefined, ...extra } as never,
+    });
+    const out = toAguiMessages([
+      row({ id: 'a1', role: 'assistant', parts: [invocation('result', { result: { code: 1 }, isError: true }), invocation('output-denied', {})] }),
+      row({ id: 'g1', role: 'signal', type: 'reminder', parts: [{ type: 'text', text: 'tick' }] }),
+    ]);
+    expect(out).toEqual([
+      {
+        id: 'a1',
+        role: 'assistant',
+        toolCalls: [
+          { id: 'c-result', type: 'function', function: { name: 'tool', arguments: '{}' } },
+          { id: 'c-output-denied', type: 'function', function: { name: 'tool', arguments: '{}' } },
+        ],
+      },
+      { id: 'tool-result-c-result', role: 'tool', toolCallId: 'c-result', content: '{"code":1}', error: '{"code":1}' },
+      { id: 'tool-result-c-output-denied', role: 'tool', toolCallId: 'c-output-denied', content: 'The tool call was declined.' },
+      { id: 'g1', role: 'activity', activityType: 'signal.reminder', content: { tagName: 'reminder', contents: 'tick', attributes: {} } },
+    ]);
+  });
+});
+
+describe('toThreadMessage', () => {
+  it('gives plain text for text-only rows and the content object otherwise', () => {
+    const stored = fixture('tools');
+    expect(toThreadMessage(stored[0])).toEqual({
+      id: stored[0].id,
+      role: 'user',
+      content: 'weather in Rome',
+      createdAt: stored[0].createdAt.toISOString(),
+      threadId: 'thread-tools',
+    });
+    const withTool = toThreadMessage(stored[1]);
+    expect(withTool.content).toBe(stored[1].content);
+    expect(withTool.role).toBe('assistant');
+  });
+
+  it('accepts an ISO string createdAt and a missing threadId', () => {
+    const raw = { ...row({ id: 'm', role: 'signal', parts: [{ type: 'text', text: 'hello' }] }), threadId: undefined };
+    const message = toThreadMessage({ ...raw, createdAt: '2026-01-01T00:00:00.000Z' as unknown as Date });
+    expect(message).toEqual({ id: 'm', role: 'signal', content: 'hello', createdAt: '2026-01-01T00:00:00.000Z', threadId: '' });
+  });
+});

@@ -1,0 +1,455 @@
+import { EventType, type Event, type Interrupt, type RunFinishedOutcome, type TokenUsage } from '@ag-ui/core';
+import { isDataChunk, isSignalEcho, type MastraChunk, type SignalEchoChunk } from './chunks.js';
+import { errorMessage, jsonText, signalText, toTokenUsage } from './values.js';
+
+/** A server tool's result captured at execution time, for runs where Mastra emits no `tool-result`. */
+export interface CapturedResult {
+  result: unknown;
+  isError: boolean;
+}
+
+export interface RunTranslatorOptions {
+  threadId: string;
+  /** The AG-UI run id written on `RUN_STARTED` and the terminal event. */
+  runId: string;
+  /** The Mastra run id that interrupt ids name, when it differs from `runId` (a resumed run). Default `runId`. */
+  interruptRunId?: string;
+  /** Names of tools the client executes (AG-UI `RunAgentInput.tools`). */
+  frontendTools?: ReadonlySet<string>;
+  /**
+   * `return`: a frontend tool call ends the run with `outcome.pendingToolCallIds`;
+   * `proxy`: the result comes back through the bridge and Mastra streams it (default).
+   */
+  frontendToolMode?: 'proxy' | 'return';
+  /** Looks up a server tool's captured result by tool call id. */
+  capturedResult?: (toolCallId: string) => CapturedResult | undefined;
+}
+
+/** Prefix of the message id of a tool result: `tool-result-<toolCallId>`, as the contract fixes it. */
+export const TOOL_RESULT_PREFIX = 'tool-result-';
+/** Separates the Mastra run id and the tool call id inside an interrupt id. */
+export const INTERRUPT_ID_SEPARATOR = '::';
+
+type ToolCallState = { name: string; open: boolean; resolved: boolean };
+
+/**
+ * Turns the chunks of one Mastra run into AG-UI events: a pure state machine, one per run.
+ *
+ * `start()` opens the run, `push(chunk)` maps each chunk, and `end()` closes whatever is still open
+ * and writes the terminal event if no chunk did. After the terminal event every call returns `[]`.
+ *
+ * @example
+ * const t = new RunTranslator({ threadId: 't1', runId: 'r1' });
+ * const events = [...t.start()];
+ * for await (const chunk of output.fullStream) events.push(...t.push(chunk));
+ * events.push(...t.end());
+ */
+export class RunTranslator {
+  private readonly threadId: string;
+  private readonly runId: string;
+  private readonly interruptRunId: string;
+  private readonly frontendTools: ReadonlySet<string>;
+  private readonly returnFrontendCalls: boolean;
+  private readonly capturedResult?: (toolCallId: string) => CapturedResult | undefined;
+
+  private started = false;
+  private terminated = false;
+  private stepMessageId: string;
+  private readonly usedMessageIds = new Set<string>();
+  private readonly textIds = new Map<string, string>();
+  private readonly reasoningIds = new Map<string, string>();
+  private readonly openText = new Set<string>();
+  private readonly openReasoning = new Set<string>();
+  private readonly toolCalls = new Map<string, ToolCallState>();
+  private readonly openSteps: string[] = [];
+  private stepCount = 0;
+  private readonly interrupts: Interrupt[] = [];
+  private readonly pendingFrontendCalls: string[] = [];
+  private readonly backgroundTasks = new Set<string>();
+  private usage?: TokenUsage;
+
+  constructor(options: RunTranslatorOptions) {
+    this.threadId = options.threadId;
+    this.runId = options.runId;
+    this.interruptRunId = options.interruptRunId ?? options.runId;
+    this.frontendTools = options.frontendTools ?? new Set();
+    this.returnFrontendCalls = options.frontendToolMode === 'return';
+    this.capturedResult = options.capturedResult;
+    this.stepMessageId = options.runId;
+  }
+
+  /** Whether the terminal event has been produced. */
+  get finished(): boolean {
+    return this.terminated;
+  }
+
+  /** Whether the run stopped to wait for a human (approval or a suspended tool). */
+  get interrupted(): boolean {
+    return this.interrupts.length > 0;
+  }
+
+  /** `RUN_STARTED`, once. */
+  start(): Event[] {
+    if (this.started) return [];
+    this.started = true;
+    return [{ type: EventType.RUN_STARTED, threadId: this.threadId, runId: this.runId }];
+  }
+
+  /** Maps one chunk to zero or more events. */
+  push(chunk: MastraChunk): Event[] {
+    if (this.terminated) return [];
+    const out = this.start();
+    this.map(chunk, out);
+    return out;
+  }
+
+  /** Closes everything still open and finishes the run (with an interrupt outcome if one was met). */
+  end(): Event[] {
+    if (this.terminated) return [];
+    const out = this.start();
+    this.finish(out);
+    return out;
+  }
+
+  /** Closes everything still open and ends the run with `RUN_ERROR`. */
+  fail(message: string, code = 'INTERNAL_ERROR'): Event[] {
+    if (this.terminated) return [];
+    const out = this.start();
+    this.closeAll(out);
+    this.terminated = true;
+    out.push({ type: EventType.RUN_ERROR, message, code });
+    return out;
+  }
+
+  /** Ends the run as cancelled (the client or an operator aborted it). */
+  cancel(): Event[] {
+    if (this.terminated) return [];
+    const out = this.start();
+    this.closeAll(out);
+    this.terminated = true;
+    out.push({ type: EventType.RUN_FINISHED, threadId: this.threadId, runId: this.runId, outcome: { type: 'cancelled' } });
+    return out;
+  }
+
+  private map(chunk: MastraChunk, out: Event[]): void {
+    if (isSignalEcho(chunk)) return this.signalEcho(chunk, out);
+    if (isDataChunk(chunk)) {
+      out.push({ type: EventType.CUSTOM, name: chunk.type, value: chunk.data });
+      return;
+    }
+    switch (chunk.type) {
+      case 'start':
+        return;
+      case 'step-start':
+        return this.stepStart(chunk.payload.messageId, out);
+      case 'step-finish':
+        return this.stepFinish(out);
+      case 'text-start':
+        return void this.openTextMessage(chunk.payload.id, out);
+      case 'text-delta':
+        return this.textDelta(chunk.payload.id, chunk.payload.text, out);
+      case 'text-end':
+        return this.closeTextMessage(chunk.payload.id, out);
+      case 'reasoning-start':
+        return void this.openReasoningMessage(chunk.payload.id, out);
+      case 'reasoning-delta':
+        return this.reasoningDelta(chunk.payload.id, chunk.payload.text, out);
+      case 'reasoning-end':
+        return this.closeReasoningMessage(chunk.payload.id, out);
+      case 'tool-call-input-streaming-start':
+        return this.toolCallStart(chunk.payload.toolCallId, chunk.payload.toolName, out);
+      case 'tool-call-delta':
+        return this.toolCallArgs(chunk.payload.toolCallId, chunk.payload.toolName ?? 'unknown', chunk.payload.argsTextDelta, out);
+      case 'tool-call-input-streaming-end':
+        return this.toolCallEnd(chunk.payload.toolCallId, out);
+      case 'tool-call':
+        return this.atomicToolCall(chunk.payload.toolCallId, chunk.payload.toolName, chunk.payload.args, out);
+      case 'tool-result':
+        return this.toolResult(chunk.payload, out);
+      case 'tool-error':
+        return this.toolError(chunk.payload, out);
+      case 'tool-output-denied':
+        return this.toolDenied(chunk.payload, out);
+      case 'tool-call-approval':
+        return this.interrupt(chunk.payload, 'tool_approval', undefined, out);
+      case 'tool-call-suspended':
+        return this.interrupt(chunk.payload, 'tool_suspended', chunk.payload.suspendPayload, out);
+      case 'finish':
+        this.usage = toTokenUsage(chunk.payload.output?.usage, chunk.payload.metadata);
+        return this.finish(out);
+      case 'error':
+        out.push(...this.fail(errorMessage(chunk.payload.error), 'MODEL_ERROR'));
+        return;
+      case 'tripwire':
+        out.push(...this.fail(chunk.payload.reason || 'The run was stopped by a guardrail', 'TRIPWIRE'));
+        return;
+      case 'abort':
+        out.push(...this.cancel());
+        return;
+      case 'object-result':
+        out.push({ type: EventType.CUSTOM, name: 'mastra.object-result', value: chunk.object });
+        return;
+      case 'source':
+      case 'file':
+      case 'goal':
+      case 'is-task-complete':
+        out.push({ type: EventType.CUSTOM, name: `mastra.${chunk.type}`, value: chunk.payload });
+        return;
+      default:
+        if (chunk.type.startsWith('background-task-') && 'payload' in chunk) this.backgroundTask(chunk.type, chunk.payload, out);
+    }
+  }
+
+  // ── steps ────────────────────────────────────────────────────────────
+
+  private stepStart(messageId: string | undefined, out: Event[]): void {
+    if (messageId) this.stepMessageId = messageId;
+    const stepName = `step-${++this.stepCount}`;
+    this.openSteps.push(stepName);
+    out.push({ type: EventType.STEP_STARTED, stepName });
+  }
+
+  private stepFinish(out: Event[]): void {
+    this.closeStreams(out);
+    this.emitCapturedResults(out);
+    const stepName = this.openSteps.pop();
+    if (stepName) out.push({ type: EventType.STEP_FINISHED, stepName });
+  }
+
+  // ── text and reasoning ──────────────────────────────────────────────
+
+  /** A fresh AG-UI message id: the stored assistant message id first, suffixed when a run has several. */
+  private nextMessageId(kind: string): string {
+    let id = kind === 'text' ? this.stepMessageId : `${this.stepMessageId}-${kind}`;
+    for (let n = 2; this.usedMessageIds.has(id); n++) id = `${this.stepMessageId}-${kind}-${n}`;
+    this.usedMessageIds.add(id);
+    return id;
+  }
+
+  private openTextMessage(partId: string, out: Event[]): string {
+    const messageId = this.nextMessageId('text');
+    this.textIds.set(partId, messageId);
+    this.openText.add(messageId);
+    out.push({ type: EventType.TEXT_MESSAGE_START, messageId, role: 'assistant' });
+    return messageId;
+  }
+
+  private textDelta(partId: string, delta: string, out: Event[]): void {
+    let messageId = this.textIds.get(partId);
+    if (!messageId || !this.openText.has(messageId)) messageId = this.openTextMessage(partId, out);
+    if (delta) out.push({ type: EventType.TEXT_MESSAGE_CONTENT, messageId, delta });
+  }
+
+  private closeTextMessage(partId: string, out: Event[]): void {
+    const messageId = this.textIds.get(partId);
+    if (!messageId || !this.openText.delete(messageId)) return;
+    out.push({ type: EventType.TEXT_MESSAGE_END, messageId });
+  }
+
+  private openReasoningMessage(partId: string, out: Event[]): string {
+    const messageId = this.nextMessageId('reasoning');
+    this.reasoningIds.set(partId, messageId);
+    this.openReasoning.add(messageId);
+    out.push(
+      { type: EventType.REASONING_START, messageId },
+      { type: EventType.REASONING_MESSAGE_START, messageId, role: 'reasoning' },
+    );
+    return messageId;
+  }
+
+  private reasoningDelta(partId: string, delta: string, out: Event[]): void {
+    let messageId = this.reasoningIds.get(partId);
+    if (!messageId || !this.openReasoning.has(messageId)) messageId = this.openReasoningMessage(partId, out);
+    if (delta) out.push({ type: EventType.REASONING_MESSAGE_CONTENT, messageId, delta });
+  }
+
+  private closeReasoningMessage(partId: string, out: Event[]): void {
+    const messageId = this.reasoningIds.get(partId);
+    if (!messageId || !this.openReasoning.delete(messageId)) return;
+    out.push({ type: EventType.REASONING_MESSAGE_END, messageId }, { type: EventType.REASONING_END, messageId });
+  }
+
+  // ── tool calls ──────────────────────────────────────────────────────
+
+  private toolCallStart(toolCallId: string, toolName: string, out: Event[]): void {
+    if (this.toolCalls.has(toolCallId)) return;
+    this.toolCalls.set(toolCallId, { name: toolName, open: true, resolved: false });
+    out.push({ type: EventType.TOOL_CALL_START, toolCallId, toolCallName: toolName, parentMessageId: this.stepMessageId });
+  }
+
+  private toolCallArgs(toolCallId: string, toolName: string, delta: string, out: Event[]): void {
+    if (!this.toolCalls.has(toolCallId)) this.toolCallStart(toolCallId, toolName, out);
+    const call = this.toolCalls.get(toolCallId);
+    if (call?.open && delta) out.push({ type: EventType.TOOL_CALL_ARGS, toolCallId, delta });
+  }
+
+  private toolCallEnd(toolCallId: string, out: Event[]): void {
+    const call = this.toolCalls.get(toolCallId);
+    if (!call?.open) return;
+    call.open = false;
+    out.push({ type: EventType.TOOL_CALL_END, toolCallId });
+  }
+
+  /** The atomic `tool-call`: a full triad unless the call was already streamed. */
+  private atomicToolCall(toolCallId: string, toolName: string, args: unknown, out: Event[]): void {
+    if (!this.toolCalls.has(toolCallId)) {
+      this.toolCallStart(toolCallId, toolName, out);
+      out.push({ type: EventType.TOOL_CALL_ARGS, toolCallId, delta: JSON.stringify(args ?? {}) });
+    }
+    this.toolCallEnd(toolCallId, out);
+    if (this.frontendTools.has(toolName) && this.returnFrontendCalls) this.pendingFrontendCalls.push(toolCallId);
+  }
+
+  /** Makes sure a call is known (started and ended) before its result: results of resumed calls arrive alone. */
+  private ensureCall(payload: { toolCallId: string; toolName: string; args?: unknown }, out: Event[]): ToolCallState {
+    if (!this.toolCalls.has(payload.toolCallId)) this.atomicToolCall(payload.toolCallId, payload.toolName, payload.args, out);
+    else this.toolCallEnd(payload.toolCallId, out);
+    return this.toolCalls.get(payload.toolCallId) as ToolCallState;
+  }
+
+  private emitResult(toolCallId: string, content: string, out: Event[]): void {
+    const call = this.toolCalls.get(toolCallId);
+    if (!call || call.resolved) return;
+    call.resolved = true;
+    out.push({ type: EventType.TOOL_CALL_RESULT, messageId: `${TOOL_RESULT_PREFIX}${toolCallId}`, toolCallId, content, role: 'tool' });
+  }
+
+  private toolResult(payload: { toolCallId: string; toolName: string; args?: unknown; result: unknown; isError?: boolean }, out: Event[]): void {
+    this.ensureCall(payload, out);
+    const content = payload.isError ? jsonText({ error: errorMessage(payload.result) }) : jsonText(payload.result);
+    this.emitResult(payload.toolCallId, content, out);
+  }
+
+  private toolError(payload: { toolCallId: string; toolName: string; args?: unknown; error: unknown }, out: Event[]): void {
+    this.ensureCall(payload, out);
+    this.emitResult(payload.toolCallId, jsonText({ error: errorMessage(payload.error) }), out);
+  }
+
+  private toolDenied(payload: { toolCallId: string; toolName: string; args?: unknown; approval?: { reason?: string } }, out: Event[]): void {
+    this.ensureCall(payload, out);
+    const reason = payload.approval?.reason;
+    const content = { declined: true, message: `The call to ${payload.toolName} was declined${reason ? `: ${reason}` : '.'}`, reason };
+    this.emitResult(payload.toolCallId, jsonText(content), out);
+  }
+
+  /** Server tools whose result Mastra did not stream get the one captured when they ran. */
+  private emitCapturedResults(out: Event[]): void {
+    if (!this.capturedResult) return;
+    for (const [toolCallId, call] of this.toolCalls) {
+      if (call.resolved || this.frontendTools.has(call.name)) continue;
+      const captured = this.capturedResult(toolCallId);
+      if (!captured) continue;
+      const content = captured.isError ? jsonText({ error: errorMessage(captured.result) }) : jsonText(captured.result);
+      this.emitResult(toolCallId, content, out);
+    }
+  }
+
+  private interrupt(
+    payload: { toolCallId: string; toolName: string; args?: unknown; resumeSchema?: string },
+    reason: 'tool_approval' | 'tool_suspended',
+    suspendPayload: unknown,
+    out: Event[],
+  ): void {
+    const call = this.ensureCall(payload, out);
+    call.resolved = true; // answered in the next run, not in this one
+    this.interrupts.push({
+      id: `${this.interruptRunId}${INTERRUPT_ID_SEPARATOR}${payload.toolCallId}`,
+      reason,
+      message: reason === 'tool_approval' ? `Approve the call to ${payload.toolName}?` : `${payload.toolName} is waiting for input.`,
+      toolCallId: payload.toolCallId,
+      responseSchema: parseSchema(payload.resumeSchema),
+      metadata: { toolName: payload.toolName, args: payload.args, ...(suspendPayload === undefined ? {} : { suspendPayload }) },
+    });
+  }
+
+  // ── signals, background tasks ───────────────────────────────────────
+
+  private signalEcho(chunk: SignalEchoChunk, out: Event[]): void {
+    const { data } = chunk;
+    if (chunk.type === 'data-user-message') {
+      const metadata = data.attributes ? { attributes: data.attributes } : undefined;
+      out.push(
+        { type: EventType.TEXT_MESSAGE_START, messageId: data.id, role: 'user', ...(metadata && { metadata }) },
+        { type: EventType.TEXT_MESSAGE_CONTENT, messageId: data.id, delta: signalText(data.contents) },
+        { type: EventType.TEXT_MESSAGE_END, messageId: data.id },
+      );
+      return;
+    }
+    out.push({
+      type: EventType.ACTIVITY_SNAPSHOT,
+      messageId: data.id,
+      activityType: `signal.${data.type}`,
+      content: { tagName: data.tagName ?? data.type, contents: data.contents, attributes: data.attributes ?? {} },
+    });
+  }
+
+  private backgroundTask(type: string, payload: unknown, out: Event[]): void {
+    const task = (payload ?? {}) as { taskId?: string; toolName?: string; toolCallId?: string; result?: unknown; error?: unknown };
+    if (!task.taskId) return;
+    const messageId = `background-task-${task.taskId}`;
+    const status = type.slice('background-task-'.length);
+    if (!this.backgroundTasks.has(task.taskId)) {
+      this.backgroundTasks.add(task.taskId);
+      out.push({
+        type: EventType.ACTIVITY_SNAPSHOT,
+        messageId,
+        activityType: 'background-task',
+        content: { taskId: task.taskId, toolName: task.toolName, toolCallId: task.toolCallId, status },
+      });
+      return;
+    }
+    const patch: Array<{ op: 'replace' | 'add'; path: string; value: unknown }> = [{ op: 'replace', path: '/status', value: status }];
+    if (task.result !== undefined) patch.push({ op: 'add', path: '/result', value: task.result });
+    if (task.error !== undefined) patch.push({ op: 'add', path: '/error', value: errorMessage(task.error) });
+    out.push({ type: EventType.ACTIVITY_DELTA, messageId, activityType: 'background-task', patch });
+  }
+
+  // ── closing ─────────────────────────────────────────────────────────
+
+  private closeStreams(out: Event[]): void {
+    for (const messageId of this.openText) out.push({ type: EventType.TEXT_MESSAGE_END, messageId });
+    this.openText.clear();
+    for (const messageId of this.openReasoning) {
+      out.push({ type: EventType.REASONING_MESSAGE_END, messageId }, { type: EventType.REASONING_END, messageId });
+    }
+    this.openReasoning.clear();
+    for (const toolCallId of this.toolCalls.keys()) this.toolCallEnd(toolCallId, out);
+  }
+
+  private closeAll(out: Event[]): void {
+    this.closeStreams(out);
+    for (let stepName = this.openSteps.pop(); stepName; stepName = this.openSteps.pop()) {
+      out.push({ type: EventType.STEP_FINISHED, stepName });
+    }
+  }
+
+  private finish(out: Event[]): void {
+    this.closeStreams(out);
+    this.emitCapturedResults(out);
+    this.closeAll(out);
+    this.terminated = true;
+    out.push({
+      type: EventType.RUN_FINISHED,
+      threadId: this.threadId,
+      runId: this.runId,
+      ...(this.outcome() && { outcome: this.outcome() }),
+      ...(this.usage && { usage: [this.usage] }),
+    });
+  }
+
+  private outcome(): RunFinishedOutcome | undefined {
+    if (this.interrupts.length > 0) return { type: 'interrupt', interrupts: this.interrupts as [Interrupt, ...Interrupt[]] };
+    if (this.pendingFrontendCalls.length > 0) return { type: 'success', pendingToolCallIds: this.pendingFrontendCalls };
+    return undefined;
+  }
+}
+
+function parseSchema(schema: string | undefined): Record<string, unknown> | undefined {
+  if (!schema) return undefined;
+  try {
+    const parsed: unknown = JSON.parse(schema);
+    return parsed && typeof parsed === 'object' ? (parsed as Record<string, unknown>) : undefined;
+  } catch {
+    return undefined;
+  }
+}

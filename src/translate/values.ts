@@ -1,0 +1,52 @@
+import type { TokenUsage } from '@ag-ui/core';
+
+/** Text of a value for a tool result or an error: strings as they are, everything else as JSON. */
+export function jsonText(value: unknown): string {
+  if (typeof value === 'string') return value;
+  if (value === undefined) return 'null';
+  try {
+    return JSON.stringify(value);
+  } catch {
+    return String(value);
+  }
+}
+
+/** The human-readable message of whatever a tool, a model or Mastra threw. */
+export function errorMessage(error: unknown): string {
+  if (typeof error === 'string') return error;
+  if (error && typeof error === 'object') {
+    const e = error as { message?: unknown; cause?: { message?: unknown } };
+    // Mastra wraps tool failures: the cause carries the tool's own message.
+    if (typeof e.cause?.message === 'string' && e.cause.message) return e.cause.message;
+    if (typeof e.message === 'string' && e.message) return e.message;
+  }
+  return jsonText(error);
+}
+
+/** Plain text of signal contents (a string or text/file parts). */
+export function signalText(contents: unknown): string {
+  if (typeof contents === 'string') return contents;
+  if (!Array.isArray(contents)) return jsonText(contents);
+  return contents
+    .map((part: { type?: string; text?: string; filename?: string }) =>
+      part?.type === 'text' ? (part.text ?? '') : `[file${part?.filename ? ` ${part.filename}` : ''}]`,
+    )
+    .join('');
+}
+
+type UsageLike = { inputTokens?: number; outputTokens?: number; totalTokens?: number; reasoningTokens?: number; cachedInputTokens?: number };
+type ModelMetadata = { modelProvider?: unknown; modelId?: unknown };
+
+/** AG-UI `TokenUsage` from Mastra's usage and step metadata; `undefined` when the model reported nothing. */
+export function toTokenUsage(usage: UsageLike | undefined, metadata: unknown): TokenUsage | undefined {
+  if (!usage) return undefined;
+  const meta = (metadata ?? {}) as ModelMetadata;
+  const out: TokenUsage = {};
+  if (typeof meta.modelProvider === 'string') out.provider = meta.modelProvider;
+  if (typeof meta.modelId === 'string') out.model = meta.modelId;
+  for (const key of ['inputTokens', 'outputTokens', 'totalTokens', 'reasoningTokens', 'cachedInputTokens'] as const) {
+    const value = usage[key];
+    if (typeof value === 'number' && Number.isFinite(value)) out[key] = value;
+  }
+  return Object.keys(out).length > 0 ? out : undefined;
+}
