@@ -44,6 +44,9 @@ export function createScriptedModel(options: ScriptedModelOptions = {}): MastraL
 export function script(call: CallOptions, callId: string): StreamPart[] {
   const last = call.prompt.at(-1);
   if (last?.role === 'tool') return answerToolResults(last, callId);
+  // A turn that ends on the assistant is Mastra waking the agent after a background task finished
+  // (the completion note is folded into the system prompt): report it instead of re-reading the input.
+  if (last?.role === 'assistant') return text(callId, 'The background task has finished.');
   const input = latestInput(call.prompt);
   const lower = input.toLowerCase();
   if (lower.includes('fail')) throw new Error('demo model failure');
