@@ -65,7 +65,10 @@ export function createBridge(config: BridgeConfig = {}): Bridge {
       return app;
     },
     shutdown: () => {
-      for (const s of services.values()) s.runs.shutdown();
+      for (const s of services.values()) {
+        s.runs.shutdown();
+        s.hub.shutdown();
+      }
     },
   };
 }

@@ -38,8 +38,12 @@ export const BridgeConfigSchema = z
     maxBodyBytes: positiveInt(1024 ** 3).default(1024 * 1024),
     heartbeatMs: positiveInt(3600 * 1000).default(15_000),
     replayBufferSize: positiveInt(1_000_000).default(1000),
-    /** Events a slow SSE client may have queued before the bridge closes it (it can resume with Last-Event-ID). */
-    maxClientQueue: positiveInt(1_000_000).default(5000),
+    /** Bytes a slow SSE client may have queued before the bridge cuts it off (it can resume with Last-Event-ID). */
+    maxClientQueueBytes: positiveInt(1024 ** 3).default(1024 * 1024),
+    /** How long a thread's Mastra subscription outlives its last SSE client, so a reconnect can resume. */
+    subscriptionLingerMs: z.number().int().min(0).max(3600 * 1000).default(5000),
+    /** The `retry:` hint sent to EventSource clients, in milliseconds. */
+    retryMs: positiveInt(3600 * 1000).default(2000),
     cors: z.custom<CorsOptions>((v) => v === undefined || (typeof v === 'object' && v !== null)).optional(),
     logger: LoggerSchema.optional(),
   })

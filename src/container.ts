@@ -7,6 +7,8 @@ import { RunService } from './agents/run-service.js';
 import type { ResolvedConfig } from './config.js';
 import { ResourceResolver } from './http/resource-resolver.js';
 import type { Services } from './http/services.js';
+import { SignalRouter } from './signals/signal-router.js';
+import { ThreadHub } from './signals/thread-hub.js';
 import { ThreadStore } from './threads/thread-store.js';
 import { TOKENS } from './tokens.js';
 import { ToolProxy } from './tools/tool-proxy.js';
@@ -28,6 +30,8 @@ export function createServices(config: ResolvedConfig, mastra: Mastra): Services
   container.bind(TOKENS.ResultCapture).to(ResultCapture);
   container.bind(TOKENS.ResourceResolver).to(ResourceResolver);
   container.bind(TOKENS.RunService).to(RunService);
+  container.bind(TOKENS.SignalRouter).to(SignalRouter);
+  container.bind(TOKENS.ThreadHub).to(ThreadHub);
   return {
     config,
     agents: container.get<AgentProvider>(TOKENS.AgentProvider),
@@ -35,5 +39,7 @@ export function createServices(config: ResolvedConfig, mastra: Mastra): Services
     threads: container.get<ThreadStore>(TOKENS.ThreadStore),
     proxy: container.get<ToolProxy>(TOKENS.ToolProxy),
     resources: container.get<ResourceResolver>(TOKENS.ResourceResolver),
+    signals: container.get<SignalRouter>(TOKENS.SignalRouter),
+    hub: container.get<ThreadHub>(TOKENS.ThreadHub),
   };
 }

@@ -11,4 +11,6 @@ export const TOKENS = {
   ToolProxy: Symbol.for('mastra-agui-bridge.ToolProxy'),
   ResultCapture: Symbol.for('mastra-agui-bridge.ResultCapture'),
   ResourceResolver: Symbol.for('mastra-agui-bridge.ResourceResolver'),
+  SignalRouter: Symbol.for('mastra-agui-bridge.SignalRouter'),
+  ThreadHub: Symbol.for('mastra-agui-bridge.ThreadHub'),
 } as const;

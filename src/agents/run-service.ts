@@ -1,4 +1,4 @@
-import type { Event, RunAgentInput, Tool } from '@ag-ui/core';
+import type { Event, Message, RunAgentInput, Tool } from '@ag-ui/core';
 import type { Agent } from '@mastra/core/agent';
 import { createTool } from '@mastra/core/tools';
 import { inject, injectable } from 'inversify';
@@ -32,6 +32,9 @@ export interface PreparedRun {
 type ResumeEntry = NonNullable<RunAgentInput['resume']>[number];
 type MastraOutput = { fullStream: AsyncIterable<unknown> };
 type ResumeTarget = { runId: string; toolCallId: string; requiresApproval: boolean; entry: ResumeEntry };
+
+/** The toolset name under which proxied frontend tools are passed to Mastra. */
+const FRONTEND_TOOLSET = 'agui-frontend';
 
 /**
  * Runs an agent for `POST /run`: selects the agent, checks thread ownership, converts the new
@@ -79,7 +82,11 @@ export class RunService {
     }
     const resume = input.resume?.length ? await this.resumeTargets(agent, input.resume, scope) : [];
     const fresh = memory ? selectNewMessages(input.messages, storedIds, hasHistory) : input.messages;
-    const messages = toMastraMessages(fresh);
+    // Convert the whole input, then keep the new ids: a new tool message takes its tool name from
+    // the (already stored) assistant call before it, else Mastra would store it as `unknown`.
+    const freshIds = new Set(fresh.map((m) => m.id));
+    for (const id of callOwners(input.messages, fresh)) freshIds.add(id);
+    const messages = toMastraMessages(input.messages).filter((m) => freshIds.has(m.id));
     if (resume.length === 0 && messages.length === 0) throw invalidInput('The run has no new message to answer and nothing to resume');
     return { events: (signal) => this.stream(agent, input, options, { messages, resume, memory: !!memory }, signal) };
   }
@@ -102,6 +109,7 @@ export class RunService {
       threadId: input.threadId,
       runId: input.runId,
       interruptRunId: plan.resume[0]?.runId ?? input.runId,
+      resumedToolCalls: new Set(plan.resume.map((target) => target.toolCallId)),
       frontendTools,
       frontendToolMode: options.frontendToolMode,
       capturedResult: capture.lookup,
@@ -111,7 +119,7 @@ export class RunService {
       ...(plan.memory && { memory: { thread: input.threadId, resource: options.resourceId, ...(options.memoryOptions && { options: options.memoryOptions }) } }),
       abortSignal: signal,
       onStepFinish: capture.onStepFinish,
-      ...(input.tools?.length && { clientTools: this.clientTools(input.tools, input.runId, options.frontendToolMode, signal) }),
+      ...(input.tools?.length && this.frontendToolOptions(input.tools, input.runId, options.frontendToolMode, signal)),
     };
     try {
       if (plan.resume.length > 0) {
@@ -166,7 +174,17 @@ export class RunService {
     }
   }
 
-  /** AG-UI tools as Mastra client tools: proxied to the browser and awaited, or returned to it. */
+  /**
+   * AG-UI tools for `agent.stream()`. Mastra strips `execute` from `clientTools` (they run in the
+   * browser and end the loop), so proxied tools must go in as a toolset, whose `execute` Mastra
+   * calls and awaits; returned tools go in as client tools.
+   */
+  private frontendToolOptions(tools: Tool[], runId: string, mode: 'proxy' | 'return', signal: AbortSignal) {
+    const converted = this.clientTools(tools, runId, mode, signal);
+    return mode === 'proxy' ? { toolsets: { [FRONTEND_TOOLSET]: converted } } : { clientTools: converted };
+  }
+
+  /** AG-UI tools as Mastra tools: proxied to the browser and awaited, or returned to it. */
   private clientTools(tools: Tool[], runId: string, mode: 'proxy' | 'return', signal: AbortSignal) {
     const proxy = this.proxy;
     return Object.fromEntries(
@@ -218,4 +236,15 @@ export class RunService {
 
 function reasonOf(payload: { reason?: unknown }): string | undefined {
   return typeof payload.reason === 'string' ? payload.reason : undefined;
+}
+
+/**
+ * Ids of the assistant messages whose calls the new tool messages answer. Mastra merges a tool
+ * result into its call only when both are in the same input (it upserts the stored call row by
+ * id); a result sent alone is stored as a second assistant row repeating the call.
+ */
+function callOwners(input: Message[], fresh: Message[]): string[] {
+  const answered = new Set(fresh.flatMap((m) => (m.role === 'tool' ? [m.toolCallId] : [])));
+  if (answered.size === 0) return [];
+  return input.flatMap((m) => (m.role === 'assistant' && m.toolCalls?.some((call) => answered.has(call.id)) ? [m.id] : []));
 }

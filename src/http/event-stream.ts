@@ -95,6 +95,22 @@ export class EventStream {
     return new Promise((resolve) => this.waiters.push(resolve));
   }
 
+  /** Bytes written but not yet taken by the client (and not yet flushed). */
+  get queuedBytes(): number {
+    if (this.done) return 0;
+    return HIGH_WATER_BYTES - (this.controller.desiredSize ?? HIGH_WATER_BYTES) + this.pendingText.length;
+  }
+
+  /** Drops what is queued and breaks the response off (a client too slow to keep up). */
+  abort(reason: string): void {
+    if (this.done) return;
+    this.done = true;
+    this.pendingText = '';
+    this.pendingBinary = [];
+    this.controller.error(new Error(reason));
+    this.release();
+  }
+
   /** Flushes what is queued and ends the response. */
   close(): void {
     if (this.done) return;

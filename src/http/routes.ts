@@ -2,6 +2,19 @@ import type { Context } from 'hono';
 import { getAgent, listAgents } from './handlers/agents.js';
 import { runAgent } from './handlers/run.js';
 import { createThread, deleteThread, getThread, listMessages, listThreads, updateThread } from './handlers/threads.js';
+import { threadEvents } from './handlers/events.js';
+import {
+  abortThread,
+  cancelQueued,
+  listNotifications,
+  pendingApprovals,
+  queueMessage,
+  sendMessage,
+  sendNotification,
+  sendSignal,
+  sendState,
+  toolApproval,
+} from './handlers/signals.js';
 import { postToolResult } from './handlers/tool-results.js';
 import type { Services } from './services.js';
 
@@ -26,4 +39,15 @@ export const ROUTES: readonly RouteDef[] = [
   { method: 'PATCH', path: '/threads/:threadId', handler: updateThread },
   { method: 'DELETE', path: '/threads/:threadId', handler: deleteThread },
   { method: 'GET', path: '/threads/:threadId/messages', handler: listMessages },
+  { method: 'GET', path: '/threads/:threadId/events', handler: threadEvents },
+  { method: 'POST', path: '/threads/:threadId/send-message', handler: sendMessage },
+  { method: 'POST', path: '/threads/:threadId/queue-message', handler: queueMessage },
+  { method: 'POST', path: '/threads/:threadId/signals', handler: sendSignal },
+  { method: 'POST', path: '/threads/:threadId/state', handler: sendState },
+  { method: 'POST', path: '/threads/:threadId/notifications', handler: sendNotification },
+  { method: 'GET', path: '/threads/:threadId/notifications', handler: listNotifications },
+  { method: 'POST', path: '/threads/:threadId/tool-approval', handler: toolApproval },
+  { method: 'GET', path: '/threads/:threadId/pending-approvals', handler: pendingApprovals },
+  { method: 'POST', path: '/threads/:threadId/abort', handler: abortThread },
+  { method: 'DELETE', path: '/threads/:threadId/queue/:signalId', handler: cancelQueued },
 ];

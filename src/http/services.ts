@@ -1,6 +1,8 @@
 import type { AgentProvider } from '../agents/agent-provider.js';
 import type { RunService } from '../agents/run-service.js';
 import type { ResolvedConfig } from '../config.js';
+import type { SignalRouter } from '../signals/signal-router.js';
+import type { ThreadHub } from '../signals/thread-hub.js';
 import type { ThreadStore } from '../threads/thread-store.js';
 import type { ToolProxy } from '../tools/tool-proxy.js';
 import type { ResourceResolver } from './resource-resolver.js';
@@ -13,4 +15,6 @@ export interface Services {
   threads: ThreadStore;
   proxy: ToolProxy;
   resources: ResourceResolver;
+  signals: SignalRouter;
+  hub: ThreadHub;
 }

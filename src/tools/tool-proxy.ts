@@ -48,9 +48,10 @@ export class ToolProxy {
   wait(runId: string, toolCallId: string, toolName: string, signal?: AbortSignal): Promise<ToolCallAnswer> {
     const k = key(runId, toolCallId);
     const entry = this.slot(k);
-    const seconds = Math.round(this.timeoutMs / 1000);
+    // Whole seconds would print a sub-second timeout as "0 s"; say milliseconds below one second.
+    const limit = this.timeoutMs < 1000 ? `${this.timeoutMs} ms` : `${Math.round(this.timeoutMs / 1000)} s`;
     const timer = setTimeout(
-      () => entry.reject(new Error(`Frontend tool ${toolName} timed out: no result was posted within ${seconds} s`)),
+      () => entry.reject(new Error(`Frontend tool ${toolName} timed out: no result was posted within ${limit}`)),
       this.timeoutMs,
     );
     const onAbort = () => entry.reject(new Error(`Frontend tool ${toolName} was cancelled: the client disconnected`));

@@ -23,6 +23,12 @@ export interface RunTranslatorOptions {
   frontendToolMode?: 'proxy' | 'return';
   /** Looks up a server tool's captured result by tool call id. */
   capturedResult?: (toolCallId: string) => CapturedResult | undefined;
+  /**
+   * Calls this run resumes (an approval or a suspended tool answered by `resume`). The client got
+   * their arguments in the interrupted run; its reducer appends `TOOL_CALL_ARGS` to the call it
+   * already holds, so a replayed call is re-opened and closed without arguments.
+   */
+  resumedToolCalls?: ReadonlySet<string>;
 }
 
 /** Prefix of the message id of a tool result: `tool-result-<toolCallId>`, as the contract fixes it. */
@@ -51,6 +57,7 @@ export class RunTranslator {
   private readonly frontendTools: ReadonlySet<string>;
   private readonly returnFrontendCalls: boolean;
   private readonly capturedResult?: (toolCallId: string) => CapturedResult | undefined;
+  private readonly resumedToolCalls: ReadonlySet<string>;
 
   private started = false;
   private terminated = false;
@@ -75,6 +82,7 @@ export class RunTranslator {
     this.frontendTools = options.frontendTools ?? new Set();
     this.returnFrontendCalls = options.frontendToolMode === 'return';
     this.capturedResult = options.capturedResult;
+    this.resumedToolCalls = options.resumedToolCalls ?? new Set();
     this.stepMessageId = options.runId;
   }
 
@@ -294,7 +302,7 @@ export class RunTranslator {
   private atomicToolCall(toolCallId: string, toolName: string, args: unknown, out: Event[]): void {
     if (!this.toolCalls.has(toolCallId)) {
       this.toolCallStart(toolCallId, toolName, out);
-      out.push({ type: EventType.TOOL_CALL_ARGS, toolCallId, delta: JSON.stringify(args ?? {}) });
+      if (!this.resumedToolCalls.has(toolCallId)) out.push({ type: EventType.TOOL_CALL_ARGS, toolCallId, delta: JSON.stringify(args ?? {}) });
     }
     this.toolCallEnd(toolCallId, out);
     if (this.frontendTools.has(toolName) && this.returnFrontendCalls) this.pendingFrontendCalls.push(toolCallId);

@@ -1,0 +1,32 @@
+import type { Context } from 'hono';
+import { z } from 'zod';
+import { encoderFor, EventStream } from '../event-stream.js';
+import { parseInput } from '../request.js';
+import type { Services } from '../services.js';
+import { threadScope } from './threads.js';
+
+const seqId = z.string().regex(/^\d{1,15}$/, 'must be a non-negative integer').transform(Number);
+
+const EventsQuerySchema = z.object({
+  resourceId: z.string().min(1).max(512).optional(),
+  agentId: z.string().min(1).max(512).optional(),
+  snapshot: z.enum(['0', '1', 'true', 'false']).optional(),
+  lastEventId: seqId.optional(),
+});
+
+/**
+ * `GET /threads/:threadId/events`: the thread's runs as AG-UI events, for as long as the client
+ * stays. Resumes after `Last-Event-ID` (header, or `lastEventId` for a reloaded page).
+ */
+export async function threadEvents(c: Context, s: Services): Promise<Response> {
+  const q = parseInput(EventsQuerySchema, c.req.query(), 'query');
+  const header = c.req.header('last-event-id');
+  const lastEventId = header ? parseInput(seqId, header.trim(), 'query') : q.lastEventId;
+  const scope = await threadScope(c, s, q);
+  const { agent } = await s.agents.withMemory(scope.agentId);
+  await s.threads.assertNotForeign({ ...scope, agentId: agent.id });
+  const out = new EventStream(encoderFor(c.req.header('accept')), { Connection: 'keep-alive' });
+  out.raw(`retry: ${s.config.retryMs}\n: connected\n\n`);
+  await s.hub.attach({ ...scope, agent }, out, { lastEventId, snapshot: q.snapshot === '1' || q.snapshot === 'true' });
+  return out.response;
+}

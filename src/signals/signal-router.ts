@@ -1,0 +1,153 @@
+import type { Mastra } from '@mastra/core';
+import type { Agent } from '@mastra/core/agent';
+import { inject, injectable } from 'inversify';
+import type { z } from 'zod';
+import { AgentProvider } from '../agents/agent-provider.js';
+import { BridgeError, notFound } from '../errors.js';
+import { ThreadStore, type ThreadScope } from '../threads/thread-store.js';
+import { TOKENS } from '../tokens.js';
+import type { NotificationSchema, SendMessageSchema, SignalSchema, StateSignalSchema, ToolApprovalSchema } from './schemas.js';
+
+/** Mastra's routing decision, as the signal routes answer it. */
+export interface SignalDecision {
+  action: 'wake' | 'deliver' | 'persist' | 'discard' | 'blocked';
+  runId?: string;
+  signalId: string;
+}
+
+export interface PendingApproval {
+  runId: string;
+  toolCallId: string;
+  toolName: string;
+  args: unknown;
+}
+
+type Routing = { ifActive?: { behavior?: 'deliver' | 'persist' | 'discard'; attributes?: Record<string, unknown> }; ifIdle?: { behavior?: 'wake' | 'persist' | 'discard'; attributes?: Record<string, unknown> } };
+type Sent = { accepted: Promise<{ action: SignalDecision['action']; runId?: string }>; signal: { id: string } };
+
+/**
+ * Steers a thread through Mastra's signal runtime: messages now or queued, signals, state,
+ * notifications, tool approvals, abort. Each call answers as soon as Mastra has decided where
+ * the signal goes, never after the run. Every call checks first that the thread is not another
+ * resource's (`404`, as if it did not exist).
+ *
+ * @example
+ * const { action, runId } = await router.sendMessage(scope, { message: 'hello' });
+ */
+@injectable()
+export class SignalRouter {
+  constructor(
+    @inject(TOKENS.Mastra) private readonly mastra: Mastra,
+    @inject(TOKENS.AgentProvider) private readonly agents: AgentProvider,
+    @inject(TOKENS.ThreadStore) private readonly threads: ThreadStore,
+  ) {}
+
+  sendMessage(scope: ThreadScope, body: z.output<typeof SendMessageSchema>): Promise<SignalDecision> {
+    return this.route(scope, (agent) => agent.sendMessage(body.message as never, this.target(scope, body)) as Sent);
+  }
+
+  queueMessage(scope: ThreadScope, body: z.output<typeof SendMessageSchema>): Promise<SignalDecision> {
+    return this.route(scope, (agent) => agent.queueMessage(body.message as never, this.target(scope, body)) as Sent);
+  }
+
+  signal(scope: ThreadScope, body: z.output<typeof SignalSchema>): Promise<SignalDecision> {
+    const { type, contents, tagName, attributes, transient } = body;
+    const signal = { type, contents, ...(tagName && { tagName }), ...(attributes && { attributes }), ...(transient !== undefined && { transient }) };
+    return this.route(scope, (agent) => agent.sendSignal(signal as never, this.target(scope, body)) as Sent);
+  }
+
+  /** A state signal; an unchanged `cacheKey` is skipped by Mastra and answered `{ skipped: true }`. */
+  async state(scope: ThreadScope, body: z.output<typeof StateSignalSchema>): Promise<SignalDecision | { skipped: true; reason: string }> {
+    const agent = await this.ownedThreadAgent(scope, true);
+    const { id, cacheKey, contents, mode, value, delta } = body;
+    const result = await agent.sendStateSignal({ id, cacheKey, contents, mode, value, delta } as never, this.target(scope, body));
+    if (result.skipped) return { skipped: true, reason: result.reason };
+    return decision(result as Sent);
+  }
+
+  async notify(scope: ThreadScope, body: z.output<typeof NotificationSchema>) {
+    const agent = await this.ownedThreadAgent(scope, false);
+    const { resourceId: _r, agentId: _a, ...notification } = body;
+    const result = await agent.sendNotificationSignal(notification as never, { resourceId: scope.resourceId, threadId: scope.threadId });
+    const accepted = result.accepted ? await result.accepted : undefined;
+    const runId = accepted && 'runId' in accepted ? accepted.runId : result.runId;
+    return { record: result.record, decision: result.decision, ...(runId && { runId }) };
+  }
+
+  async listNotifications(scope: ThreadScope, status?: string) {
+    await this.ownedThreadAgent(scope, false);
+    const store = await this.mastra.getStorage()?.getStore('notifications');
+    if (!store) throw new BridgeError(500, 'INTERNAL_ERROR', 'The storage has no notifications domain');
+    return store.listNotifications({ threadId: scope.threadId, ...(status && { status }) } as never);
+  }
+
+  async pendingApprovals(scope: ThreadScope): Promise<PendingApproval[]> {
+    const agent = await this.ownedThreadAgent(scope, false);
+    const { runs } = await agent.listSuspendedRuns({ threadId: scope.threadId, resourceId: scope.resourceId });
+    return runs.flatMap((run) =>
+      run.toolCalls
+        .filter((call) => call.requiresApproval && call.toolCallId)
+        .map((call) => ({ runId: run.runId, toolCallId: call.toolCallId as string, toolName: call.toolName ?? 'unknown', args: call.args ?? {} })),
+    );
+  }
+
+  /** Approves or declines a call that waits for approval (also after a restart: Mastra reads storage). */
+  async toolApproval(scope: ThreadScope, body: z.output<typeof ToolApprovalSchema>): Promise<{ runId: string; toolCallId: string }> {
+    const pending = await this.pendingApprovals(scope);
+    const call = pending.find((p) => p.toolCallId === body.toolCallId);
+    if (!call) throw notFound('TOOL_CALL_NOT_FOUND', `No tool call ${body.toolCallId} is waiting for approval on this thread`);
+    const agent = await this.ownedThreadAgent(scope, false);
+    const result = await agent.sendToolApproval({
+      threadId: scope.threadId,
+      resourceId: scope.resourceId,
+      toolCallId: body.toolCallId,
+      approved: body.approved,
+      ...(body.resumeData !== undefined && { resumeData: body.resumeData }),
+      ...(!body.approved && body.reason && { declineContext: { reason: body.reason } }),
+    });
+    return { runId: result.runId, toolCallId: result.toolCallId ?? body.toolCallId };
+  }
+
+  async abort(scope: ThreadScope): Promise<{ aborted: boolean }> {
+    const agent = await this.ownedThreadAgent(scope, false);
+    return { aborted: agent.abortThreadStream({ resourceId: scope.resourceId, threadId: scope.threadId }) };
+  }
+
+  async cancelQueued(scope: ThreadScope, signalId: string): Promise<{ cancelled: string[] }> {
+    const agent = await this.ownedThreadAgent(scope, false);
+    const { cancelledSignalIds } = agent.cancelQueuedMessages({ resourceId: scope.resourceId, threadId: scope.threadId, signalIds: [signalId] });
+    return { cancelled: cancelledSignalIds };
+  }
+
+  private async route(scope: ThreadScope, send: (agent: Agent) => Sent): Promise<SignalDecision> {
+    const agent = await this.ownedThreadAgent(scope, false);
+    return decision(send(agent));
+  }
+
+  /** The agent for the thread, after checking the thread is not another resource's (and exists, if required). */
+  private async ownedThreadAgent(scope: ThreadScope, mustExist: boolean): Promise<Agent> {
+    const { agent } = await this.agents.withMemory(scope.agentId);
+    const { exists } = await this.threads.assertNotForeign({ ...scope, agentId: agent.id });
+    if (mustExist && !exists) throw notFound('THREAD_NOT_FOUND', `Thread ${scope.threadId} not found`);
+    return agent;
+  }
+
+  private target(scope: ThreadScope, body: Routing) {
+    return {
+      resourceId: scope.resourceId,
+      threadId: scope.threadId,
+      ...(body.ifActive && { ifActive: body.ifActive }),
+      ...(body.ifIdle && { ifIdle: body.ifIdle }),
+    } as never;
+  }
+}
+
+async function decision(sent: Sent): Promise<SignalDecision> {
+  let accepted: Awaited<Sent['accepted']>;
+  try {
+    accepted = await sent.accepted;
+  } catch (error) {
+    throw new BridgeError(409, 'CONFLICT', `Mastra refused the signal: ${(error as Error).message}`);
+  }
+  return { action: accepted.action, ...('runId' in accepted && accepted.runId && { runId: accepted.runId }), signalId: sent.signal.id };
+}

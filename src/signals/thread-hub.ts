@@ -1,0 +1,104 @@
+import type { Mastra } from '@mastra/core';
+import type { Agent } from '@mastra/core/agent';
+import { inject, injectable } from 'inversify';
+import type { ResolvedConfig } from '../config.js';
+import type { EventStream } from '../http/event-stream.js';
+import { ThreadStore, type ThreadScope } from '../threads/thread-store.js';
+import { TOKENS } from '../tokens.js';
+import { StreamTranslator } from '../translate/stream-translator.js';
+import { ThreadFeed, type AttachOptions } from './thread-feed.js';
+
+/** Remembered last ids of released feeds, so a re-created feed never reuses an id. */
+const REMEMBERED_THREADS = 10_000;
+
+/**
+ * One `ThreadFeed` per thread (keyed by agent, resource and thread), shared by all its SSE
+ * clients. The Mastra subscription is released `subscriptionLingerMs` after the last client
+ * leaves: long enough for an EventSource to reconnect and resume from the ring.
+ *
+ * @example
+ * await hub.attach({ agent, threadId, resourceId }, eventStream, { lastEventId: 41 });
+ */
+@injectable()
+export class ThreadHub {
+  private readonly feeds = new Map<string, ThreadFeed>();
+  private readonly starting = new Map<string, Promise<ThreadFeed>>();
+  private readonly lingering = new Map<string, NodeJS.Timeout>();
+  private readonly lastIds = new Map<string, number>();
+
+  constructor(
+    @inject(TOKENS.Config) private readonly config: ResolvedConfig,
+    @inject(TOKENS.Mastra) private readonly mastra: Mastra,
+    @inject(TOKENS.ThreadStore) private readonly threads: ThreadStore,
+    @inject(TOKENS.TranslatorFactory) private readonly translators: StreamTranslator,
+  ) {}
+
+  /** Number of live Mastra subscriptions (one per followed thread). */
+  get subscriptionCount(): number {
+    return this.feeds.size;
+  }
+
+  async attach(target: { agent: Agent } & ThreadScope, out: EventStream, options: AttachOptions): Promise<void> {
+    const key = `${target.agent.id}\0${target.resourceId}\0${target.threadId}`;
+    const pending = this.lingering.get(key);
+    if (pending) clearTimeout(pending);
+    this.lingering.delete(key);
+    const existing = this.feeds.get(key);
+    const feed = existing ?? (await this.startFeed(key, target));
+    out.onCancel(() => this.detach(key, feed, out));
+    await feed.attach(out, options, !existing);
+  }
+
+  /** Closes every feed (server shutdown). */
+  shutdown(): void {
+    for (const [key, feed] of this.feeds) this.release(key, feed);
+  }
+
+  private startFeed(key: string, target: { agent: Agent } & ThreadScope): Promise<ThreadFeed> {
+    let starting = this.starting.get(key);
+    if (!starting) {
+      starting = this.createFeed(key, target).finally(() => this.starting.delete(key));
+      this.starting.set(key, starting);
+    }
+    return starting;
+  }
+
+  private async createFeed(key: string, target: { agent: Agent } & ThreadScope): Promise<ThreadFeed> {
+    const scope = { threadId: target.threadId, resourceId: target.resourceId, agentId: target.agent.id };
+    const feed = new ThreadFeed({
+      agent: target.agent,
+      threadId: target.threadId,
+      resourceId: target.resourceId,
+      firstSeq: Math.max((this.lastIds.get(key) ?? 0) + 1, 1),
+      replayBufferSize: this.config.replayBufferSize,
+      maxClientQueueBytes: this.config.maxClientQueueBytes,
+      heartbeatMs: this.config.heartbeatMs,
+      translators: this.translators,
+      loadHistory: () => this.threads.messages(scope, {}, 'agui').catch(() => []),
+      backgroundStream: (signal) =>
+        this.mastra.backgroundTaskManager?.stream({ threadId: target.threadId, resourceId: target.resourceId, abortSignal: signal }),
+      logger: this.config.logger,
+    });
+    await feed.start();
+    this.feeds.set(key, feed);
+    return feed;
+  }
+
+  private detach(key: string, feed: ThreadFeed, out: EventStream): void {
+    feed.detach(out);
+    if (feed.clientCount > 0 || this.lingering.has(key)) return;
+    const timer = setTimeout(() => {
+      this.lingering.delete(key);
+      if (feed.clientCount === 0) this.release(key, feed);
+    }, this.config.subscriptionLingerMs);
+    timer.unref();
+    this.lingering.set(key, timer);
+  }
+
+  private release(key: string, feed: ThreadFeed): void {
+    feed.close();
+    this.feeds.delete(key);
+    this.lastIds.set(key, feed.lastSeq);
+    if (this.lastIds.size > REMEMBERED_THREADS) this.lastIds.delete(this.lastIds.keys().next().value as string);
+  }
+}
