@@ -29,7 +29,9 @@ export const BridgeConfigSchema = z
   .object({
     prefix: z
       .string()
-      .regex(/^\/([\w.~-]+(\/[\w.~-]+)*)?$/, 'prefix must start with "/" and have no trailing "/" (e.g. "/agui")')
+      .regex(/^\/([\w.~-]+(\/[\w.~-]+)*)?$/, 'prefix must start with "/" and have no trailing "/" (e.g. "/agui", or "/" for the root)')
+      // Routes are joined as prefix + path: the root is the empty prefix.
+      .transform((prefix) => (prefix === '/' ? '' : prefix))
       .default('/agui'),
     defaultAgentId: z.string().min(1).optional(),
     resolveResourceId: fn<ResolveResourceId>('resolveResourceId').optional(),
@@ -64,7 +66,7 @@ export const consoleLogger: BridgeLogger = {
 export function resolveConfig(config: BridgeConfig = {}): ResolvedConfig {
   const parsed = BridgeConfigSchema.safeParse(config);
   if (!parsed.success) {
-    throw new BridgeConfigError(parsed.error.issues.map((i) => ({ path: i.path.join('.'), message: i.message })));
+    throw new BridgeConfigError(parsed.error.issues.map((i) => ({ path: [...i.path, ...('keys' in i ? i.keys : [])].join('.'), message: i.message })));
   }
   return { ...parsed.data, logger: parsed.data.logger ?? consoleLogger };
 }

@@ -14,7 +14,9 @@ export type ErrorCode =
   | 'CONFLICT'
   | 'PAYLOAD_TOO_LARGE'
   | 'MEMORY_NOT_CONFIGURED'
-  | 'INTERNAL_ERROR';
+  | 'INTERNAL_ERROR'
+  /** An unknown route (the standalone app's fallback). */
+  | 'NOT_FOUND';
 
 /**
  * An error the bridge answers with a definite status and code. Services throw these; the HTTP

@@ -1,9 +1,11 @@
 import type { Event, Message, RunAgentInput, Tool } from '@ag-ui/core';
 import type { Agent } from '@mastra/core/agent';
+import type { MastraMemory } from '@mastra/core/memory';
+import { RequestContext } from '@mastra/core/request-context';
 import { createTool } from '@mastra/core/tools';
 import { inject, injectable } from 'inversify';
 import type { ResolvedConfig } from '../config.js';
-import { invalidInput, notFound } from '../errors.js';
+import { conflict, invalidInput, notFound } from '../errors.js';
 import { ThreadStore } from '../threads/thread-store.js';
 import { TOKENS } from '../tokens.js';
 import { ToolProxy } from '../tools/tool-proxy.js';
@@ -14,6 +16,9 @@ import { StreamTranslator } from '../translate/stream-translator.js';
 import { errorMessage } from '../translate/values.js';
 import { AgentProvider } from './agent-provider.js';
 import { ResultCapture, type RunCapture } from './result-capture.js';
+
+/** The request-context key under which tools find the AG-UI `context`, `state` and `forwardedProps`. */
+export const AGUI_CONTEXT_KEY = 'ag-ui';
 
 /** Options a client passes in `RunAgentInput.forwardedProps`, validated at the edge. */
 export interface RunOptions {
@@ -72,8 +77,8 @@ export class RunService {
     let hasHistory = false;
     let storedIds = new Set<string>();
     if (memory) {
-      const { exists } = await this.threads.assertNotForeign(scope);
-      if (exists) {
+      const { existed } = await this.threads.claim(scope);
+      if (existed) {
         const stored = await this.threads.storedMessages(scope);
         // Snapshot ids the bridge made up (`tool-result-…`, per-step suffixes) count as stored too.
         storedIds = new Set([...stored.map((m) => m.id), ...toAguiMessages(stored).map((m) => m.id)]);
@@ -88,6 +93,7 @@ export class RunService {
     for (const id of callOwners(input.messages, fresh)) freshIds.add(id);
     const messages = toMastraMessages(input.messages).filter((m) => freshIds.has(m.id));
     if (resume.length === 0 && messages.length === 0) throw invalidInput('The run has no new message to answer and nothing to resume');
+    if (memory) await assertIdsFree(memory, messages.map((m) => m.id), input.threadId);
     return { events: (signal) => this.stream(agent, input, options, { messages, resume, memory: !!memory }, signal) };
   }
 
@@ -116,17 +122,21 @@ export class RunService {
     });
     yield translator.start();
     const streamOptions = {
+      requestContext: agUiRequestContext(input),
       ...(plan.memory && { memory: { thread: input.threadId, resource: options.resourceId, ...(options.memoryOptions && { options: options.memoryOptions }) } }),
       abortSignal: signal,
       onStepFinish: capture.onStepFinish,
-      ...(input.tools?.length && this.frontendToolOptions(input.tools, input.runId, options.frontendToolMode, signal)),
+      ...(input.tools?.length && this.frontendToolOptions(input.tools, { runId: input.runId, resourceId: options.resourceId }, options.frontendToolMode, signal)),
     };
     try {
       if (plan.resume.length > 0) {
-        for (const target of plan.resume) {
+        // Answers the client gave for calls that pause later in this run are applied when they do.
+        const waiting = new Map(plan.resume.slice(1).map((target) => [target.toolCallId, target]));
+        for (let target: ResumeTarget | undefined = plan.resume[0]; target; ) {
           const output = await this.resumeOne(agent, target, streamOptions);
-          yield* this.pipe(output, translator, input.runId, frontendTools, options, signal);
-          if (translator.finished) break;
+          const paused = { next: undefined as ResumeTarget | undefined };
+          yield* this.pipe(output, translator, input.runId, frontendTools, options, signal, waiting, paused);
+          target = translator.finished ? undefined : paused.next;
         }
       } else {
         const runOptions = {
@@ -161,12 +171,25 @@ export class RunService {
     frontendTools: ReadonlySet<string>,
     options: RunOptions,
     signal: AbortSignal,
+    waiting?: Map<string, ResumeTarget>,
+    paused?: { next?: ResumeTarget },
   ): AsyncGenerator<Event[]> {
     for await (const raw of output.fullStream) {
       if (signal.aborted) return;
       const chunk = raw as MastraChunk;
-      if (options.frontendToolMode === 'proxy' && chunk.type === 'tool-call' && frontendTools.has(chunk.payload.toolName)) {
-        this.proxy.expect(runId, chunk.payload.toolCallId);
+      const pausedCall = isPause(chunk) ? chunk.payload.toolCallId : undefined;
+      const answered = pausedCall ? waiting?.get(pausedCall) : undefined;
+      if (answered && paused && pausedCall) {
+        // The client already answered this pause: resume it instead of ending the run on it.
+        waiting?.delete(pausedCall);
+        paused.next = answered;
+        continue;
+      }
+      // Open the slot when the call first shows up, not at the atomic `tool-call`: `TOOL_CALL_END`
+      // goes out on `tool-call-input-streaming-end`, before `tool-call`, and a client may answer at once.
+      const opensCall = chunk.type === 'tool-call' || chunk.type === 'tool-call-input-streaming-start';
+      if (options.frontendToolMode === 'proxy' && opensCall && frontendTools.has(chunk.payload.toolName)) {
+        this.proxy.expect(runId, chunk.payload.toolCallId, options.resourceId);
       }
       const events = translator.push(chunk);
       if (events.length > 0) yield events;
@@ -179,13 +202,13 @@ export class RunService {
    * browser and end the loop), so proxied tools must go in as a toolset, whose `execute` Mastra
    * calls and awaits; returned tools go in as client tools.
    */
-  private frontendToolOptions(tools: Tool[], runId: string, mode: 'proxy' | 'return', signal: AbortSignal) {
-    const converted = this.clientTools(tools, runId, mode, signal);
+  private frontendToolOptions(tools: Tool[], run: ProxyRun, mode: 'proxy' | 'return', signal: AbortSignal) {
+    const converted = this.clientTools(tools, run, mode, signal);
     return mode === 'proxy' ? { toolsets: { [FRONTEND_TOOLSET]: converted } } : { clientTools: converted };
   }
 
   /** AG-UI tools as Mastra tools: proxied to the browser and awaited, or returned to it. */
-  private clientTools(tools: Tool[], runId: string, mode: 'proxy' | 'return', signal: AbortSignal) {
+  private clientTools(tools: Tool[], run: ProxyRun, mode: 'proxy' | 'return', signal: AbortSignal) {
     const proxy = this.proxy;
     return Object.fromEntries(
       tools.map((tool) => [
@@ -198,7 +221,7 @@ export class RunService {
             execute: async (_input: unknown, ctx: { agent?: { toolCallId?: string } }) => {
               const toolCallId = ctx?.agent?.toolCallId;
               if (!toolCallId) throw new Error(`Frontend tool ${tool.name} was called without a tool call id`);
-              const answer = await proxy.wait(runId, toolCallId, tool.name, signal);
+              const answer = await proxy.wait(run.runId, toolCallId, tool.name, signal, run.resourceId);
               if (answer.isError) throw new Error(typeof answer.content === 'string' ? answer.content : JSON.stringify(answer.content));
               return answer.content;
             },
@@ -247,4 +270,28 @@ function callOwners(input: Message[], fresh: Message[]): string[] {
   const answered = new Set(fresh.flatMap((m) => (m.role === 'tool' ? [m.toolCallId] : [])));
   if (answered.size === 0) return [];
   return input.flatMap((m) => (m.role === 'assistant' && m.toolCalls?.some((call) => answered.has(call.id)) ? [m.id] : []));
+}
+
+type ProxyRun = { runId: string; resourceId: string };
+
+function isPause(chunk: MastraChunk): chunk is Extract<MastraChunk, { type: 'tool-call-approval' | 'tool-call-suspended' }> {
+  return chunk.type === 'tool-call-approval' || chunk.type === 'tool-call-suspended';
+}
+
+/** What tools and processors may read of the AG-UI input: `requestContext.get('ag-ui')`. */
+function agUiRequestContext(input: RunAgentInput): RequestContext {
+  return new RequestContext([[AGUI_CONTEXT_KEY, { context: input.context ?? [], state: input.state, forwardedProps: input.forwardedProps }]]);
+}
+
+/**
+ * Refuses message ids that already belong to another thread: Mastra saves messages by id, so a
+ * reused id would move that row (possibly another user's) into this thread.
+ */
+async function assertIdsFree(memory: MastraMemory, ids: string[], threadId: string): Promise<void> {
+  if (ids.length === 0) return;
+  const store = await memory.storage.getStore('memory');
+  if (!store) return;
+  const { messages } = await store.listMessagesById({ messageIds: ids });
+  const taken = messages.find((m) => m.threadId !== threadId);
+  if (taken) throw conflict(`Message id ${taken.id} is already used by another thread`);
 }

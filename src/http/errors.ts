@@ -13,10 +13,14 @@ export interface ErrorBody {
 
 /** Dotted paths and messages of a zod failure, for `details`. */
 export function zodDetails(error: ZodError, prefix = ''): ErrorDetail[] {
-  return error.issues.map((issue) => ({
-    path: [prefix, ...issue.path.map(String)].filter(Boolean).join('.'),
-    message: issue.message,
-  }));
+  const dotted = (path: PropertyKey[]) => [prefix, ...path.map(String)].filter(Boolean).join('.');
+  return error.issues.flatMap((issue) =>
+    // A strict object reports its unknown keys on the object itself (path ''): name each key, so a
+    // client can tell which field to drop.
+    issue.code === 'unrecognized_keys'
+      ? issue.keys.map((key) => ({ path: dotted([...issue.path, key]), message: `Unrecognized key: "${key}"` }))
+      : [{ path: dotted(issue.path), message: issue.message }],
+  );
 }
 
 /**

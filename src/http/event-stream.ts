@@ -95,20 +95,27 @@ export class EventStream {
     return new Promise((resolve) => this.waiters.push(resolve));
   }
 
-  /** Bytes written but not yet taken by the client (and not yet flushed). */
+  /**
+   * Bytes flushed to the response that the client has not taken yet: how far behind it is. What
+   * was written in this turn and not flushed yet does not count: a burst (a replay, a snapshot, a
+   * large message) says nothing about the reader, and counting it cut off clients that keep up.
+   */
   get queuedBytes(): number {
     if (this.done) return 0;
-    return HIGH_WATER_BYTES - (this.controller.desiredSize ?? HIGH_WATER_BYTES) + this.pendingText.length;
+    return HIGH_WATER_BYTES - (this.controller.desiredSize ?? HIGH_WATER_BYTES);
   }
 
-  /** Drops what is queued and breaks the response off (a client too slow to keep up). */
+  /**
+   * Drops what is queued and breaks the response off (a client too slow to keep up). The
+   * `onCancel` listeners run: to whoever holds the stream the client is gone all the same, and a
+   * holder that never heard of it would keep the client's resources forever.
+   */
   abort(reason: string): void {
     if (this.done) return;
-    this.done = true;
     this.pendingText = '';
     this.pendingBinary = [];
     this.controller.error(new Error(reason));
-    this.release();
+    this.cancelled();
   }
 
   /** Flushes what is queued and ends the response. */
@@ -124,7 +131,7 @@ export class EventStream {
     this.release();
   }
 
-  /** Runs `listener` once if the client goes away before `close()`. */
+  /** Runs `listener` once if the stream ends before `close()`: the client went away, or `abort()` cut it off. */
   onCancel(listener: () => void): void {
     this.cancelListeners.push(listener);
   }

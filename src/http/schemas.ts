@@ -8,20 +8,23 @@ export const ForwardedPropsSchema = z
     agentId: id.optional(),
     resourceId: id.optional(),
     memoryOptions: z.record(z.string(), z.unknown()).optional(),
+    // One transform rather than a union of object | string: a failed union answers a bare
+    // "Invalid input", and the client would never see what structuredOutput should be.
     structuredOutput: z
-      .union([
-        z.record(z.string(), z.unknown()),
-        z.string().transform((text, ctx) => {
+      .unknown()
+      .transform((value, ctx): Record<string, unknown> => {
+        let parsed = value;
+        if (typeof value === 'string') {
           try {
-            const parsed: unknown = JSON.parse(text);
-            if (parsed && typeof parsed === 'object' && !Array.isArray(parsed)) return parsed as Record<string, unknown>;
+            parsed = JSON.parse(value);
           } catch {
-            // reported below
+            parsed = undefined;
           }
-          ctx.addIssue({ code: 'custom', message: 'structuredOutput must be a JSON Schema object or its JSON text' });
-          return z.NEVER;
-        }),
-      ])
+        }
+        if (parsed && typeof parsed === 'object' && !Array.isArray(parsed)) return parsed as Record<string, unknown>;
+        ctx.addIssue({ code: 'custom', message: 'structuredOutput must be a JSON Schema object or its JSON text' });
+        return z.NEVER;
+      })
       .optional(),
     frontendToolMode: z.enum(['proxy', 'return']).optional(),
   })

@@ -39,9 +39,21 @@ export async function startServer(env: ServerEnv, bridgeConfig: BridgeConfig = {
   const mastra = new Mastra({ agents: { demo }, storage, logger: false, backgroundTasks: { enabled: true } });
   const bridge = createBridge({ prefix: env.AGUI_PREFIX, ...bridgeConfig });
   const app = bridge.app(mastra);
-  const server: ServerType = await new Promise((resolve) => {
-    const s = serve({ fetch: app.fetch, hostname: env.HOST, port: env.PORT }, () => resolve(s));
-  });
+  let server: ServerType;
+  try {
+    server = await new Promise<ServerType>((resolve, reject) => {
+      const s = serve({ fetch: app.fetch, hostname: env.HOST, port: env.PORT }, () => {
+        s.off('error', reject);
+        resolve(s);
+      });
+      // A failed listen (EADDRINUSE, EACCES) is an 'error' event, not a throw: unheard, it crashes
+      // the process with a raw stack instead of main's one-line message and exit code 1.
+      s.once('error', reject);
+    });
+  } catch (error) {
+    await storage.close().catch(() => {});
+    throw error;
+  }
   const { port } = server.address() as AddressInfo;
   const host = env.HOST.includes(':') ? `[${env.HOST}]` : env.HOST;
   return {

@@ -42,16 +42,21 @@ export class ThreadStore {
 
   async create(input: { resourceId: string; threadId?: string; title?: string; metadata?: Record<string, unknown>; agentId?: string }): Promise<ThreadInfo> {
     const { memory } = await this.agents.withMemory(input.agentId);
-    if (input.threadId && (await memory.getThreadById({ threadId: input.threadId }))) {
-      throw conflict(`Thread ${input.threadId} already exists`);
-    }
-    const thread = await memory.createThread({
-      resourceId: input.resourceId,
-      threadId: input.threadId,
-      title: input.title,
-      metadata: input.metadata,
-    });
-    return toThreadInfo(thread);
+    const create = async () => {
+      if (input.threadId && (await memory.getThreadById({ threadId: input.threadId }))) {
+        throw conflict(`Thread ${input.threadId} already exists`);
+      }
+      const thread = await memory.createThread({
+        resourceId: input.resourceId,
+        threadId: input.threadId,
+        title: input.title,
+        metadata: input.metadata,
+      });
+      return toThreadInfo(thread);
+    };
+    // Check-then-create must not interleave for one id: stores save with an upsert (LibSQL: INSERT
+    // OR REPLACE), so a second create that passed the check too would take over the first's thread.
+    return input.threadId ? this.exclusive(input.threadId, create) : create();
   }
 
   async list(input: { resourceId: string; agentId?: string } & Page): Promise<ThreadInfo[]> {
@@ -78,6 +83,21 @@ export class ThreadStore {
     return { thread, memory };
   }
 
+  /**
+   * Makes sure the caller owns the thread, creating it when missing (under the same per-thread lock
+   * as `create`, so two first runs on a new id cannot hand it to different resources). Another
+   * resource's thread is `404`. Answers whether the thread already existed.
+   */
+  async claim(scope: ThreadScope): Promise<{ existed: boolean }> {
+    const { memory } = await this.agents.withMemory(scope.agentId);
+    return this.exclusive(scope.threadId, async () => {
+      const thread = await memory.getThreadById({ threadId: scope.threadId });
+      if (thread && thread.resourceId !== scope.resourceId) throw notFound('THREAD_NOT_FOUND', `Thread ${scope.threadId} not found`);
+      if (!thread) await memory.createThread({ resourceId: scope.resourceId, threadId: scope.threadId });
+      return { existed: !!thread };
+    });
+  }
+
   /** Whether the thread exists for someone else: such a thread must never be written through this caller. */
   async assertNotForeign(scope: ThreadScope): Promise<{ exists: boolean }> {
     const { memory } = await this.agents.withMemory(scope.agentId);
@@ -88,10 +108,20 @@ export class ThreadStore {
 
   /** Updates the title and merges `metadata` into what is stored (keys set to `null` are removed). */
   async update(scope: ThreadScope, patch: { title?: string; metadata?: Record<string, unknown> }): Promise<ThreadInfo> {
-    const { thread, memory } = await this.load(scope);
-    const metadata = mergeMetadata(thread.metadata, patch.metadata);
-    const updated = await memory.updateThread({ id: thread.id, title: patch.title ?? thread.title ?? '', metadata });
-    return toThreadInfo(updated);
+    // Serialised per thread: two PATCHes read-merge-write the same metadata, neither may lose the other's keys.
+    return this.exclusive(scope.threadId, async () => {
+      const { thread, memory } = await this.load(scope);
+      const metadata = mergeMetadata(thread.metadata, patch.metadata);
+      const title = patch.title ?? thread.title ?? '';
+      // Mastra's updateThread merges `metadata` into the stored one (LibSQL and the in-memory store
+      // both spread the old keys back in), so it cannot remove a key: a removal rewrites the whole
+      // row with saveThread instead (the row read above, every column kept).
+      const removesKeys = Object.keys(thread.metadata ?? {}).some((key) => !(key in metadata));
+      const updated = removesKeys
+        ? await memory.saveThread({ thread: { ...thread, title, metadata, updatedAt: new Date() } })
+        : await memory.updateThread({ id: thread.id, title, metadata });
+      return toThreadInfo(updated);
+    });
   }
 
   async delete(scope: ThreadScope): Promise<void> {
@@ -110,6 +140,22 @@ export class ThreadStore {
   async messages(scope: ThreadScope, page: Page, format: 'mastra' | 'agui'): Promise<ThreadMessage[] | Message[]> {
     const stored = await this.storedMessages(scope, page);
     return format === 'agui' ? toAguiMessages(stored) : stored.map(toThreadMessage);
+  }
+
+  /** Tails of the create/update sections running per thread id (this process only). */
+  private readonly locks = new Map<string, Promise<unknown>>();
+
+  /** Runs `task` after every earlier task for the same thread id has settled. */
+  private async exclusive<T>(threadId: string, task: () => Promise<T>): Promise<T> {
+    const previous = this.locks.get(threadId) ?? Promise.resolve();
+    const result = previous.then(task, task);
+    const tail = result.catch(() => {});
+    this.locks.set(threadId, tail);
+    try {
+      return await result;
+    } finally {
+      if (this.locks.get(threadId) === tail) this.locks.delete(threadId);
+    }
   }
 
   private async recall(memory: MastraMemory, scope: ThreadScope, page: Page): Promise<MastraDBMessage[]> {

@@ -10,6 +10,8 @@ export interface ToolCallAnswer {
 }
 
 type Pending = {
+  /** The resource that started the run: only it may answer. */
+  resourceId: string;
   promise: Promise<ToolCallAnswer>;
   resolve: (answer: ToolCallAnswer) => void;
   reject: (error: Error) => void;
@@ -32,7 +34,7 @@ const ANSWERED_MEMORY = 10_000;
 @injectable()
 export class ToolProxy {
   private readonly pending = new Map<string, Pending>();
-  private readonly answered = new Set<string>();
+  private readonly answered = new Map<string, string>();
   private readonly timeoutMs: number;
 
   constructor(@inject(TOKENS.Config) config: ResolvedConfig) {
@@ -40,14 +42,14 @@ export class ToolProxy {
   }
 
   /** Opens a slot for a call the client is about to see. */
-  expect(runId: string, toolCallId: string): void {
-    this.slot(key(runId, toolCallId));
+  expect(runId: string, toolCallId: string, resourceId: string): void {
+    this.slot(key(runId, toolCallId), resourceId);
   }
 
   /** Waits for the client's answer; times out after `frontendToolTimeoutMs` or when `signal` aborts. */
-  wait(runId: string, toolCallId: string, toolName: string, signal?: AbortSignal): Promise<ToolCallAnswer> {
+  wait(runId: string, toolCallId: string, toolName: string, signal: AbortSignal | undefined, resourceId: string): Promise<ToolCallAnswer> {
     const k = key(runId, toolCallId);
-    const entry = this.slot(k);
+    const entry = this.slot(k, resourceId);
     // Whole seconds would print a sub-second timeout as "0 s"; say milliseconds below one second.
     const limit = this.timeoutMs < 1000 ? `${this.timeoutMs} ms` : `${Math.round(this.timeoutMs / 1000)} s`;
     const timer = setTimeout(
@@ -65,12 +67,13 @@ export class ToolProxy {
   }
 
   /** Delivers the client's answer: unknown call `404 TOOL_CALL_NOT_FOUND`, answered twice `409 CONFLICT`. */
-  answer(runId: string, toolCallId: string, answer: ToolCallAnswer): void {
+  answer(runId: string, toolCallId: string, resourceId: string, answer: ToolCallAnswer): void {
     const k = key(runId, toolCallId);
-    if (this.answered.has(k)) throw conflict(`Tool call ${toolCallId} was already answered`);
     const entry = this.pending.get(k);
-    if (!entry) throw notFound('TOOL_CALL_NOT_FOUND', `No pending tool call ${toolCallId} in run ${runId}`);
-    this.remember(k);
+    // Another resource's call is answered exactly like an unknown one.
+    if (this.answered.get(k) === resourceId) throw conflict(`Tool call ${toolCallId} was already answered`);
+    if (!entry || entry.resourceId !== resourceId) throw notFound('TOOL_CALL_NOT_FOUND', `No pending tool call ${toolCallId} in run ${runId}`);
+    this.remember(k, resourceId);
     entry.resolve(answer);
   }
 
@@ -85,7 +88,7 @@ export class ToolProxy {
     }
   }
 
-  private slot(k: string): Pending {
+  private slot(k: string, resourceId: string): Pending {
     let entry = this.pending.get(k);
     if (!entry) {
       let resolve!: Pending['resolve'];
@@ -95,15 +98,15 @@ export class ToolProxy {
         reject = rej;
       });
       promise.catch(() => {}); // a slot nobody waits on must not become an unhandled rejection
-      entry = { promise, resolve, reject };
+      entry = { resourceId, promise, resolve, reject };
       this.pending.set(k, entry);
     }
     return entry;
   }
 
-  private remember(k: string): void {
-    this.answered.add(k);
-    if (this.answered.size > ANSWERED_MEMORY) this.answered.delete(this.answered.values().next().value as string);
+  private remember(k: string, resourceId: string): void {
+    this.answered.set(k, resourceId);
+    if (this.answered.size > ANSWERED_MEMORY) this.answered.delete(this.answered.keys().next().value as string);
   }
 }
 

@@ -393,22 +393,27 @@ export class RunTranslator {
 
   private backgroundTask(type: string, payload: unknown, out: Event[]): void {
     const task = (payload ?? {}) as { taskId?: string; toolName?: string; toolCallId?: string; result?: unknown; error?: unknown };
-    if (!task.taskId) return;
-    const messageId = `background-task-${task.taskId}`;
     const status = type.slice('background-task-'.length);
+    // Streamed tool output is not a status: it would overwrite `running`; the result comes with `completed`.
+    if (!task.taskId || status === 'output') return;
+    const messageId = `background-task-${task.taskId}`;
+    const outcome = {
+      ...(task.result !== undefined && { result: task.result }),
+      ...(task.error !== undefined && { error: errorMessage(task.error) }),
+    };
     if (!this.backgroundTasks.has(task.taskId)) {
       this.backgroundTasks.add(task.taskId);
+      // A task first seen at its end (its run already bracketed elsewhere) must still carry the outcome.
       out.push({
         type: EventType.ACTIVITY_SNAPSHOT,
         messageId,
         activityType: 'background-task',
-        content: { taskId: task.taskId, toolName: task.toolName, toolCallId: task.toolCallId, status },
+        content: { taskId: task.taskId, toolName: task.toolName, toolCallId: task.toolCallId, status, ...outcome },
       });
       return;
     }
     const patch: Array<{ op: 'replace' | 'add'; path: string; value: unknown }> = [{ op: 'replace', path: '/status', value: status }];
-    if (task.result !== undefined) patch.push({ op: 'add', path: '/result', value: task.result });
-    if (task.error !== undefined) patch.push({ op: 'add', path: '/error', value: errorMessage(task.error) });
+    for (const [key, value] of Object.entries(outcome)) patch.push({ op: 'add', path: `/${key}`, value });
     out.push({ type: EventType.ACTIVITY_DELTA, messageId, activityType: 'background-task', patch });
   }
 

@@ -5,7 +5,8 @@ export function jsonText(value: unknown): string {
   if (typeof value === 'string') return value;
   if (value === undefined) return 'null';
   try {
-    return JSON.stringify(value);
+    // `undefined` for functions and symbols: the content of a tool result must still be a string.
+    return JSON.stringify(value) ?? String(value);
   } catch {
     return String(value);
   }
@@ -46,7 +47,8 @@ export function toTokenUsage(usage: UsageLike | undefined, metadata: unknown): T
   if (typeof meta.modelId === 'string') out.model = meta.modelId;
   for (const key of ['inputTokens', 'outputTokens', 'totalTokens', 'reasoningTokens', 'cachedInputTokens'] as const) {
     const value = usage[key];
-    if (typeof value === 'number' && Number.isFinite(value)) out[key] = value;
+    // AG-UI counts are non-negative integers; one bad count must not make RUN_FINISHED invalid.
+    if (typeof value === 'number' && Number.isSafeInteger(value) && value >= 0) out[key] = value;
   }
   return Object.keys(out).length > 0 ? out : undefined;
 }

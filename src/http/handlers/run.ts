@@ -12,7 +12,7 @@ const isTerminal = (event: Event | undefined) => event?.type === EventType.RUN_F
 /** `POST /run`: one AG-UI run, streamed. Everything refusable is refused before the stream opens. */
 export async function runAgent(c: Context, s: Services): Promise<Response> {
   const input = parseInput(RunAgentInputSchema, await readJsonBody(c, s.config.maxBodyBytes), 'body');
-  const props = parseInput(ForwardedPropsSchema, input.forwardedProps ?? {}, 'body');
+  const props = parseInput(ForwardedPropsSchema, input.forwardedProps ?? {}, 'body', 'forwardedProps');
   const resourceId = await s.resources.resolve(c, props.resourceId);
   const run = await s.runs.prepare(input, {
     agentId: props.agentId,

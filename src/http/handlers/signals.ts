@@ -9,8 +9,7 @@ import {
   TargetSchema,
   ToolApprovalSchema,
 } from '../../signals/schemas.js';
-import { parseBody, parseInput } from '../request.js';
-import { PathIdSchema } from '../schemas.js';
+import { parseBody, parseInput, pathParam } from '../request.js';
 import type { Services } from '../services.js';
 import { threadScope } from './threads.js';
 
@@ -76,7 +75,7 @@ export async function abortThread(c: Context, s: Services): Promise<Response> {
 
 /** `DELETE /threads/:threadId/queue/:signalId` */
 export async function cancelQueued(c: Context, s: Services): Promise<Response> {
-  const signalId = parseInput(PathIdSchema, c.req.param('signalId'), 'path');
+  const signalId = pathParam(c, 'signalId');
   const q = parseInput(TargetQuerySchema, c.req.query(), 'query');
   return c.json(await s.signals.cancelQueued(await threadScope(c, s, q), signalId));
 }

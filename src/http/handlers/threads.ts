@@ -1,12 +1,12 @@
 import type { Context } from 'hono';
 import type { ThreadScope } from '../../threads/thread-store.js';
-import { parseBody, parseInput } from '../request.js';
-import { AgentQuerySchema, CreateThreadSchema, ListThreadsQuerySchema, MessagesQuerySchema, PathIdSchema, UpdateThreadSchema } from '../schemas.js';
+import { parseBody, parseInput, pathParam } from '../request.js';
+import { AgentQuerySchema, CreateThreadSchema, ListThreadsQuerySchema, MessagesQuerySchema, UpdateThreadSchema } from '../schemas.js';
 import type { Services } from '../services.js';
 
 /** The caller's scope on `/threads/:threadId…`: path id, resolved resource, optional agent. */
 export async function threadScope(c: Context, s: Services, claimed: { resourceId?: string; agentId?: string }): Promise<ThreadScope> {
-  const threadId = parseInput(PathIdSchema, c.req.param('threadId'), 'path');
+  const threadId = pathParam(c, 'threadId');
   const resourceId = await s.resources.resolve(c, claimed.resourceId);
   return { threadId, resourceId, agentId: claimed.agentId };
 }

@@ -1,0 +1,54 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+
+/** The repository root (the standalone server is started from here, as `npm start` does). */
+export const REPO_ROOT = fileURLToPath(new URL('../../', import.meta.url));
+
+export interface ServerProcess {
+  /** The URL the server printed, prefix included (e.g. `http://127.0.0.1:41234/agui`). */
+  url: string;
+  child: ChildProcess;
+  /** Everything written so far. */
+  output(): { stdout: string; stderr: string };
+  /** Resolves when the process has exited. */
+  exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+}
+
+/**
+ * Spawns the real standalone server (`node --import tsx src/server/main.ts`) and resolves once it
+ * printed its `listening on <url>` line. Rejects if it exits first (with what it printed).
+ */
+export function startServerProcess(env: Record<string, string>): Promise<ServerProcess> {
+  const child = spawn(process.execPath, ['--import', 'tsx', 'src/server/main.ts'], {
+    cwd: REPO_ROOT,
+    env: { ...process.env, HOST: '127.0.0.1', PORT: '0', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let stdout = '';
+  let stderr = '';
+  child.stdout!.setEncoding('utf8');
+  child.stderr!.setEncoding('utf8');
+  child.stderr!.on('data', (chunk: string) => (stderr += chunk));
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
+    child.once('exit', (code, signal) => resolve({ code, signal })),
+  );
+  return new Promise((resolve, reject) => {
+    let started = false;
+    child.stdout!.on('data', (chunk: string) => {
+      stdout += chunk;
+      const match = /listening on (http:\/\/\S+)/.exec(stdout);
+      if (match && !started) {
+        started = true;
+        resolve({ url: match[1], child, output: () => ({ stdout, stderr }), exited });
+      }
+    });
+    void exited.then(({ code, signal }) => {
+      if (!started) reject(new Error(`server exited (code ${code}, signal ${signal}) before listening:\n${stdout}\n${stderr}`));
+    });
+  });
+}
+
+/** Ends a server this test started, by its pid, if it is still running. */
+export function killIfRunning(server: ServerProcess | undefined): void {
+  if (server && server.child.exitCode === null && server.child.signalCode === null) server.child.kill('SIGKILL');
+}
