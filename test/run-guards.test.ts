@@ -47,7 +47,7 @@ describe('message ids', () => {
     await runStrict(`${tb.base}/run`, first);
 
     const hijack = await http(`${tb.base}/run`, {
-      body: runInput({ messages: [{ ...owned, content: 'taken' }], forwardedProps: { resourceId: 'eve' } }),
+      body: runInput({ messages: [userMessage('taken', owned.id)], forwardedProps: { resourceId: 'eve' } }),
     });
     expect(hijack.status).toBe(409);
     expect(hijack.body.code).toBe('CONFLICT');
