@@ -58,7 +58,7 @@ export class SignalRouter {
 
   /** A state signal; an unchanged `cacheKey` is skipped by Mastra and answered `{ skipped: true }`. */
   async state(scope: ThreadScope, body: z.output<typeof StateSignalSchema>): Promise<SignalDecision | { skipped: true; reason: string }> {
-    const agent = await this.ownedThreadAgent(scope, true);
+    const agent = await this.ownedThreadAgent(scope, 'existing');
     const { id, cacheKey, contents, mode, value, delta } = body;
     const result = await agent.sendStateSignal({ id, cacheKey, contents, mode, value, delta } as never, this.target(scope, body));
     if (result.skipped) return { skipped: true, reason: result.reason };
@@ -66,7 +66,7 @@ export class SignalRouter {
   }
 
   async notify(scope: ThreadScope, body: z.output<typeof NotificationSchema>) {
-    const agent = await this.ownedThreadAgent(scope, false);
+    const agent = await this.ownedThreadAgent(scope, 'claim');
     const { resourceId: _r, agentId: _a, ...notification } = body;
     const result = await agent.sendNotificationSignal(notification as never, { resourceId: scope.resourceId, threadId: scope.threadId });
     const accepted = result.accepted ? await result.accepted : undefined;
@@ -75,14 +75,14 @@ export class SignalRouter {
   }
 
   async listNotifications(scope: ThreadScope, status?: string) {
-    await this.ownedThreadAgent(scope, false);
+    await this.ownedThreadAgent(scope, 'read');
     const store = await this.mastra.getStorage()?.getStore('notifications');
     if (!store) throw new BridgeError(500, 'INTERNAL_ERROR', 'The storage has no notifications domain');
     return store.listNotifications({ threadId: scope.threadId, ...(status && { status }) } as never);
   }
 
   async pendingApprovals(scope: ThreadScope): Promise<PendingApproval[]> {
-    const agent = await this.ownedThreadAgent(scope, false);
+    const agent = await this.ownedThreadAgent(scope, 'read');
     const { runs } = await agent.listSuspendedRuns({ threadId: scope.threadId, resourceId: scope.resourceId });
     return runs.flatMap((run) =>
       run.toolCalls
@@ -96,7 +96,7 @@ export class SignalRouter {
     const pending = await this.pendingApprovals(scope);
     const call = pending.find((p) => p.toolCallId === body.toolCallId);
     if (!call) throw notFound('TOOL_CALL_NOT_FOUND', `No tool call ${body.toolCallId} is waiting for approval on this thread`);
-    const agent = await this.ownedThreadAgent(scope, false);
+    const agent = await this.ownedThreadAgent(scope, 'read');
     const result = await agent.sendToolApproval({
       threadId: scope.threadId,
       resourceId: scope.resourceId,
@@ -109,26 +109,34 @@ export class SignalRouter {
   }
 
   async abort(scope: ThreadScope): Promise<{ aborted: boolean }> {
-    const agent = await this.ownedThreadAgent(scope, false);
+    const agent = await this.ownedThreadAgent(scope, 'read');
     return { aborted: agent.abortThreadStream({ resourceId: scope.resourceId, threadId: scope.threadId }) };
   }
 
   async cancelQueued(scope: ThreadScope, signalId: string): Promise<{ cancelled: string[] }> {
-    const agent = await this.ownedThreadAgent(scope, false);
+    const agent = await this.ownedThreadAgent(scope, 'read');
     const { cancelledSignalIds } = agent.cancelQueuedMessages({ resourceId: scope.resourceId, threadId: scope.threadId, signalIds: [signalId] });
     return { cancelled: cancelledSignalIds };
   }
 
   private async route(scope: ThreadScope, send: (agent: Agent) => Sent): Promise<SignalDecision> {
-    const agent = await this.ownedThreadAgent(scope, false);
+    // Claimed, not only checked: a wake creates a missing thread anyway, but a persisted signal
+    // would be stored under no thread, unreadable by its sender and the id left to anyone.
+    const agent = await this.ownedThreadAgent(scope, 'claim');
     return decision(send(agent));
   }
 
-  /** The agent for the thread, after checking the thread is not another resource's (and exists, if required). */
-  private async ownedThreadAgent(scope: ThreadScope, mustExist: boolean): Promise<Agent> {
+  /**
+   * The agent for the thread, after checking the thread is not another resource's: `read` only
+   * checks, `claim` creates a missing thread for the caller (a signal may wake a run on it),
+   * `existing` also requires that it exists.
+   */
+  private async ownedThreadAgent(scope: ThreadScope, mode: 'read' | 'claim' | 'existing'): Promise<Agent> {
     const { agent } = await this.agents.withMemory(scope.agentId);
-    const { exists } = await this.threads.assertNotForeign({ ...scope, agentId: agent.id });
-    if (mustExist && !exists) throw notFound('THREAD_NOT_FOUND', `Thread ${scope.threadId} not found`);
+    const owned = { ...scope, agentId: agent.id };
+    if (mode === 'claim') await this.threads.claim(owned);
+    else if (mode === 'existing') await this.threads.load(owned);
+    else await this.threads.assertNotForeign(owned);
     return agent;
   }
 

@@ -87,16 +87,20 @@ export class ThreadFeed {
 
   /** Adds a client: replay after `lastEventId` when the ring still has it, else a snapshot run first. */
   async attach(out: EventStream, options: AttachOptions, fresh: boolean): Promise<void> {
-    // A first client that saw ids from before a restart: keep the sequence above them.
-    if (fresh && options.lastEventId !== undefined && options.lastEventId > this.seq) this.seq = options.lastEventId;
+    // An id this feed never handed out was seen before a restart: keep the sequence above it (ids
+    // only grow), and as nothing after it can be replayed, the client gets a snapshot.
+    const ahead = options.lastEventId !== undefined && options.lastEventId > this.seq;
+    if (ahead) this.seq = options.lastEventId as number;
     const client: Client = { out, position: this.seq, loading: false, awaitingRun: false };
     this.clients.add(client);
-    const replayable = !fresh && options.lastEventId !== undefined && this.ring.since(options.lastEventId) !== undefined;
+    const replayable = !fresh && !ahead && options.lastEventId !== undefined && this.ring.since(options.lastEventId) !== undefined;
     if (replayable) {
       client.position = options.lastEventId as number;
     } else {
-      if (options.snapshot || options.lastEventId !== undefined) await this.sendSnapshot(client);
+      // Join first: the snapshot frames carry the position the client resumes from, and a client
+      // joining inside a run resumes before that run's RUN_STARTED, so ids would otherwise go back.
       this.joinCurrentRun(client);
+      if (options.snapshot || options.lastEventId !== undefined) await this.sendSnapshot(client);
     }
     this.catchUp(client);
   }
@@ -154,7 +158,9 @@ export class ThreadFeed {
 
   /** Sends what the client has not seen yet from the ring. */
   private catchUp(client: Client): void {
-    const missed = this.ring.since(client.position) ?? [];
+    const missed = this.ring.since(client.position);
+    // The ring moved past it while its snapshot loaded: a gap it cannot see. It comes back for a new snapshot.
+    if (!missed) return this.cutOff(client);
     for (const { id, event } of missed) {
       if (client.awaitingRun && event.type !== EventType.RUN_STARTED) continue;
       client.awaitingRun = false;
@@ -192,7 +198,10 @@ export class ThreadFeed {
   }
 
   private cutOffIfBehind(client: Client): void {
-    if (client.out.queuedBytes <= this.options.maxClientQueueBytes) return;
+    if (client.out.queuedBytes > this.options.maxClientQueueBytes) this.cutOff(client);
+  }
+
+  private cutOff(client: Client): void {
     this.clients.delete(client);
     client.out.abort('The client fell too far behind; reconnect with Last-Event-ID');
   }

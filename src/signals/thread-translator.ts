@@ -3,14 +3,18 @@ import type { MastraChunk } from '../translate/chunks.js';
 import type { RunTranslator } from '../translate/run-translator.js';
 import type { StreamTranslator } from '../translate/stream-translator.js';
 
-/** The run a chunk belongs to: top-level `runId`, or the payload's (task-manager chunks carry it there). */
-function runIdOf(chunk: MastraChunk): string | undefined {
-  if ('runId' in chunk && typeof chunk.runId === 'string' && chunk.runId) return chunk.runId;
+/** The run a chunk says it belongs to. Task-manager chunks carry none at the top level. */
+function topLevelRunId(chunk: MastraChunk): string | undefined {
+  return 'runId' in chunk && typeof chunk.runId === 'string' && chunk.runId ? chunk.runId : undefined;
+}
+
+function payloadRunId(chunk: MastraChunk): string | undefined {
   const payload = 'payload' in chunk ? (chunk.payload as { runId?: unknown } | undefined) : undefined;
   return typeof payload?.runId === 'string' ? payload.runId : undefined;
 }
 
 const PAUSES = new Set(['tool-call-approval', 'tool-call-suspended']);
+const RESULTS = new Set(['tool-result', 'tool-error', 'tool-output-denied']);
 
 /**
  * Splits a thread's endless chunk stream into AG-UI runs: one `RUN_STARTED … RUN_FINISHED|RUN_ERROR`
@@ -26,6 +30,10 @@ const PAUSES = new Set(['tool-call-approval', 'tool-call-suspended']);
 export class ThreadTranslator {
   private run?: RunTranslator;
   private runId?: string;
+  /** The run whose bracket ended last, and the calls it paused on (empty unless it paused). */
+  private ended?: { runId: string; paused: Set<string> };
+  /** Calls of the open bracket the client already holds with their arguments (shared with its translator). */
+  private resumed = new Set<string>();
 
   constructor(
     private readonly threadId: string,
@@ -38,18 +46,20 @@ export class ThreadTranslator {
   }
 
   push(chunk: MastraChunk): Event[] {
-    const runId = runIdOf(chunk) ?? this.runId ?? 'thread-run';
+    const runId = topLevelRunId(chunk);
+    // Task-manager chunks name no run: they belong to the open bracket, or get one of their own.
+    if (!runId) return this.open ? this.forward(chunk) : this.alone(chunk, payloadRunId(chunk) ?? 'background-task');
     const out: Event[] = [];
-    if (this.run && runId !== this.runId) out.push(...this.closeRun());
-    if (!this.run) out.push(...this.openRun(runId));
-    const run = this.run as RunTranslator;
-    out.push(...run.push(chunk));
-    if (PAUSES.has(chunk.type)) out.push(...run.end());
-    if (run.finished) this.run = undefined;
-    else if (chunk.type.startsWith('background-task-') && !('runId' in chunk && chunk.runId)) {
-      // A task-manager chunk opened a bracket of its own: close it again at once.
+    if (this.run && (runId !== this.runId || chunk.type === 'start')) {
+      if (runId === this.runId) return this.forward(chunk); // a `start` inside its own run: nothing new
       out.push(...this.closeRun());
     }
+    if (!this.run) {
+      // What trails a failed or aborted run (`finish` after `error`) is not a new run.
+      if (this.ended?.runId === runId && this.ended.paused.size === 0 && chunk.type !== 'start') return out;
+      out.push(...this.openRun(runId));
+    }
+    out.push(...this.forward(chunk));
     return out;
   }
 
@@ -58,14 +68,40 @@ export class ThreadTranslator {
     return this.closeRun();
   }
 
+  private forward(chunk: MastraChunk): Event[] {
+    const run = this.run as RunTranslator;
+    // A result for a call this bracket never streamed answers a call from before it (the paused
+    // bracket, or the client's history after a restart): the client has its arguments already.
+    // (Marking a call the bracket did stream changes nothing: only unseen calls are re-opened.)
+    if (RESULTS.has(chunk.type)) this.resumed.add((chunk as { payload: { toolCallId: string } }).payload.toolCallId);
+    const out = run.push(chunk);
+    if (PAUSES.has(chunk.type)) {
+      out.push(...run.end());
+      this.ended = { runId: this.runId as string, paused: new Set([(chunk as { payload: { toolCallId: string } }).payload.toolCallId]) };
+      this.run = undefined;
+    } else if (run.finished) {
+      this.ended = { runId: this.runId as string, paused: new Set() };
+      this.run = undefined;
+    }
+    return out;
+  }
+
+  /** A bracket around one chunk that arrived while no run was open. */
+  private alone(chunk: MastraChunk, runId: string): Event[] {
+    return [...this.openRun(runId), ...this.forward(chunk), ...this.closeRun()];
+  }
+
   private openRun(runId: string): Event[] {
+    // A run resuming after approval: the client already has the paused call and its arguments.
+    this.resumed = new Set(this.ended?.runId === runId ? this.ended.paused : []);
     this.runId = runId;
-    this.run = this.translators.begin({ threadId: this.threadId, runId });
+    this.run = this.translators.begin({ threadId: this.threadId, runId, resumedToolCalls: this.resumed });
     return this.run.start();
   }
 
   private closeRun(): Event[] {
     const events = this.run?.end() ?? [];
+    if (this.run) this.ended = { runId: this.runId as string, paused: new Set() };
     this.run = undefined;
     return events;
   }
