@@ -114,7 +114,9 @@ export class EventStream {
     if (this.done) return;
     this.pendingText = '';
     this.pendingBinary = [];
-    this.controller.error(new Error(reason));
+    // Marked as a premature close: @hono/node-server then destroys the socket quietly instead of
+    // logging the error with its stack (this is a cut-off we chose, not a failure).
+    this.controller.error(Object.assign(new Error(reason), { code: 'ERR_STREAM_PREMATURE_CLOSE' }));
     this.cancelled();
   }
 

@@ -55,6 +55,7 @@ export class ThreadFeed {
   private readonly translator: ThreadTranslator;
   private readonly stop = new AbortController();
   private unsubscribe?: () => void;
+  private followingTasks = false;
   private runStartSeq?: number;
   private lastPublish = Date.now();
   private readonly heartbeat: NodeJS.Timeout;
@@ -81,8 +82,6 @@ export class ThreadFeed {
     const sub = await this.options.agent.subscribeToThread({ resourceId: this.options.resourceId, threadId: this.options.threadId });
     this.unsubscribe = () => sub.unsubscribe();
     void this.consume(sub.stream as AsyncIterable<unknown>);
-    const background = this.options.backgroundStream?.(this.stop.signal);
-    if (background) void this.consume(streamToIterable(background));
   }
 
   /** Adds a client: replay after `lastEventId` when the ring still has it, else a snapshot run first. */
@@ -123,11 +122,24 @@ export class ThreadFeed {
     try {
       for await (const chunk of stream) {
         if (this.stop.signal.aborted) return;
+        if ((chunk as MastraChunk).type === 'background-task-started') this.followBackgroundTasks();
         this.publish(this.translator.push(chunk as MastraChunk));
       }
     } catch (error) {
       if (!this.stop.signal.aborted) this.options.logger.error(`Thread feed ${this.options.threadId} failed: ${errorMessage(error)}`);
     }
+  }
+
+  /**
+   * Opens the task manager's stream for this thread, once, when the thread first starts a
+   * background task: task progress never comes on the thread subscription, and a listener per
+   * followed thread that never uses tasks would be waste.
+   */
+  private followBackgroundTasks(): void {
+    if (this.followingTasks) return;
+    this.followingTasks = true;
+    const stream = this.options.backgroundStream?.(this.stop.signal);
+    if (stream) void this.consume(streamToIterable(stream));
   }
 
   /** Numbers the events, keeps them in the ring, and sends them to every ready client. */

@@ -76,7 +76,12 @@ export class ThreadHub {
       translators: this.translators,
       loadHistory: () => this.threads.messages(scope, {}, 'agui').catch(() => []),
       backgroundStream: (signal) =>
-        this.mastra.backgroundTaskManager?.stream({ threadId: target.threadId, resourceId: target.resourceId, abortSignal: signal }),
+        this.mastra.backgroundTaskManager?.stream({
+          threadId: target.threadId,
+          resourceId: target.resourceId,
+          abortSignal: signal,
+          includeExisting: true,
+        }),
       logger: this.config.logger,
     });
     await feed.start();
