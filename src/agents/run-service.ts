@@ -1,21 +1,22 @@
-import type { Event, Message, RunAgentInput, Tool } from '@ag-ui/core';
+import type { Event, Message, RunAgentInput } from '@ag-ui/core';
 import type { Agent } from '@mastra/core/agent';
 import type { MastraMemory } from '@mastra/core/memory';
 import { RequestContext } from '@mastra/core/request-context';
-import { createTool } from '@mastra/core/tools';
 import { inject, injectable } from 'inversify';
 import type { ResolvedConfig } from '../config.js';
-import { conflict, invalidInput, notFound } from '../errors.js';
+import { conflict, invalidInput } from '../errors.js';
 import { ThreadStore } from '../threads/thread-store.js';
 import { TOKENS } from '../tokens.js';
+import { frontendToolOptions } from '../tools/frontend-tools.js';
 import { ToolProxy } from '../tools/tool-proxy.js';
 import type { MastraChunk } from '../translate/chunks.js';
 import { selectNewMessages, toAguiMessages, toMastraMessages } from '../translate/messages.js';
-import { INTERRUPT_ID_SEPARATOR, type RunTranslator } from '../translate/run-translator.js';
+import type { RunTranslator } from '../translate/run-translator.js';
 import { StreamTranslator } from '../translate/stream-translator.js';
 import { errorMessage } from '../translate/values.js';
 import { AgentProvider } from './agent-provider.js';
-import { ResultCapture, type RunCapture } from './result-capture.js';
+import { ResultCapture } from './result-capture.js';
+import { findResumeTargets, resume, type ResumeTarget } from './resume.js';
 
 /** The request-context key under which tools find the AG-UI `context`, `state` and `forwardedProps`. */
 export const AGUI_CONTEXT_KEY = 'ag-ui';
@@ -34,12 +35,7 @@ export interface PreparedRun {
   events(signal: AbortSignal): AsyncGenerator<Event[]>;
 }
 
-type ResumeEntry = NonNullable<RunAgentInput['resume']>[number];
 type MastraOutput = { fullStream: AsyncIterable<unknown> };
-type ResumeTarget = { runId: string; toolCallId: string; requiresApproval: boolean; entry: ResumeEntry };
-
-/** The toolset name under which proxied frontend tools are passed to Mastra. */
-const FRONTEND_TOOLSET = 'agui-frontend';
 
 /**
  * Runs an agent for `POST /run`: selects the agent, checks thread ownership, converts the new
@@ -85,7 +81,7 @@ export class RunService {
         hasHistory = stored.length > 0;
       }
     }
-    const resume = input.resume?.length ? await this.resumeTargets(agent, input.resume, scope) : [];
+    const resume = input.resume?.length ? await findResumeTargets(agent, input.resume, scope) : [];
     const fresh = memory ? selectNewMessages(input.messages, storedIds, hasHistory) : input.messages;
     // Convert the whole input, then keep the new ids: a new tool message takes its tool name from
     // the (already stored) assistant call before it, else Mastra would store it as `unknown`.
@@ -126,14 +122,14 @@ export class RunService {
       ...(plan.memory && { memory: { thread: input.threadId, resource: options.resourceId, ...(options.memoryOptions && { options: options.memoryOptions }) } }),
       abortSignal: signal,
       onStepFinish: capture.onStepFinish,
-      ...(input.tools?.length && this.frontendToolOptions(input.tools, { runId: input.runId, resourceId: options.resourceId }, options.frontendToolMode, signal)),
+      ...(input.tools?.length && frontendToolOptions(input.tools, { runId: input.runId, resourceId: options.resourceId, proxy: this.proxy, signal }, options.frontendToolMode)),
     };
     try {
       if (plan.resume.length > 0) {
         // Answers the client gave for calls that pause later in this run are applied when they do.
         const waiting = new Map(plan.resume.slice(1).map((target) => [target.toolCallId, target]));
         for (let target: ResumeTarget | undefined = plan.resume[0]; target; ) {
-          const output = await this.resumeOne(agent, target, streamOptions);
+          const output = await resume(agent, target, streamOptions);
           const paused = { next: undefined as ResumeTarget | undefined };
           yield* this.pipe(output, translator, input.runId, frontendTools, options, signal, waiting, paused);
           target = translator.finished ? undefined : paused.next;
@@ -196,69 +192,6 @@ export class RunService {
       if (translator.finished) return;
     }
   }
-
-  /**
-   * AG-UI tools for `agent.stream()`. Mastra strips `execute` from `clientTools` (they run in the
-   * browser and end the loop), so proxied tools must go in as a toolset, whose `execute` Mastra
-   * calls and awaits; returned tools go in as client tools.
-   */
-  private frontendToolOptions(tools: Tool[], run: ProxyRun, mode: 'proxy' | 'return', signal: AbortSignal) {
-    const converted = this.clientTools(tools, run, mode, signal);
-    return mode === 'proxy' ? { toolsets: { [FRONTEND_TOOLSET]: converted } } : { clientTools: converted };
-  }
-
-  /** AG-UI tools as Mastra tools: proxied to the browser and awaited, or returned to it. */
-  private clientTools(tools: Tool[], run: ProxyRun, mode: 'proxy' | 'return', signal: AbortSignal) {
-    const proxy = this.proxy;
-    return Object.fromEntries(
-      tools.map((tool) => [
-        tool.name,
-        createTool({
-          id: tool.name,
-          description: tool.description,
-          inputSchema: (tool.parameters ?? { type: 'object', properties: {} }) as never,
-          ...(mode === 'proxy' && {
-            execute: async (_input: unknown, ctx: { agent?: { toolCallId?: string } }) => {
-              const toolCallId = ctx?.agent?.toolCallId;
-              if (!toolCallId) throw new Error(`Frontend tool ${tool.name} was called without a tool call id`);
-              const answer = await proxy.wait(run.runId, toolCallId, tool.name, signal, run.resourceId);
-              if (answer.isError) throw new Error(typeof answer.content === 'string' ? answer.content : JSON.stringify(answer.content));
-              return answer.content;
-            },
-          }),
-        }),
-      ]),
-    );
-  }
-
-  /** Finds the suspended Mastra call behind each interrupt id, on this caller's thread only. */
-  private async resumeTargets(agent: Agent, entries: ResumeEntry[], scope: { threadId: string; resourceId: string }): Promise<ResumeTarget[]> {
-    const { runs } = await agent.listSuspendedRuns({ threadId: scope.threadId, resourceId: scope.resourceId });
-    return entries.map((entry) => {
-      const [runId, toolCallId] = entry.interruptId.split(INTERRUPT_ID_SEPARATOR);
-      const run = runs.find((r) => r.runId === runId);
-      const call = run?.toolCalls.find((t) => t.toolCallId === toolCallId);
-      if (!run || !call || !toolCallId) throw notFound('TOOL_CALL_NOT_FOUND', `Nothing is waiting for interrupt ${entry.interruptId} on this thread`);
-      return { runId, toolCallId, requiresApproval: call.requiresApproval, entry };
-    });
-  }
-
-  private resumeOne(agent: Agent, target: ResumeTarget, streamOptions: Record<string, unknown>): Promise<MastraOutput> {
-    const { runId, toolCallId, entry } = target;
-    const payload = (entry.payload ?? {}) as { approved?: unknown; reason?: unknown };
-    if (!target.requiresApproval) {
-      if (entry.status === 'cancelled') return agent.declineToolCall({ ...streamOptions, runId, toolCallId, reason: reasonOf(payload) } as never);
-      return agent.resumeStream(entry.payload ?? {}, { ...streamOptions, runId, toolCallId } as never);
-    }
-    const approved = entry.status === 'resolved' && payload.approved !== false;
-    return approved
-      ? agent.approveToolCall({ ...streamOptions, runId, toolCallId } as never)
-      : agent.declineToolCall({ ...streamOptions, runId, toolCallId, reason: reasonOf(payload) } as never);
-  }
-}
-
-function reasonOf(payload: { reason?: unknown }): string | undefined {
-  return typeof payload.reason === 'string' ? payload.reason : undefined;
 }
 
 /**
@@ -271,8 +204,6 @@ function callOwners(input: Message[], fresh: Message[]): string[] {
   if (answered.size === 0) return [];
   return input.flatMap((m) => (m.role === 'assistant' && m.toolCalls?.some((call) => answered.has(call.id)) ? [m.id] : []));
 }
-
-type ProxyRun = { runId: string; resourceId: string };
 
 function isPause(chunk: MastraChunk): chunk is Extract<MastraChunk, { type: 'tool-call-approval' | 'tool-call-suspended' }> {
   return chunk.type === 'tool-call-approval' || chunk.type === 'tool-call-suspended';

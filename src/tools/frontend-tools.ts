@@ -1,0 +1,45 @@
+import type { Tool } from '@ag-ui/core';
+import { createTool } from '@mastra/core/tools';
+import type { ToolProxy } from './tool-proxy.js';
+
+/** The toolset name under which proxied frontend tools are passed to Mastra. */
+const FRONTEND_TOOLSET = 'agui-frontend';
+
+/** The run a proxied call belongs to, and who may answer it. */
+export interface ProxiedRun {
+  runId: string;
+  resourceId: string;
+  proxy: ToolProxy;
+  signal: AbortSignal;
+}
+
+/**
+ * AG-UI tools (`RunAgentInput.tools`) as options for `agent.stream()`. Mastra strips `execute`
+ * from `clientTools` (they run in the browser and end the loop), so proxied tools go in as a
+ * toolset whose `execute` waits for the client's answer; returned tools go in as client tools.
+ *
+ * @example
+ * agent.stream(messages, { ...frontendToolOptions(input.tools, run, 'proxy') });
+ */
+export function frontendToolOptions(tools: Tool[], run: ProxiedRun, mode: 'proxy' | 'return') {
+  const converted = Object.fromEntries(tools.map((tool) => [tool.name, toMastraTool(tool, mode === 'proxy' ? run : undefined)]));
+  return mode === 'proxy' ? { toolsets: { [FRONTEND_TOOLSET]: converted } } : { clientTools: converted };
+}
+
+function toMastraTool(tool: Tool, proxied: ProxiedRun | undefined) {
+  return createTool({
+    id: tool.name,
+    description: tool.description,
+    // AG-UI tools carry JSON Schema, which Mastra takes as it is.
+    inputSchema: (tool.parameters ?? { type: 'object', properties: {} }) as never,
+    ...(proxied && {
+      execute: async (_input: unknown, ctx: { agent?: { toolCallId?: string } }) => {
+        const toolCallId = ctx?.agent?.toolCallId;
+        if (!toolCallId) throw new Error(`Frontend tool ${tool.name} was called without a tool call id`);
+        const answer = await proxied.proxy.wait(proxied.runId, toolCallId, tool.name, proxied.signal, proxied.resourceId);
+        if (answer.isError) throw new Error(typeof answer.content === 'string' ? answer.content : JSON.stringify(answer.content));
+        return answer.content;
+      },
+    }),
+  });
+}
