@@ -18,6 +18,8 @@ export interface Bridge {
   app(mastra: Mastra): Hono;
   /** Ends every open run (each stream gets its terminal event); call before closing the server. */
   shutdown(): void;
+  /** Threads followed right now (one Mastra subscription each), for health checks and metrics. */
+  subscriptionCount(): number;
 }
 
 /**
@@ -64,6 +66,7 @@ export function createBridge(config: BridgeConfig = {}): Bridge {
       app.onError((error, c) => errorResponse(c, error, resolved.logger));
       return app;
     },
+    subscriptionCount: () => [...services.values()].reduce((sum, s) => sum + s.hub.subscriptionCount, 0),
     shutdown: () => {
       for (const s of services.values()) {
         s.runs.shutdown();

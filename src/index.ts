@@ -3,6 +3,7 @@ export { BridgeConfigSchema, consoleLogger, type BridgeConfig, type BridgeLogger
 export { BridgeConfigError, BridgeError, type ErrorCode, type ErrorDetail } from './errors.js';
 export type { ErrorBody } from './http/errors.js';
 export type { AgentInfo } from './agents/agent-provider.js';
+export { AGUI_CONTEXT_KEY } from './agents/run-service.js';
 export type { ThreadInfo } from './threads/thread-store.js';
 export type { ThreadMessage } from './translate/messages.js';
 export type { ToolCallAnswer } from './tools/tool-proxy.js';

@@ -103,8 +103,7 @@ describe('a custom prefix end to end', () => {
     }
   });
 
-  // Known gap: "/" passes the prefix check, but the routes are then joined as "//agents" (see the
-  // report: config.ts should refuse "/" or bridge.ts should join it as the root). Remove `.fails` then.
+  // "/" is the root: routes are joined as prefix + path, so it becomes the empty prefix.
   it('prefix "/" serves the routes at the root', async () => {
     const b = await startTestBridge({ config: { prefix: '/' } });
     try {

@@ -92,7 +92,10 @@ export class ThreadFeed {
     if (ahead) this.seq = options.lastEventId as number;
     const client: Client = { out, position: this.seq, loading: false, awaitingRun: false };
     this.clients.add(client);
-    const replayable = !fresh && !ahead && options.lastEventId !== undefined && this.ring.since(options.lastEventId) !== undefined;
+    // Only ids this feed handed out can be replayed: what happened before it started (while no one
+    // followed the thread) is unknown, so an older id gets a snapshot.
+    const replayable =
+      !fresh && !ahead && options.lastEventId !== undefined && options.lastEventId >= this.options.firstSeq && this.ring.since(options.lastEventId) !== undefined;
     if (replayable) {
       client.position = options.lastEventId as number;
     } else {

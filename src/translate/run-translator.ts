@@ -72,7 +72,8 @@ export class RunTranslator {
   private stepCount = 0;
   private readonly interrupts: Interrupt[] = [];
   private readonly pendingFrontendCalls: string[] = [];
-  private readonly backgroundTasks = new Set<string>();
+  /** Last status sent per background task. */
+  private readonly backgroundTasks = new Map<string, string>();
   private usage?: TokenUsage;
 
   constructor(options: RunTranslatorOptions) {
@@ -401,8 +402,11 @@ export class RunTranslator {
       ...(task.result !== undefined && { result: task.result }),
       ...(task.error !== undefined && { error: errorMessage(task.error) }),
     };
-    if (!this.backgroundTasks.has(task.taskId)) {
-      this.backgroundTasks.add(task.taskId);
+    const known = this.backgroundTasks.get(task.taskId);
+    // The task manager's stream repeats a state it already sent (e.g. `running` on subscribe): skip it.
+    if (known === status && Object.keys(outcome).length === 0) return;
+    this.backgroundTasks.set(task.taskId, status);
+    if (known === undefined) {
       // A task first seen at its end (its run already bracketed elsewhere) must still carry the outcome.
       out.push({
         type: EventType.ACTIVITY_SNAPSHOT,

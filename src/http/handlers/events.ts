@@ -21,7 +21,7 @@ const EventsQuerySchema = z.object({
 export async function threadEvents(c: Context, s: Services): Promise<Response> {
   const q = parseInput(EventsQuerySchema, c.req.query(), 'query');
   const header = c.req.header('last-event-id');
-  const lastEventId = header ? parseInput(seqId, header.trim(), 'query') : q.lastEventId;
+  const lastEventId = header ? parseInput(seqId, header.trim(), 'query', 'header.last-event-id') : q.lastEventId;
   const scope = await threadScope(c, s, q);
   const { agent } = await s.agents.withMemory(scope.agentId);
   await s.threads.assertNotForeign({ ...scope, agentId: agent.id });

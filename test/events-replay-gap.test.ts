@@ -1,0 +1,49 @@
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { uid } from './support/agui.js';
+import { watchThread } from './support/run.js';
+import { http, startTestBridge, type TestBridge } from './support/server.js';
+import { openSse } from './support/sse.js';
+
+// A thread nobody follows for a while: its feed is released, runs happen unseen, and a new feed
+// starts. An id from the old feed cannot be replayed (the gap is unknown): it gets a snapshot.
+
+let tb: TestBridge;
+beforeAll(async () => {
+  tb = await startTestBridge({ config: { subscriptionLingerMs: 0 } });
+});
+afterAll(async () => {
+  await tb?.close();
+});
+
+describe('an id from before a gap', () => {
+  it('gets a snapshot with what happened while nobody followed, even when the new feed is already live', async () => {
+    const threadId = uid('thread');
+    const resourceId = uid('user');
+    const url = `${tb.base}/threads/${threadId}/events?resourceId=${resourceId}`;
+    const send = (message: string) => http(`${tb.base}/threads/${threadId}/send-message`, { body: { resourceId, message } });
+
+    const first = await openSse(url);
+    await first.waitForComment('connected');
+    await send('before the gap');
+    const finished = await first.waitForEvent((e) => e.type === 'RUN_FINISHED');
+    const lastSeen = finished.id;
+    first.close();
+    await vi.waitFor(() => expect(tb.bridge.subscriptionCount()).toBe(0));
+
+    // A run nobody follows through the bridge; Mastra's own subscription tells when it is done.
+    const watch = await watchThread(tb.demo, threadId, resourceId);
+    const unseen = await send('during the gap');
+    await watch.until((c) => c.type === 'finish' && c.runId === unseen.body.runId);
+    watch.close();
+
+    const live = await openSse(url); // a new feed, live before the reconnecting client arrives
+    await live.waitForComment('connected');
+    const back = await openSse(url, { headers: { 'last-event-id': String(lastSeen) } });
+    const snapshot = await back.waitForEvent((e) => e.type === 'MESSAGES_SNAPSHOT');
+    const contents = (snapshot.event.messages as Array<{ content?: unknown }>).map((m) => m.content);
+    expect(contents).toContain('during the gap');
+    expect(snapshot.id).toBeGreaterThanOrEqual(lastSeen);
+    live.close();
+    back.close();
+  });
+});
