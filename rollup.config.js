@@ -20,4 +20,20 @@ export default [
     plugins: [dts()],
     output: { file: 'dist/index.d.ts', format: 'es' },
   },
+  // `mastra-agui-bridge/client`: browser-friendly (no Node APIs, no server code); peers @ag-ui/client and rxjs stay external.
+  {
+    input: { client: 'src/client/index.ts' },
+    external,
+    plugins: [esbuild({ target: 'es2022', tsconfig: 'tsconfig.json' })],
+    output: [
+      { dir: 'dist', format: 'es', entryFileNames: '[name].js', sourcemap: true },
+      { dir: 'dist', format: 'cjs', entryFileNames: '[name].cjs', sourcemap: true },
+    ],
+  },
+  {
+    input: 'src/client/index.ts',
+    external,
+    plugins: [dts()],
+    output: { file: 'dist/client.d.ts', format: 'es' },
+  },
 ];

@@ -7,6 +7,7 @@ async function main(): Promise<void> {
   const server = await startServer(env);
   const model = env.MODEL ?? `the scripted demo model (DEMO_DELAY_MS=${env.DEMO_DELAY_MS})`;
   console.log(`mastra-agui-bridge listening on ${server.url} (agent "demo", ${model}, storage ${env.DATABASE_URL})`);
+  console.log(`Demo page: ${new URL('/', server.url).href}`);
   console.log(`Try:\n  curl -N ${server.url}/run -H 'content-type: application/json' \\\n    -d '{"threadId":"t1","runId":"r1","messages":[{"id":"m1","role":"user","content":"hello"}]}'`);
   let stopping = false;
   const stop = (signal: string) => {

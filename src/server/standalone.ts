@@ -1,8 +1,11 @@
-import { mkdirSync } from 'node:fs';
-import { dirname } from 'node:path';
+import { existsSync, mkdirSync } from 'node:fs';
+import { readFile } from 'node:fs/promises';
+import { dirname, extname, join } from 'node:path';
 import type { AddressInfo } from 'node:net';
+import { fileURLToPath } from 'node:url';
 import { serve, type ServerType } from '@hono/node-server';
 import { Mastra } from '@mastra/core';
+import type { Hono } from 'hono';
 import { LibSQLStore } from '@mastra/libsql';
 import { createBridge, type Bridge } from '../bridge.js';
 import type { BridgeConfig } from '../config.js';
@@ -25,8 +28,47 @@ function prepareDatabase(url: string): void {
   if (path && path !== ':memory:') mkdirSync(dirname(path), { recursive: true });
 }
 
+/** The demo page's folder: `web/` at the package root, found from `src/server/` as from `dist/` or `dist/chunks/`. */
+function findPageDir(): string | undefined {
+  let dir = dirname(fileURLToPath(import.meta.url));
+  for (let up = 0; up < 4; up++, dir = dirname(dir)) {
+    if (existsSync(join(dir, 'web', 'index.html'))) return join(dir, 'web');
+  }
+  return undefined;
+}
+
+const PAGE_TYPES: Record<string, string> = {
+  '.js': 'text/javascript; charset=utf-8',
+  '.css': 'text/css; charset=utf-8',
+  '.svg': 'image/svg+xml',
+};
+/** Only same-origin scripts, styles and connections: the page has no inline code. */
+const PAGE_CSP = "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'";
+
 /**
- * Starts the bridge standalone: LibSQL storage, the demo agent, background tasks on.
+ * Serves the demo page (`web/`, see docs/client.md): `GET /` and its assets under `GET /ui/<file>`.
+ * The page learns the bridge prefix from a meta tag filled in here.
+ */
+function servePage(app: Hono, prefix: string): void {
+  const dir = findPageDir();
+  if (!dir) return;
+  const headers = { 'Cache-Control': 'no-cache', 'X-Content-Type-Options': 'nosniff' };
+  app.get('/', async (c) => {
+    const html = await readFile(join(dir, 'index.html'), 'utf8');
+    return c.html(html.replaceAll('%AGUI_PREFIX%', prefix), 200, { ...headers, 'Content-Security-Policy': PAGE_CSP });
+  });
+  app.get('/ui/:file', async (c) => {
+    const file = c.req.param('file');
+    const type = PAGE_TYPES[extname(file)];
+    if (!type || !/^[\w-]+\.\w+$/.test(file)) return c.notFound();
+    const body = await readFile(join(dir, file)).catch(() => undefined);
+    return body ? c.body(body, 200, { ...headers, 'Content-Type': type }) : c.notFound();
+  });
+}
+
+/**
+ * Starts the bridge standalone: LibSQL storage, the demo agent, background tasks on, and the demo
+ * page at `/`.
  *
  * @example
  * const server = await startServer(readServerEnv());
@@ -39,6 +81,7 @@ export async function startServer(env: ServerEnv, bridgeConfig: BridgeConfig = {
   const mastra = new Mastra({ agents: { demo }, storage, logger: false, backgroundTasks: { enabled: true } });
   const bridge = createBridge({ prefix: env.AGUI_PREFIX, ...bridgeConfig });
   const app = bridge.app(mastra);
+  servePage(app, bridge.config.prefix);
   let server: ServerType;
   try {
     server = await new Promise<ServerType>((resolve, reject) => {

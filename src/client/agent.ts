@@ -1,0 +1,158 @@
+import { HttpAgent, type AgentSubscriber, type BaseEvent, type HttpAgentConfig, type RunAgentInput, type RunAgentResult } from '@ag-ui/client';
+import { map, type Observable } from 'rxjs';
+import { followThreadEvents, type ConnectionStatus, type ReconnectOptions } from './follow.js';
+import type { FetchFn } from './types.js';
+
+/** Parameters of `runAgent` / `connectAgent` (`RunAgentParameters` plus an `abortController`). */
+export type BridgeRunParameters = NonNullable<Parameters<HttpAgent['runAgent']>[0]>;
+
+/** Options of a `BridgeAgent`. */
+export interface BridgeAgentConfig extends Omit<HttpAgentConfig, 'url' | 'fetch' | 'agentId'> {
+  /** The bridge's base URL, prefix included (`http://127.0.0.1:4111/agui`, or `/agui` in a page). */
+  baseUrl: string;
+  /** The thread to run on and follow (default: a new random id). */
+  threadId?: string;
+  /** Who the caller is (`forwardedProps.resourceId` of runs, `resourceId` of the thread stream). */
+  resourceId?: string;
+  /** The bridge agent to run (`forwardedProps.agentId`); default: the bridge's default agent. Also this AG-UI agent's `agentId`. */
+  agentId?: string;
+  /** Extra headers on every request (e.g. `Authorization`). */
+  headers?: Record<string, string>;
+  /** A `fetch` to use instead of the global one. */
+  fetch?: FetchFn;
+  /** How `connectAgent()` follows the thread. */
+  connect?: {
+    /** Start with a `MESSAGES_SNAPSHOT` of the thread's history when there is no id to resume from (default `true`). */
+    snapshot?: boolean;
+    /** Reconnect policy after a dropped connection, or `false` to end `connectAgent()` with the error. */
+    reconnect?: ReconnectOptions | false;
+    /** Send the resume id as the `Last-Event-ID` header (default) or the `lastEventId` query parameter. */
+    lastEventIdIn?: 'header' | 'query';
+  };
+  /** Called when the followed stream connects, drops, reconnects or stops. */
+  onConnectionChange?: (status: ConnectionStatus) => void;
+}
+
+const trimSlash = (url: string) => url.replace(/\/+$/, '');
+
+/**
+ * An AG-UI `HttpAgent` for the bridge. `runAgent()` posts one run to `${baseUrl}/run` (with
+ * `resourceId` and `agentId` in `forwardedProps`); `connectAgent()` follows the thread's event
+ * stream (`${baseUrl}/threads/:threadId/events`) across runs, whoever started them (a message sent
+ * with `BridgeClient.sendMessage`, a notification, an approval), so `agent.messages` follows the
+ * thread. A dropped connection is resumed with `Last-Event-ID`: no event lost or seen twice.
+ * `connectAgent()` resolves when the agent stops following: `agent.disconnect()`,
+ * `agent.detachActiveRun()` or `abortRun()`.
+ *
+ * @example
+ * const agent = new BridgeAgent({ baseUrl: 'http://127.0.0.1:4111/agui', threadId: 't1', resourceId: 'demo-user' });
+ * const following = agent.connectAgent({}, {
+ *   onTextMessageContentEvent: ({ event }) => process.stdout.write(event.delta),
+ *   onMessagesChanged: ({ messages }) => render(messages),
+ * });
+ * await new BridgeClient({ baseUrl: agent.baseUrl, resourceId: 'demo-user' }).sendMessage('t1', 'hello');
+ * // …later
+ * agent.disconnect();
+ * await following;
+ */
+export class BridgeAgent extends HttpAgent {
+  /** The bridge's base URL (no trailing slash). */
+  readonly baseUrl: string;
+  /** Who the caller is; sent with every run and stream request. */
+  resourceId: string | undefined;
+  /** The bridge agent to run (`forwardedProps.agentId`), if not the default. */
+  bridgeAgentId: string | undefined;
+  /** The id of the last thread event received: where `connectAgent()` resumes. */
+  lastEventId: string | undefined;
+  /** The state of the followed stream (`closed` when not following). */
+  connection: ConnectionStatus = { state: 'closed', attempt: 0 };
+
+  private readonly connectOptions: NonNullable<BridgeAgentConfig['connect']>;
+  private readonly onConnectionChange: BridgeAgentConfig['onConnectionChange'];
+  private connectController: AbortController | undefined;
+
+  constructor(config: BridgeAgentConfig) {
+    const { baseUrl, resourceId, agentId, connect, onConnectionChange, ...rest } = config;
+    super({ ...rest, url: `${trimSlash(baseUrl)}/run`, ...(agentId !== undefined && { agentId }) });
+    this.baseUrl = trimSlash(baseUrl);
+    this.resourceId = resourceId;
+    this.bridgeAgentId = agentId;
+    this.lastEventId = undefined;
+    this.connectOptions = connect ?? {};
+    this.onConnectionChange = onConnectionChange;
+  }
+
+  /** One run on `POST ${baseUrl}/run`; `resourceId`/`agentId` are added to `forwardedProps` unless the run sets them. */
+  override run(input: RunAgentInput): Observable<BaseEvent> {
+    const forwardedProps: Record<string, unknown> = {
+      ...(this.resourceId !== undefined && { resourceId: this.resourceId }),
+      ...(this.bridgeAgentId !== undefined && { agentId: this.bridgeAgentId }),
+      ...(input.forwardedProps as Record<string, unknown> | undefined),
+    };
+    return super.run({ ...input, forwardedProps });
+  }
+
+  /**
+   * Follows the thread until `disconnect()`, `detachActiveRun()`, `abortRun()` or
+   * `parameters.abortController.abort()`. Rejects with a `BridgeRequestError` when the stream is
+   * refused (e.g. `404 THREAD_NOT_FOUND`, the thread is another resource's).
+   */
+  override connectAgent(parameters?: BridgeRunParameters, subscriber?: AgentSubscriber): Promise<RunAgentResult> {
+    this.connectController = parameters?.abortController ?? new AbortController();
+    const { abortController: _ignored, ...rest } = parameters ?? {};
+    return super.connectAgent(rest, subscriber);
+  }
+
+  /** Stops following the thread: `connectAgent()` resolves. */
+  disconnect(): void {
+    this.connectController?.abort();
+  }
+
+  /** Aborts the running `/run` request and stops following the thread. */
+  override abortRun(): void {
+    super.abortRun();
+    this.disconnect();
+  }
+
+  /** The thread's event stream as AG-UI events: what `connectAgent()` folds into `messages`. */
+  protected override connect(input: RunAgentInput): Observable<BaseEvent> {
+    const query = new URLSearchParams();
+    if (this.resourceId !== undefined) query.set('resourceId', this.resourceId);
+    if (this.bridgeAgentId !== undefined) query.set('agentId', this.bridgeAgentId);
+    const qs = query.toString();
+    const url = `${this.baseUrl}/threads/${encodeURIComponent(input.threadId)}/events${qs ? `?${qs}` : ''}`;
+    return followThreadEvents({
+      url,
+      fetch: this.fetch,
+      headers: this.headers,
+      lastEventId: this.lastEventId,
+      snapshot: this.connectOptions.snapshot ?? true,
+      lastEventIdIn: this.connectOptions.lastEventIdIn,
+      reconnect: this.connectOptions.reconnect,
+      signal: this.connectController?.signal,
+      onStatus: (status) => {
+        this.connection = status;
+        this.onConnectionChange?.(status);
+      },
+    }).pipe(
+      map((frame) => {
+        if (frame.id !== undefined) this.lastEventId = frame.id;
+        return frame.event;
+      }),
+    );
+  }
+
+  /** A copy on the same thread, resuming from the same event id. */
+  override clone(): BridgeAgent {
+    const copy = super.clone() as BridgeAgent;
+    const fields = copy as unknown as Record<string, unknown>;
+    fields.baseUrl = this.baseUrl;
+    fields.connectOptions = { ...this.connectOptions };
+    fields.onConnectionChange = this.onConnectionChange;
+    copy.resourceId = this.resourceId;
+    copy.bridgeAgentId = this.bridgeAgentId;
+    copy.lastEventId = this.lastEventId;
+    copy.connection = { state: 'closed', attempt: 0 };
+    return copy;
+  }
+}

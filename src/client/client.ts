@@ -1,0 +1,251 @@
+import type { Message } from '@ag-ui/client';
+import { requestError } from './errors.js';
+import type {
+  AgentInfo,
+  FetchFn,
+  MessageInput,
+  NotificationAnswer,
+  NotificationInput,
+  NotificationRecord,
+  NotificationStatus,
+  PendingApproval,
+  RoutingOptions,
+  SignalDecision,
+  SignalInput,
+  StateSignalInput,
+  StateSkipped,
+  ThreadInfo,
+  ThreadMessage,
+  ToolApprovalAnswer,
+} from './types.js';
+
+/** Options of a `BridgeClient`. */
+export interface BridgeClientConfig {
+  /** The bridge's base URL, prefix included (`http://127.0.0.1:4111/agui`, or `/agui` in a page). */
+  baseUrl: string;
+  /** Who the caller is: sent as `resourceId` with every request (the server's `resolveResourceId` hook has the last word). */
+  resourceId?: string;
+  /** The bridge agent the thread belongs to, if not the default one. */
+  agentId?: string;
+  /** Extra headers on every request (e.g. `Authorization`). */
+  headers?: Record<string, string>;
+  /** A `fetch` to use instead of the global one. */
+  fetch?: FetchFn;
+}
+
+/** Paging of list routes: `limit` items per page, `offset` pages skipped. */
+export interface PageOptions {
+  limit?: number;
+  offset?: number;
+}
+
+type Query = Record<string, string | number | undefined>;
+
+/**
+ * Typed helpers for the bridge's thread and signal routes. Every method resolves with the parsed
+ * answer, or rejects with a `BridgeRequestError { status, code, details }` for an error answer.
+ * The thread stream itself is followed with `BridgeAgent.connectAgent()` (or `followThreadEvents`).
+ *
+ * @example
+ * const client = new BridgeClient({ baseUrl: 'http://127.0.0.1:4111/agui', resourceId: 'demo-user' });
+ * const thread = await client.createThread({ title: 'Trip' });
+ * const { action, runId } = await client.sendMessage(thread.id, 'weather in Oslo'); // action: 'wake'
+ */
+export class BridgeClient {
+  /** The bridge's base URL (no trailing slash). */
+  readonly baseUrl: string;
+  readonly resourceId: string | undefined;
+  readonly agentId: string | undefined;
+  private readonly headers: Record<string, string>;
+  private readonly fetchFn: FetchFn;
+
+  constructor(config: BridgeClientConfig) {
+    this.baseUrl = config.baseUrl.replace(/\/+$/, '');
+    this.resourceId = config.resourceId;
+    this.agentId = config.agentId;
+    this.headers = { ...config.headers };
+    this.fetchFn = config.fetch ?? ((url, init) => fetch(url, init));
+  }
+
+  // ── threads ──────────────────────────────────────────────────────────
+
+  /**
+   * Creates a thread for the caller (`POST /threads`).
+   * @example const thread = await client.createThread({ title: 'Support chat' });
+   */
+  createThread(options: { threadId?: string; title?: string; metadata?: Record<string, unknown> } = {}): Promise<ThreadInfo> {
+    return this.request('POST', '/threads', { body: { ...this.target(), ...options } });
+  }
+
+  /**
+   * The caller's threads, newest first (`GET /threads`).
+   * @example const [latest] = await client.listThreads({ limit: 20 });
+   */
+  listThreads(options: PageOptions = {}): Promise<ThreadInfo[]> {
+    return this.request('GET', '/threads', { query: { ...this.target(), ...options } });
+  }
+
+  /**
+   * One thread (`GET /threads/:threadId`).
+   * @example const thread = await client.getThread('t1');
+   */
+  getThread(threadId: string): Promise<ThreadInfo> {
+    return this.request('GET', this.thread(threadId), { query: this.target() });
+  }
+
+  /**
+   * Changes a thread's title or merges into its metadata (`PATCH /threads/:threadId`).
+   * @example await client.updateThread('t1', { title: 'Renamed' });
+   */
+  updateThread(threadId: string, changes: { title?: string; metadata?: Record<string, unknown> }): Promise<ThreadInfo> {
+    return this.request('PATCH', this.thread(threadId), { body: { ...this.target(), ...changes } });
+  }
+
+  /**
+   * Deletes a thread (`DELETE /threads/:threadId`).
+   * @example await client.deleteThread('t1');
+   */
+  async deleteThread(threadId: string): Promise<void> {
+    await this.request<undefined>('DELETE', this.thread(threadId), { query: this.target() });
+  }
+
+  /**
+   * The thread's history: AG-UI messages with `format: 'agui'` (what `MESSAGES_SNAPSHOT` carries), else Mastra's stored form.
+   * @example const history = await client.messages('t1', { format: 'agui' });
+   */
+  messages(threadId: string, options: PageOptions & { format: 'agui' }): Promise<Message[]>;
+  messages(threadId: string, options?: PageOptions & { format?: 'mastra' }): Promise<ThreadMessage[]>;
+  messages(threadId: string, options: PageOptions & { format?: 'agui' | 'mastra' } = {}): Promise<Message[] | ThreadMessage[]> {
+    return this.request('GET', `${this.thread(threadId)}/messages`, { query: { ...this.target(), ...options } });
+  }
+
+  // ── messages and signals ─────────────────────────────────────────────
+
+  /**
+   * Sends a user message now: wakes an idle thread, or joins the active run (`POST /send-message`).
+   * @example const { action, runId } = await client.sendMessage('t1', 'hello'); // 'wake' on an idle thread
+   */
+  sendMessage(threadId: string, message: MessageInput, routing: RoutingOptions = {}): Promise<SignalDecision> {
+    return this.signalRoute(threadId, 'send-message', { message, ...routing });
+  }
+
+  /**
+   * Queues a user message for after the active run (or runs it now when idle) (`POST /queue-message`).
+   * @example const { signalId } = await client.queueMessage('t1', 'and then summarise');
+   */
+  queueMessage(threadId: string, message: MessageInput, routing: RoutingOptions = {}): Promise<SignalDecision> {
+    return this.signalRoute(threadId, 'queue-message', { message, ...routing });
+  }
+
+  /**
+   * Sends a raw Mastra signal (`POST /signals`).
+   * @example await client.signal('t1', { type: 'reactive', contents: 'The user scrolled to pricing', tagName: 'page_event' });
+   */
+  signal(threadId: string, signal: SignalInput): Promise<SignalDecision> {
+    return this.signalRoute(threadId, 'signals', { ...signal });
+  }
+
+  /**
+   * Sends a state signal; an unchanged `cacheKey` answers `{ skipped: true }` (`POST /state`).
+   * @example await client.state('t1', { id: 'cart', cacheKey: 'v2', contents: 'Cart: 2 items' });
+   */
+  state(threadId: string, state: StateSignalInput): Promise<SignalDecision | StateSkipped> {
+    return this.signalRoute(threadId, 'state', { ...state });
+  }
+
+  /**
+   * Pushes a notification; Mastra decides whether it wakes the agent (`POST /notifications`).
+   * @example await client.notify('t1', { source: 'ci', kind: 'build', summary: 'Build #7 failed', priority: 'high' });
+   */
+  notify(threadId: string, notification: NotificationInput): Promise<NotificationAnswer> {
+    return this.signalRoute(threadId, 'notifications', { ...notification });
+  }
+
+  /**
+   * The thread's notifications, optionally by status (`GET /notifications`).
+   * @example const pending = await client.notifications('t1', { status: 'pending' });
+   */
+  notifications(threadId: string, options: { status?: NotificationStatus } = {}): Promise<NotificationRecord[]> {
+    return this.request('GET', `${this.thread(threadId)}/notifications`, { query: { ...this.target(), ...options } });
+  }
+
+  // ── approvals, abort, queue ──────────────────────────────────────────
+
+  /**
+   * Approves a tool call that waits for approval; the run resumes on the thread stream (`POST /tool-approval`).
+   * @example const [call] = await client.pendingApprovals('t1'); await client.approve('t1', call.toolCallId);
+   */
+  approve(threadId: string, toolCallId: string, options: { resumeData?: unknown } = {}): Promise<ToolApprovalAnswer> {
+    return this.signalRoute(threadId, 'tool-approval', { toolCallId, approved: true, ...options });
+  }
+
+  /**
+   * Declines a tool call that waits for approval; the model hears the reason (`POST /tool-approval`).
+   * @example await client.decline('t1', call.toolCallId, { reason: 'not that file' });
+   */
+  decline(threadId: string, toolCallId: string, options: { reason?: string } = {}): Promise<ToolApprovalAnswer> {
+    return this.signalRoute(threadId, 'tool-approval', { toolCallId, approved: false, ...options });
+  }
+
+  /**
+   * Tool calls waiting for approval on the thread (`GET /pending-approvals`; survives a server restart).
+   * @example const waiting = await client.pendingApprovals('t1');
+   */
+  pendingApprovals(threadId: string): Promise<PendingApproval[]> {
+    return this.request('GET', `${this.thread(threadId)}/pending-approvals`, { query: this.target() });
+  }
+
+  /**
+   * Aborts the thread's active run (`POST /abort`).
+   * @example const { aborted } = await client.abort('t1');
+   */
+  abort(threadId: string): Promise<{ aborted: boolean }> {
+    return this.signalRoute(threadId, 'abort', {});
+  }
+
+  /**
+   * Cancels a queued message by its signal id (`DELETE /queue/:signalId`).
+   * @example const { cancelled } = await client.cancelQueued('t1', queued.signalId);
+   */
+  cancelQueued(threadId: string, signalId: string): Promise<{ cancelled: string[] }> {
+    return this.request('DELETE', `${this.thread(threadId)}/queue/${encodeURIComponent(signalId)}`, { query: this.target() });
+  }
+
+  // ── agents ───────────────────────────────────────────────────────────
+
+  /**
+   * The agents the bridge serves (`GET /agents`).
+   * @example const agents = await client.agents();
+   */
+  agents(): Promise<AgentInfo[]> {
+    return this.request('GET', '/agents');
+  }
+
+  // ── plumbing ─────────────────────────────────────────────────────────
+
+  private thread(threadId: string): string {
+    return `/threads/${encodeURIComponent(threadId)}`;
+  }
+
+  private target(): { resourceId?: string; agentId?: string } {
+    return { ...(this.resourceId !== undefined && { resourceId: this.resourceId }), ...(this.agentId !== undefined && { agentId: this.agentId }) };
+  }
+
+  private signalRoute<T>(threadId: string, route: string, body: Record<string, unknown>): Promise<T> {
+    return this.request('POST', `${this.thread(threadId)}/${route}`, { body: { ...this.target(), ...body } });
+  }
+
+  private async request<T>(method: string, path: string, options: { query?: Query; body?: Record<string, unknown> } = {}): Promise<T> {
+    const params = new URLSearchParams();
+    for (const [key, value] of Object.entries(options.query ?? {})) if (value !== undefined) params.set(key, String(value));
+    const qs = params.toString();
+    const url = `${this.baseUrl}${path}${qs ? `?${qs}` : ''}`;
+    const headers: Record<string, string> = { Accept: 'application/json', ...this.headers };
+    if (options.body !== undefined) headers['Content-Type'] = 'application/json';
+    const response = await this.fetchFn(url, { method, headers, ...(options.body !== undefined && { body: JSON.stringify(options.body) }) });
+    if (!response.ok) throw await requestError(response, `${method} ${url}`);
+    if (response.status === 204) return undefined as T;
+    const text = await response.text();
+    return (text ? JSON.parse(text) : undefined) as T;
+  }
+}

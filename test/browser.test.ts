@@ -1,0 +1,291 @@
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { Browser, BrowserContext, Page } from 'playwright-core';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { startServer, type RunningServer } from '../src/server/standalone.js';
+import { uid } from './support/agui.js';
+import { CHROMIUM_PATH, hasChromium, isEventStream, launchChromium, startCutProxy, type CutProxy, type ProxiedRequest } from './support/browser.js';
+import { silentLogger } from './support/server.js';
+import { openSse } from './support/sse.js';
+
+/**
+ * The demo page in real headless chromium (Debian's, driven by playwright-core), against the real
+ * standalone server (`startServer`: LibSQL in a temp file, the scripted demo agent with
+ * DEMO_DELAY_MS=20). The page is loaded through a TCP proxy that the drop test severs: a real
+ * network cut, which the page's EventSource survives by itself.
+ */
+
+if (!hasChromium) console.warn(`[browser tests] skipped: ${CHROMIUM_PATH} is missing (install it: apt-get install -y chromium)`);
+
+const ARTIFACTS = new URL('./artifacts/', import.meta.url);
+
+interface PageWindow {
+  bridgeDemo: {
+    threadId?: string;
+    states: string[];
+    log: Array<{ id?: number; type: string }>;
+    lastSeq?: number;
+    running: boolean;
+  };
+}
+
+const longMessage = (words: number) => Array.from({ length: words }, (_, i) => `w${i}`).join(' ');
+
+describe.skipIf(!hasChromium)(`the demo page in chromium${hasChromium ? '' : ` (skipped: ${CHROMIUM_PATH} is missing)`}`, () => {
+  let dir: string;
+  let server: RunningServer;
+  let proxy: CutProxy;
+  let browser: Browser;
+  let context: BrowserContext | undefined;
+  let problems: string[] = [];
+
+  beforeAll(async () => {
+    dir = mkdtempSync(join(tmpdir(), 'agui-page-'));
+    server = await startServer(
+      { PORT: 0, HOST: '127.0.0.1', DATABASE_URL: `file:${join(dir, 'page.db')}`, DEMO_DELAY_MS: 20, SLOW_TASK_MS: 300, AGUI_PREFIX: '/agui' },
+      { retryMs: 250, logger: silentLogger },
+    );
+    proxy = await startCutProxy(server.url);
+    browser = await launchChromium();
+  });
+
+  afterAll(async () => {
+    await browser?.close();
+    await proxy?.close();
+    await server?.close();
+    if (dir) rmSync(dir, { recursive: true, force: true });
+  });
+
+  afterEach(async () => {
+    await context?.close();
+    context = undefined;
+    // Errors in the page fail the test that caused them.
+    const seen = problems;
+    problems = [];
+    expect(seen).toEqual([]);
+  });
+
+  /** Opens the page for a fresh resource (so a new thread), through the proxy, and waits until it is live. */
+  async function openPage(resourceId = uid('page-user')): Promise<{ page: Page; resourceId: string; threadId: string }> {
+    context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
+    const page = await context.newPage();
+    page.on('pageerror', (error) => problems.push(`pageerror: ${error.message}`));
+    page.on('console', (message) => {
+      // A severed connection is reported by chromium itself; anything else is the page's fault.
+      if (message.type() === 'error' && !/net::|Failed to load resource/.test(message.text())) problems.push(`console: ${message.text()}`);
+    });
+    await page.goto(`${proxy.origin}/?resource=${encodeURIComponent(resourceId)}`);
+    await page.waitForSelector('#connection[data-state="live"]');
+    const threadId = await page.evaluate(() => (window as unknown as PageWindow).bridgeDemo.threadId as string);
+    expect(threadId).toBeTruthy();
+    return { page, resourceId, threadId };
+  }
+
+  /** Resolves once the page has applied a finished run and nothing runs. */
+  const idle = (page: Page) =>
+    page.waitForFunction(() => {
+      const demo = (window as unknown as PageWindow).bridgeDemo;
+      return !demo.running && demo.log.at(-1)?.type === 'RUN_FINISHED';
+    });
+
+  /** Types a message and sends it with the Send button; waits for the run it starts to end (unless told not to). */
+  async function send(page: Page, text: string, wait = true): Promise<void> {
+    const runs = await page.evaluate(() => (window as unknown as PageWindow).bridgeDemo.log.filter((e) => e.type === 'RUN_STARTED').length);
+    await page.fill('#message', text);
+    await page.click('#send');
+    await page.waitForFunction((n) => (window as unknown as PageWindow).bridgeDemo.log.filter((e) => e.type === 'RUN_STARTED').length > n, runs);
+    if (wait) await idle(page);
+  }
+
+  const bubbles = (page: Page, kind: 'user' | 'assistant') => page.$$eval(`#transcript .item.${kind} .bubble`, (nodes) => nodes.map((n) => n.textContent ?? ''));
+
+  const waitForBubble = (page: Page, kind: 'user' | 'assistant', test: string, mode: 'exact' | 'prefix' | 'contains' = 'exact') =>
+    page.waitForFunction(
+      ([selector, text, how]) =>
+        [...document.querySelectorAll(selector)].some((n) => {
+          const value = n.textContent ?? '';
+          return how === 'exact' ? value === text : how === 'prefix' ? value.startsWith(text) : value.includes(text);
+        }),
+      [`#transcript .item.${kind} .bubble`, test, mode] as const,
+    );
+
+  it('sends a message and shows the streamed answer; the page is accessible (labels, aria-live log)', async () => {
+    const { page } = await openPage();
+    expect(await page.getAttribute('#transcript', 'aria-live')).toBe('polite');
+    expect(await page.getAttribute('#transcript', 'role')).toBe('log');
+    // Every form control has a label.
+    const unlabeled = await page.$$eval('input, select, textarea', (controls) =>
+      controls.filter((c) => !(c.id && document.querySelector(`label[for="${c.id}"]`)) && !c.getAttribute('aria-label')).map((c) => c.outerHTML),
+    );
+    expect(unlabeled).toEqual([]);
+
+    // Watch the answer bubble grow: a streamed answer is seen in more than one state.
+    await page.evaluate(() => {
+      const seen = new Set<string>();
+      (window as unknown as { seenTexts: Set<string> }).seenTexts = seen;
+      new MutationObserver(() => {
+        for (const n of document.querySelectorAll('#transcript .item.assistant .bubble')) seen.add(n.textContent ?? '');
+      }).observe(document.querySelector('#transcript') as Node, { subtree: true, childList: true, characterData: true });
+    });
+    await send(page, 'hello from chromium, how are you today?');
+    await waitForBubble(page, 'assistant', 'Echo: hello from chromium, how are you today?');
+    expect(await bubbles(page, 'user')).toEqual(['hello from chromium, how are you today?']);
+    expect(await bubbles(page, 'assistant')).toEqual(['Echo: hello from chromium, how are you today?']);
+    const partial = await page.evaluate(() => [...(window as unknown as { seenTexts: Set<string> }).seenTexts].filter((t) => t && !t.endsWith('today?')));
+    expect(partial.length).toBeGreaterThan(0);
+    expect(await page.textContent('#action-status')).toMatch(/^Sent · wake/);
+  });
+
+  it('asks for a deletion, shows Approve / Decline, and approving resumes the run ("Deleted as requested")', async () => {
+    const { page } = await openPage();
+    await send(page, 'Please delete report.pdf');
+    await page.waitForSelector('#approvals .approval');
+    expect(await page.textContent('#approvals .approval')).toContain('delete_file');
+    expect(await page.textContent('#approvals .approval code')).toBe('delete_file({"path":"report.pdf"})');
+    expect(await page.getAttribute('#transcript .item.tool', 'data-status')).toBe('waiting');
+    await page.click('#approvals .approval button:has-text("Approve")');
+    await waitForBubble(page, 'assistant', 'Deleted as requested: {"deleted":"report.pdf"}');
+    await idle(page);
+    expect(await page.$$('#approvals .approval')).toHaveLength(0);
+    expect(await page.getAttribute('#transcript .item.tool', 'data-status')).toBe('done');
+    expect(await page.textContent('#transcript .item.tool .result')).toContain('"deleted": "report.pdf"');
+  });
+
+  it('lists pending approvals on load (a reload in a new tab) and declining tells the agent', async () => {
+    const { page, resourceId } = await openPage();
+    await send(page, 'delete notes.txt');
+    await page.waitForSelector('#approvals .approval');
+    // A new tab (no session state): the approval comes from GET /pending-approvals, the history from the snapshot.
+    await context?.close();
+    const { page: fresh } = await openPage(resourceId);
+    await fresh.waitForSelector('#approvals .approval');
+    expect(await fresh.textContent('#approvals .approval code')).toBe('delete_file({"path":"notes.txt"})');
+    expect(await bubbles(fresh, 'user')).toEqual(['delete notes.txt']);
+    await fresh.click('#approvals .approval button:has-text("Decline")');
+    await waitForBubble(fresh, 'assistant', 'I did not delete the file', 'prefix');
+    expect(await fresh.$$('#approvals .approval')).toHaveLength(0);
+    await fresh.waitForSelector('#transcript .item.tool[data-status="declined"]');
+    expect(await fresh.textContent('#transcript .item.tool .result')).toContain('was declined: Declined in the demo page');
+  });
+
+  it('pushes a notification from the panel: it appears, and wakes the agent (its echo appears)', async () => {
+    const { page } = await openPage();
+    await page.fill('#notify-source', 'github');
+    await page.fill('#notify-kind', 'review');
+    await page.fill('#notify-summary', 'PR #12 was approved');
+    await page.selectOption('#notify-priority', 'urgent');
+    await page.click('#notify-form button[type="submit"]');
+    await page.waitForSelector('#transcript .item[data-activity="signal.notification"]');
+    const card = await page.textContent('#transcript .item[data-activity="signal.notification"]');
+    expect(card).toContain('github / review');
+    expect(card).toContain('PR #12 was approved');
+    expect(card).toContain('urgent');
+    await waitForBubble(page, 'assistant', 'PR #12 was approved</notification>', 'contains');
+    expect((await bubbles(page, 'assistant'))[0]).toMatch(/^Echo: <notification .*source="github".*>PR #12 was approved<\/notification>$/);
+    expect(await page.textContent('#action-status')).toMatch(/^Notification delivered/);
+  });
+
+  it('survives a real connection drop mid-run: the browser reconnects with Last-Event-ID, nothing lost or doubled', async () => {
+    const { page, resourceId, threadId } = await openPage();
+    const ofThread = (r: ProxiedRequest) => isEventStream(r) && r.path.includes(`/threads/${threadId}/events`);
+    // An undisturbed subscriber, straight to the server.
+    const stayed = await openSse(`${server.url}/threads/${threadId}/events?resourceId=${resourceId}`);
+    await stayed.waitForComment('connected');
+    const from = proxy.requests.length;
+    const text = longMessage(40);
+    await send(page, text, false);
+    await page.waitForFunction(() => (document.querySelector('#transcript .item.assistant .bubble')?.textContent ?? '').split(' ').length >= 6);
+    expect(proxy.cut(ofThread)).toBe(1);
+
+    // The browser's own EventSource reconnect, with the last id it saw.
+    const reconnect = await proxy.waitForRequest(ofThread, from);
+    expect(reconnect.headers['last-event-id']).toMatch(/^\d+$/);
+    await page.waitForSelector('#connection[data-state="live"]');
+    await waitForBubble(page, 'assistant', `Echo: ${text}`);
+    await idle(page);
+    await stayed.waitForCount('RUN_FINISHED', 1);
+
+    const states = await page.evaluate(() => (window as unknown as PageWindow).bridgeDemo.states);
+    expect(states.slice(0, 2)).toEqual(['connecting', 'live']);
+    expect(states.slice(2)).toEqual(['reconnecting', 'live']);
+    expect(await bubbles(page, 'user')).toEqual([text]);
+    expect(await bubbles(page, 'assistant')).toEqual([`Echo: ${text}`]);
+    // Event by event: the page applied exactly what the undisturbed subscriber got (the snapshot run had id 0).
+    const applied = await page.evaluate(() => (window as unknown as PageWindow).bridgeDemo.log.filter((e) => (e.id ?? 0) > 0));
+    expect(applied).toEqual(stayed.events.map((e) => ({ id: e.id, type: e.event.type })));
+    expect(Number(reconnect.headers['last-event-id'])).toBeLessThan(stayed.events.at(-1)?.id as number);
+    await stayed.close();
+  });
+
+  it('after a reload, reopens with ?lastEventId= from sessionStorage: the same transcript, nothing twice', async () => {
+    const { page, threadId } = await openPage();
+    await send(page, 'first before reload');
+    await send(page, 'think about rivers');
+    const before = await page.innerText('#transcript');
+    const lastSeq = await page.evaluate(() => (window as unknown as PageWindow).bridgeDemo.lastSeq as number);
+    const from = proxy.requests.length;
+    await page.reload();
+    await page.waitForSelector('#connection[data-state="live"]');
+    const reopened = await proxy.waitForRequest((r) => isEventStream(r) && r.path.includes(`/threads/${threadId}/events`), from);
+    expect(reopened.path).toContain(`lastEventId=${lastSeq}`);
+    expect(reopened.path).not.toContain('snapshot=1');
+    expect(await page.innerText('#transcript')).toBe(before);
+    await send(page, 'after the reload');
+    await waitForBubble(page, 'assistant', 'Echo: after the reload');
+    expect(await bubbles(page, 'user')).toEqual(['first before reload', 'think about rivers', 'after the reload']);
+    expect(await bubbles(page, 'assistant')).toEqual(['Echo: first before reload', 'Here is my answer to: think about rivers', 'Echo: after the reload']);
+  });
+
+  it('queues a message while the agent answers (it runs next), and Stop cancels a run', async () => {
+    const { page } = await openPage();
+    await send(page, longMessage(30), false);
+    await waitForBubble(page, 'assistant', 'Echo: w0', 'prefix');
+    await page.fill('#message', 'queued follow-up');
+    await page.click('#queue');
+    await page.waitForFunction(() => document.querySelector('#action-status')?.textContent?.startsWith('Queued · deliver'));
+    await waitForBubble(page, 'assistant', 'Echo: queued follow-up');
+    await idle(page);
+    expect(await bubbles(page, 'user')).toEqual([longMessage(30), 'queued follow-up']);
+
+    await send(page, longMessage(60), false);
+    await waitForBubble(page, 'assistant', 'Echo: w0', 'prefix');
+    expect(await page.isVisible('#working')).toBe(true);
+    await page.click('#stop');
+    await page.waitForSelector('#transcript .notice:has-text("Run cancelled.")');
+    await idle(page);
+    expect(await page.isVisible('#stop')).toBe(false);
+    expect((await bubbles(page, 'assistant')).at(-1)?.length).toBeLessThan(`Echo: ${longMessage(60)}`.length);
+  });
+
+  it('renders reasoning (collapsible), tool calls with args and results, background tasks and state signals; screenshot', async () => {
+    const { page } = await openPage('demo-user');
+    await send(page, 'hello there');
+    await send(page, 'think about tea');
+    const reasoning = page.locator('#transcript .item.reasoning details');
+    expect(await reasoning.getAttribute('open')).toBeNull();
+    await page.click('#transcript .item.reasoning summary');
+    expect(await page.textContent('#transcript .item.reasoning .reasoning-text')).toBe('Let me think about that step by step.');
+    await send(page, 'What is the weather in Lisbon?');
+    const tool = page.locator('#transcript .item.tool', { hasText: 'get_weather' });
+    expect(await tool.locator('.args').textContent()).toBe(JSON.stringify({ city: 'Lisbon' }, null, 2));
+    expect(JSON.parse((await tool.locator('.result').textContent()) as string)).toMatchObject({ city: 'Lisbon' });
+    await page.fill('#message', 'run the slow job');
+    await page.click('#send');
+    await page.waitForSelector('#transcript .item[data-activity="background-task"] .task-completed');
+    await waitForBubble(page, 'assistant', 'The background task has finished.');
+    await idle(page);
+    await page.click('#state-form button[type="submit"]');
+    await page.waitForSelector('#transcript .item[data-activity="signal.state"]');
+    await waitForBubble(page, 'assistant', 'Echo: <state>Cart: 2 items, total 40 EUR</state>');
+    await idle(page);
+    await page.click('#notify-form button[type="submit"]');
+    await waitForBubble(page, 'assistant', 'Build #42 passed</notification>', 'contains');
+    await idle(page);
+    await send(page, 'Please delete report.pdf');
+    await page.waitForSelector('#approvals .approval');
+    mkdirSync(ARTIFACTS, { recursive: true });
+    await page.setViewportSize({ width: 1280, height: 1200 });
+    await page.screenshot({ path: new URL('page.png', ARTIFACTS).pathname });
+  });
+});
