@@ -30,12 +30,35 @@ export interface RunOptions {
   frontendToolMode: 'proxy' | 'return';
 }
 
-/** A validated run, ready to stream: `events()` yields the AG-UI events of each step. */
+/**
+ * Where a run's events go, a batch per Mastra chunk. A returned promise makes the run wait for it
+ * before it reads on (backpressure); returning nothing lets it go on at once.
+ */
+export type EventSink = (events: Event[]) => void | Promise<void>;
+
+/** A validated run, ready to stream. */
 export interface PreparedRun {
-  events(signal: AbortSignal): AsyncGenerator<Event[]>;
+  /** Streams the run's AG-UI events into `write`, the terminal event last; resolves once it is written. */
+  stream(write: EventSink, signal: AbortSignal): Promise<void>;
 }
 
 type MastraOutput = { fullStream: AsyncIterable<unknown> };
+
+/** What `pipe` needs of the run it streams. */
+interface PipeContext {
+  translator: RunTranslator;
+  write: EventSink;
+  runId: string;
+  frontendTools: ReadonlySet<string>;
+  options: RunOptions;
+  signal: AbortSignal;
+}
+
+/** Calls the client already answered, while a resumed run goes on (`pipe` resumes them in turn). */
+interface ResumeQueue {
+  waiting: Map<string, ResumeTarget>;
+  next?: ResumeTarget;
+}
 
 /**
  * Runs an agent for `POST /run`: selects the agent, checks thread ownership, converts the new
@@ -43,9 +66,13 @@ type MastraOutput = { fullStream: AsyncIterable<unknown> };
  * be refused is refused in `prepare()`, before a byte is streamed; after that, every failure
  * becomes a `RUN_ERROR` event.
  *
+ * The events go straight from the chunk loop to the sink, with no async generator in between:
+ * with a zero-delay model Mastra hands over thousands of chunks without ever waiting, and each
+ * generator hop costs several promises per chunk.
+ *
  * @example
  * const run = await runs.prepare(input, { resourceId: 'user-1', frontendToolMode: 'proxy' });
- * for await (const events of run.events(abortSignal)) write(events);
+ * await run.stream((events) => out.send(events), abortSignal);
  */
 @injectable()
 export class RunService {
@@ -90,16 +117,17 @@ export class RunService {
     const messages = toMastraMessages(input.messages).filter((m) => freshIds.has(m.id));
     if (resume.length === 0 && messages.length === 0) throw invalidInput('The run has no new message to answer and nothing to resume');
     if (memory) await assertIdsFree(memory, messages.map((m) => m.id), input.threadId);
-    return { events: (signal) => this.stream(agent, input, options, { messages, resume, memory: !!memory }, signal) };
+    return { stream: (write, signal) => this.stream(agent, input, options, { messages, resume, memory: !!memory }, write, signal) };
   }
 
-  private async *stream(
+  private async stream(
     agent: Agent,
     input: RunAgentInput,
     options: RunOptions,
     plan: { messages: ReturnType<typeof toMastraMessages>; resume: ResumeTarget[]; memory: boolean },
+    write: EventSink,
     clientSignal: AbortSignal,
-  ): AsyncGenerator<Event[]> {
+  ): Promise<void> {
     const controller = new AbortController();
     const signal = controller.signal;
     const onClientAbort = () => controller.abort(clientSignal.reason);
@@ -116,7 +144,8 @@ export class RunService {
       frontendToolMode: options.frontendToolMode,
       capturedResult: capture.lookup,
     });
-    yield translator.start();
+    await write(translator.start());
+    const context: PipeContext = { translator, write, runId: input.runId, frontendTools, options, signal };
     const streamOptions = {
       requestContext: agUiRequestContext(input),
       ...(plan.memory && { memory: { thread: input.threadId, resource: options.resourceId, ...(options.memoryOptions && { options: options.memoryOptions }) } }),
@@ -127,12 +156,12 @@ export class RunService {
     try {
       if (plan.resume.length > 0) {
         // Answers the client gave for calls that pause later in this run are applied when they do.
-        const waiting = new Map(plan.resume.slice(1).map((target) => [target.toolCallId, target]));
+        const queue: ResumeQueue = { waiting: new Map(plan.resume.slice(1).map((target) => [target.toolCallId, target])) };
         for (let target: ResumeTarget | undefined = plan.resume[0]; target; ) {
           const output = await resume(agent, target, streamOptions);
-          const paused = { next: undefined as ResumeTarget | undefined };
-          yield* this.pipe(output, translator, input.runId, frontendTools, options, signal, waiting, paused);
-          target = translator.finished ? undefined : paused.next;
+          queue.next = undefined;
+          await this.pipe(output, context, queue);
+          target = translator.finished ? undefined : queue.next;
         }
       } else {
         const runOptions = {
@@ -142,14 +171,14 @@ export class RunService {
         };
         // Mastra's overloads split on `structuredOutput`; the options are built dynamically, hence the cast.
         const output = await agent.stream(plan.messages as never, runOptions as never);
-        yield* this.pipe(output, translator, input.runId, frontendTools, options, signal);
+        await this.pipe(output, context);
       }
-      yield signal.aborted ? translator.cancel() : translator.end();
+      await write(signal.aborted ? translator.cancel() : translator.end());
     } catch (error) {
-      if (signal.aborted) yield translator.cancel();
+      if (signal.aborted) await write(translator.cancel());
       else {
         this.config.logger.error(`Run ${input.runId} failed: ${errorMessage(error)}`, { stack: (error as Error)?.stack });
-        yield translator.fail(errorMessage(error), 'RUN_FAILED');
+        await write(translator.fail(errorMessage(error), 'RUN_FAILED'));
       }
     } finally {
       this.active.delete(controller);
@@ -159,38 +188,42 @@ export class RunService {
     }
   }
 
-  /** Streams one Mastra output through the translator; frontend calls get a proxy slot before the client sees them. */
-  private async *pipe(
-    output: MastraOutput,
-    translator: RunTranslator,
-    runId: string,
-    frontendTools: ReadonlySet<string>,
-    options: RunOptions,
-    signal: AbortSignal,
-    waiting?: Map<string, ResumeTarget>,
-    paused?: { next?: ResumeTarget },
-  ): AsyncGenerator<Event[]> {
+  /** Streams one Mastra output through the translator into the sink; waits only when the sink asks to. */
+  private async pipe(output: MastraOutput, context: PipeContext, queue?: ResumeQueue): Promise<void> {
+    const { translator, write, signal } = context;
     for await (const raw of output.fullStream) {
       if (signal.aborted) return;
       const chunk = raw as MastraChunk;
-      const pausedCall = isPause(chunk) ? chunk.payload.toolCallId : undefined;
-      const answered = pausedCall ? waiting?.get(pausedCall) : undefined;
-      if (answered && paused && pausedCall) {
-        // The client already answered this pause: resume it instead of ending the run on it.
-        waiting?.delete(pausedCall);
-        paused.next = answered;
-        continue;
-      }
-      // Open the slot when the call first shows up, not at the atomic `tool-call`: `TOOL_CALL_END`
-      // goes out on `tool-call-input-streaming-end`, before `tool-call`, and a client may answer at once.
-      const opensCall = chunk.type === 'tool-call' || chunk.type === 'tool-call-input-streaming-start';
-      if (options.frontendToolMode === 'proxy' && opensCall && frontendTools.has(chunk.payload.toolName)) {
-        this.proxy.expect(runId, chunk.payload.toolCallId, options.resourceId);
-      }
+      if (queue && this.resumesLater(chunk, queue)) continue;
+      this.expectFrontendCall(chunk, context);
       const events = translator.push(chunk);
-      if (events.length > 0) yield events;
+      if (events.length > 0) {
+        const drained = write(events);
+        if (drained) await drained;
+      }
       if (translator.finished) return;
     }
+  }
+
+  /** A pause the client already answered is resumed instead of ending the run on it. */
+  private resumesLater(chunk: MastraChunk, queue: ResumeQueue): boolean {
+    if (!isPause(chunk)) return false;
+    const answered = queue.waiting.get(chunk.payload.toolCallId);
+    if (!answered) return false;
+    queue.waiting.delete(chunk.payload.toolCallId);
+    queue.next = answered;
+    return true;
+  }
+
+  /**
+   * Opens a frontend call's proxy slot before the client sees the call: when it first shows up,
+   * not at the atomic `tool-call`, as `TOOL_CALL_END` goes out on `tool-call-input-streaming-end`,
+   * before `tool-call`, and a client may answer at once.
+   */
+  private expectFrontendCall(chunk: MastraChunk, { runId, frontendTools, options }: PipeContext): void {
+    if (options.frontendToolMode !== 'proxy') return;
+    if (chunk.type !== 'tool-call' && chunk.type !== 'tool-call-input-streaming-start') return;
+    if (frontendTools.has(chunk.payload.toolName)) this.proxy.expect(runId, chunk.payload.toolCallId, options.resourceId);
   }
 }
 

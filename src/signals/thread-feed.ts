@@ -145,7 +145,7 @@ export class ThreadFeed {
     if (stream) void this.consume(streamToIterable(stream));
   }
 
-  /** Numbers the events, keeps them in the ring, and sends them to every ready client. */
+  /** Numbers the events, keeps them in the ring, and sends them to every ready client (encoded once for all). */
   private publish(events: Event[]): void {
     if (events.length === 0) return;
     const firstId = this.seq + 1;
@@ -166,7 +166,7 @@ export class ThreadFeed {
       if (from < 0) return void (client.position = firstId + events.length - 1);
       client.awaitingRun = false;
     }
-    client.out.send(from === 0 ? events : events.slice(from), firstId + from);
+    client.out.sendShared(from === 0 ? events : events.slice(from), firstId + from);
     client.position = firstId + events.length - 1;
     this.cutOffIfBehind(client);
   }
@@ -179,7 +179,7 @@ export class ThreadFeed {
     for (const { id, event } of missed) {
       if (client.awaitingRun && event.type !== EventType.RUN_STARTED) continue;
       client.awaitingRun = false;
-      client.out.send([event], id);
+      client.out.sendShared([event], id);
     }
     if (missed.length > 0) client.position = missed[missed.length - 1].id;
     this.cutOffIfBehind(client);

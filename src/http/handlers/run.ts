@@ -1,6 +1,7 @@
 import { EventType, type Event } from '@ag-ui/core';
 import { RunAgentInputSchema } from '@ag-ui/core/schemas';
 import type { Context } from 'hono';
+import type { PreparedRun } from '../../agents/run-service.js';
 import { errorMessage } from '../../translate/values.js';
 import { encoderFor, EventStream } from '../event-stream.js';
 import { parseInput, readJsonBody } from '../request.js';
@@ -24,19 +25,21 @@ export async function runAgent(c: Context, s: Services): Promise<Response> {
   const out = new EventStream(encoderFor(c.req.header('accept')));
   const abort = new AbortController();
   out.onCancel(() => abort.abort());
-  void pump(out, run.events(abort.signal), input.threadId, input.runId, s);
+  void pump(out, run, abort.signal, input.threadId, input.runId, s);
   return out.response;
 }
 
 /** Writes the run's events; whatever escapes the run still ends the stream with `RUN_ERROR`. */
-async function pump(out: EventStream, events: AsyncGenerator<Event[]>, threadId: string, runId: string, s: Services): Promise<void> {
+async function pump(out: EventStream, run: PreparedRun, signal: AbortSignal, threadId: string, runId: string, s: Services): Promise<void> {
   let last: Event | undefined;
+  const write = (batch: Event[]) => {
+    out.send(batch);
+    last = batch[batch.length - 1] ?? last;
+    // Only a client that is behind makes the run wait: an await per batch costs more than the batch.
+    return out.backlogged ? out.ready() : undefined;
+  };
   try {
-    for await (const batch of events) {
-      out.send(batch);
-      last = batch[batch.length - 1] ?? last;
-      await out.ready();
-    }
+    await run.stream(write, signal);
   } catch (error) {
     s.config.logger.error(`Run ${runId} on thread ${threadId} broke: ${errorMessage(error)}`, { stack: (error as Error)?.stack });
     if (!isTerminal(last)) out.send([{ type: EventType.RUN_ERROR, message: errorMessage(error), code: 'INTERNAL_ERROR' }]);

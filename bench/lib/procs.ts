@@ -1,0 +1,127 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { resolve } from 'node:path';
+import { REPO_ROOT } from './fixtures.js';
+
+export interface NodeProcessOptions {
+  /** Extra node flags (`--expose-gc`, `--cpu-prof`, …). */
+  flags?: string[];
+  /** Working directory (default the repository): tsx reads the `tsconfig.json` found there. */
+  cwd?: string;
+  env?: Record<string, string>;
+}
+
+/** A child node process running a bench TypeScript file through tsx, with an IPC channel. */
+export class BenchProcess {
+  readonly child: ChildProcess;
+  private stderr = '';
+
+  constructor(file: string, options: NodeProcessOptions = {}) {
+    this.child = spawn(process.execPath, [...(options.flags ?? []), '--import', 'tsx', resolve(REPO_ROOT, file)], {
+      cwd: options.cwd ?? REPO_ROOT,
+      env: { ...process.env, ...options.env },
+      stdio: ['ignore', 'pipe', 'pipe', 'ipc'],
+    });
+    this.child.stderr?.setEncoding('utf8');
+    this.child.stderr?.on('data', (chunk: string) => {
+      this.stderr += chunk;
+      if (this.stderr.length > 20_000) this.stderr = this.stderr.slice(-10_000);
+    });
+  }
+
+  get pid(): number {
+    return this.child.pid as number;
+  }
+
+  /** What the process wrote to stderr lately (for error reports). */
+  get errors(): string {
+    return this.stderr;
+  }
+
+  /** Resolves once the process says `{ ready: true }` over IPC (its listeners are in place). */
+  ready(timeoutMs = 60_000): Promise<void> {
+    return new Promise((resolve, reject) => {
+      const timer = setTimeout(() => reject(new Error(`no ready message within ${timeoutMs} ms:\n${this.stderr}`)), timeoutMs);
+      const onMessage = (message: { ready?: boolean }) => {
+        if (!message.ready) return;
+        clearTimeout(timer);
+        this.child.off('message', onMessage);
+        resolve();
+      };
+      this.child.on('message', onMessage);
+      this.child.once('exit', (code) => reject(new Error(`process exited (${code}) before it was ready:\n${this.stderr}`)));
+    });
+  }
+
+  /** Resolves with the first stdout line matching `pattern`; rejects if the process exits first. */
+  waitForLine(pattern: RegExp, timeoutMs = 60_000): Promise<RegExpExecArray> {
+    return new Promise((resolve, reject) => {
+      let out = '';
+      const timer = setTimeout(() => reject(new Error(`timed out waiting for ${pattern}:\n${out}\n${this.stderr}`)), timeoutMs);
+      this.child.stdout?.setEncoding('utf8');
+      this.child.stdout?.on('data', (chunk: string) => {
+        out += chunk;
+        const match = pattern.exec(out);
+        if (match) {
+          clearTimeout(timer);
+          resolve(match);
+        }
+      });
+      this.child.once('exit', (code) => {
+        clearTimeout(timer);
+        reject(new Error(`process exited (${code}) before ${pattern}:\n${out}\n${this.stderr}`));
+      });
+    });
+  }
+
+  /** Sends `message` and resolves with the first reply that has `key`. */
+  request<T>(message: Record<string, unknown>, key: string, timeoutMs = 600_000): Promise<T> {
+    return new Promise((resolve, reject) => {
+      const timer = setTimeout(() => done(new Error(`no '${key}' reply within ${timeoutMs} ms:\n${this.stderr}`)), timeoutMs);
+      const onMessage = (reply: Record<string, unknown>) => {
+        if (key in reply) done(undefined, reply[key] as T);
+      };
+      const onExit = (code: number | null) => done(new Error(`process exited (${code}) while waiting for '${key}':\n${this.stderr}`));
+      const done = (error?: Error, value?: T) => {
+        clearTimeout(timer);
+        this.child.off('message', onMessage);
+        this.child.off('exit', onExit);
+        if (error) reject(error);
+        else resolve(value as T);
+      };
+      this.child.on('message', onMessage);
+      this.child.once('exit', onExit);
+      this.child.send(message);
+    });
+  }
+
+  /** Asks the process to exit cleanly (a `--cpu-prof` profile is written then); kills it after `graceMs`. */
+  async stop(graceMs = 5000): Promise<void> {
+    if (this.child.exitCode !== null || this.child.signalCode !== null) return;
+    const exited = new Promise<void>((resolve) => this.child.once('exit', () => resolve()));
+    if (this.child.connected) this.child.send({ cmd: 'exit' });
+    const timer = setTimeout(() => this.child.kill('SIGKILL'), graceMs);
+    await exited;
+    clearTimeout(timer);
+  }
+}
+
+/** A benchmarked server: its process and origin. */
+export interface BenchServer {
+  name: string;
+  origin: string;
+  process: BenchProcess;
+}
+
+export async function startServer(name: string, file: string, options: NodeProcessOptions = {}): Promise<BenchServer> {
+  const proc = new BenchProcess(file, { ...options, env: { DEMO_DELAY_MS: '0', ...options.env } });
+  const match = await proc.waitForLine(/READY (\d+)/);
+  return { name, origin: `http://127.0.0.1:${match[1]}`, process: proc };
+}
+
+/** Resident set size of a process, from /proc (Linux), in bytes. */
+export function rssOf(pid: number): number {
+  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+  const match = /VmRSS:\s+(\d+) kB/.exec(status);
+  return match ? Number(match[1]) * 1024 : Number.NaN;
+}

@@ -1,0 +1,199 @@
+/** The bench's verdicts (budget lines) and its markdown report. */
+import type { FanoutResult } from './fanout-phase.js';
+import { SERVER_LABEL, type HttpResult, type ServerName } from './http-phase.js';
+import { formatMs, formatNumber, formatRatio } from './stats.js';
+import type { TranslatorResult } from '../translator.js';
+import type { ProfileSplit } from './profile-summary.js';
+
+export interface BudgetLine {
+  line: string;
+  target: string;
+  measured: string;
+  pass: boolean;
+}
+
+export interface BenchReport {
+  mode: 'quick' | 'full';
+  startedAt: string;
+  environment: Record<string, unknown>;
+  translator?: TranslatorResult;
+  http?: HttpResult;
+  fanout?: FanoutResult;
+  profiles?: Record<string, ProfileSplit['owners']>;
+  budget: BudgetLine[];
+}
+
+const KB = 1000;
+const TRANSLATOR_MIN = 500_000;
+const FANOUT_P99_MAX_MS = 50;
+const IDLE_SUBSCRIBER_MAX_BYTES = 20 * KB;
+
+function translatorBudget(result: TranslatorResult): BudgetLine[] {
+  return result.workloads.map((w) => ({
+    line: `Translator alone: ${w.name}`,
+    target: `≥ ${formatNumber(TRANSLATOR_MIN)} chunks/s`,
+    measured: `${formatNumber(w.chunksPerSec)} chunks/s`,
+    pass: w.chunksPerSec >= TRANSLATOR_MIN,
+  }));
+}
+
+function httpBudget(result: HttpResult): BudgetLine[] {
+  const lines: BudgetLine[] = [];
+  for (const r of result.results) {
+    const vsMastra = r.concurrency === 1 ? 1.0 : 1.2;
+    const ratio = (c: { medianPairRatio: number; ratioOfMedians: number }) =>
+      `${formatRatio(c.medianPairRatio)} (median of pairs; ${formatRatio(c.ratioOfMedians)} of medians)`;
+    lines.push({
+      line: `/run events/s ÷ Mastra route, ${r.concurrency} stream(s)`,
+      target: `≥ ${vsMastra.toFixed(1)}×`,
+      measured: ratio(r.vsMastra),
+      pass: r.vsMastra.medianPairRatio >= vsMastra,
+    });
+    lines.push({ line: `/run events/s ÷ MastraAgent, ${r.concurrency} stream(s)`, target: '≥ 1.2×', measured: ratio(r.vsAgui), pass: r.vsAgui.medianPairRatio >= 1.2 });
+    const ours = r.targets.bridge.ttfe;
+    const theirs = r.targets.mastra.ttfe;
+    // Judged on the median: p99 over a hundred streams is one stream, and one GC pause or a
+    // neighbour's burst on a shared machine moves it by tens of ms on any server (shown anyway).
+    lines.push({
+      line: `Time to first event vs Mastra route, ${r.concurrency} stream(s)`,
+      target: 'p50 ≤ Mastra route',
+      measured: `p50 ${formatMs(ours.p50)} vs ${formatMs(theirs.p50)} (p99 ${formatMs(ours.p99)} vs ${formatMs(theirs.p99)})`,
+      pass: ours.p50 <= theirs.p50,
+    });
+  }
+  return lines;
+}
+
+function fanoutBudget(result: FanoutResult): BudgetLine[] {
+  const largest = result.latency.at(-1);
+  const lines: BudgetLine[] = [];
+  if (largest) {
+    lines.push({
+      line: `Fan-out: send-message → user echo, ${formatNumber(largest.subscribers)} subscribers`,
+      target: `p99 < ${FANOUT_P99_MAX_MS} ms`,
+      measured: `p99 ${formatMs(largest.p99)} (p50 ${formatMs(largest.p50)})`,
+      pass: largest.p99 < FANOUT_P99_MAX_MS,
+    });
+  }
+  const perSub = result.memory.rssBytesPerSubscriber;
+  lines.push({
+    line: `Memory per idle subscriber (RSS delta over ${formatNumber(result.memory.idleSubscribers)})`,
+    target: `< ${IDLE_SUBSCRIBER_MAX_BYTES / KB} KB`,
+    measured: `${(perSub / KB).toFixed(1)} KB`,
+    pass: perSub < IDLE_SUBSCRIBER_MAX_BYTES,
+  });
+  return lines;
+}
+
+export function evaluateBudget(report: Omit<BenchReport, 'budget'>): BudgetLine[] {
+  return [
+    ...(report.translator ? translatorBudget(report.translator) : []),
+    ...(report.http ? httpBudget(report.http) : []),
+    ...(report.fanout ? fanoutBudget(report.fanout) : []),
+  ];
+}
+
+// ── markdown ─────────────────────────────────────────────────────────
+
+const row = (cells: Array<string | number>) => `| ${cells.join(' | ')} |`;
+const pctl = (v: { p50: number; p99: number }) => `${formatMs(v.p50)} / ${formatMs(v.p99)}`;
+
+function translatorTable(result: TranslatorResult): string[] {
+  return [
+    '### Translator alone (one process: translator + `@ag-ui/encoder` SSE encoding)',
+    '',
+    row(['workload', 'chunks/s', 'µs/chunk', 'AG-UI events/s', 'translator only (no encoding), chunks/s']),
+    row(['---', '---:', '---:', '---:', '---:']),
+    ...result.workloads.map((w) =>
+      row([w.name, formatNumber(w.chunksPerSec), w.usPerChunk.toFixed(3), formatNumber(w.eventsPerSec), formatNumber(w.translateOnlyChunksPerSec)]),
+    ),
+  ];
+}
+
+function httpTable(result: HttpResult): string[] {
+  const { plan } = result;
+  const lines = [
+    `### End to end over loopback HTTP: ${formatNumber(plan.words)}-word echo, one word per delta, DEMO_DELAY_MS=0, memory on`,
+    '',
+    `Median of ${plan.reps} interleaved rounds per cell; latencies pooled over every stream of those rounds (p50 / p99). Streams per round: ${Object.entries(plan.streamsPerRound).map(([c, n]) => `${n} at ${c}`).join(', ')}. Events: AG-UI events for the two AG-UI servers, SSE data frames (Mastra chunks, not the closing \`[DONE]\`) for Mastra's route.`,
+    '',
+    `Timers armed by the scripted model for one ${formatNumber(plan.words)}-word answer: ${result.modelTimers.zero} with DEMO_DELAY_MS=0 (and ${result.modelTimers.oneMs} for 20 words at 1 ms, so the check sees them).`,
+    '',
+    row(['streams', 'server', 'events/s', '÷ floor', 'first event', 'first text delta', 'last byte', 'events/stream', 'errors', 'RSS at end']),
+    row(['---:', '---', '---:', '---:', '---:', '---:', '---:', '---:', '---:', '---:']),
+  ];
+  for (const r of result.results) {
+    for (const [name, s] of Object.entries(r.targets) as Array<[ServerName, NonNullable<(typeof r.targets)[ServerName]>]>) {
+      lines.push(
+        row([r.concurrency, SERVER_LABEL[name], formatNumber(s.eventsPerSec), `${((s.eventsPerSec / r.floor.eventsPerSec) * 100).toFixed(0)}%`, pctl(s.ttfe), pctl(s.firstDelta), pctl(s.ttlb), formatNumber(s.eventsPerStream), s.errors.length, s.rssMb ? `${s.rssMb.toFixed(0)} MB` : '']),
+      );
+    }
+    lines.push(row([r.concurrency, SERVER_LABEL.floor, formatNumber(r.floor.eventsPerSec), '100%', '', '', '', '', '', '']));
+  }
+  const both = (c: { medianPairRatio: number; ratioOfMedians: number }) => `${formatRatio(c.medianPairRatio)} / ${formatRatio(c.ratioOfMedians)}`;
+  const withBaseline = result.results.some((r) => r.vsBaseline);
+  lines.push(
+    '',
+    row(['streams', 'bridge ÷ Mastra route', 'bridge ÷ MastraAgent', ...(withBaseline ? ['bridge ÷ baseline bridge'] : []), 'ceiling on any bridge ÷ Mastra route (floor ÷ Mastra route)']),
+    row(['---:', '---:', '---:', ...(withBaseline ? ['---:'] : []), '---:']),
+  );
+  for (const r of result.results) {
+    const ceiling = r.floor.eventsPerSec / r.targets.mastra.eventsPerSec;
+    lines.push(row([r.concurrency, both(r.vsMastra), both(r.vsAgui), ...(r.vsBaseline ? [both(r.vsBaseline)] : []), formatRatio(ceiling)]));
+  }
+  lines.push('', 'Ratios: median of the per-repetition ratios / ratio of the medians.');
+  return lines;
+}
+
+function fanoutTable(result: FanoutResult): string[] {
+  const m = result.memory;
+  return [
+    '### Fan-out: one thread, SSE subscribers on `/agui/threads/:id/events`',
+    '',
+    row(['subscribers', 'send-message → user echo p50', 'p99', 'max', 'samples', 'send-message round trip p50']),
+    row(['---:', '---:', '---:', '---:', '---:', '---:']),
+    ...result.latency.map((l) => row([formatNumber(l.subscribers), formatMs(l.p50), formatMs(l.p99), formatMs(l.max), formatNumber(l.samples), formatMs(l.postP50)])),
+    '',
+    `Idle subscribers: ${formatNumber(m.idleSubscribers)} on one thread cost ${(m.rssBytesPerSubscriber / KB).toFixed(1)} KB of server RSS each (JS heap + external: ${(m.heapBytesPerSubscriber / KB).toFixed(1)} KB); subscribing them all took ${formatNumber(m.subscribeMs)} ms.`,
+  ];
+}
+
+function profileTable(profiles: Record<string, ProfileSplit['owners']>): string[] {
+  const lines = [
+    '### Server CPU by owner (`--cpu-prof`, share of busy time)',
+    '',
+    "Node's own frames are charged to their nearest caller outside Node; what is left under `node internals` runs straight from the microtask queue (web-stream steps, promise hooks) with no such caller. `tsx` is start-up compilation.",
+    '',
+  ];
+  for (const [target, owners] of Object.entries(profiles)) {
+    const busy = owners.filter((g) => g.group !== 'idle' && g.share >= 0.003);
+    lines.push(`- ${target}: ${busy.map((g) => `${g.group} ${(g.share * 100).toFixed(1)}%`).join(', ')}`);
+  }
+  return lines;
+}
+
+function budgetTable(budget: BudgetLine[]): string[] {
+  return [
+    '### Budget',
+    '',
+    row(['budget line', 'target', 'measured', 'result']),
+    row(['---', '---', '---', '---']),
+    ...budget.map((b) => row([b.line, b.target, b.measured, b.pass ? 'pass' : '**miss**'])),
+  ];
+}
+
+export function renderMarkdown(report: BenchReport): string {
+  const env = report.environment;
+  return [
+    `## Bench (${report.mode}), ${report.startedAt}`,
+    '',
+    `Node ${env.node}, ${env.cpus} × ${env.cpuModel}, load average at start ${env.loadAverage}.`,
+    '',
+    ...(report.translator ? [...translatorTable(report.translator), ''] : []),
+    ...(report.http ? [...httpTable(report.http), ''] : []),
+    ...(report.fanout ? [...fanoutTable(report.fanout), ''] : []),
+    ...(report.profiles ? [...profileTable(report.profiles), ''] : []),
+    ...budgetTable(report.budget),
+    '',
+  ].join('\n');
+}

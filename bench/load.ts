@@ -1,0 +1,165 @@
+/**
+ * The load generator, in a process of its own so that reading thousands of frames never shares
+ * an event loop with the server under test. Driven over IPC by `bench/run.ts`:
+ * `{ cmd: 'round', ...RoundSpec }` → `{ round: RoundResult }`.
+ *
+ * A round is closed-loop: `concurrency` workers each start a stream as soon as their last one
+ * ended, until `streams` have run. Every stream asks the demo agent to echo `words` words (one
+ * word per delta) on a thread of its own.
+ */
+import { randomUUID } from 'node:crypto';
+import http from 'node:http';
+import { BENCH_RESOURCE } from './servers/shared.js';
+
+export type Target = 'bridge' | 'mastra' | 'agui';
+
+export interface RoundSpec {
+  target: Target;
+  /** Server origin, e.g. `http://127.0.0.1:41234`. */
+  origin: string;
+  concurrency: number;
+  streams: number;
+  words: number;
+}
+
+export interface StreamSample {
+  /** Request sent → first complete SSE data frame, ms. */
+  ttfe: number;
+  /** Request sent → first frame carrying answer text (the first token a user sees), ms. */
+  firstDelta: number;
+  /** Request sent → end of the response body, ms. */
+  ttlb: number;
+  events: number;
+  bytes: number;
+}
+
+export interface RoundResult {
+  spec: RoundSpec;
+  elapsedMs: number;
+  events: number;
+  eventsPerSec: number;
+  samples: StreamSample[];
+  errors: string[];
+}
+
+const agent = new http.Agent({ keepAlive: true, maxSockets: Infinity });
+
+/** The echo prompt: `w0 w1 … w<n-1>` (no word trips another rule of the demo script). */
+function prompt(words: number): string {
+  return Array.from({ length: words }, (_, i) => `w${i}`).join(' ');
+}
+
+/** Path and body of one request: the same question, in each server's own input format. */
+function request(target: Target, text: string): { path: string; body: string } {
+  const threadId = `bench-${randomUUID()}`;
+  if (target === 'mastra') {
+    return {
+      path: '/api/agents/demo/stream',
+      body: JSON.stringify({ messages: [{ role: 'user', content: text }], memory: { thread: threadId, resource: BENCH_RESOURCE } }),
+    };
+  }
+  const input = {
+    threadId,
+    runId: randomUUID(),
+    messages: [{ id: randomUUID(), role: 'user', content: text }],
+    tools: [],
+    context: [],
+    state: {},
+    forwardedProps: target === 'bridge' ? { resourceId: BENCH_RESOURCE } : {},
+  };
+  return { path: target === 'bridge' ? '/agui/run' : '/agent', body: JSON.stringify(input) };
+}
+
+/** How each server's frames that carry answer text start. */
+const DELTA_FRAME: Record<Target, RegExp> = {
+  bridge: /^data: \{"type":"TEXT_MESSAGE_CONTENT"/,
+  agui: /^data: \{"type":"TEXT_MESSAGE_CHUNK"/,
+  mastra: /^data: \{"type":"text-delta"/,
+};
+
+/** Whether the last frame is the stream's proper end (so a truncated stream counts as an error). */
+function endedWell(target: Target, lastFrame: string): boolean {
+  if (target === 'mastra') return lastFrame.startsWith('data: [DONE]');
+  return lastFrame.includes('"type":"RUN_FINISHED"');
+}
+
+/**
+ * One stream. Events are SSE data frames: AG-UI events for the AG-UI servers, Mastra chunks for
+ * Mastra's route (its closing `data: [DONE]` is not an event).
+ */
+function runStream(spec: RoundSpec, text: string): Promise<StreamSample> {
+  const { path, body } = request(spec.target, text);
+  const url = new URL(path, spec.origin);
+  return new Promise((resolve, reject) => {
+    const start = performance.now();
+    let ttfe = Number.NaN;
+    let firstDelta = Number.NaN;
+    let events = 0;
+    let bytes = 0;
+    let carry = '';
+    let lastFrame = '';
+    const req = http.request(
+      url,
+      { method: 'POST', agent, headers: { 'content-type': 'application/json', accept: 'text/event-stream', 'content-length': Buffer.byteLength(body) } },
+      (res) => {
+        if (res.statusCode !== 200) {
+          res.resume();
+          return reject(new Error(`${spec.target}: HTTP ${res.statusCode}`));
+        }
+        res.setEncoding('utf8');
+        res.on('data', (chunk: string) => {
+          bytes += chunk.length;
+          const buffer = carry + chunk;
+          let from = 0;
+          for (let end = buffer.indexOf('\n\n', from); end !== -1; end = buffer.indexOf('\n\n', from)) {
+            lastFrame = buffer.slice(from, end);
+            if (lastFrame.startsWith('data:') && !lastFrame.startsWith('data: [DONE]')) {
+              if (events === 0) ttfe = performance.now() - start;
+              if (Number.isNaN(firstDelta) && DELTA_FRAME[spec.target].test(lastFrame)) firstDelta = performance.now() - start;
+              events++;
+            }
+            from = end + 2;
+          }
+          carry = buffer.slice(from);
+        });
+        res.on('end', () => {
+          const ttlb = performance.now() - start;
+          if (!endedWell(spec.target, lastFrame)) return reject(new Error(`${spec.target}: stream ended on ${lastFrame.slice(0, 120)}`));
+          resolve({ ttfe, firstDelta, ttlb, events, bytes });
+        });
+        res.on('error', reject);
+      },
+    );
+    req.on('error', reject);
+    req.end(body);
+  });
+}
+
+export async function runRound(spec: RoundSpec): Promise<RoundResult> {
+  const text = prompt(spec.words);
+  const samples: StreamSample[] = [];
+  const errors: string[] = [];
+  let issued = 0;
+  const worker = async () => {
+    while (issued < spec.streams) {
+      issued++;
+      try {
+        samples.push(await runStream(spec, text));
+      } catch (error) {
+        errors.push((error as Error).message);
+      }
+    }
+  };
+  const start = performance.now();
+  await Promise.all(Array.from({ length: spec.concurrency }, worker));
+  const elapsedMs = performance.now() - start;
+  const events = samples.reduce((n, s) => n + s.events, 0);
+  return { spec, elapsedMs, events, eventsPerSec: (events * 1000) / elapsedMs, samples, errors };
+}
+
+process.on('message', (message: { cmd: string } & RoundSpec) => {
+  if (message.cmd === 'round') void runRound(message).then((round) => process.send?.({ round }));
+  if (message.cmd === 'exit') process.exit(0);
+});
+process.on('disconnect', () => process.exit(0));
+process.send?.({ ready: true });

@@ -1,0 +1,128 @@
+/**
+ * `npm run bench [-- --quick] [-- --profile] [-- --only=translator,http,fanout]`
+ *
+ * Measures the bridge side by side with what a user would otherwise pick, and checks the
+ * performance budget (docs/performance.md). The markdown report goes to stdout, progress to
+ * stderr, everything measured to bench/results/latest.json.
+ *
+ * - `--quick`: smaller answers, fewer rounds and subscribers: a smoke run in under a minute.
+ * - `--profile`: the three HTTP servers run with `--cpu-prof` (bench/results/profiles/<server>/)
+ *   and the report adds their CPU split by code.
+ * - `--only=…`: run some phases only.
+ * - `--concurrency=1,16`, `--reps=N`, `--words=N`: override the HTTP plan (to iterate on one line).
+ * - `--baseline=<dir>`: also run the bridge of another checkout (e.g. a `git worktree` of main)
+ *   in the same interleave, for before/after ratios.
+ */
+import { spawnSync } from 'node:child_process';
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { cpus, loadavg } from 'node:os';
+import { join } from 'node:path';
+import type { FanoutPlan } from './lib/fanout-phase.js';
+import { runFanoutPhase } from './lib/fanout-phase.js';
+import { REPO_ROOT } from './lib/fixtures.js';
+import { runHttpPhase, type HttpPlan } from './lib/http-phase.js';
+import { summarise } from './lib/profile-summary.js';
+import { evaluateBudget, renderMarkdown, type BenchReport } from './lib/report.js';
+import { BenchProcess } from './lib/procs.js';
+import type { TranslatorResult } from './translator.js';
+
+const args = process.argv.slice(2);
+const quick = args.includes('--quick');
+const profile = args.includes('--profile');
+const only = args.find((a) => a.startsWith('--only='))?.slice('--only='.length).split(',');
+const runs = (phase: string) => !only || only.includes(phase);
+
+const option = (name: string) => args.find((a) => a.startsWith(`--${name}=`))?.slice(name.length + 3);
+
+const HTTP_PLAN: HttpPlan = withOverrides(
+  quick
+    ? { words: 500, concurrency: [1, 16, 64], streams: (c) => (c === 1 ? 8 : c), reps: 2, warmupRounds: 1, freshServersPerLevel: false }
+    : // One stream: 20 per round, so that p99 is not just the slowest of a handful.
+      { words: 2000, concurrency: [1, 16, 64], streams: (c) => (c === 1 ? 20 : 2 * c), reps: 5, warmupRounds: 2, freshServersPerLevel: true },
+);
+
+function withOverrides(plan: HttpPlan): HttpPlan {
+  const concurrency = option('concurrency');
+  return {
+    ...plan,
+    ...(concurrency && { concurrency: concurrency.split(',').map(Number) }),
+    ...(option('reps') && { reps: Number(option('reps')) }),
+    ...(option('words') && { words: Number(option('words')) }),
+    ...(option('baseline') && { baselineDir: option('baseline') }),
+  };
+}
+
+const FANOUT_PLAN: FanoutPlan = quick
+  ? { subscribers: [1, 100, 1000], messages: 3, idleSubscribers: 1000 }
+  : { subscribers: [1, 100, 1000], messages: 10, idleSubscribers: 5000 };
+
+const RESULTS_DIR = join(REPO_ROOT, 'bench/results');
+
+function log(message: string): void {
+  process.stderr.write(`${message}\n`);
+}
+
+/** The comparison packages live in bench/package.json, outside the root lockfile CI installs. */
+function ensureBenchDependencies(): void {
+  if (existsSync(join(REPO_ROOT, 'bench/node_modules/@ag-ui/mastra/package.json'))) return;
+  log('bench: installing the comparison packages (npm --prefix bench ci)…');
+  const result = spawnSync('npm', ['--prefix', 'bench', 'ci', '--no-audit', '--no-fund'], { cwd: REPO_ROOT, stdio: ['ignore', 2, 2] });
+  if (result.status !== 0) throw new Error('npm --prefix bench ci failed');
+}
+
+function environment(): Record<string, unknown> {
+  return {
+    node: process.version,
+    cpus: cpus().length,
+    cpuModel: cpus()[0]?.model.trim(),
+    loadAverage: loadavg().map((l) => l.toFixed(2)).join(' '),
+    platform: `${process.platform} ${process.arch}`,
+  };
+}
+
+async function translatorPhase(): Promise<TranslatorResult> {
+  log('translator: running in its own process…');
+  const proc = new BenchProcess('bench/translator.ts');
+  try {
+    await proc.ready();
+    return await proc.request<TranslatorResult>({ quick }, 'translator', 180_000);
+  } finally {
+    await proc.stop();
+  }
+}
+
+/** The main-thread profile of each server (the largest file: tsx's loader thread writes its own). */
+function profileSplits(dirs: Record<string, string>): Record<string, ReturnType<typeof summarise>['owners']> {
+  const out: Record<string, ReturnType<typeof summarise>['owners']> = {};
+  for (const [target, dir] of Object.entries(dirs)) {
+    const files = readdirSync(dir).map((f) => join(dir, f));
+    const main = files.sort((a, b) => statSync(b).size - statSync(a).size)[0];
+    if (main) out[target] = summarise(JSON.parse(readFileSync(main, 'utf8'))).owners;
+  }
+  return out;
+}
+
+async function main(): Promise<void> {
+  ensureBenchDependencies();
+  const startedAt = new Date().toISOString();
+  const partial: Omit<BenchReport, 'budget'> = { mode: quick ? 'quick' : 'full', startedAt, environment: environment() };
+  if (profile) rmSync(join(RESULTS_DIR, 'profiles'), { recursive: true, force: true });
+  if (runs('translator')) partial.translator = await translatorPhase();
+  if (runs('http')) partial.http = await runHttpPhase(HTTP_PLAN, profile);
+  if (runs('fanout')) partial.fanout = await runFanoutPhase(FANOUT_PLAN);
+  if (partial.http?.profileDirs) partial.profiles = profileSplits(partial.http.profileDirs);
+  const report: BenchReport = { ...partial, budget: evaluateBudget(partial) };
+  const markdown = renderMarkdown(report);
+  mkdirSync(RESULTS_DIR, { recursive: true });
+  writeFileSync(join(RESULTS_DIR, 'latest.json'), `${JSON.stringify({ ...report, markdown }, null, 2)}\n`);
+  process.stdout.write(markdown);
+  log(`bench: wrote bench/results/latest.json (${report.budget.filter((b) => !b.pass).length} budget line(s) missed)`);
+}
+
+main().then(
+  () => process.exit(0),
+  (error: unknown) => {
+    console.error(error);
+    process.exit(1);
+  },
+);

@@ -1,0 +1,53 @@
+/**
+ * What the three benchmarked servers share, so that they differ only in the layer under test:
+ * the same demo agent (scripted model, `DEMO_DELAY_MS`, default 0 here = no timers), the same
+ * memory setting (on: an in-memory store, each request on a thread of its own) and the same
+ * Mastra options as the bridge's standalone server.
+ *
+ * Each server runs in its own process, prints `READY <port>` once it listens, and answers the
+ * orchestrator over IPC: `{ cmd: 'mem' }` → memory after a full GC, `{ cmd: 'exit' }` → exits
+ * cleanly (so `--cpu-prof` can write its profile).
+ */
+import type { AddressInfo } from 'node:net';
+import { serve } from '@hono/node-server';
+import { Mastra } from '@mastra/core';
+import type { Agent } from '@mastra/core/agent';
+import { InMemoryStore } from '@mastra/core/storage';
+import { createDemoAgent } from '../../src/demo/agent.js';
+
+/** The resource every bench request runs as. */
+export const BENCH_RESOURCE = 'bench';
+
+export function createBenchMastra(): { mastra: Mastra; demo: Agent } {
+  const storage = new InMemoryStore();
+  const delayMs = Number(process.env.DEMO_DELAY_MS ?? 0);
+  const demo = createDemoAgent({ storage, delayMs, slowTaskMs: 100 });
+  const mastra = new Mastra({ agents: { demo }, storage, logger: false, backgroundTasks: { enabled: true } });
+  return { mastra, demo };
+}
+
+type Fetch = (request: Request) => Response | Promise<Response>;
+
+export async function serveBench(fetch: Fetch): Promise<void> {
+  const server = await new Promise<ReturnType<typeof serve>>((resolve) => {
+    const s = serve({ fetch, hostname: '127.0.0.1', port: 0 }, () => resolve(s));
+  });
+  // Thousands of idle SSE subscribers in the fan-out phase: no per-server connection cap.
+  (server as { maxConnections?: number }).maxConnections = Infinity;
+  // A loaded client can read a response's end seconds after the server wrote it; with Node's 5 s
+  // keep-alive timeout the server has closed that socket by the time the client reuses it (ECONNRESET).
+  Object.assign(server, { keepAliveTimeout: 120_000, headersTimeout: 121_000 });
+  process.on('message', (message: { cmd?: string }) => {
+    if (message.cmd === 'mem') return void process.send?.({ mem: memoryAfterGc() });
+    if (message.cmd === 'exit') process.exit(0);
+  });
+  process.on('disconnect', () => process.exit(0));
+  console.log(`READY ${(server.address() as AddressInfo).port}`);
+}
+
+function memoryAfterGc(): NodeJS.MemoryUsage {
+  const gc = (globalThis as { gc?: () => void }).gc;
+  gc?.();
+  gc?.();
+  return process.memoryUsage();
+}
