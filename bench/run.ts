@@ -7,7 +7,7 @@
  *
  * - `--quick`: smaller answers, fewer rounds and subscribers: a smoke run in under a minute.
  * - `--profile`: the three HTTP servers run with `--cpu-prof` (bench/results/profiles/<server>/)
- *   and the report adds their CPU split by code.
+ *   and the report adds their CPU split by owner (bench/lib/profile-summary.ts).
  * - `--only=…`: run some phases only.
  * - `--concurrency=1,16`, `--reps=N`, `--words=N`: override the HTTP plan (to iterate on one line).
  * - `--baseline=<dir>`: also run the bridge of another checkout (e.g. a `git worktree` of main)
@@ -17,22 +17,20 @@ import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
 import { join } from 'node:path';
-import type { FanoutPlan } from './lib/fanout-phase.js';
-import { runFanoutPhase } from './lib/fanout-phase.js';
+import { runFanoutPhase, type FanoutPlan } from './lib/fanout-phase.js';
 import { REPO_ROOT } from './lib/fixtures.js';
 import { runHttpPhase, type HttpPlan } from './lib/http-phase.js';
 import { summarise } from './lib/profile-summary.js';
-import { evaluateBudget, renderMarkdown, type BenchReport } from './lib/report.js';
 import { BenchProcess } from './lib/procs.js';
+import { evaluateBudget, renderMarkdown, type BenchReport } from './lib/report.js';
 import type { TranslatorResult } from './translator.js';
 
 const args = process.argv.slice(2);
+const option = (name: string) => args.find((a) => a.startsWith(`--${name}=`))?.slice(name.length + 3);
 const quick = args.includes('--quick');
 const profile = args.includes('--profile');
-const only = args.find((a) => a.startsWith('--only='))?.slice('--only='.length).split(',');
+const only = option('only')?.split(',');
 const runs = (phase: string) => !only || only.includes(phase);
-
-const option = (name: string) => args.find((a) => a.startsWith(`--${name}=`))?.slice(name.length + 3);
 
 const HTTP_PLAN: HttpPlan = withOverrides(
   quick

@@ -131,7 +131,7 @@ async function startServers(plan: HttpPlan, profileDirs?: Record<string, string>
 
 type Level = { servers: Server[]; floor: BenchProcess };
 
-/** Fresh servers and floor process for one concurrency level: no level runs on a heap the previous one grew. */
+/** Starts the servers and the floor process (for every level, or once with `freshServersPerLevel` off). */
 async function startLevel(plan: HttpPlan, profileDirs?: Record<string, string>): Promise<Level> {
   const [servers, floor] = await Promise.all([startServers(plan, profileDirs), started('bench/floor.ts')]);
   return { servers, floor };

@@ -36,6 +36,8 @@ export function groupOf(url: string, name: string): string {
   if (!url) return name === '(garbage collector)' ? 'gc' : name === '(idle)' || name === '(program)' ? name.slice(1, -1) : 'native';
   const pkg = /node_modules\/((?:@[^/]+\/)?[^/]+)/.exec(url);
   if (pkg) return pkg[1];
+  // The demo agent's scripted model runs in all three servers: it is not the bridge's cost.
+  if (url.includes('/src/demo/')) return 'demo model';
   if (url.includes('/src/')) return 'bridge src';
   if (url.includes('/bench/')) return 'bench harness';
   if (url.startsWith('node:')) return 'node internals';
