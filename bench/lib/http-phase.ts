@@ -3,9 +3,9 @@
  * `MastraAgent` behind Hono, each server in its own process, the load generator in another.
  * Rounds interleave the servers (A B C, then C B A, …) so that drift on a shared machine hits
  * them alike; every ratio is taken between rounds of the same repetition. In a full run each
- * concurrency level gets fresh server processes: every run leaves its messages in the in-memory store (and the mock
- * model keeps every call), so a process that served the earlier levels would carry a heap that
- * makes its major GCs land on some rounds and not others.
+ * concurrency level gets fresh server processes: every run leaves its messages in the in-memory
+ * store, so a process that served the earlier levels would carry a heap that makes its major GCs
+ * land on some rounds and not others.
  *
  * With a baseline checkout (`--baseline=<dir>`), that checkout's bridge runs as a fourth server
  * in the same interleave: before/after ratios of an optimisation, measured in one run.
@@ -13,7 +13,7 @@
 import { resolve } from 'node:path';
 import type { RoundResult, Target } from '../load.js';
 import { REPO_ROOT } from './fixtures.js';
-import { BenchProcess, rssOf, startServer, type BenchServer } from './procs.js';
+import { BenchProcess, cpuMsOf, rssOf, startServer, type BenchServer } from './procs.js';
 import { median, percentile } from './stats.js';
 
 export const TARGETS: readonly Target[] = ['bridge', 'mastra', 'agui'];
@@ -56,6 +56,8 @@ export interface TargetSummary {
   firstDelta: { p50: number; p99: number };
   ttlb: { p50: number; p99: number };
   errors: string[];
+  /** The server process's CPU time (user + system) per event, µs: median over the rounds. */
+  cpuUsPerEvent: number;
   /** The server's resident memory when its level ended (MB): the heap every round of the level grew. */
   rssMb?: number;
 }
@@ -72,7 +74,7 @@ export interface ConcurrencyResult {
   concurrency: number;
   streamsPerRound: number;
   targets: Partial<Record<ServerName, TargetSummary>> & Record<Target, TargetSummary>;
-  floor: { eventsPerSec: number; samples: number[] };
+  floor: { eventsPerSec: number; samples: number[]; cpuUsPerEvent: number };
   vsMastra: Comparison;
   vsAgui: Comparison;
   vsBaseline?: Comparison;
@@ -87,7 +89,18 @@ export interface HttpResult {
   profileDirs?: Record<string, string>;
 }
 
-type FloorRound = { eventsPerSec: number };
+type FloorRound = { eventsPerSec: number; events: number };
+/** A round with the CPU time its process spent on it. */
+type Measured<R> = R & { cpuMs: number };
+
+/** Runs `round` and adds the CPU time process `pid` spent meanwhile. */
+async function withCpu<R>(pid: number, round: () => Promise<R>): Promise<Measured<R>> {
+  const before = cpuMsOf(pid);
+  const result = await round();
+  return { ...result, cpuMs: cpuMsOf(pid) - before };
+}
+
+const cpuUsPerEvent = (rounds: Array<Measured<{ events: number }>>) => median(rounds.map((r) => (r.cpuMs * 1000) / r.events));
 type Server = BenchServer & { name: ServerName; kind: Target };
 
 function log(message: string): void {
@@ -100,7 +113,7 @@ async function started(file: string): Promise<BenchProcess> {
   return proc;
 }
 
-function summarise(rounds: RoundResult[]): TargetSummary {
+function summarise(rounds: Array<Measured<RoundResult>>): TargetSummary {
   const samples = rounds.flatMap((r) => r.samples);
   const pick = (key: 'ttfe' | 'firstDelta' | 'ttlb') => {
     const values = samples.map((s) => s[key]);
@@ -114,6 +127,7 @@ function summarise(rounds: RoundResult[]): TargetSummary {
     firstDelta: pick('firstDelta'),
     ttlb: pick('ttlb'),
     errors: rounds.flatMap((r) => r.errors),
+    cpuUsPerEvent: cpuUsPerEvent(rounds),
   };
 }
 
@@ -145,8 +159,9 @@ function rounds(plan: HttpPlan, { floor }: Level, load: BenchProcess) {
   const words = plan.words;
   return {
     round: (server: Server, concurrency: number, streams: number) =>
-      load.request<RoundResult>({ cmd: 'round', target: server.kind, origin: server.origin, concurrency, streams, words }, 'round'),
-    floorRound: (concurrency: number, streams: number) => floor.request<FloorRound>({ cmd: 'round', concurrency, streams, words }, 'round'),
+      withCpu(server.process.pid, () => load.request<RoundResult>({ cmd: 'round', target: server.kind, origin: server.origin, concurrency, streams, words }, 'round')),
+    floorRound: (concurrency: number, streams: number) =>
+      withCpu(floor.pid, () => floor.request<FloorRound>({ cmd: 'round', concurrency, streams, words }, 'round')),
   };
 }
 
@@ -164,8 +179,8 @@ async function measureLevel(plan: HttpPlan, level: Level, load: BenchProcess, co
   const { servers } = level;
   const { round, floorRound } = rounds(plan, level, load);
   const streams = plan.streams(concurrency);
-  const measured = Object.fromEntries(servers.map((s) => [s.name, [] as RoundResult[]])) as Record<ServerName, RoundResult[]>;
-  const floorRounds: FloorRound[] = [];
+  const measured = Object.fromEntries(servers.map((s) => [s.name, [] as Array<Measured<RoundResult>>])) as Record<ServerName, Array<Measured<RoundResult>>>;
+  const floorRounds: Array<Measured<FloorRound>> = [];
   for (let rep = 0; rep < plan.reps; rep++) {
     const order = rep % 2 === 0 ? servers : [...servers].reverse();
     for (const server of order) measured[server.name].push(await round(server, concurrency, streams));
@@ -177,7 +192,7 @@ async function measureLevel(plan: HttpPlan, level: Level, load: BenchProcess, co
     concurrency,
     streamsPerRound: streams,
     targets,
-    floor: { eventsPerSec: median(floorRounds.map((r) => r.eventsPerSec)), samples: floorRounds.map((r) => r.eventsPerSec) },
+    floor: { eventsPerSec: median(floorRounds.map((r) => r.eventsPerSec)), samples: floorRounds.map((r) => r.eventsPerSec), cpuUsPerEvent: cpuUsPerEvent(floorRounds) },
     vsMastra: compare(targets.bridge.samples, targets.mastra.samples),
     vsAgui: compare(targets.bridge.samples, targets.agui.samples),
     ...(targets.baseline && { vsBaseline: compare(targets.bridge.samples, targets.baseline.samples) }),

@@ -42,7 +42,7 @@ function httpBudget(result: HttpResult): BudgetLine[] {
   for (const r of result.results) {
     const vsMastra = r.concurrency === 1 ? 1.0 : 1.2;
     const ratio = (c: { medianPairRatio: number; ratioOfMedians: number }) =>
-      `${formatRatio(c.medianPairRatio)} (median of pairs; ${formatRatio(c.ratioOfMedians)} of medians)`;
+      `${formatRatio(c.medianPairRatio, 3)} (median of pairs; ${formatRatio(c.ratioOfMedians, 3)} of medians)`;
     lines.push({
       line: `/run events/s ÷ Mastra route, ${r.concurrency} stream(s)`,
       target: `≥ ${vsMastra.toFixed(1)}×`,
@@ -119,29 +119,44 @@ function httpTable(result: HttpResult): string[] {
     '',
     `Timers armed by the scripted model for one ${formatNumber(plan.words)}-word answer: ${result.modelTimers.zero} with DEMO_DELAY_MS=0 (and ${result.modelTimers.oneMs} for 20 words at 1 ms, so the check sees them).`,
     '',
-    row(['streams', 'server', 'events/s', '÷ floor', 'first event', 'first text delta', 'last byte', 'events/stream', 'errors', 'RSS at end']),
-    row(['---:', '---', '---:', '---:', '---:', '---:', '---:', '---:', '---:', '---:']),
+    row(['streams', 'server', 'events/s', '÷ floor', 'CPU µs/event', 'first event', 'first text delta', 'last byte', 'events/stream', 'errors', 'RSS at end']),
+    row(['---:', '---', '---:', '---:', '---:', '---:', '---:', '---:', '---:', '---:', '---:']),
   ];
   for (const r of result.results) {
     for (const [name, s] of Object.entries(r.targets) as Array<[ServerName, NonNullable<(typeof r.targets)[ServerName]>]>) {
       lines.push(
-        row([r.concurrency, SERVER_LABEL[name], formatNumber(s.eventsPerSec), `${((s.eventsPerSec / r.floor.eventsPerSec) * 100).toFixed(0)}%`, pctl(s.ttfe), pctl(s.firstDelta), pctl(s.ttlb), formatNumber(s.eventsPerStream), s.errors.length, s.rssMb ? `${s.rssMb.toFixed(0)} MB` : '']),
+        row([r.concurrency, SERVER_LABEL[name], formatNumber(s.eventsPerSec), `${((s.eventsPerSec / r.floor.eventsPerSec) * 100).toFixed(0)}%`, s.cpuUsPerEvent.toFixed(1), pctl(s.ttfe), pctl(s.firstDelta), pctl(s.ttlb), formatNumber(s.eventsPerStream), s.errors.length, s.rssMb ? `${s.rssMb.toFixed(0)} MB` : '']),
       );
     }
-    lines.push(row([r.concurrency, SERVER_LABEL.floor, formatNumber(r.floor.eventsPerSec), '100%', '', '', '', '', '', '']));
+    lines.push(row([r.concurrency, SERVER_LABEL.floor, formatNumber(r.floor.eventsPerSec), '100%', r.floor.cpuUsPerEvent.toFixed(1), '', '', '', '', '', '']));
   }
   const both = (c: { medianPairRatio: number; ratioOfMedians: number }) => `${formatRatio(c.medianPairRatio)} / ${formatRatio(c.ratioOfMedians)}`;
   const withBaseline = result.results.some((r) => r.vsBaseline);
   lines.push(
     '',
-    row(['streams', 'bridge ÷ Mastra route', 'bridge ÷ MastraAgent', ...(withBaseline ? ['bridge ÷ baseline bridge'] : []), 'ceiling on any bridge ÷ Mastra route (floor ÷ Mastra route)']),
-    row(['---:', '---:', '---:', ...(withBaseline ? ['---:'] : []), '---:']),
+    row(['streams', 'bridge ÷ Mastra route', 'bridge ÷ MastraAgent', ...(withBaseline ? ['bridge ÷ baseline bridge'] : []), 'ceiling on any bridge ÷ Mastra route (floor ÷ Mastra route)', 'CPU per event: Mastra route ÷ bridge', 'MastraAgent ÷ bridge', 'bridge ÷ floor']),
+    row(['---:', '---:', '---:', ...(withBaseline ? ['---:'] : []), '---:', '---:', '---:', '---:']),
   );
   for (const r of result.results) {
     const ceiling = r.floor.eventsPerSec / r.targets.mastra.eventsPerSec;
-    lines.push(row([r.concurrency, both(r.vsMastra), both(r.vsAgui), ...(r.vsBaseline ? [both(r.vsBaseline)] : []), formatRatio(ceiling)]));
+    const cpu = r.targets.bridge.cpuUsPerEvent;
+    lines.push(
+      row([
+        r.concurrency,
+        both(r.vsMastra),
+        both(r.vsAgui),
+        ...(r.vsBaseline ? [both(r.vsBaseline)] : []),
+        formatRatio(ceiling),
+        formatRatio(r.targets.mastra.cpuUsPerEvent / cpu),
+        formatRatio(r.targets.agui.cpuUsPerEvent / cpu),
+        formatRatio(cpu / r.floor.cpuUsPerEvent),
+      ]),
+    );
   }
-  lines.push('', 'Ratios: median of the per-repetition ratios / ratio of the medians.');
+  lines.push(
+    '',
+    'Ratios: median of the per-repetition ratios / ratio of the medians. CPU per event: user + system CPU time of the server process (every thread: GC, libuv) over the events it sent, median of the rounds; the floor process likewise. Unlike events/s it does not move when other jobs take the core.',
+  );
   return lines;
 }
 

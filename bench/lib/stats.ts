@@ -25,6 +25,7 @@ export function formatMs(value: number): string {
   return value < 10 ? `${value.toFixed(2)} ms` : `${value.toFixed(1)} ms`;
 }
 
-export function formatRatio(value: number): string {
-  return Number.isFinite(value) ? `${value.toFixed(2)}×` : 'n/a';
+/** `1.23×`; budget lines pass `digits = 3`, so that a ratio just under its line never reads as on it. */
+export function formatRatio(value: number, digits = 2): string {
+  return Number.isFinite(value) ? `${value.toFixed(digits)}×` : 'n/a';
 }

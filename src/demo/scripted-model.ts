@@ -29,15 +29,19 @@ const HEAD: StreamPart[] = [{ type: 'stream-start', warnings: [] }];
  */
 export function createScriptedModel(options: ScriptedModelOptions = {}): MastraLanguageModelV2Mock {
   const delayMs = options.delayMs ?? 20;
-  return new MastraLanguageModelV2Mock({
+  const model: MastraLanguageModelV2Mock = new MastraLanguageModelV2Mock({
     provider: 'demo',
     modelId: 'scripted',
     doStream: async (callOptions) => {
+      // The mock records every call's options (the whole prompt) for test assertions; a server
+      // that runs for days would keep every conversation it ever answered. Keep none.
+      model.doStreamCalls.length = 0;
       const call = callOptions as unknown as CallOptions;
       const parts = script(call, `call-${randomUUID().slice(0, 8)}`);
       return { stream: toStream(parts, delayMs, call.abortSignal), request: { body: '{}' }, response: { headers: {} } };
     },
   });
+  return model;
 }
 
 /** Decides the model's answer for one call. Exported for unit tests of the script itself. */

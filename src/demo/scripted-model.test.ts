@@ -1,0 +1,20 @@
+import { describe, expect, it } from 'vitest';
+import { createScriptedModel } from './scripted-model.js';
+
+const prompt = (text: string) => [{ role: 'user', content: [{ type: 'text', text }] }];
+
+async function answer(model: ReturnType<typeof createScriptedModel>, text: string): Promise<string> {
+  const { stream } = await model.doStream({ prompt: prompt(text) } as never);
+  const reader = (stream as ReadableStream<{ type: string; delta?: string }>).getReader();
+  let out = '';
+  for (let r = await reader.read(); !r.done; r = await reader.read()) if (r.value.type === 'text-delta') out += r.value.delta;
+  return out;
+}
+
+describe('createScriptedModel', () => {
+  it('answers each call from its own prompt and keeps no call after it (a long-running demo server does not grow)', async () => {
+    const model = createScriptedModel({ delayMs: 0 });
+    for (let i = 0; i < 5; i++) expect(await answer(model, `hello ${i}`)).toBe(`Echo: hello ${i}`);
+    expect(model.doStreamCalls).toHaveLength(0);
+  });
+});
