@@ -369,7 +369,7 @@ describe('tool approvals', () => {
     await sse.close();
   });
 
-  it('an approval for an unknown toolCallId is 404 TOOL_CALL_NOT_FOUND; answering twice is too', async () => {
+  it('an approval for an unknown toolCallId is 404 TOOL_CALL_NOT_FOUND; answering a call twice is 409 CONFLICT', async () => {
     const t = newThread();
     const sse = await follow(b, t);
     const unknown = await post(b, t, 'tool-approval', { toolCallId: 'no-such-call', approved: true });
@@ -380,8 +380,9 @@ describe('tool approvals', () => {
     expect((await post(b, t, 'tool-approval', { toolCallId: call.toolCallId, approved: true })).status).toBe(202);
     await bracketOf(sse, call.runId, 1);
     const twice = await post(b, t, 'tool-approval', { toolCallId: call.toolCallId, approved: true });
-    expect(twice.status).toBe(404);
-    expect(twice.body.code).toBe('TOOL_CALL_NOT_FOUND');
+    expect(twice.status).toBe(409);
+    expect(twice.body).toMatchObject({ code: 'CONFLICT', error: expect.stringContaining(call.toolCallId) });
+    expect((await post(b, t, 'tool-approval', { toolCallId: 'no-such-call', approved: false })).status).toBe(404);
     await sse.close();
   });
 });

@@ -3,9 +3,10 @@ import type { Agent } from '@mastra/core/agent';
 import { inject, injectable } from 'inversify';
 import type { z } from 'zod';
 import { AgentProvider } from '../agents/agent-provider.js';
-import { BridgeError, notFound } from '../errors.js';
+import { BridgeError, conflict, notFound } from '../errors.js';
 import { ThreadStore, type ThreadScope } from '../threads/thread-store.js';
 import { TOKENS } from '../tokens.js';
+import { toAguiMessages } from '../translate/messages.js';
 import type { NotificationSchema, SendMessageSchema, SignalSchema, StateSignalSchema, ToolApprovalSchema } from './schemas.js';
 
 /** Mastra's routing decision, as the signal routes answer it. */
@@ -95,7 +96,7 @@ export class SignalRouter {
   async toolApproval(scope: ThreadScope, body: z.output<typeof ToolApprovalSchema>): Promise<{ runId: string; toolCallId: string }> {
     const pending = await this.pendingApprovals(scope);
     const call = pending.find((p) => p.toolCallId === body.toolCallId);
-    if (!call) throw notFound('TOOL_CALL_NOT_FOUND', `No tool call ${body.toolCallId} is waiting for approval on this thread`);
+    if (!call) throw await this.notWaiting(scope, body.toolCallId);
     const agent = await this.ownedThreadAgent(scope, 'read');
     const result = await agent.sendToolApproval({
       threadId: scope.threadId,
@@ -106,6 +107,20 @@ export class SignalRouter {
       ...(!body.approved && body.reason && { declineContext: { reason: body.reason } }),
     });
     return { runId: result.runId, toolCallId: result.toolCallId ?? body.toolCallId };
+  }
+
+  /**
+   * Why an approval finds nothing waiting: a call the thread's history holds is not waiting any
+   * more (answered already, or never asked for approval): `409`, as a tool result posted twice.
+   * Any other id is unknown: `404`.
+   */
+  private async notWaiting(scope: ThreadScope, toolCallId: string): Promise<BridgeError> {
+    const { exists } = await this.threads.assertNotForeign(scope);
+    const history = exists ? toAguiMessages(await this.threads.storedMessages(scope)) : [];
+    const known = history.some((m) => m.role === 'assistant' && m.toolCalls?.some((c) => c.id === toolCallId));
+    return known
+      ? conflict(`Tool call ${toolCallId} is not waiting for approval: it was answered already or never asked for it`)
+      : notFound('TOOL_CALL_NOT_FOUND', `No tool call ${toolCallId} is waiting for approval on this thread`);
   }
 
   async abort(scope: ThreadScope): Promise<{ aborted: boolean }> {
