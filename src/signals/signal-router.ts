@@ -1,5 +1,7 @@
 import type { Mastra } from '@mastra/core';
 import type { Agent } from '@mastra/core/agent';
+import { EventEmitterPubSub } from '@mastra/core/events';
+import { setTimeout as delay } from 'node:timers/promises';
 import { inject, injectable } from 'inversify';
 import type { z } from 'zod';
 import { AgentProvider } from '../agents/agent-provider.js';
@@ -23,6 +25,11 @@ export interface PendingApproval {
   args: unknown;
 }
 
+/** How long to wait before sending a lost signal again: a finishing run lets go of its thread within ~15 ms. */
+const LOST_SIGNAL_RETRY_MS = 5;
+/** Sends at most (2 s in all): past that the run holding the lease is not finishing, and its `deliver` answer stands. */
+const LOST_SIGNAL_SENDS = 400;
+
 type Routing = { ifActive?: { behavior?: 'deliver' | 'persist' | 'discard'; attributes?: Record<string, unknown> }; ifIdle?: { behavior?: 'wake' | 'persist' | 'discard'; attributes?: Record<string, unknown> } };
 type Sent = { accepted: Promise<{ action: SignalDecision['action']; runId?: string }>; signal: { id: string } };
 
@@ -44,7 +51,7 @@ export class SignalRouter {
   ) {}
 
   sendMessage(scope: ThreadScope, body: z.output<typeof SendMessageSchema>): Promise<SignalDecision> {
-    return this.route(scope, (agent) => agent.sendMessage(body.message as never, this.target(scope, body)) as Sent);
+    return this.route(scope, (agent, id) => agent.sendMessage(withId(body.message, id) as never, this.target(scope, body)) as Sent);
   }
 
   queueMessage(scope: ThreadScope, body: z.output<typeof SendMessageSchema>): Promise<SignalDecision> {
@@ -54,7 +61,7 @@ export class SignalRouter {
   signal(scope: ThreadScope, body: z.output<typeof SignalSchema>): Promise<SignalDecision> {
     const { type, contents, tagName, attributes, transient } = body;
     const signal = { type, contents, ...(tagName && { tagName }), ...(attributes && { attributes }), ...(transient !== undefined && { transient }) };
-    return this.route(scope, (agent) => agent.sendSignal(signal as never, this.target(scope, body)) as Sent);
+    return this.route(scope, (agent, id) => agent.sendSignal({ ...signal, ...(id && { id }) } as never, this.target(scope, body)) as Sent);
   }
 
   /** A state signal; an unchanged `cacheKey` is skipped by Mastra and answered `{ skipped: true }`. */
@@ -134,11 +141,31 @@ export class SignalRouter {
     return { cancelled: cancelledSignalIds };
   }
 
-  private async route(scope: ThreadScope, send: (agent: Agent) => Sent): Promise<SignalDecision> {
+  /**
+   * Sends through `send` and answers Mastra's decision. A send that finds the thread idle and is
+   * answered `deliver` was lost by Mastra 1.71: it came while a run was finishing (its final
+   * chunk out, its thread lease still held), so Mastra took it for a wake, lost the lease race and
+   * queued it nowhere (see docs/signals.md). The decision is synchronous, so "idle just before"
+   * and `deliver` together mean that path only, as long as leases live in this process (Mastra's
+   * default in-process pub/sub); with a shared one the lease may be another process's run, which
+   * does get the signal. Such a lost signal is sent again, with the same id, until the run has
+   * let go of the thread (a few ms), and then wakes a run. `queueMessage` queues behind the
+   * finishing run instead and needs none of this.
+   */
+  private async route(scope: ThreadScope, send: (agent: Agent, id?: string) => Sent): Promise<SignalDecision> {
     // Claimed, not only checked: a wake creates a missing thread anyway, but a persisted signal
     // would be stored under no thread, unreadable by its sender and the id left to anyone.
     const agent = await this.ownedThreadAgent(scope, 'claim');
-    return decision(send(agent));
+    const thread = { resourceId: scope.resourceId, threadId: scope.threadId };
+    const leasesInProcess = agent.getPubSub() instanceof EventEmitterPubSub;
+    let id: string | undefined;
+    for (let attempt = 1; ; attempt++) {
+      const idle = leasesInProcess && agent.getActiveThreadRunId(thread) === undefined;
+      const answer = await decision(send(agent, id));
+      if (!(idle && answer.action === 'deliver') || attempt === LOST_SIGNAL_SENDS) return answer;
+      id = answer.signalId;
+      await delay(LOST_SIGNAL_RETRY_MS);
+    }
   }
 
   /**
@@ -163,6 +190,12 @@ export class SignalRouter {
       ...(body.ifIdle && { ifIdle: body.ifIdle }),
     } as never;
   }
+}
+
+/** The message as `sendMessage` takes it, carrying the signal id of an earlier send when sent again. */
+function withId(message: z.output<typeof SendMessageSchema>['message'], id: string | undefined) {
+  if (!id) return message;
+  return typeof message === 'string' || Array.isArray(message) ? { contents: message, id } : { ...message, id };
 }
 
 async function decision(sent: Sent): Promise<SignalDecision> {
