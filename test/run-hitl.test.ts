@@ -86,6 +86,11 @@ describe('tool approval', () => {
     expect(run.terminal.type).toBe(EventType.RUN_FINISHED);
     expect(agent.pendingInterrupts).toEqual([]);
     expect(JSON.parse(clientCall(agent, toolCallId).function.arguments)).toEqual({ path: 'notes.txt' });
+    // A reloaded page reads the decline from history exactly as the live stream gave it.
+    const history = await http(`${tb.base}/threads/${agent.threadId}/messages?resourceId=default&format=agui`);
+    expect(history.body.filter((m: { role: string }) => m.role === 'tool')).toEqual([
+      { id: `tool-result-${toolCallId}`, role: 'tool', toolCallId, content: results[0].content },
+    ]);
   });
 
   it('refuses a resume of an unknown interrupt with 404 before any stream', async () => {

@@ -290,12 +290,18 @@ describe('toAguiMessages', () => {
     expect(out[3]).toMatchObject({ role: 'assistant', content: expect.stringContaining('The tool get_weather returned') });
     expect(out[5]).toEqual({ id: `${think}-reasoning`, role: 'reasoning', content: 'Let me think about that step by step.' });
     expect(out[6]).toEqual({ id: think, role: 'assistant', content: 'Here is my answer to: think hard' });
-    expect(out[9]).toEqual({ id: `tool-result-${call(5)}`, role: 'tool', toolCallId: call(5), content: 'The tool call was declined: not today' });
+    // Errors and declines read as on the live stream (event-mapping.md, tool results).
+    expect(out[9]).toEqual({
+      id: `tool-result-${call(5)}`,
+      role: 'tool',
+      toolCallId: call(5),
+      content: '{"declined":true,"message":"The call to delete_file was declined: not today","reason":"not today"}',
+    });
     expect(out[13]).toEqual({
       id: `tool-result-${call(8)}`,
       role: 'tool',
       toolCallId: call(8),
-      content: 'no weather station in Atlantis',
+      content: '{"error":"no weather station in Atlantis"}',
       error: 'no weather station in Atlantis',
     });
     expect(out[17]).toMatchObject({ role: 'tool', content: '{"deleted":"y.txt"}' });
@@ -382,8 +388,8 @@ describe('toAguiMessages', () => {
           { id: 'c-output-denied', type: 'function', function: { name: 'tool', arguments: '{}' } },
         ],
       },
-      { id: 'tool-result-c-result', role: 'tool', toolCallId: 'c-result', content: '{"code":1}', error: '{"code":1}' },
-      { id: 'tool-result-c-output-denied', role: 'tool', toolCallId: 'c-output-denied', content: 'The tool call was declined.' },
+      { id: 'tool-result-c-result', role: 'tool', toolCallId: 'c-result', content: '{"error":"{\\"code\\":1}"}', error: '{"code":1}' },
+      { id: 'tool-result-c-output-denied', role: 'tool', toolCallId: 'c-output-denied', content: '{"declined":true,"message":"The call to tool was declined."}' },
       { id: 'g1', role: 'activity', activityType: 'signal.reminder', content: { tagName: 'reminder', contents: 'tick', attributes: {} } },
     ]);
   });

@@ -10,6 +10,7 @@
  */
 import type { ContentPart, Message, PartSource, ToolCall } from '@ag-ui/core';
 import type { MastraDBMessage } from '@mastra/core/agent/message-list';
+import { declinedContent, errorMessage, toolErrorContent } from './values.js';
 
 // ─── Mastra input shape ─────────────────────────────────────────────────────────────────────
 
@@ -335,27 +336,27 @@ function stringifyArgs(args: unknown): string {
 }
 
 /**
- * The tool message for a finished invocation. Calls still waiting (`call`, `partial-call`,
- * `approval-requested`, `approval-responded`) have no result yet, so the client sees them pending.
+ * The tool message for a finished invocation, with the content the live stream gave it (errors
+ * and declines included), so a page reads a reloaded thread as it read the run. Errors also carry
+ * AG-UI's `error` field. Calls still waiting (`call`, `partial-call`, `approval-requested`,
+ * `approval-responded`) have no result yet, so the client sees them pending.
  */
 function toolResultMessage(invocation: ToolInvocation): Message | undefined {
   const base = { id: `tool-result-${invocation.toolCallId}`, role: 'tool' as const, toolCallId: invocation.toolCallId };
   switch (invocation.state) {
-    case 'result': {
-      const content = stringifyResult(invocation.result);
-      return invocation.isError ? { ...base, content, error: content } : { ...base, content };
-    }
-    case 'output-error': {
-      const error = invocation.errorText ?? stringifyResult(invocation.result);
-      return { ...base, content: error, error };
-    }
-    case 'output-denied': {
-      const reason = invocation.approval?.reason;
-      return { ...base, content: reason ? `The tool call was declined: ${reason}` : 'The tool call was declined.' };
-    }
+    case 'result':
+      return invocation.isError ? failed(base, invocation.result) : { ...base, content: stringifyResult(invocation.result) };
+    case 'output-error':
+      return failed(base, invocation.errorText ?? invocation.result);
+    case 'output-denied':
+      return { ...base, content: declinedContent(invocation.toolName, invocation.approval?.reason) };
     default:
       return undefined;
   }
+}
+
+function failed(base: { id: string; role: 'tool'; toolCallId: string }, error: unknown): Message {
+  return { ...base, content: toolErrorContent(error), error: errorMessage(error) };
 }
 
 function stringifyResult(result: unknown): string {

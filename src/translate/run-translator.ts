@@ -1,6 +1,6 @@
 import { EventType, type Event, type Interrupt, type RunFinishedOutcome, type TokenUsage } from '@ag-ui/core';
 import { isDataChunk, isSignalEcho, type MastraChunk, type SignalEchoChunk } from './chunks.js';
-import { errorMessage, jsonText, signalText, toTokenUsage } from './values.js';
+import { declinedContent, errorMessage, jsonText, signalText, toolErrorContent, toTokenUsage } from './values.js';
 
 /** A server tool's result captured at execution time, for runs where Mastra emits no `tool-result`. */
 export interface CapturedResult {
@@ -325,20 +325,17 @@ export class RunTranslator {
 
   private toolResult(payload: { toolCallId: string; toolName: string; args?: unknown; result: unknown; isError?: boolean }, out: Event[]): void {
     this.ensureCall(payload, out);
-    const content = payload.isError ? jsonText({ error: errorMessage(payload.result) }) : jsonText(payload.result);
-    this.emitResult(payload.toolCallId, content, out);
+    this.emitResult(payload.toolCallId, payload.isError ? toolErrorContent(payload.result) : jsonText(payload.result), out);
   }
 
   private toolError(payload: { toolCallId: string; toolName: string; args?: unknown; error: unknown }, out: Event[]): void {
     this.ensureCall(payload, out);
-    this.emitResult(payload.toolCallId, jsonText({ error: errorMessage(payload.error) }), out);
+    this.emitResult(payload.toolCallId, toolErrorContent(payload.error), out);
   }
 
   private toolDenied(payload: { toolCallId: string; toolName: string; args?: unknown; approval?: { reason?: string } }, out: Event[]): void {
     this.ensureCall(payload, out);
-    const reason = payload.approval?.reason;
-    const content = { declined: true, message: `The call to ${payload.toolName} was declined${reason ? `: ${reason}` : '.'}`, reason };
-    this.emitResult(payload.toolCallId, jsonText(content), out);
+    this.emitResult(payload.toolCallId, declinedContent(payload.toolName, payload.approval?.reason), out);
   }
 
   /** Server tools whose result Mastra did not stream get the one captured when they ran. */
@@ -348,7 +345,7 @@ export class RunTranslator {
       if (call.resolved || this.frontendTools.has(call.name)) continue;
       const captured = this.capturedResult(toolCallId);
       if (!captured) continue;
-      const content = captured.isError ? jsonText({ error: errorMessage(captured.result) }) : jsonText(captured.result);
+      const content = captured.isError ? toolErrorContent(captured.result) : jsonText(captured.result);
       this.emitResult(toolCallId, content, out);
     }
   }

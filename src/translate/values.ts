@@ -24,6 +24,19 @@ export function errorMessage(error: unknown): string {
   return jsonText(error);
 }
 
+/** A failed call's result content, `{"error":"<message>"}`: the same on the live stream and in history. */
+export function toolErrorContent(error: unknown): string {
+  return jsonText({ error: errorMessage(error) });
+}
+
+/**
+ * A declined approval's result content, the same on the live stream and in history:
+ * `{"declined":true,"message":"The call to <tool> was declined: <reason>","reason":"<reason>"}`.
+ */
+export function declinedContent(toolName: string, reason?: string): string {
+  return jsonText({ declined: true, message: `The call to ${toolName} was declined${reason ? `: ${reason}` : '.'}`, reason });
+}
+
 /** Plain text of signal contents (a string or text/file parts). */
 export function signalText(contents: unknown): string {
   if (typeof contents === 'string') return contents;
