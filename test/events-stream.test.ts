@@ -1,23 +1,11 @@
 import { EventEmitter } from 'node:events';
 import type { Agent } from '@mastra/core/agent';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { runInput, uid, userMessage } from './support/agui.js';
+import { runInput, userMessage } from './support/agui.js';
 import { postRun } from './support/run.js';
 import { http, startTestBridge, type TestBridge } from './support/server.js';
-import { brackets, foldMessages, isTerminal, openSse, readSse, verifyThreadEvents, type AnyEvent, type IdEvent, type SseReader } from './support/sse.js';
-
-interface Thread {
-  threadId: string;
-  resourceId: string;
-}
-
-const newThread = (): Thread => ({ threadId: uid('thread'), resourceId: uid('user') });
-const eventsUrl = (b: TestBridge, t: Thread, query = '') => `${b.base}/threads/${t.threadId}/events?resourceId=${t.resourceId}${query}`;
-
-/** POSTs to a signal route of the thread, as its resource. */
-async function post(b: TestBridge, t: Thread, route: string, body: Record<string, unknown> = {}) {
-  return http(`${b.base}/threads/${t.threadId}/${route}`, { body: { resourceId: t.resourceId, ...body } });
-}
+import { brackets, foldMessages, isTerminal, openSse, readSse, type AnyEvent, type IdEvent, type SseReader } from './support/sse.js';
+import { eventsUrl, expectValidStream, newThread, post, type Thread } from './support/threads.js';
 
 /** Sends a message and expects Mastra to wake the idle thread. */
 async function wake(b: TestBridge, t: Thread, message: string): Promise<{ runId: string; signalId: string }> {
@@ -30,12 +18,6 @@ async function wake(b: TestBridge, t: Thread, message: string): Promise<{ runId:
 /** Ids strictly increasing from one frame to the next. */
 function expectIncreasingIds(events: IdEvent[]): void {
   for (let i = 1; i < events.length; i++) expect(events[i].id, `frame ${i}`).toBeGreaterThan(events[i - 1].id);
-}
-
-async function expectValidStream(events: AnyEvent[]): Promise<void> {
-  const { verified, warnings } = await verifyThreadEvents(events);
-  expect(warnings).toEqual([]);
-  expect(verified).toHaveLength(events.length);
 }
 
 /** The runs of a stream, each from RUN_STARTED to its terminal event. */

@@ -1,8 +1,8 @@
 import { setTimeout as delay } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { uid } from './support/agui.js';
-import { http, startTestBridge, type TestBridge } from './support/server.js';
-import { openSse, type AnyEvent, type SseReader } from './support/sse.js';
+import { startTestBridge, type TestBridge } from './support/server.js';
+import type { AnyEvent, SseReader } from './support/sse.js';
+import { follow, newThread, post } from './support/threads.js';
 
 /**
  * Mastra 1.71 answers a message that comes while a run is finishing (its last chunk out, the
@@ -15,12 +15,6 @@ beforeAll(async () => {
   b = await startTestBridge({ delayMs: 20 });
 });
 afterAll(() => b?.close());
-
-type Thread = { threadId: string; resourceId: string };
-
-function post(t: Thread, route: string, message: string) {
-  return http(`${b.base}/threads/${t.threadId}/${route}`, { body: { resourceId: t.resourceId, message } });
-}
 
 /** Every text message on the stream so far, in order: its id, role and whole text. */
 function textMessages(events: AnyEvent[]): Array<{ id: string; role: string; text: string }> {
@@ -59,20 +53,19 @@ describe('a message sent while a run is finishing', () => {
   it('is answered exactly once, whatever the offset after the previous answer ended', { timeout: 120_000 }, async () => {
     const actions = new Set<string>();
     for (let offset = 0; offset <= 50; offset += 2) {
-      const t: Thread = { threadId: uid('thread'), resourceId: uid('user') };
-      const sse = await openSse(`${b.base}/threads/${t.threadId}/events?resourceId=${t.resourceId}`);
-      await sse.waitForComment('connected');
-      expect((await post(t, 'send-message', 'hello')).body.action).toBe('wake');
+      const t = newThread();
+      const sse = await follow(b, t);
+      expect((await post(b, t, 'send-message', { message: 'hello' })).body.action).toBe('wake');
       await answered(sse, 'Echo: hello');
       // The scenario itself is a point in time: the message must come `offset` ms after the answer.
       await delay(offset);
-      const second = await post(t, 'send-message', `second ${offset}`);
+      const second = await post(b, t, 'send-message', { message: `second ${offset}` });
       expect(second.status).toBe(202);
       actions.add(second.body.action);
       // A lost message never shows: fail on it fast (a run here takes ~150 ms) instead of at the test timeout.
       await within(answered(sse, `Echo: second ${offset}`), 10_000, `"second ${offset}", answered ${second.body.action}, was never run`);
       // Runs on a thread take turns: once a later message is answered, a doubled one would show.
-      expect((await post(t, 'send-message', `third ${offset}`)).status).toBe(202);
+      expect((await post(b, t, 'send-message', { message: `third ${offset}` })).status).toBe(202);
       await answered(sse, `Echo: third ${offset}`);
       const seen = { user: find(sse, 'user', `second ${offset}`).length, assistant: find(sse, 'assistant', `Echo: second ${offset}`).length };
       expect({ offset, ...seen }).toEqual({ offset, user: 1, assistant: 1 });

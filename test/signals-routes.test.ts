@@ -4,37 +4,13 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { uid } from './support/agui.js';
 import { http, startTestBridge, type TestBridge } from './support/server.js';
-import { brackets, foldMessages, isTerminal, openSse, verifyThreadEvents, type AnyEvent, type SseReader } from './support/sse.js';
-
-interface Thread {
-  threadId: string;
-  resourceId: string;
-}
-
-const newThread = (): Thread => ({ threadId: uid('thread'), resourceId: uid('user') });
-const threadUrl = (b: TestBridge, t: Thread, path = '') => `${b.base}/threads/${t.threadId}${path}`;
-const eventsUrl = (b: TestBridge, t: Thread) => `${threadUrl(b, t, '/events')}?resourceId=${t.resourceId}`;
-
-/** POSTs to a signal route of the thread, as its resource. */
-function post(b: TestBridge, t: Thread, route: string, body: Record<string, unknown> = {}) {
-  return http(threadUrl(b, t, `/${route}`), { body: { resourceId: t.resourceId, ...body } });
-}
-
-function get(b: TestBridge, t: Thread, route: string, query = '') {
-  return http(`${threadUrl(b, t, `/${route}`)}?resourceId=${t.resourceId}${query}`);
-}
+import { brackets, foldMessages, isTerminal, openSse, type AnyEvent, type SseReader } from './support/sse.js';
+import { eventsUrl, expectValidStream, follow, get, newThread, post, threadUrl, type Thread } from './support/threads.js';
 
 /** Creates the thread in memory (some routes need it to exist). */
 async function createThread(b: TestBridge, t: Thread): Promise<void> {
   const res = await http(`${b.base}/threads`, { body: { resourceId: t.resourceId, threadId: t.threadId } });
   expect(res.status, JSON.stringify(res.body)).toBe(201);
-}
-
-/** Opens the thread's stream and waits for `: connected`. */
-async function follow(b: TestBridge, t: Thread): Promise<SseReader> {
-  const sse = await openSse(eventsUrl(b, t));
-  await sse.waitForComment('connected');
-  return sse;
 }
 
 /** A message the demo echoes word by word: with `delayMs: 30` a run that lasts about a second. */
@@ -65,12 +41,6 @@ const assistantText = (run: AnyEvent[]) => {
     .map((e) => e.delta)
     .join('');
 };
-
-async function expectValidStream(events: AnyEvent[]): Promise<void> {
-  const { verified, warnings } = await verifyThreadEvents(events);
-  expect(warnings).toEqual([]);
-  expect(verified).toHaveLength(events.length);
-}
 
 describe('routing decisions of send-message, queue-message, signals', () => {
   let b: TestBridge;
