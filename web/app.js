@@ -87,6 +87,15 @@ function describeError(error) {
   return String(error?.message ?? error);
 }
 
+/** Runs a page action; a failure is said in the status line as `<failure>: <reason>`. */
+async function attempt(failure, action) {
+  try {
+    return await action();
+  } catch (error) {
+    say(`${failure}: ${describeError(error)}`, 'error');
+  }
+}
+
 function describeDecision(answer) {
   if (!answer) return 'done';
   if (answer.skipped) return `skipped (${answer.reason})`;
@@ -136,14 +145,12 @@ function renderThreads(threads) {
   );
 }
 
-async function createThread() {
-  try {
+function createThread() {
+  return attempt('Could not create a thread', async () => {
     const thread = await api.createThread(app.resourceId, `Chat ${new Date().toLocaleString([], { dateStyle: 'medium', timeStyle: 'short' })}`);
     await loadThreads(thread.id);
     say('New thread created.');
-  } catch (error) {
-    say(`Could not create a thread: ${describeError(error)}`, 'error');
-  }
+  });
 }
 
 /** Follows a thread: from the state this tab kept (resuming after its last id), else from a snapshot. */
@@ -198,8 +205,8 @@ addEventListener('pagehide', saveNow);
 
 // ── approvals ────────────────────────────────────────────────────────────
 
-async function loadApprovals(threadId) {
-  try {
+function loadApprovals(threadId) {
+  return attempt('Could not load pending approvals', async () => {
     const pending = await api.pendingApprovals(threadId, app.resourceId);
     if (app.threadId !== threadId) return;
     for (const p of pending) {
@@ -210,9 +217,7 @@ async function loadApprovals(threadId) {
       }
     }
     renderApprovals();
-  } catch (error) {
-    say(`Could not load pending approvals: ${describeError(error)}`, 'error');
-  }
+  });
 }
 
 function renderApprovals() {
@@ -262,7 +267,8 @@ async function answerApproval(toolCallId, approved, card) {
     }
     say(approved ? 'Approved: the run resumes.' : 'Declined: the agent is told so.');
   } catch (error) {
-    if (error instanceof ApiError && error.code === 'TOOL_CALL_NOT_FOUND') app.approvals.delete(toolCallId);
+    // Nothing waits for this answer any more (answered elsewhere: 409; gone: 404): drop the card.
+    if (error instanceof ApiError && (error.code === 'CONFLICT' || error.code === 'TOOL_CALL_NOT_FOUND')) app.approvals.delete(toolCallId);
     say(`Approval failed: ${describeError(error)}`, 'error');
   }
   renderApprovals();
@@ -304,19 +310,17 @@ for (const chip of document.querySelectorAll('[data-try]')) {
   });
 }
 
-ui.stop.addEventListener('click', async () => {
-  try {
+ui.stop.addEventListener('click', () =>
+  attempt('Could not stop', async () => {
     const { aborted } = await api.abort(app.threadId, app.resourceId);
     say(aborted ? 'Run stopped.' : 'Nothing was running.');
-  } catch (error) {
-    say(`Could not stop: ${describeError(error)}`, 'error');
-  }
-});
+  }),
+);
 
 ui.notifyForm.addEventListener('submit', async (event) => {
   event.preventDefault();
   const form = new FormData(ui.notifyForm);
-  try {
+  await attempt('Could not notify', async () => {
     const answer = await api.notify(app.threadId, app.resourceId, {
       source: form.get('source'),
       kind: form.get('kind'),
@@ -324,20 +328,16 @@ ui.notifyForm.addEventListener('submit', async (event) => {
       priority: form.get('priority'),
     });
     say(`Notification ${answer.record?.status ?? 'sent'} · ${describeDecision(answer)}`);
-  } catch (error) {
-    say(`Could not notify: ${describeError(error)}`, 'error');
-  }
+  });
 });
 
 ui.stateForm.addEventListener('submit', async (event) => {
   event.preventDefault();
   const form = new FormData(ui.stateForm);
-  try {
+  await attempt('Could not send state', async () => {
     const answer = await api.state(app.threadId, app.resourceId, { id: form.get('id'), cacheKey: form.get('cacheKey'), contents: form.get('contents') });
     say(`State · ${describeDecision(answer)}`);
-  } catch (error) {
-    say(`Could not send state: ${describeError(error)}`, 'error');
-  }
+  });
 });
 
 ui.resourceForm.addEventListener('submit', async (event) => {

@@ -138,22 +138,17 @@ export class Transcript {
         this.upsert({ id: e.messageId, kind, text: '', streaming: true, attributes: e.metadata?.attributes });
         break;
       }
-      case 'TEXT_MESSAGE_CONTENT': {
-        const item = this.items.get(e.messageId) ?? this.add({ id: e.messageId, kind: 'assistant', text: '', streaming: true });
+      case 'REASONING_MESSAGE_START':
+        this.upsert({ id: e.messageId, kind: 'reasoning', text: '', streaming: true });
+        break;
+      case 'TEXT_MESSAGE_CONTENT':
+      case 'REASONING_MESSAGE_CONTENT': {
+        const kind = e.type === 'TEXT_MESSAGE_CONTENT' ? 'assistant' : 'reasoning';
+        const item = this.items.get(e.messageId) ?? this.add({ id: e.messageId, kind, text: '', streaming: true });
         this.update(item.id, { text: item.text + e.delta });
         break;
       }
       case 'TEXT_MESSAGE_END':
-        if (this.items.has(e.messageId)) this.update(e.messageId, { streaming: false });
-        break;
-      case 'REASONING_MESSAGE_START':
-        this.upsert({ id: e.messageId, kind: 'reasoning', text: '', streaming: true });
-        break;
-      case 'REASONING_MESSAGE_CONTENT': {
-        const item = this.items.get(e.messageId) ?? this.add({ id: e.messageId, kind: 'reasoning', text: '', streaming: true });
-        this.update(item.id, { text: item.text + e.delta });
-        break;
-      }
       case 'REASONING_MESSAGE_END':
         if (this.items.has(e.messageId)) this.update(e.messageId, { streaming: false });
         break;

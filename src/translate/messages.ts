@@ -10,7 +10,7 @@
  */
 import type { ContentPart, Message, PartSource, ToolCall } from '@ag-ui/core';
 import type { MastraDBMessage } from '@mastra/core/agent/message-list';
-import { declinedContent, errorMessage, toolErrorContent } from './values.js';
+import { declinedContent, errorMessage, toolErrorContent, toolResultContent } from './values.js';
 
 // ─── Mastra input shape ─────────────────────────────────────────────────────────────────────
 
@@ -345,7 +345,7 @@ function toolResultMessage(invocation: ToolInvocation): Message | undefined {
   const base = { id: `tool-result-${invocation.toolCallId}`, role: 'tool' as const, toolCallId: invocation.toolCallId };
   switch (invocation.state) {
     case 'result':
-      return invocation.isError ? failed(base, invocation.result) : { ...base, content: stringifyResult(invocation.result) };
+      return invocation.isError ? failed(base, invocation.result) : { ...base, content: toolResultContent(invocation.result, false) };
     case 'output-error':
       return failed(base, invocation.errorText ?? invocation.result);
     case 'output-denied':
@@ -357,11 +357,6 @@ function toolResultMessage(invocation: ToolInvocation): Message | undefined {
 
 function failed(base: { id: string; role: 'tool'; toolCallId: string }, error: unknown): Message {
   return { ...base, content: toolErrorContent(error), error: errorMessage(error) };
-}
-
-function stringifyResult(result: unknown): string {
-  if (typeof result === 'string') return result;
-  return JSON.stringify(result) ?? '';
 }
 
 function signalMessages(row: MastraDBMessage): Message[] {

@@ -1,6 +1,6 @@
 import { EventType, type Event, type Interrupt, type RunFinishedOutcome, type TokenUsage } from '@ag-ui/core';
 import { isDataChunk, isSignalEcho, type MastraChunk, type SignalEchoChunk } from './chunks.js';
-import { declinedContent, errorMessage, jsonText, signalText, toolErrorContent, toTokenUsage } from './values.js';
+import { declinedContent, errorMessage, signalText, toolErrorContent, toolResultContent, toTokenUsage } from './values.js';
 
 /** A server tool's result captured at execution time, for runs where Mastra emits no `tool-result`. */
 export interface CapturedResult {
@@ -325,7 +325,7 @@ export class RunTranslator {
 
   private toolResult(payload: { toolCallId: string; toolName: string; args?: unknown; result: unknown; isError?: boolean }, out: Event[]): void {
     this.ensureCall(payload, out);
-    this.emitResult(payload.toolCallId, payload.isError ? toolErrorContent(payload.result) : jsonText(payload.result), out);
+    this.emitResult(payload.toolCallId, toolResultContent(payload.result, payload.isError), out);
   }
 
   private toolError(payload: { toolCallId: string; toolName: string; args?: unknown; error: unknown }, out: Event[]): void {
@@ -345,8 +345,7 @@ export class RunTranslator {
       if (call.resolved || this.frontendTools.has(call.name)) continue;
       const captured = this.capturedResult(toolCallId);
       if (!captured) continue;
-      const content = captured.isError ? toolErrorContent(captured.result) : jsonText(captured.result);
-      this.emitResult(toolCallId, content, out);
+      this.emitResult(toolCallId, toolResultContent(captured.result, captured.isError), out);
     }
   }
 

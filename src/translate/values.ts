@@ -24,6 +24,11 @@ export function errorMessage(error: unknown): string {
   return jsonText(error);
 }
 
+/** A finished call's result content: the result as JSON text (a string as it is), or the error. */
+export function toolResultContent(result: unknown, isError: boolean | undefined): string {
+  return isError ? toolErrorContent(result) : jsonText(result);
+}
+
 /** A failed call's result content, `{"error":"<message>"}`: the same on the live stream and in history. */
 export function toolErrorContent(error: unknown): string {
   return jsonText({ error: errorMessage(error) });
