@@ -3,6 +3,7 @@ import type { Mastra } from '@mastra/core';
 import { Container } from 'inversify';
 import { AgentProvider } from './agents/agent-provider.js';
 import { ResultCapture } from './agents/result-capture.js';
+import { RunAnnouncements } from './agents/run-announcements.js';
 import { RunService } from './agents/run-service.js';
 import type { ResolvedConfig } from './config.js';
 import { ResourceResolver } from './http/resource-resolver.js';
@@ -29,6 +30,7 @@ export function createServices(config: ResolvedConfig, mastra: Mastra): Services
   container.bind(TOKENS.ToolProxy).to(ToolProxy);
   container.bind(TOKENS.ResultCapture).to(ResultCapture);
   container.bind(TOKENS.ResourceResolver).to(ResourceResolver);
+  container.bind(TOKENS.RunAnnouncements).to(RunAnnouncements);
   container.bind(TOKENS.RunService).to(RunService);
   container.bind(TOKENS.SignalRouter).to(SignalRouter);
   container.bind(TOKENS.ThreadHub).to(ThreadHub);

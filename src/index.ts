@@ -5,7 +5,7 @@ export type { ErrorBody } from './http/errors.js';
 export type { AgentInfo } from './agents/agent-provider.js';
 export { AGUI_CONTEXT_KEY } from './agents/run-service.js';
 export type { ThreadInfo } from './threads/thread-store.js';
-export type { ThreadMessage } from './translate/messages.js';
+export type { ThreadMessage } from './translate/history.js';
 export type { ToolCallAnswer } from './tools/tool-proxy.js';
 export { RunTranslator, type RunTranslatorOptions } from './translate/run-translator.js';
 export type { MastraChunk } from './translate/chunks.js';

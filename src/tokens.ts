@@ -5,6 +5,7 @@ export const TOKENS = {
   Logger: Symbol.for('mastra-agui-bridge.Logger'),
   AgentProvider: Symbol.for('mastra-agui-bridge.AgentProvider'),
   RunService: Symbol.for('mastra-agui-bridge.RunService'),
+  RunAnnouncements: Symbol.for('mastra-agui-bridge.RunAnnouncements'),
   TranslatorFactory: Symbol.for('mastra-agui-bridge.TranslatorFactory'),
   MessageConverter: Symbol.for('mastra-agui-bridge.MessageConverter'),
   ThreadStore: Symbol.for('mastra-agui-bridge.ThreadStore'),

@@ -5,7 +5,7 @@ import type { ErrorBody as ServerErrorBody } from '../src/http/errors.js';
 import type { PendingApproval as ServerPendingApproval, SignalDecision as ServerSignalDecision } from '../src/signals/signal-router.js';
 import type { NotificationSchema, SendMessageSchema, SignalSchema, StateSignalSchema, ToolApprovalSchema } from '../src/signals/schemas.js';
 import type { ThreadInfo as ServerThreadInfo } from '../src/threads/thread-store.js';
-import type { ThreadMessage as ServerThreadMessage } from '../src/translate/messages.js';
+import type { ThreadMessage as ServerThreadMessage } from '../src/translate/history.js';
 import type {
   AgentInfo,
   ErrorBody,

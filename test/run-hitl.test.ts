@@ -69,8 +69,9 @@ describe('tool approval', () => {
   });
 
   const declines: Array<[string, (id: string) => ResumeEntry, RegExp]> = [
-    ['cancelled', (id) => ({ interruptId: id, status: 'cancelled' }), /declined/],
-    ['resolved with approved: false', (id) => ({ interruptId: id, status: 'resolved', payload: { approved: false, reason: 'no' } }), /declined: no/],
+    ['cancelled', (id) => ({ interruptId: id, status: 'cancelled' }), /^The call to delete_file was declined\.$/],
+    ['resolved with approved: false and no reason', (id) => ({ interruptId: id, status: 'resolved', payload: { approved: false } }), /^The call to delete_file was declined\.$/],
+    ['resolved with approved: false', (id) => ({ interruptId: id, status: 'resolved', payload: { approved: false, reason: 'no' } }), /declined: no$/],
   ];
   it.each(declines)('declines the call when the resume is %s', async (_name, entry, message) => {
     const { agent, toolCallId } = await interrupted();
@@ -79,9 +80,11 @@ describe('tool approval', () => {
     const results = ofType(run.events, EventType.TOOL_CALL_RESULT);
     expect(results).toHaveLength(1);
     expect(results[0].toolCallId).toBe(toolCallId);
-    const content = JSON.parse(results[0].content) as { declined: boolean; message: string };
+    const content = JSON.parse(results[0].content) as { declined: boolean; message: string; reason?: string };
     expect(content.declined).toBe(true);
     expect(content.message).toMatch(message);
+    // A reason is there only when the user gave one (not Mastra's own sentence for the model).
+    expect(content.reason).toBe(content.message.endsWith('.') ? undefined : 'no');
     expect(assistantText(run.events)).toMatch(/^I did not delete the file/);
     expect(run.terminal.type).toBe(EventType.RUN_FINISHED);
     expect(agent.pendingInterrupts).toEqual([]);

@@ -1,7 +1,7 @@
 import type { RunAgentInput } from '@ag-ui/core';
 import type { Agent } from '@mastra/core/agent';
 import { notFound } from '../errors.js';
-import { INTERRUPT_ID_SEPARATOR } from '../translate/run-translator.js';
+import { INTERRUPT_ID_SEPARATOR } from '../translate/ids.js';
 
 type ResumeEntry = NonNullable<RunAgentInput['resume']>[number];
 

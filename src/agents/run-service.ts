@@ -1,6 +1,6 @@
 import type { Event, Message, RunAgentInput } from '@ag-ui/core';
 import type { Agent } from '@mastra/core/agent';
-import type { MastraMemory } from '@mastra/core/memory';
+import type { MastraDBMessage, MastraMemory } from '@mastra/core/memory';
 import { RequestContext } from '@mastra/core/request-context';
 import { inject, injectable } from 'inversify';
 import type { ResolvedConfig } from '../config.js';
@@ -10,12 +10,15 @@ import { TOKENS } from '../tokens.js';
 import { frontendToolOptions } from '../tools/frontend-tools.js';
 import { ToolProxy } from '../tools/tool-proxy.js';
 import type { MastraChunk } from '../translate/chunks.js';
-import { selectNewMessages, toAguiMessages, toMastraMessages } from '../translate/messages.js';
+import { appendPosition, toAguiMessages } from '../translate/history.js';
+import { toolResultMessageId, type MessagePosition } from '../translate/ids.js';
+import { selectNewMessages, toMastraMessages, type MastraInputMessage } from '../translate/messages.js';
 import type { RunTranslator } from '../translate/run-translator.js';
 import { StreamTranslator } from '../translate/stream-translator.js';
 import { errorMessage } from '../translate/values.js';
 import { AgentProvider } from './agent-provider.js';
 import { ResultCapture } from './result-capture.js';
+import { RunAnnouncements, type RunAnnouncement } from './run-announcements.js';
 import { findResumeTargets, resume, type ResumeTarget } from './resume.js';
 
 /** The request-context key under which tools find the AG-UI `context`, `state` and `forwardedProps`. */
@@ -54,6 +57,16 @@ interface PipeContext {
   signal: AbortSignal;
 }
 
+/** What `prepare` decided, for `stream`. */
+interface RunPlan {
+  /** The new messages, as Mastra takes them. */
+  messages: MastraInputMessage[];
+  resume: ResumeTarget[];
+  memory: boolean;
+  /** What the thread's followers learn of the run (a run that only resumes announces nothing). */
+  announcement: RunAnnouncement;
+}
+
 /** Calls the client already answered, while a resumed run goes on (`pipe` resumes them in turn). */
 interface ResumeQueue {
   waiting: Map<string, ResumeTarget>;
@@ -83,6 +96,7 @@ export class RunService {
     @inject(TOKENS.ToolProxy) private readonly proxy: ToolProxy,
     @inject(TOKENS.ResultCapture) private readonly captures: ResultCapture,
     @inject(TOKENS.TranslatorFactory) private readonly translators: StreamTranslator,
+    @inject(TOKENS.RunAnnouncements) private readonly announcements: RunAnnouncements,
   ) {}
 
   /** Controllers of the runs streaming now, so that a shutdown can end each one cleanly. */
@@ -97,34 +111,39 @@ export class RunService {
     const agent = this.agents.get(options.agentId);
     const memory = await agent.getMemory();
     const scope = { threadId: input.threadId, resourceId: options.resourceId, agentId: agent.id };
-    let hasHistory = false;
+    let stored: MastraDBMessage[] = [];
     let storedIds = new Set<string>();
     if (memory) {
       const { existed } = await this.threads.claim(scope);
       if (existed) {
-        const stored = await this.threads.storedMessages(scope);
+        const history = await this.threads.history(scope, {}, { backgroundTasks: false });
+        stored = history.stored;
         // Snapshot ids the bridge made up (`tool-result-…`, per-step suffixes) count as stored too.
-        storedIds = new Set([...stored.map((m) => m.id), ...toAguiMessages(stored).map((m) => m.id)]);
-        hasHistory = stored.length > 0;
+        storedIds = new Set([...stored.map((m) => m.id), ...toAguiMessages(stored, history.context).map((m) => m.id)]);
       }
     }
     const resume = input.resume?.length ? await findResumeTargets(agent, input.resume, scope) : [];
-    const fresh = memory ? selectNewMessages(input.messages, storedIds, hasHistory) : input.messages;
+    const fresh = memory ? selectNewMessages(input.messages, storedIds, stored.length > 0) : input.messages;
     // Convert the whole input, then keep the new ids: a new tool message takes its tool name from
     // the (already stored) assistant call before it, else Mastra would store it as `unknown`.
     const freshIds = new Set(fresh.map((m) => m.id));
     for (const id of callOwners(input.messages, fresh)) freshIds.add(id);
     const messages = toMastraMessages(input.messages).filter((m) => freshIds.has(m.id));
     if (resume.length === 0 && messages.length === 0) throw invalidInput('The run has no new message to answer and nothing to resume');
-    if (memory) await assertIdsFree(memory, messages.map((m) => m.id), input.threadId);
-    return { stream: (write, signal) => this.stream(agent, input, options, { messages, resume, memory: !!memory }, write, signal) };
+    if (memory) {
+      await assertIdsFree(memory, messages.map((m) => m.id), input.threadId);
+      await this.threads.rememberToolMessageIds(scope, clientToolMessageIds(fresh));
+    }
+    const announcement = { messages: fresh, appendsTo: memory ? appendTarget(messages, stored) : undefined };
+    const plan: RunPlan = { messages, resume, memory: !!memory, announcement };
+    return { stream: (write, signal) => this.stream(agent, input, options, plan, write, signal) };
   }
 
   private async stream(
     agent: Agent,
     input: RunAgentInput,
     options: RunOptions,
-    plan: { messages: ReturnType<typeof toMastraMessages>; resume: ResumeTarget[]; memory: boolean },
+    plan: RunPlan,
     write: EventSink,
     clientSignal: AbortSignal,
   ): Promise<void> {
@@ -143,6 +162,7 @@ export class RunService {
       frontendTools,
       frontendToolMode: options.frontendToolMode,
       capturedResult: capture.lookup,
+      appendsTo: plan.announcement.appendsTo,
     });
     await write(translator.start());
     const context: PipeContext = { translator, write, runId: input.runId, frontendTools, options, signal };
@@ -169,9 +189,14 @@ export class RunService {
           runId: input.runId,
           ...(options.structuredOutput && { structuredOutput: { schema: options.structuredOutput } }),
         };
-        // Mastra's overloads split on `structuredOutput`; the options are built dynamically, hence the cast.
-        const output = await agent.stream(plan.messages as never, runOptions as never);
-        await this.pipe(output, context);
+        const announced = this.announcements.announce(input.runId, plan.announcement);
+        try {
+          // Mastra's overloads split on `structuredOutput`; the options are built dynamically, hence the cast.
+          const output = await agent.stream(plan.messages as never, runOptions as never);
+          await this.pipe(output, context);
+        } finally {
+          announced();
+        }
       }
       await write(signal.aborted ? translator.cancel() : translator.end());
     } catch (error) {
@@ -236,6 +261,27 @@ function callOwners(input: Message[], fresh: Message[]): string[] {
   const answered = new Set(fresh.flatMap((m) => (m.role === 'tool' ? [m.toolCallId] : [])));
   if (answered.size === 0) return [];
   return input.flatMap((m) => (m.role === 'assistant' && m.toolCalls?.some((call) => answered.has(call.id)) ? [m.id] : []));
+}
+
+/**
+ * The ids a client gave its new tool messages, where they differ from the one history would make
+ * up: Mastra folds a tool message into its call and keeps no id for it.
+ */
+function clientToolMessageIds(fresh: Message[]): Record<string, string> {
+  const ids: Record<string, string> = {};
+  for (const m of fresh) if (m.role === 'tool' && m.id !== toolResultMessageId(m.toolCallId)) ids[m.toolCallId] = m.id;
+  return ids;
+}
+
+/**
+ * Mastra appends an answer to the latest stored assistant message when the run adds no message of
+ * another role (it only answers tool calls): the answer then continues that message's segments.
+ */
+function appendTarget(messages: MastraInputMessage[], stored: MastraDBMessage[]): MessagePosition | undefined {
+  const last = stored.at(-1);
+  if (!last || last.role !== 'assistant' || messages.length === 0) return undefined;
+  if (!messages.every((m) => m.role === 'tool' || m.role === 'assistant')) return undefined;
+  return appendPosition(last);
 }
 
 function isPause(chunk: MastraChunk): chunk is Extract<MastraChunk, { type: 'tool-call-approval' | 'tool-call-suspended' }> {

@@ -64,6 +64,8 @@ export class EventStream {
   private pendingBinaryBytes = 0;
   /** Bytes flushed since the turn began: not yet a sign that the client is behind (see `queuedBytes`). */
   private turnBytes = 0;
+  /** The largest chunk ever written: a client reading one large frame is not behind (see `queuedBytes`). */
+  private largestChunk = 0;
   /** Set from the first frame of a turn until the turn ends. */
   private inTurn = false;
   /** When the oldest pending frame was queued (`performance.now()`), or -1 with nothing pending. */
@@ -151,15 +153,17 @@ export class EventStream {
 
   /**
    * Bytes flushed to the response that the client has not taken yet: how far behind it is. What
-   * was written in this turn and not flushed yet does not count: a burst (a replay, a snapshot, a
-   * large message) says nothing about the reader, and counting it cut off clients that keep up.
+   * was written in this turn does not count: a burst (a replay, a snapshot, a large message) says
+   * nothing about the reader, and counting it cut off clients that keep up. Nor does one chunk the
+   * size of the largest ever written: a client still reading a message larger than the limit (a
+   * long pasted text on `RUN_STARTED.input`) is reading, not behind.
    */
   get queuedBytes(): number {
     if (this.done) return 0;
     const queued = HIGH_WATER_BYTES - (this.controller.desiredSize ?? HIGH_WATER_BYTES);
     // The response is read in order: whatever of this turn's bytes is still queued sits behind
     // the older bytes, so taking it off leaves what was queued before the turn, or nothing.
-    return Math.max(0, queued - this.turnBytes);
+    return Math.max(0, queued - this.turnBytes - this.largestChunk);
   }
 
   /**
@@ -231,6 +235,7 @@ export class EventStream {
   private enqueue(chunk: Uint8Array): void {
     this.flushedAny = true;
     this.turnBytes += chunk.byteLength;
+    if (chunk.byteLength > this.largestChunk) this.largestChunk = chunk.byteLength;
     this.controller.enqueue(chunk);
   }
 

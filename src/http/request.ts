@@ -74,7 +74,7 @@ async function discardRest(reader: ReadableStreamDefaultReader<Uint8Array>): Pro
  * `at` is where the value sits when it is not the whole body/query (e.g. `forwardedProps`), so
  * that detail paths read `forwardedProps.agentId` rather than `agentId`.
  */
-export function parseInput<S extends z.ZodType>(schema: S, value: unknown, where: 'body' | 'query' | 'path', at?: string): z.output<S> {
+export function parseInput<S extends z.ZodType>(schema: S, value: unknown, where: 'body' | 'query' | 'path' | 'header', at?: string): z.output<S> {
   const result = schema.safeParse(value);
   if (!result.success) throw invalidInput(`Invalid ${where}`, zodDetails(result.error, at ?? (where === 'body' ? '' : where)));
   return result.data;

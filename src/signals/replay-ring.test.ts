@@ -5,16 +5,20 @@ import { ReplayRing } from './replay-ring.js';
 const event = (n: number): Event => ({ type: EventType.CUSTOM, name: 'n', value: n });
 const ids = (entries: Array<{ id: number }> | undefined) => entries?.map((e) => e.id);
 
-/** A ring holding ids `from..to`, pushed in order. */
+/** A ring holding ids `from..to`, pushed in order (it starts right before `from`). */
 function filled(capacity: number, from: number, to: number): ReplayRing {
-  const ring = new ReplayRing(capacity);
+  const ring = new ReplayRing(capacity, from - 1);
   for (let id = from; id <= to; id++) ring.push(id, event(id));
   return ring;
 }
 
 describe('ReplayRing', () => {
-  it('empty: nothing to replay', () => {
-    expect(new ReplayRing(3).since(0)).toEqual([]);
+  it('empty: nothing missed after its start id; any other id is not replayable', () => {
+    const ring = new ReplayRing(3, 41);
+    expect(ring.since(41)).toEqual([]);
+    expect(ring.since(42)).toBeUndefined(); // never handed out
+    expect(ring.since(40)).toBeUndefined(); // from before the ring started
+    expect(ring.since(0)).toBeUndefined();
   });
 
   it('below capacity: everything after the id, in order, with the events pushed', () => {
@@ -28,6 +32,11 @@ describe('ReplayRing', () => {
     expect(ids(ring.since(2))).toEqual([3]);
   });
 
+  it('an id before the start id is not replayable, even with room left in the ring', () => {
+    expect(filled(5, 11, 13).since(9)).toBeUndefined();
+    expect(ids(filled(5, 11, 13).since(10))).toEqual([11, 12, 13]);
+  });
+
   it('the newest id: nothing missed', () => {
     expect(filled(5, 1, 3).since(3)).toEqual([]);
     expect(filled(3, 1, 10).since(10)).toEqual([]);
@@ -35,6 +44,7 @@ describe('ReplayRing', () => {
 
   it('an id ahead of the newest is not replayable', () => {
     expect(filled(5, 1, 3).since(4)).toBeUndefined();
+    expect(filled(5, 1, 3).since(Number.MAX_SAFE_INTEGER)).toBeUndefined();
   });
 
   it('after overwriting: replayable from the id just before the oldest kept, not from older ones', () => {
@@ -59,11 +69,10 @@ describe('ReplayRing', () => {
     expect(ring.since(2)).toEqual([]);
   });
 
-  it('ids with a gap (a sequence raised past ids from before a restart): an id in the gap gets what came after it', () => {
-    const ring = new ReplayRing(10);
-    for (const id of [1, 2, 101, 102]) ring.push(id, event(id));
-    expect(ids(ring.since(2))).toEqual([101, 102]);
-    expect(ids(ring.since(50))).toEqual([101, 102]);
-    expect(ids(ring.since(101))).toEqual([102]);
+  it('ids as large as a feed base (16 digits) are exact', () => {
+    const base = 1_767_225_600_000_000;
+    const ring = filled(3, base, base + 4);
+    expect(ids(ring.since(base + 1))).toEqual([base + 2, base + 3, base + 4]);
+    expect(ring.since(base)).toBeUndefined();
   });
 });

@@ -8,7 +8,6 @@ import { AgentProvider } from '../agents/agent-provider.js';
 import { BridgeError, conflict, notFound } from '../errors.js';
 import { ThreadStore, type ThreadScope } from '../threads/thread-store.js';
 import { TOKENS } from '../tokens.js';
-import { toAguiMessages } from '../translate/messages.js';
 import type { NotificationSchema, SendMessageSchema, SignalSchema, StateSignalSchema, ToolApprovalSchema } from './schemas.js';
 
 /** Mastra's routing decision, as the signal routes answer it. */
@@ -123,7 +122,7 @@ export class SignalRouter {
    */
   private async notWaiting(scope: ThreadScope, toolCallId: string): Promise<BridgeError> {
     const { exists } = await this.threads.assertNotForeign(scope);
-    const history = exists ? toAguiMessages(await this.threads.storedMessages(scope)) : [];
+    const history = exists ? await this.threads.messages(scope, {}, 'agui') : [];
     const known = history.some((m) => m.role === 'assistant' && m.toolCalls?.some((c) => c.id === toolCallId));
     return known
       ? conflict(`Tool call ${toolCallId} is not waiting for approval: it was answered already or never asked for it`)

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { EventType, type Event, type Message } from '@ag-ui/core';
 import type { Agent } from '@mastra/core/agent';
+import type { RunAnnouncement } from '../agents/run-announcements.js';
 import type { BridgeLogger } from '../config.js';
 import type { EventStream } from '../http/event-stream.js';
 import type { MastraChunk } from '../translate/chunks.js';
@@ -13,12 +14,14 @@ export interface FeedOptions {
   agent: Agent;
   threadId: string;
   resourceId: string;
-  /** First sequence id: above every id an earlier feed of this thread handed out. */
+  /** First sequence id: above every id an earlier feed of this thread handed out (see `feedBase`). */
   firstSeq: number;
   replayBufferSize: number;
   maxClientQueueBytes: number;
   heartbeatMs: number;
   translators: StreamTranslator;
+  /** What a `/run` announced of itself, by Mastra run id (see `RunAnnouncements`). */
+  announced?: (runId: string) => RunAnnouncement | undefined;
   loadHistory: () => Promise<Message[]>;
   /** The task manager's stream for this thread, where background-task progress arrives. */
   backgroundStream?: (signal: AbortSignal) => ReadableStream<unknown> | undefined;
@@ -62,8 +65,8 @@ export class ThreadFeed {
 
   constructor(private readonly options: FeedOptions) {
     this.seq = options.firstSeq - 1;
-    this.ring = new ReplayRing(options.replayBufferSize);
-    this.translator = new ThreadTranslator(options.threadId, options.translators);
+    this.ring = new ReplayRing(options.replayBufferSize, this.seq);
+    this.translator = new ThreadTranslator(options.threadId, options.translators, options.announced);
     this.heartbeat = setInterval(() => this.keepAlive(), options.heartbeatMs);
     this.heartbeat.unref();
   }
@@ -84,25 +87,22 @@ export class ThreadFeed {
     void this.consume(sub.stream as AsyncIterable<unknown>);
   }
 
-  /** Adds a client: replay after `lastEventId` when the ring still has it, else a snapshot run first. */
-  async attach(out: EventStream, options: AttachOptions, fresh: boolean): Promise<void> {
-    // An id this feed never handed out was seen before a restart: keep the sequence above it (ids
-    // only grow), and as nothing after it can be replayed, the client gets a snapshot.
-    const ahead = options.lastEventId !== undefined && options.lastEventId > this.seq;
-    if (ahead) this.seq = options.lastEventId as number;
+  /**
+   * Adds a client: replay after `lastEventId` when this feed can replay it exactly, else a snapshot
+   * run first (when asked for, or for any id it cannot replay), then live. The client's id is only
+   * read: it never moves the sequence that the other clients share.
+   */
+  async attach(out: EventStream, options: AttachOptions): Promise<void> {
     const client: Client = { out, position: this.seq, loading: false, awaitingRun: false };
     this.clients.add(client);
-    // Only ids this feed handed out can be replayed: what happened before it started (while no one
-    // followed the thread) is unknown, so an older id gets a snapshot.
-    const replayable =
-      !fresh && !ahead && options.lastEventId !== undefined && options.lastEventId >= this.options.firstSeq && this.ring.since(options.lastEventId) !== undefined;
-    if (replayable) {
-      client.position = options.lastEventId as number;
+    const { lastEventId } = options;
+    if (lastEventId !== undefined && this.canReplayAfter(lastEventId)) {
+      client.position = lastEventId;
     } else {
       // Join first: the snapshot frames carry the position the client resumes from, and a client
       // joining inside a run resumes before that run's RUN_STARTED, so ids would otherwise go back.
       this.joinCurrentRun(client);
-      if (options.snapshot || options.lastEventId !== undefined) await this.sendSnapshot(client);
+      if (options.snapshot || lastEventId !== undefined) await this.sendSnapshot(client);
     }
     this.catchUp(client);
   }
@@ -169,6 +169,15 @@ export class ThreadFeed {
     client.out.sendShared(from === 0 ? events : events.slice(from), firstId + from);
     client.position = firstId + events.length - 1;
     this.cutOffIfBehind(client);
+  }
+
+  /**
+   * Only ids this feed handed out, still in its ring, can be replayed. Anything else names an
+   * unknown point: an id from before this feed started (what happened while no one followed the
+   * thread, or before a restart, is unknown), or one it never handed out.
+   */
+  private canReplayAfter(id: number): boolean {
+    return id >= this.options.firstSeq && id <= this.seq && this.ring.since(id) !== undefined;
   }
 
   /** Sends what the client has not seen yet from the ring. */

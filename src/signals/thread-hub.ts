@@ -1,14 +1,16 @@
 import type { Mastra } from '@mastra/core';
 import type { Agent } from '@mastra/core/agent';
 import { inject, injectable } from 'inversify';
+import { RunAnnouncements } from '../agents/run-announcements.js';
 import type { ResolvedConfig } from '../config.js';
 import type { EventStream } from '../http/event-stream.js';
 import { ThreadStore, type ThreadScope } from '../threads/thread-store.js';
 import { TOKENS } from '../tokens.js';
 import { StreamTranslator } from '../translate/stream-translator.js';
+import { feedBase } from './feed-base.js';
 import { ThreadFeed, type AttachOptions } from './thread-feed.js';
 
-/** Remembered last ids of released feeds, so a re-created feed never reuses an id. */
+/** Remembered last ids of released feeds, so a re-created feed never reuses an id (past that, the clock does: `feedBase`). */
 const REMEMBERED_THREADS = 10_000;
 
 /**
@@ -17,7 +19,7 @@ const REMEMBERED_THREADS = 10_000;
  * leaves: long enough for an EventSource to reconnect and resume from the ring.
  *
  * @example
- * await hub.attach({ agent, threadId, resourceId }, eventStream, { lastEventId: 41 });
+ * await hub.attach({ agent, threadId, resourceId }, eventStream, { lastEventId: 1767225600000041 });
  */
 @injectable()
 export class ThreadHub {
@@ -31,6 +33,7 @@ export class ThreadHub {
     @inject(TOKENS.Mastra) private readonly mastra: Mastra,
     @inject(TOKENS.ThreadStore) private readonly threads: ThreadStore,
     @inject(TOKENS.TranslatorFactory) private readonly translators: StreamTranslator,
+    @inject(TOKENS.RunAnnouncements) private readonly announcements: RunAnnouncements,
   ) {}
 
   /** Number of live Mastra subscriptions (one per followed thread). */
@@ -43,10 +46,9 @@ export class ThreadHub {
     const pending = this.lingering.get(key);
     if (pending) clearTimeout(pending);
     this.lingering.delete(key);
-    const existing = this.feeds.get(key);
-    const feed = existing ?? (await this.startFeed(key, target));
+    const feed = this.feeds.get(key) ?? (await this.startFeed(key, target));
     out.onCancel(() => this.detach(key, feed, out));
-    await feed.attach(out, options, !existing);
+    await feed.attach(out, options);
   }
 
   /** Closes every feed (server shutdown). */
@@ -69,11 +71,12 @@ export class ThreadHub {
       agent: target.agent,
       threadId: target.threadId,
       resourceId: target.resourceId,
-      firstSeq: Math.max((this.lastIds.get(key) ?? 0) + 1, 1),
+      firstSeq: feedBase(this.lastIds.get(key)),
       replayBufferSize: this.config.replayBufferSize,
       maxClientQueueBytes: this.config.maxClientQueueBytes,
       heartbeatMs: this.config.heartbeatMs,
       translators: this.translators,
+      announced: (runId) => this.announcements.get(runId),
       loadHistory: () => this.threads.messages(scope, {}, 'agui').catch(() => []),
       backgroundStream: (signal) =>
         this.mastra.backgroundTaskManager?.stream({

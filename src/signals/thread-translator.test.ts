@@ -212,9 +212,18 @@ describe('ThreadTranslator on recorded subscription chunks', () => {
       const events = translate([...chunks('signal-wake'), completed('run-of-the-task')]);
       const runs = bracketsOf(events);
       expect(runs).toHaveLength(2);
-      expect(runs[1].map((e) => e.type)).toEqual([EventType.RUN_STARTED, EventType.ACTIVITY_SNAPSHOT, EventType.RUN_FINISHED]);
+      // The call gets the task's result (re-announced without arguments), then the activity its final state.
+      expect(runs[1].map((e) => e.type)).toEqual([
+        EventType.RUN_STARTED,
+        EventType.TOOL_CALL_START,
+        EventType.TOOL_CALL_END,
+        EventType.TOOL_CALL_RESULT,
+        EventType.ACTIVITY_SNAPSHOT,
+        EventType.RUN_FINISHED,
+      ]);
       expect(runs[1][0].runId).toBe('run-of-the-task');
-      expect(runs[1][1]).toMatchObject({ activityType: 'background-task', content: { taskId: 'task-1', status: 'completed', result: { done: true } } });
+      expect(runs[1][3]).toMatchObject({ toolCallId: 'call-1', content: '{"done":true}' });
+      expect(runs[1][4]).toMatchObject({ activityType: 'background-task', content: { taskId: 'task-1', status: 'completed', result: { done: true } } });
       await expectValid(events);
     });
 
@@ -227,6 +236,37 @@ describe('ThreadTranslator on recorded subscription chunks', () => {
       expect(runs[0].some((e) => e.type === EventType.ACTIVITY_SNAPSHOT && e.activityType === 'background-task')).toBe(true);
       expect(runs[0].at(-1)?.type).toBe(EventType.RUN_FINISHED);
       await expectValid(events);
+    });
+  });
+
+  describe('message ids across runs, as Mastra stores them', () => {
+    const chunk = (runId: string, type: string, payload: Record<string, unknown> = {}) => ({ runId, type, payload }) as unknown as MastraChunk;
+    const answer = (runId: string, messageId: string, text: string) => [
+      chunk(runId, 'start'),
+      chunk(runId, 'step-start', { messageId }),
+      chunk(runId, 'text-delta', { id: `${runId}-t`, text }),
+      chunk(runId, 'finish', {}),
+    ];
+    const textIds = (events: AnyEvent[]) => events.filter((e) => e.type === EventType.TEXT_MESSAGE_START).map((e) => e.messageId);
+
+    it("a run announced by /run carries its input, and its answer's ids go on from where it said", async () => {
+      const input = [{ id: 'u1', role: 'user' as const, content: 'hi' }];
+      const appendsTo = { messageId: 'stored', segment: 0, hasToolCalls: true, texts: 0, reasonings: 0 };
+      const translator = new ThreadTranslator(THREAD, new StreamTranslator(), (runId) => (runId === 'r1' ? { messages: input, appendsTo } : undefined));
+      const events = translate(answer('r1', 'fresh', 'x'), translator);
+      await expectValid(events);
+      expect(events[0].input).toMatchObject({ messages: input });
+      expect(textIds(events)).toEqual(['stored-1']);
+    });
+
+    it('a run that starts with no message of its own (Mastra going on after a background task) continues the last answer', async () => {
+      const events = translate([...answer('r1', 'm1', 'first'), ...answer('r1', 'm2', 'then')]);
+      await expectValid(events);
+      expect(textIds(events)).toEqual(['m1', 'm1-text-2']);
+      // A message in between: the next answer is a message of its own.
+      const echo = { runId: 'r2', type: 'data-user-message', data: { id: 's1', type: 'user', contents: 'go' } } as unknown as MastraChunk;
+      const after = translate([...answer('r1', 'm1', 'first'), chunk('r2', 'start'), echo, ...answer('r2', 'm3', 'new').slice(1)]);
+      expect(textIds(after)).toEqual(['m1', 's1', 'm3']);
     });
   });
 });

@@ -1,5 +1,7 @@
 import type { Event } from '@ag-ui/core';
-import type { MastraChunk } from '../translate/chunks.js';
+import type { RunAnnouncement } from '../agents/run-announcements.js';
+import { isSignalEcho, type MastraChunk } from '../translate/chunks.js';
+import type { MessagePosition } from '../translate/ids.js';
 import type { RunTranslator } from '../translate/run-translator.js';
 import type { StreamTranslator } from '../translate/stream-translator.js';
 
@@ -34,10 +36,20 @@ export class ThreadTranslator {
   private ended?: { runId: string; paused: Set<string> };
   /** Calls of the open bracket the client already holds with their arguments (shared with its translator). */
   private resumed = new Set<string>();
+  /**
+   * Where the thread's latest answer stands, until a message follows it: a run that starts with no
+   * message of its own (Mastra going on after a background task) is stored as part of it.
+   */
+  private lastAnswer?: MessagePosition;
 
+  /**
+   * @param announced what a `/run` said of itself when it started (its input messages, the stored
+   *   message it appends to), by Mastra run id
+   */
   constructor(
     private readonly threadId: string,
     private readonly translators: StreamTranslator,
+    private readonly announced: (runId: string) => RunAnnouncement | undefined = () => undefined,
   ) {}
 
   /** Whether a bracket is open. */
@@ -74,7 +86,9 @@ export class ThreadTranslator {
     // bracket, or the client's history after a restart): the client has its arguments already.
     // (Marking a call the bracket did stream changes nothing: only unseen calls are re-opened.)
     if (RESULTS.has(chunk.type)) this.resumed.add((chunk as { payload: { toolCallId: string } }).payload.toolCallId);
+    if (isSignalEcho(chunk)) this.lastAnswer = undefined;
     const out = run.push(chunk);
+    if (PAUSES.has(chunk.type) || run.finished) this.lastAnswer = run.position() ?? this.lastAnswer;
     if (PAUSES.has(chunk.type)) {
       out.push(...run.end());
       this.ended = { runId: this.runId as string, paused: new Set([(chunk as { payload: { toolCallId: string } }).payload.toolCallId]) };
@@ -92,14 +106,24 @@ export class ThreadTranslator {
   }
 
   private openRun(runId: string): Event[] {
-    // A run resuming after approval: the client already has the paused call and its arguments.
-    this.resumed = new Set(this.ended?.runId === runId ? this.ended.paused : []);
+    // The same run again: resuming after approval (the client already has the paused call, its
+    // arguments and the messages the run answers), or Mastra going on after a background task.
+    const again = this.ended?.runId === runId;
+    this.resumed = new Set(again ? this.ended?.paused : []);
+    const announcement = again ? undefined : this.announced(runId);
     this.runId = runId;
-    this.run = this.translators.begin({ threadId: this.threadId, runId, resumedToolCalls: this.resumed });
+    this.run = this.translators.begin({
+      threadId: this.threadId,
+      runId,
+      resumedToolCalls: this.resumed,
+      appendsTo: this.resumed.size > 0 ? undefined : announcement ? announcement.appendsTo : this.lastAnswer,
+      inputMessages: announcement?.messages,
+    });
     return this.run.start();
   }
 
   private closeRun(): Event[] {
+    this.lastAnswer = this.run?.position() ?? this.lastAnswer;
     const events = this.run?.end() ?? [];
     if (this.run) this.ended = { runId: this.runId as string, paused: new Set() };
     this.run = undefined;

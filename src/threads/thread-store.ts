@@ -1,10 +1,26 @@
 import type { Message } from '@ag-ui/core';
+import type { Mastra } from '@mastra/core';
 import type { MastraDBMessage, MastraMemory, StorageThreadType } from '@mastra/core/memory';
 import { inject, injectable } from 'inversify';
 import { AgentProvider } from '../agents/agent-provider.js';
 import { conflict, notFound } from '../errors.js';
 import { TOKENS } from '../tokens.js';
-import { toAguiMessages, toThreadMessage, type ThreadMessage } from '../translate/messages.js';
+import { toAguiMessages, toThreadMessage, type HistoryContext, type StoredBackgroundTask, type ThreadMessage } from '../translate/history.js';
+
+/**
+ * The thread metadata key under which the bridge keeps the ids clients gave their tool messages
+ * (`ToolMessageIds`): Mastra keeps none, and history must give them back. Never shown in
+ * `ThreadInfo`, never written by a PATCH.
+ */
+const TOOL_MESSAGE_IDS_KEY = 'mastra-agui-bridge:toolMessageIds';
+
+/** A thread's stored messages, with what the bridge needs beside them to show them as AG-UI messages. */
+export interface ThreadHistory {
+  stored: MastraDBMessage[];
+  context: HistoryContext;
+}
+
+type ToolMessageIds = Readonly<Record<string, string>>;
 
 /** A thread as the API shows it (ISO 8601 dates). */
 export interface ThreadInfo {
@@ -38,7 +54,10 @@ export interface Page {
  */
 @injectable()
 export class ThreadStore {
-  constructor(@inject(TOKENS.AgentProvider) private readonly agents: AgentProvider) {}
+  constructor(
+    @inject(TOKENS.AgentProvider) private readonly agents: AgentProvider,
+    @inject(TOKENS.Mastra) private readonly mastra: Mastra,
+  ) {}
 
   async create(input: { resourceId: string; threadId?: string; title?: string; metadata?: Record<string, unknown>; agentId?: string }): Promise<ThreadInfo> {
     const { memory } = await this.agents.withMemory(input.agentId);
@@ -111,7 +130,8 @@ export class ThreadStore {
     // Serialised per thread: two PATCHes read-merge-write the same metadata, neither may lose the other's keys.
     return this.exclusive(scope.threadId, async () => {
       const { thread, memory } = await this.load(scope);
-      const metadata = mergeMetadata(thread.metadata, patch.metadata);
+      const { [TOOL_MESSAGE_IDS_KEY]: _ignored, ...requested } = patch.metadata ?? {};
+      const metadata = mergeMetadata(thread.metadata, requested);
       const title = patch.title ?? thread.title ?? '';
       // Mastra's updateThread merges `metadata` into the stored one (LibSQL and the in-memory store
       // both spread the old keys back in), so it cannot remove a key: a removal rewrites the whole
@@ -129,17 +149,38 @@ export class ThreadStore {
     await memory.deleteThread(scope.threadId);
   }
 
-  /** Stored messages of a thread, oldest first, signals included. */
-  async storedMessages(scope: ThreadScope, page: Page = {}): Promise<MastraDBMessage[]> {
-    const { memory } = await this.load(scope);
-    return this.recall(memory, scope, page);
+  /**
+   * Stored messages of a thread, oldest first, signals included, with the client ids of its tool
+   * messages and its background tasks (the live stream showed both; a caller that only needs the
+   * message ids can leave the tasks out and save a query).
+   */
+  async history(scope: ThreadScope, page: Page = {}, include = { backgroundTasks: true }): Promise<ThreadHistory> {
+    const { memory, thread } = await this.load(scope);
+    const tasks = include.backgroundTasks ? this.backgroundTasks(scope) : Promise.resolve([]);
+    const [stored, backgroundTasks] = await Promise.all([this.recall(memory, scope, page), tasks]);
+    const toolMessageIds = (thread.metadata?.[TOOL_MESSAGE_IDS_KEY] ?? {}) as ToolMessageIds;
+    return { stored, context: { toolMessageIds, backgroundTasks } };
   }
 
   async messages(scope: ThreadScope, page: Page, format: 'mastra'): Promise<ThreadMessage[]>;
   async messages(scope: ThreadScope, page: Page, format: 'agui'): Promise<Message[]>;
   async messages(scope: ThreadScope, page: Page, format: 'mastra' | 'agui'): Promise<ThreadMessage[] | Message[]> {
-    const stored = await this.storedMessages(scope, page);
-    return format === 'agui' ? toAguiMessages(stored) : stored.map(toThreadMessage);
+    const { stored, context } = await this.history(scope, page);
+    return format === 'agui' ? toAguiMessages(stored, context) : stored.map(toThreadMessage);
+  }
+
+  /**
+   * Keeps the ids a client gave the tool messages it sends (committed before the run starts), so
+   * that history shows them under the same ids as the client's own list. Only ids that differ
+   * from the default `tool-result-<toolCallId>` are kept.
+   */
+  async rememberToolMessageIds(scope: ThreadScope, ids: ToolMessageIds): Promise<void> {
+    if (Object.keys(ids).length === 0) return;
+    await this.exclusive(scope.threadId, async () => {
+      const { thread, memory } = await this.load(scope);
+      const known = (thread.metadata?.[TOOL_MESSAGE_IDS_KEY] ?? {}) as ToolMessageIds;
+      await memory.updateThread({ id: thread.id, title: thread.title ?? '', metadata: { ...thread.metadata, [TOOL_MESSAGE_IDS_KEY]: { ...known, ...ids } } });
+    });
   }
 
   /** Tails of the create/update sections running per thread id (this process only). */
@@ -156,6 +197,14 @@ export class ThreadStore {
     } finally {
       if (this.locks.get(threadId) === tail) this.locks.delete(threadId);
     }
+  }
+
+  /** The thread's background tasks, when Mastra runs any (no task manager, no query). */
+  private async backgroundTasks(scope: ThreadScope): Promise<StoredBackgroundTask[]> {
+    const manager = this.mastra.backgroundTaskManager;
+    if (!manager) return [];
+    const { tasks } = await manager.listTasks({ threadId: scope.threadId, resourceId: scope.resourceId });
+    return tasks;
   }
 
   private async recall(memory: MastraMemory, scope: ThreadScope, page: Page): Promise<MastraDBMessage[]> {
@@ -181,12 +230,13 @@ function mergeMetadata(current: Record<string, unknown> | undefined, patch: Reco
 }
 
 export function toThreadInfo(thread: StorageThreadType): ThreadInfo {
+  const { [TOOL_MESSAGE_IDS_KEY]: _internal, ...metadata } = thread.metadata ?? {};
   return {
     id: thread.id,
     resourceId: thread.resourceId,
     ...(thread.title ? { title: thread.title } : {}),
     createdAt: new Date(thread.createdAt).toISOString(),
     updatedAt: new Date(thread.updatedAt).toISOString(),
-    ...(thread.metadata && Object.keys(thread.metadata).length > 0 ? { metadata: thread.metadata } : {}),
+    ...(Object.keys(metadata).length > 0 ? { metadata } : {}),
   };
 }

@@ -5,7 +5,8 @@ import { EventSchemas } from '@ag-ui/core/schemas';
 import { from, lastValueFrom, toArray } from 'rxjs';
 import { describe, expect, it, vi } from 'vitest';
 import { isSignalEcho, type MastraChunk, type SignalEchoChunk } from './chunks.js';
-import { RunTranslator, TOOL_RESULT_PREFIX, type RunTranslatorOptions } from './run-translator.js';
+import { TOOL_RESULT_PREFIX } from './ids.js';
+import { RunTranslator, type RunTranslatorOptions } from './run-translator.js';
 
 /**
  * Translator tests driven by the chunk fixtures recorded from REAL demo-agent runs
@@ -158,7 +159,7 @@ async function expectValidRun(events: Event[], ids: { threadId: string; runId: s
     warn.mockRestore();
   }
 
-  expect(events[0]).toEqual({ type: EventType.RUN_STARTED, ...ids });
+  expect(events[0]).toMatchObject({ type: EventType.RUN_STARTED, ...ids });
   const terminals = events.filter(isTerminal);
   expect(terminals, 'exactly one terminal event').toHaveLength(1);
   expect(terminal(events), 'the terminal event comes last').toBe(terminals[0]);
@@ -541,8 +542,28 @@ describe('RunTranslator: stream scenarios', () => {
       activityType: 'background-task',
       content: { taskId: started.taskId, toolName: started.toolName, toolCallId: started.toolCallId, status: 'started' },
     });
-    // The tool's immediate "started in the background" answer is still its result.
-    expect(only(events, EventType.TOOL_CALL_RESULT).toolCallId).toBe(started.toolCallId);
+    // The tool's immediate "started in the background" answer is for the model, not the call's
+    // result: the call stays pending until the task ends (history shows the task's result too).
+    expect(ofType(events, EventType.TOOL_CALL_RESULT)).toEqual([]);
+    expect(only(events, EventType.TOOL_CALL_START).toolCallId).toBe(started.toolCallId);
+  });
+
+  it('background-task: the task\'s end gives the call its result, in the bracket that carries it', async () => {
+    const { chunks } = fixture('background-task');
+    const started = firstChunk(chunks, 'background-task-started').payload;
+    const completed = { type: 'background-task-completed', payload: { ...started, result: { done: true } } } as unknown as MastraChunk;
+    const failed = { type: 'background-task-failed', payload: { ...started, error: { message: 'boom' } } } as unknown as MastraChunk;
+
+    const inRun = translate([...chunks.slice(0, -1), completed, chunks.at(-1) as MastraChunk]);
+    await expectValidRun(inRun);
+    expect(only(inRun, EventType.TOOL_CALL_RESULT)).toMatchObject({ toolCallId: started.toolCallId, content: '{"done":true}' });
+
+    // Alone (the run that made the call is over): the call is re-announced without arguments.
+    const alone = translate([failed]);
+    await expectValidRun(alone);
+    expect(ofType(alone, EventType.TOOL_CALL_ARGS)).toEqual([]);
+    expect(only(alone, EventType.TOOL_CALL_START)).not.toHaveProperty('parentMessageId');
+    expect(only(alone, EventType.TOOL_CALL_RESULT)).toMatchObject({ toolCallId: started.toolCallId, content: '{"error":"boom"}' });
   });
 
   it('background-task-until-idle: running updates the activity; each Mastra run on the stream is its own bracket', () => {
@@ -743,6 +764,39 @@ describe('RunTranslator: synthetic cases', () => {
     const ids = ofType(events, EventType.TEXT_MESSAGE_START).map((e) => e.messageId);
     expect(ids[0]).toBe('m1');
     expect(new Set(ids).size).toBe(2);
+  });
+
+  it('SYNTHETIC: text after a tool call is a new message (`<id>-1`), as history splits the stored message', async () => {
+    const events = translate([
+      synthetic({ type: 'step-start', payload: { messageId: 'm1' } }),
+      synthetic({ type: 'tool-call', payload: { toolCallId: 'c1', toolName: 'lookup', args: {} } }),
+      synthetic({ type: 'tool-result', payload: { toolCallId: 'c1', toolName: 'lookup', result: 1 } }),
+      synthetic({ type: 'step-finish', payload: {} }),
+      synthetic({ type: 'step-start', payload: { messageId: 'm1' } }),
+      synthetic({ type: 'reasoning-delta', payload: { id: 'r', text: 'hm' } }),
+      synthetic({ type: 'text-delta', payload: { id: 'a', text: 'one' } }),
+    ]);
+    await expectValidRun(events);
+    expect(only(events, EventType.TOOL_CALL_START).parentMessageId).toBe('m1');
+    expect(only(events, EventType.REASONING_MESSAGE_START).messageId).toBe('m1-1-reasoning');
+    expect(only(events, EventType.TEXT_MESSAGE_START).messageId).toBe('m1-1');
+  });
+
+  it('SYNTHETIC: a run appended to a stored message goes on with its numbering, unless it starts with a message', () => {
+    const appendsTo = { messageId: 'stored', segment: 0, hasToolCalls: true, texts: 0, reasonings: 0 };
+    const answer = [synthetic({ type: 'step-start', payload: { messageId: 'fresh' } }), synthetic({ type: 'text-delta', payload: { id: 'a', text: 'x' } })];
+    expect(only(translate(answer, { appendsTo }), EventType.TEXT_MESSAGE_START).messageId).toBe('stored-1');
+    const echo = synthetic({ type: 'data-user-message', data: { id: 'sig', type: 'user', contents: 'hi' } });
+    const started = ofType(translate([echo, ...answer], { appendsTo }), EventType.TEXT_MESSAGE_START);
+    expect(started.map((e) => e.messageId)).toEqual(['sig', 'fresh']);
+  });
+
+  it('SYNTHETIC: the input messages ride on RUN_STARTED, for followers who never saw the request', async () => {
+    const inputMessages = [{ id: 'u1', role: 'user' as const, content: 'hi' }];
+    const events = translate([], { inputMessages });
+    await expectValidRun(events);
+    expect(events[0]).toEqual({ type: EventType.RUN_STARTED, ...IDS, input: { ...IDS, messages: inputMessages, tools: [], context: [] } });
+    expect(translate([])[0]).not.toHaveProperty('input');
   });
 
   it('SYNTHETIC: a tool-result for a call never streamed gets START / ARGS / END first', async () => {

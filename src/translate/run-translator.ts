@@ -1,5 +1,6 @@
-import { EventType, type Event, type Interrupt, type RunFinishedOutcome, type TokenUsage } from '@ag-ui/core';
+import { EventType, type Event, type Interrupt, type Message, type RunFinishedOutcome, type TokenUsage } from '@ag-ui/core';
 import { isDataChunk, isSignalEcho, type MastraChunk, type SignalEchoChunk } from './chunks.js';
+import { backgroundTaskId, interruptId, MessageNumbering, toolResultMessageId, type MessagePosition } from './ids.js';
 import { declinedContent, errorMessage, signalText, toolErrorContent, toolResultContent, toTokenUsage } from './values.js';
 
 /** A server tool's result captured at execution time, for runs where Mastra emits no `tool-result`. */
@@ -29,12 +30,19 @@ export interface RunTranslatorOptions {
    * already holds, so a replayed call is re-opened and closed without arguments.
    */
   resumedToolCalls?: ReadonlySet<string>;
+  /**
+   * Where the stored assistant message that this run's answer is appended to stands: Mastra merges
+   * a run that adds no message of its own (it only answers tool calls, or it goes on after a
+   * background task) into the latest assistant message, so the answer must carry that message's
+   * ids, as history does. Dropped if the run turns out to start with a message (a signal echo).
+   */
+  appendsTo?: MessagePosition;
+  /**
+   * The messages the run answers, sent as `RUN_STARTED.input` (the reducer adds those it lacks):
+   * for followers of a thread, who never saw the request that started the run.
+   */
+  inputMessages?: Message[];
 }
-
-/** Prefix of the message id of a tool result: `tool-result-<toolCallId>`, as the contract fixes it. */
-export const TOOL_RESULT_PREFIX = 'tool-result-';
-/** Separates the Mastra run id and the tool call id inside an interrupt id. */
-export const INTERRUPT_ID_SEPARATOR = '::';
 
 type ToolCallState = { name: string; open: boolean; resolved: boolean };
 
@@ -58,11 +66,17 @@ export class RunTranslator {
   private readonly returnFrontendCalls: boolean;
   private readonly capturedResult?: (toolCallId: string) => CapturedResult | undefined;
   private readonly resumedToolCalls: ReadonlySet<string>;
+  private readonly inputMessages?: Message[];
 
   private started = false;
   private terminated = false;
-  private stepMessageId: string;
-  private readonly usedMessageIds = new Set<string>();
+  /** The ids of the stored assistant message the current step writes into (Mastra's `messageId`). */
+  private numbering: MessageNumbering;
+  private appendsTo?: MessagePosition;
+  /** A step started: the run writes an assistant message. */
+  private wrote = false;
+  /** Calls Mastra runs in the background: their result comes with the task's end, not as `tool-result`. */
+  private readonly backgroundCalls = new Set<string>();
   private readonly textIds = new Map<string, string>();
   private readonly reasoningIds = new Map<string, string>();
   private readonly openText = new Set<string>();
@@ -84,7 +98,9 @@ export class RunTranslator {
     this.returnFrontendCalls = options.frontendToolMode === 'return';
     this.capturedResult = options.capturedResult;
     this.resumedToolCalls = options.resumedToolCalls ?? new Set();
-    this.stepMessageId = options.runId;
+    this.numbering = MessageNumbering.start(options.runId);
+    this.appendsTo = options.appendsTo;
+    if (options.inputMessages?.length) this.inputMessages = options.inputMessages;
   }
 
   /** Whether the terminal event has been produced. */
@@ -101,7 +117,9 @@ export class RunTranslator {
   start(): Event[] {
     if (this.started) return [];
     this.started = true;
-    return [{ type: EventType.RUN_STARTED, threadId: this.threadId, runId: this.runId }];
+    const { threadId, runId, inputMessages } = this;
+    const input = inputMessages && { threadId, runId, messages: inputMessages, tools: [], context: [] };
+    return [{ type: EventType.RUN_STARTED, threadId, runId, ...(input && { input }) }];
   }
 
   /** Maps one chunk to zero or more events. */
@@ -212,7 +230,7 @@ export class RunTranslator {
   // ── steps ────────────────────────────────────────────────────────────
 
   private stepStart(messageId: string | undefined, out: Event[]): void {
-    if (messageId) this.stepMessageId = messageId;
+    if (messageId) this.enterMessage(messageId);
     const stepName = `step-${++this.stepCount}`;
     this.openSteps.push(stepName);
     out.push({ type: EventType.STEP_STARTED, stepName });
@@ -225,14 +243,32 @@ export class RunTranslator {
     if (stepName) out.push({ type: EventType.STEP_FINISHED, stepName });
   }
 
+  /**
+   * A step writes into Mastra's stored message `messageId`; the first step of a run that Mastra
+   * appends to an earlier message writes into that one, after what it holds.
+   */
+  private enterMessage(messageId: string): void {
+    this.wrote = true;
+    const target = this.appendsTo;
+    this.appendsTo = undefined;
+    if (target) this.numbering = MessageNumbering.resume(target);
+    else if (messageId !== this.numbering.messageId) this.numbering = MessageNumbering.start(messageId);
+  }
+
+  /** Where the numbering of the stored message stands (what a run appended to it goes on from); none before a step. */
+  position(): MessagePosition | undefined {
+    return this.wrote ? this.numbering.position() : undefined;
+  }
+
   // ── text and reasoning ──────────────────────────────────────────────
 
-  /** A fresh AG-UI message id: the stored assistant message id first, suffixed when a run has several. */
-  private nextMessageId(kind: string): string {
-    let id = kind === 'text' ? this.stepMessageId : `${this.stepMessageId}-${kind}`;
-    for (let n = 2; this.usedMessageIds.has(id); n++) id = `${this.stepMessageId}-${kind}-${n}`;
-    this.usedMessageIds.add(id);
-    return id;
+  /**
+   * A fresh AG-UI message id for text or reasoning, numbered as history numbers the stored parts:
+   * text written after a tool call starts a new segment (the reducer would otherwise fold the
+   * answer into the message that made the call, above its result).
+   */
+  private nextMessageId(kind: 'text' | 'reasoning'): string {
+    return this.numbering.next(kind);
   }
 
   private openTextMessage(partId: string, out: Event[]): string {
@@ -283,7 +319,7 @@ export class RunTranslator {
   private toolCallStart(toolCallId: string, toolName: string, out: Event[]): void {
     if (this.toolCalls.has(toolCallId)) return;
     this.toolCalls.set(toolCallId, { name: toolName, open: true, resolved: false });
-    out.push({ type: EventType.TOOL_CALL_START, toolCallId, toolCallName: toolName, parentMessageId: this.stepMessageId });
+    out.push({ type: EventType.TOOL_CALL_START, toolCallId, toolCallName: toolName, parentMessageId: this.numbering.toolCallParent() });
   }
 
   private toolCallArgs(toolCallId: string, toolName: string, delta: string, out: Event[]): void {
@@ -320,11 +356,13 @@ export class RunTranslator {
     const call = this.toolCalls.get(toolCallId);
     if (!call || call.resolved) return;
     call.resolved = true;
-    out.push({ type: EventType.TOOL_CALL_RESULT, messageId: `${TOOL_RESULT_PREFIX}${toolCallId}`, toolCallId, content, role: 'tool' });
+    out.push({ type: EventType.TOOL_CALL_RESULT, messageId: toolResultMessageId(toolCallId), toolCallId, content, role: 'tool' });
   }
 
   private toolResult(payload: { toolCallId: string; toolName: string; args?: unknown; result: unknown; isError?: boolean }, out: Event[]): void {
     this.ensureCall(payload, out);
+    // A call sent to the background answers the model with a placeholder; its result is the task's.
+    if (this.backgroundCalls.has(payload.toolCallId)) return;
     this.emitResult(payload.toolCallId, toolResultContent(payload.result, payload.isError), out);
   }
 
@@ -342,7 +380,7 @@ export class RunTranslator {
   private emitCapturedResults(out: Event[]): void {
     if (!this.capturedResult) return;
     for (const [toolCallId, call] of this.toolCalls) {
-      if (call.resolved || this.frontendTools.has(call.name)) continue;
+      if (call.resolved || this.frontendTools.has(call.name) || this.backgroundCalls.has(toolCallId)) continue;
       const captured = this.capturedResult(toolCallId);
       if (!captured) continue;
       this.emitResult(toolCallId, toolResultContent(captured.result, captured.isError), out);
@@ -358,7 +396,7 @@ export class RunTranslator {
     const call = this.ensureCall(payload, out);
     call.resolved = true; // answered in the next run, not in this one
     this.interrupts.push({
-      id: `${this.interruptRunId}${INTERRUPT_ID_SEPARATOR}${payload.toolCallId}`,
+      id: interruptId(this.interruptRunId, payload.toolCallId),
       reason,
       message: reason === 'tool_approval' ? `Approve the call to ${payload.toolName}?` : `${payload.toolName} is waiting for input.`,
       toolCallId: payload.toolCallId,
@@ -370,6 +408,8 @@ export class RunTranslator {
   // ── signals, background tasks ───────────────────────────────────────
 
   private signalEcho(chunk: SignalEchoChunk, out: Event[]): void {
+    // The run starts with a message of its own: Mastra stores its answer as a new message.
+    this.appendsTo = undefined;
     const { data } = chunk;
     if (chunk.type === 'data-user-message') {
       const metadata = data.attributes ? { attributes: data.attributes } : undefined;
@@ -393,7 +433,8 @@ export class RunTranslator {
     const status = type.slice('background-task-'.length);
     // Streamed tool output is not a status: it would overwrite `running`; the result comes with `completed`.
     if (!task.taskId || status === 'output') return;
-    const messageId = `background-task-${task.taskId}`;
+    const messageId = backgroundTaskId(task.taskId);
+    if (task.toolCallId) this.backgroundCalls.add(task.toolCallId);
     const outcome = {
       ...(task.result !== undefined && { result: task.result }),
       ...(task.error !== undefined && { error: errorMessage(task.error) }),
@@ -402,6 +443,7 @@ export class RunTranslator {
     // The task manager's stream repeats a state it already sent (e.g. `running` on subscribe): skip it.
     if (known === status && Object.keys(outcome).length === 0) return;
     this.backgroundTasks.set(task.taskId, status);
+    if (status === 'completed' || status === 'failed') this.backgroundResult(task, status === 'failed', out);
     if (known === undefined) {
       // A task first seen at its end (its run already bracketed elsewhere) must still carry the outcome.
       out.push({
@@ -415,6 +457,23 @@ export class RunTranslator {
     const patch: Array<{ op: 'replace' | 'add'; path: string; value: unknown }> = [{ op: 'replace', path: '/status', value: status }];
     for (const [key, value] of Object.entries(outcome)) patch.push({ op: 'add', path: `/${key}`, value });
     out.push({ type: EventType.ACTIVITY_DELTA, messageId, activityType: 'background-task', patch });
+  }
+
+  /**
+   * The result of a call that ran in the background, when its task ends. The task usually ends
+   * after the run that made the call, in a bracket that never saw the call.
+   */
+  private backgroundResult(task: { toolCallId?: string; toolName?: string; result?: unknown; error?: unknown }, failed: boolean, out: Event[]): void {
+    const { toolCallId } = task;
+    if (!toolCallId) return;
+    const content = failed ? toolErrorContent(task.error ?? 'The background task failed') : toolResultContent(task.result, false);
+    if (!this.toolCalls.has(toolCallId)) {
+      // Re-announced as a resumed call is: no arguments (the client has them) and no parent, so
+      // the numbering of what this bracket writes is not moved by a call made elsewhere.
+      this.toolCalls.set(toolCallId, { name: task.toolName ?? 'unknown', open: false, resolved: false });
+      out.push({ type: EventType.TOOL_CALL_START, toolCallId, toolCallName: task.toolName ?? 'unknown' }, { type: EventType.TOOL_CALL_END, toolCallId });
+    }
+    this.emitResult(toolCallId, content, out);
   }
 
   // ── closing ─────────────────────────────────────────────────────────

@@ -1,7 +1,8 @@
 import { readFileSync } from 'node:fs';
 import { TokenUsageSchema } from '@ag-ui/core/schemas';
 import { describe, expect, it } from 'vitest';
-import { errorMessage, jsonText, signalText, toTokenUsage } from './values.js';
+import { DEFAULT_TOOL_DECLINE_REASON } from '@mastra/core/agent';
+import { declinedContent, errorMessage, jsonText, signalText, toTokenUsage } from './values.js';
 
 /** A chunk of a fixture recorded from a real demo-agent run (`scripts/record-fixtures.ts`). */
 function recordedChunk(scenario: string, type: string): { payload: Record<string, any> } {
@@ -79,6 +80,22 @@ describe('errorMessage', () => {
 
   it('takes the message of the recorded model error chunk', () => {
     expect(errorMessage(recordedChunk('model-error', 'error').payload.error)).toBe('demo model failure');
+  });
+});
+
+describe('declinedContent', () => {
+  it('says the reason the user gave', () => {
+    expect(JSON.parse(declinedContent('delete_file', 'keep it'))).toEqual({
+      declined: true,
+      message: 'The call to delete_file was declined: keep it',
+      reason: 'keep it',
+    });
+  });
+
+  it("has no reason when the user gave none, also when Mastra filled in its own sentence for the model", () => {
+    for (const reason of [undefined, '', DEFAULT_TOOL_DECLINE_REASON]) {
+      expect(declinedContent('delete_file', reason)).toBe('{"declined":true,"message":"The call to delete_file was declined."}');
+    }
   });
 });
 

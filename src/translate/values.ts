@@ -1,4 +1,5 @@
 import type { TokenUsage } from '@ag-ui/core';
+import { DEFAULT_TOOL_DECLINE_REASON } from '@mastra/core/agent';
 
 /** Text of a value for a tool result or an error: strings as they are, everything else as JSON. */
 export function jsonText(value: unknown): string {
@@ -36,10 +37,14 @@ export function toolErrorContent(error: unknown): string {
 
 /**
  * A declined approval's result content, the same on the live stream and in history:
- * `{"declined":true,"message":"The call to <tool> was declined: <reason>","reason":"<reason>"}`.
+ * `{"declined":true,"message":"The call to <tool> was declined: <reason>","reason":"<reason>"}`,
+ * or `{"declined":true,"message":"The call to <tool> was declined."}` when the user gave no reason.
+ * Mastra fills a missing reason with its own sentence for the model (`DEFAULT_TOOL_DECLINE_REASON`);
+ * a UI shows the user's reason, so that sentence counts as none.
  */
 export function declinedContent(toolName: string, reason?: string): string {
-  return jsonText({ declined: true, message: `The call to ${toolName} was declined${reason ? `: ${reason}` : '.'}`, reason });
+  const given = reason && reason !== DEFAULT_TOOL_DECLINE_REASON ? reason : undefined;
+  return jsonText({ declined: true, message: `The call to ${toolName} was declined${given ? `: ${given}` : '.'}`, reason: given });
 }
 
 /** Plain text of signal contents (a string or text/file parts). */

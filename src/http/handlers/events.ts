@@ -5,7 +5,16 @@ import { parseInput } from '../request.js';
 import type { Services } from '../services.js';
 import { threadScope } from './threads.js';
 
-const seqId = z.string().regex(/^\d{1,15}$/, 'must be a non-negative integer').transform(Number);
+/**
+ * An event id as a client sends it back: a decimal integer that is exact as a JS number. Ids are
+ * 16 digits today (see `feedBase`); any such id is valid, and one the thread cannot replay gets a
+ * snapshot, so only what cannot be an id at all is refused.
+ */
+const seqId = z
+  .string()
+  .regex(/^\d{1,16}$/, 'must be a decimal integer (digits only, at most 16)')
+  .transform(Number)
+  .refine(Number.isSafeInteger, `must be at most ${Number.MAX_SAFE_INTEGER}`);
 
 const EventsQuerySchema = z.object({
   resourceId: z.string().min(1).max(512).optional(),
@@ -21,7 +30,7 @@ const EventsQuerySchema = z.object({
 export async function threadEvents(c: Context, s: Services): Promise<Response> {
   const q = parseInput(EventsQuerySchema, c.req.query(), 'query');
   const header = c.req.header('last-event-id');
-  const lastEventId = header ? parseInput(seqId, header.trim(), 'query', 'header.last-event-id') : q.lastEventId;
+  const lastEventId = header ? parseInput(seqId, header.trim(), 'header', 'header.last-event-id') : q.lastEventId;
   const scope = await threadScope(c, s, q);
   const { agent } = await s.agents.withMemory(scope.agentId);
   await s.threads.assertNotForeign({ ...scope, agentId: agent.id });

@@ -1,0 +1,42 @@
+// CopilotKit's runtime (v2) in front of the bridge. This is the code docs/client.md shows;
+// test/copilotkit.test.ts runs it against a real bridge.
+//
+//   npx tsx examples/copilotkit/server.ts      (BRIDGE_URL defaults to http://127.0.0.1:4111/agui)
+import { createServer, type Server } from 'node:http';
+import { pathToFileURL } from 'node:url';
+import { HttpAgent } from '@ag-ui/client';
+import { CopilotRuntime, createCopilotRuntimeHandler, type AgentsConfig } from '@copilotkit/runtime/v2';
+import { createCopilotNodeHandler } from '@copilotkit/runtime/v2/node';
+
+export const COPILOTKIT_PATH = '/api/copilotkit';
+
+/**
+ * A fetch handler `(Request) => Promise<Response>`: mount it as a Next.js route
+ * (`export const POST = handler`), in Hono (`app.post(path, (c) => handler(c.req.raw))`) or in Node
+ * (below). The bridge's `/run` is a plain AG-UI endpoint, so CopilotKit's own `HttpAgent` is all
+ * it needs; the agent on the bridge is its default one (`demo` in the demo server).
+ */
+export function createCopilotKitHandler(bridgeUrl: string) {
+  const agents = { demo: new HttpAgent({ url: `${bridgeUrl}/run` }) };
+  // The cast is for the types only: CopilotKit 1.75 is typed against @ag-ui/client 0.0.59, whose
+  // message content parts lack the `file` source that 1.0.0 (the bridge's version) added.
+  const runtime = new CopilotRuntime({ agents: agents as unknown as AgentsConfig });
+  // Single-route mode: one POST route taking `{ method: 'agent/run', params: { agentId }, body: RunAgentInput }`
+  // (the frontend's `runtimeTransport: 'single'`; `useSingleEndpoint` on the React provider).
+  return createCopilotRuntimeHandler({ runtime, basePath: COPILOTKIT_PATH, mode: 'single-route' });
+}
+
+/** Serves the handler with node:http; resolves once listening (port 0 picks a free port). */
+export function listen(bridgeUrl: string, port = 4000, hostname = '127.0.0.1'): Promise<Server> {
+  const server = createServer(createCopilotNodeHandler(createCopilotKitHandler(bridgeUrl)));
+  return new Promise((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(port, hostname, () => resolve(server));
+  });
+}
+
+if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
+  const bridgeUrl = process.env.BRIDGE_URL ?? 'http://127.0.0.1:4111/agui';
+  await listen(bridgeUrl);
+  console.log(`CopilotKit runtime on http://127.0.0.1:4000${COPILOTKIT_PATH} -> ${bridgeUrl}`);
+}

@@ -1,0 +1,287 @@
+/**
+ * Pure translation of stored Mastra messages into AG-UI history: the messages a client shows after a
+ * reload, which must equal what `@ag-ui/client`'s reducer built from the live stream (same ids,
+ * roles, order, content and tool calls). The live translators number a response through the same
+ * `MessageNumbering`, so both sides split it the same way.
+ *
+ * - `toAguiMessages`: stored rows → AG-UI messages (`GET …/messages?format=agui`, `MESSAGES_SNAPSHOT`).
+ * - `appendPosition`: where a run that Mastra appends to a stored message goes on numbering.
+ * - `toThreadMessage`: stored row → a plain JSON history item.
+ *
+ * No I/O and no state.
+ */
+import type { ContentPart, Message, PartSource, ToolCall } from '@ag-ui/core';
+import type { MastraDBMessage } from '@mastra/core/agent/message-list';
+import { backgroundTaskId, MessageNumbering, toolResultMessageId, type MessagePosition } from './ids.js';
+import { declinedContent, errorMessage, toolErrorContent, toolResultContent } from './values.js';
+
+type StoredPart = MastraDBMessage['content']['parts'][number];
+type ToolInvocation = Extract<StoredPart, { type: 'tool-invocation' }>['toolInvocation'];
+
+/** Signal metadata as Mastra stores it on `role: 'signal'` rows (`content.metadata.signal`). */
+type StoredSignal = { id?: string; type?: string; tagName?: string; attributes?: Record<string, unknown> };
+
+/** A background task as the history needs it (Mastra's `BackgroundTask`, narrowed). */
+export interface StoredBackgroundTask {
+  id: string;
+  toolCallId: string;
+  toolName: string;
+  status: string;
+  result?: unknown;
+  error?: { message: string };
+}
+
+/** What the bridge keeps beside Mastra's rows to show them as the live stream did. */
+export interface HistoryContext {
+  /**
+   * Ids a client gave its own tool messages (frontend tools in `return` mode), by tool call id:
+   * Mastra folds a tool message into the call it answers and keeps no id for it.
+   */
+  toolMessageIds?: Readonly<Record<string, string>>;
+  /** The thread's background tasks: the live stream showed each as an `activity` message. */
+  backgroundTasks?: readonly StoredBackgroundTask[];
+}
+
+/**
+ * Converts stored Mastra messages (e.g. `memory.recall({ …, hideSignals: [] }).messages`) into
+ * AG-UI messages for a `MESSAGES_SNAPSHOT`.
+ *
+ * - user → user (string content; `ContentPart[]` when the row has files). system → system.
+ * - assistant: Mastra stores a whole response in one row; AG-UI shows one assistant message per
+ *   text part and one reasoning message per reasoning part, numbered by `MessageNumbering` (a new
+ *   segment, `<id>-<n>`, starts where text follows a tool call). Tool calls sit on their
+ *   segment's first text message; each finished call's `tool` message (`tool-result-<toolCallId>`,
+ *   or the id the client gave it) follows that message, as the reducer places it; a background
+ *   task's `activity` message (`background-task-<taskId>`) closes its segment.
+ * - signal rows: type `user` → user message; other types → `activity` message with
+ *   `activityType: 'signal.<type>'` and `content: { tagName, contents, attributes }`.
+ * - rows with nothing to show are dropped; output ids are unique (`-2`, `-3`… on collision).
+ *
+ * @example
+ * toAguiMessages([{ id: 'm1', role: 'user', createdAt: new Date(), content: { format: 2, parts: [{ type: 'text', text: 'hi' }] } }]);
+ * // [{ id: 'm1', role: 'user', content: 'hi' }]
+ */
+export function toAguiMessages(stored: MastraDBMessage[], context: HistoryContext = {}): Message[] {
+  const tasks = new Map((context.backgroundTasks ?? []).map((task) => [task.toolCallId, task]));
+  const extras: RowContext = { toolMessageIds: context.toolMessageIds ?? {}, tasks };
+  const ids = new Set<string>();
+  const unique = (id: string): string => {
+    let candidate = id;
+    for (let n = 2; ids.has(candidate); n++) candidate = `${id}-${n}`;
+    ids.add(candidate);
+    return candidate;
+  };
+  return stored.flatMap((row) => rowToAgui(row, extras).map((message) => ({ ...message, id: unique(message.id) })));
+}
+
+/**
+ * Where the numbering of a stored assistant message stands after all its parts: a run whose answer
+ * Mastra appends to it (`RunTranslatorOptions.appendsTo`) goes on from there.
+ */
+export function appendPosition(stored: MastraDBMessage): MessagePosition {
+  const numbering = MessageNumbering.start(stored.id);
+  for (const part of stored.content.parts) {
+    if (part.type === 'text' && part.text) numbering.next('text');
+    else if (part.type === 'reasoning' && reasoningText(part)) numbering.next('reasoning');
+    else if (part.type === 'tool-invocation') numbering.toolCallParent();
+  }
+  return numbering.position();
+}
+
+type RowContext = { toolMessageIds: Readonly<Record<string, string>>; tasks: ReadonlyMap<string, StoredBackgroundTask> };
+
+function rowToAgui(row: MastraDBMessage, context: RowContext): Message[] {
+  switch (row.role) {
+    case 'user':
+      return userMessage(row.id, row.content.parts);
+    case 'system': {
+      const content = partsText(row.content.parts);
+      return content ? [{ id: row.id, role: 'system', content }] : [];
+    }
+    case 'assistant':
+      return assistantMessages(row.id, row.content.parts, context);
+    case 'signal':
+      return signalMessages(row);
+    default:
+      return [];
+  }
+}
+
+function userMessage(id: string, parts: StoredPart[]): Message[] {
+  const media = parts.flatMap(toAguiMediaPart);
+  if (media.length === 0) {
+    const content = partsText(parts);
+    return content ? [{ id, role: 'user', content }] : [];
+  }
+  // Keep text and files in their stored order, as the user sent them.
+  const content = parts.flatMap((part): ContentPart[] => (part.type === 'text' ? [{ type: 'text', text: part.text }] : toAguiMediaPart(part)));
+  return [{ id, role: 'user', content }];
+}
+
+/** Stored file parts hold a data URL or a plain URL in `data` (or `url`), with `mimeType`. */
+function toAguiMediaPart(part: StoredPart): ContentPart[] {
+  if (part.type !== 'file') return [];
+  const record = part as { data?: unknown; url?: unknown; mimeType?: unknown; mediaType?: unknown };
+  const raw = typeof record.data === 'string' ? record.data : typeof record.url === 'string' ? record.url : undefined;
+  if (!raw) return [];
+  const declared = typeof record.mimeType === 'string' ? record.mimeType : typeof record.mediaType === 'string' ? record.mediaType : undefined;
+  const dataUrl = /^data:([^;,]+)?(?:;[^,]*)?;base64,(.*)$/s.exec(raw);
+  const mimeType = declared ?? dataUrl?.[1] ?? 'application/octet-stream';
+  const source: PartSource = dataUrl ? { type: 'data', value: dataUrl[2], mimeType } : { type: 'url', value: raw, mimeType };
+  return [{ type: mediaKind(mimeType), source }];
+}
+
+function mediaKind(mimeType: string): 'image' | 'audio' | 'video' | 'document' {
+  const top = mimeType.split('/')[0];
+  return top === 'image' || top === 'audio' || top === 'video' ? top : 'document';
+}
+
+/** The messages of one segment before they are laid out: the tool messages follow the message carrying the calls. */
+type Segment = { messages: Message[]; carrierId?: string; results: Message[]; activities: Message[] };
+
+const newSegment = (): Segment => ({ messages: [], results: [], activities: [] });
+
+function assistantMessages(id: string, parts: StoredPart[], context: RowContext): Message[] {
+  const numbering = MessageNumbering.start(id);
+  const out: Message[] = [];
+  let segment = newSegment();
+  let segmentIndex = 0;
+  // Called after numbering a part: when that part opened a new segment, the previous one is complete.
+  const enter = () => {
+    if (numbering.segment === segmentIndex) return;
+    out.push(...layOut(segment));
+    segment = newSegment();
+    segmentIndex = numbering.segment;
+  };
+  for (const part of parts) {
+    if (part.type === 'text' && part.text) {
+      const messageId = numbering.next('text');
+      enter();
+      segment.messages.push({ id: messageId, role: 'assistant', content: part.text });
+    } else if (part.type === 'reasoning' && reasoningText(part)) {
+      const messageId = numbering.next('reasoning');
+      enter();
+      segment.messages.push({ id: messageId, role: 'reasoning', content: reasoningText(part) });
+    } else if (part.type === 'tool-invocation') {
+      addToolCall(segment, numbering.toolCallParent(), part.toolInvocation, context);
+    }
+    // step-start, source, file and data parts have no AG-UI message of their own.
+  }
+  return [...out, ...layOut(segment)];
+}
+
+function addToolCall(segment: Segment, parentId: string, invocation: ToolInvocation, context: RowContext): void {
+  let carrier = segment.messages.find((m) => m.id === parentId);
+  if (!carrier) {
+    carrier = { id: parentId, role: 'assistant' };
+    segment.messages.push(carrier);
+  }
+  const call: ToolCall = { id: invocation.toolCallId, type: 'function', function: { name: invocation.toolName, arguments: stringifyArgs(invocation.args) } };
+  const owner = carrier as Message & { toolCalls?: ToolCall[] };
+  owner.toolCalls = [...(owner.toolCalls ?? []), call];
+  segment.carrierId = parentId;
+  const task = context.tasks.get(invocation.toolCallId);
+  const result = task ? backgroundResult(invocation, task) : toolResultMessage(invocation, context.toolMessageIds[invocation.toolCallId]);
+  if (result) segment.results.push(result);
+  if (task) segment.activities.push(backgroundActivity(task));
+}
+
+/** The segment's messages, its tool messages right after the message carrying the calls, then its activities. */
+function layOut(segment: Segment): Message[] {
+  const at = segment.messages.findIndex((m) => m.id === segment.carrierId) + 1;
+  const messages = at > 0 ? [...segment.messages.slice(0, at), ...segment.results, ...segment.messages.slice(at)] : segment.messages;
+  return [...messages, ...segment.activities];
+}
+
+function reasoningText(part: Extract<StoredPart, { type: 'reasoning' }>): string {
+  return part.reasoning || part.details.map((d) => (d.type === 'text' ? d.text : '')).join('');
+}
+
+function stringifyArgs(args: unknown): string {
+  return JSON.stringify(args ?? {}) ?? '{}';
+}
+
+/**
+ * The tool message for a finished invocation, exactly as the live stream's `TOOL_CALL_RESULT`
+ * made it (errors and declines included, in `content`; the event has no `error` field, so neither
+ * has this), so a page reads a reloaded thread as it read the run. Its id is the one the client
+ * gave its own tool message, if it sent one, else `tool-result-<toolCallId>`. Calls still waiting
+ * (`call`, `partial-call`, `approval-requested`, `approval-responded`) have no result yet, so the
+ * client sees them pending.
+ */
+function toolResultMessage(invocation: ToolInvocation, clientId: string | undefined): Message | undefined {
+  const base = { id: clientId ?? toolResultMessageId(invocation.toolCallId), role: 'tool' as const, toolCallId: invocation.toolCallId };
+  switch (invocation.state) {
+    case 'result':
+      return { ...base, content: invocation.isError ? toolErrorContent(invocation.result) : toolResultContent(invocation.result, false) };
+    case 'output-error':
+      return { ...base, content: toolErrorContent(invocation.errorText ?? invocation.result) };
+    case 'output-denied':
+      return { ...base, content: declinedContent(invocation.toolName, invocation.approval?.reason) };
+    default:
+      return undefined;
+  }
+}
+
+/**
+ * A call that ran in the background: the live stream gives its result when the task ends (Mastra's
+ * immediate "started in the background" answer is for the model), so history shows the task's
+ * outcome, and nothing while it runs.
+ */
+function backgroundResult(invocation: ToolInvocation, task: StoredBackgroundTask): Message | undefined {
+  const base = { id: toolResultMessageId(invocation.toolCallId), role: 'tool' as const, toolCallId: invocation.toolCallId };
+  if (task.status === 'completed') return { ...base, content: toolResultContent(task.result, false) };
+  if (task.status === 'failed') return { ...base, content: toolErrorContent(task.error?.message ?? 'The background task failed') };
+  return undefined;
+}
+
+/** The activity message the live stream kept up to date for a background task, in its last state. */
+function backgroundActivity(task: StoredBackgroundTask): Message {
+  const content = {
+    taskId: task.id,
+    toolName: task.toolName,
+    toolCallId: task.toolCallId,
+    status: task.status,
+    ...(task.result !== undefined && { result: task.result }),
+    ...(task.error !== undefined && { error: errorMessage(task.error) }),
+  };
+  return { id: backgroundTaskId(task.id), role: 'activity', activityType: 'background-task', content };
+}
+
+function signalMessages(row: MastraDBMessage): Message[] {
+  const signal = (row.content.metadata?.signal ?? {}) as StoredSignal;
+  const type = signal.type ?? row.type ?? 'signal';
+  if (type === 'user') return userMessage(row.id, row.content.parts);
+  const content = { tagName: signal.tagName ?? type, contents: partsText(row.content.parts), attributes: signal.attributes ?? {} };
+  return [{ id: row.id, role: 'activity', activityType: `signal.${type}`, content }];
+}
+
+/** The text parts joined; Mastra's own `content.content` string is absent on signal rows, so parts are the source. */
+function partsText(parts: StoredPart[]): string {
+  return parts.flatMap((part) => (part.type === 'text' ? [part.text] : [])).join('\n');
+}
+
+// ─── Plain history ──────────────────────────────────────────────────────────────────────────
+
+/** A stored message as a plain JSON history item (e.g. for a `GET …/messages` route). */
+export type ThreadMessage = { id: string; role: string; content: unknown; createdAt: string; threadId: string };
+
+/**
+ * The plain history shape of one stored message: `content` is the text when every part is a text
+ * part, else the stored content object (`{ format: 2, parts, … }`) unchanged. `threadId` is `''`
+ * when the row has none.
+ *
+ * @example
+ * toThreadMessage(row); // { id: 'm1', role: 'user', content: 'hi', createdAt: '2026-01-01T00:00:00.000Z', threadId: 't1' }
+ */
+export function toThreadMessage(stored: MastraDBMessage): ThreadMessage {
+  const parts = stored.content.parts;
+  const plain = parts.length > 0 && parts.every((part) => part.type === 'text');
+  return {
+    id: stored.id,
+    role: stored.role,
+    content: plain ? partsText(parts) : stored.content,
+    createdAt: new Date(stored.createdAt).toISOString(),
+    threadId: stored.threadId ?? '',
+  };
+}

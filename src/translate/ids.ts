@@ -1,0 +1,105 @@
+/**
+ * The AG-UI ids the bridge derives from Mastra's: one rule each, shared by the live translators,
+ * history (`toAguiMessages`) and resume, so that a message keeps its id from the live stream to a
+ * reload.
+ *
+ * @example
+ * assistantSegmentId('m1', 0); // 'm1'
+ * assistantSegmentId('m1', 2); // 'm1-2'
+ * toolResultMessageId('call-1'); // 'tool-result-call-1'
+ * interruptId('run-1', 'call-1'); // 'run-1::call-1'
+ */
+
+/** Prefix of the message id of a tool result: `tool-result-<toolCallId>`, as the contract fixes it. */
+export const TOOL_RESULT_PREFIX = 'tool-result-';
+
+/** Separates the Mastra run id and the tool call id inside an interrupt id. */
+export const INTERRUPT_ID_SEPARATOR = '::';
+
+/**
+ * Mastra stores a whole response (a tool call, then the text written after its result) as one
+ * assistant message; AG-UI shows one assistant message per segment, split where text or reasoning
+ * follows a tool call. The first segment keeps the stored id, later ones are `<id>-<n>`.
+ */
+export function assistantSegmentId(messageId: string, segment: number): string {
+  return segment === 0 ? messageId : `${messageId}-${segment}`;
+}
+
+/** The reasoning message that precedes a segment's text. */
+export function reasoningMessageId(segmentId: string): string {
+  return `${segmentId}-reasoning`;
+}
+
+export function toolResultMessageId(toolCallId: string): string {
+  return `${TOOL_RESULT_PREFIX}${toolCallId}`;
+}
+
+export function interruptId(runId: string, toolCallId: string): string {
+  return `${runId}${INTERRUPT_ID_SEPARATOR}${toolCallId}`;
+}
+
+/** Where the numbering of a stored assistant message stands: which segment, and what it holds so far. */
+export interface MessagePosition {
+  messageId: string;
+  segment: number;
+  /** The segment holds tool calls: the next text or reasoning starts a new segment. */
+  hasToolCalls: boolean;
+  texts: number;
+  reasonings: number;
+}
+
+/**
+ * Hands out the AG-UI ids of one stored assistant message's parts, in the order the model wrote
+ * them: the live translators and history both number through it, so both give the same ids.
+ * Within a segment the first text is the segment id (it also carries the segment's tool calls),
+ * the first reasoning `<segment>-reasoning`, and repeats `<segment>-text-<n>` / `-reasoning-<n>`.
+ *
+ * @example
+ * const n = MessageNumbering.start('m1');
+ * n.toolCallParent(); // 'm1'
+ * n.next('text');     // 'm1-1': text after a tool call starts a new segment
+ */
+export class MessageNumbering {
+  private constructor(private at: MessagePosition) {}
+
+  static start(messageId: string): MessageNumbering {
+    return new MessageNumbering({ messageId, segment: 0, hasToolCalls: false, texts: 0, reasonings: 0 });
+  }
+
+  /** Goes on from a position (a run that Mastra appends to a stored message). */
+  static resume(position: MessagePosition): MessageNumbering {
+    return new MessageNumbering({ ...position });
+  }
+
+  get messageId(): string {
+    return this.at.messageId;
+  }
+
+  get segment(): number {
+    return this.at.segment;
+  }
+
+  position(): MessagePosition {
+    return { ...this.at };
+  }
+
+  /** The id of the next text or reasoning message. */
+  next(kind: 'text' | 'reasoning'): string {
+    if (this.at.hasToolCalls) this.at = { ...this.at, segment: this.at.segment + 1, hasToolCalls: false, texts: 0, reasonings: 0 };
+    const n = kind === 'text' ? ++this.at.texts : ++this.at.reasonings;
+    const segmentId = assistantSegmentId(this.at.messageId, this.at.segment);
+    if (n > 1) return `${segmentId}-${kind}-${n}`;
+    return kind === 'text' ? segmentId : reasoningMessageId(segmentId);
+  }
+
+  /** The message a tool call belongs to (the segment's first text, made if absent). */
+  toolCallParent(): string {
+    this.at.hasToolCalls = true;
+    return assistantSegmentId(this.at.messageId, this.at.segment);
+  }
+}
+
+/** The activity message that follows a background task. */
+export function backgroundTaskId(taskId: string): string {
+  return `background-task-${taskId}`;
+}
