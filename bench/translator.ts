@@ -6,7 +6,7 @@
  */
 import type { Event } from '@ag-ui/core';
 import { EventEncoder } from '@ag-ui/encoder';
-import { ThreadTranslator } from '../src/signals/thread-translator.js';
+import { ThreadTranslator } from '../src/translate/thread-translator.js';
 import { RunTranslator } from '../src/translate/run-translator.js';
 import { StreamTranslator } from '../src/translate/stream-translator.js';
 import { isMain, loadChunkFixtures, longEcho, type ChunkFixture } from './lib/fixtures.js';

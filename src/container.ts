@@ -2,17 +2,17 @@ import 'reflect-metadata';
 import type { Mastra } from '@mastra/core';
 import { Container } from 'inversify';
 import { AgentProvider } from './agents/agent-provider.js';
-import { ResultCapture } from './agents/result-capture.js';
-import { RunAnnouncements } from './agents/run-announcements.js';
-import { RunService } from './agents/run-service.js';
+import { ResultCapture } from './runs/result-capture.js';
+import { RunAnnouncements } from './runs/run-announcements.js';
+import { RunService } from './runs/run-service.js';
 import type { ResolvedConfig } from './config.js';
 import { ResourceResolver } from './http/resource-resolver.js';
 import type { Services } from './http/services.js';
 import { SignalRouter } from './signals/signal-router.js';
-import { ThreadHub } from './signals/thread-hub.js';
+import { ThreadHub } from './feed/thread-hub.js';
 import { ThreadStore } from './threads/thread-store.js';
 import { TOKENS } from './tokens.js';
-import { ToolProxy } from './tools/tool-proxy.js';
+import { ToolProxy } from './runs/tool-proxy.js';
 import { StreamTranslator } from './translate/stream-translator.js';
 
 /**

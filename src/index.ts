@@ -3,10 +3,10 @@ export { BridgeConfigSchema, consoleLogger, type BridgeConfig, type BridgeLogger
 export { BridgeConfigError, BridgeError, type ErrorCode, type ErrorDetail } from './errors.js';
 export type { ErrorBody } from './http/errors.js';
 export type { AgentInfo } from './agents/agent-provider.js';
-export { AGUI_CONTEXT_KEY } from './agents/run-service.js';
+export { AGUI_CONTEXT_KEY } from './runs/run-service.js';
 export type { ThreadInfo } from './threads/thread-store.js';
 export type { ThreadMessage } from './translate/history.js';
-export type { ToolCallAnswer } from './tools/tool-proxy.js';
+export type { ToolCallAnswer } from './runs/tool-proxy.js';
 export { RunTranslator, type RunTranslatorOptions } from './translate/run-translator.js';
 export type { MastraChunk } from './translate/chunks.js';
 export { createDemoAgent, type DemoAgentOptions } from './demo/agent.js';

@@ -1,10 +1,10 @@
 import type { AgentProvider } from '../agents/agent-provider.js';
-import type { RunService } from '../agents/run-service.js';
+import type { RunService } from '../runs/run-service.js';
 import type { ResolvedConfig } from '../config.js';
 import type { SignalRouter } from '../signals/signal-router.js';
-import type { ThreadHub } from '../signals/thread-hub.js';
+import type { ThreadHub } from '../feed/thread-hub.js';
 import type { ThreadStore } from '../threads/thread-store.js';
-import type { ToolProxy } from '../tools/tool-proxy.js';
+import type { ToolProxy } from '../runs/tool-proxy.js';
 import type { ResourceResolver } from './resource-resolver.js';
 
 /** What handlers may call: the services, resolved once by the container. */

@@ -1,6 +1,6 @@
 import type { Context } from 'hono';
 import { z } from 'zod';
-import { encoderFor, EventStream } from '../event-stream.js';
+import { encoderFor, EventStream } from '../../sse/event-stream.js';
 import { parseInput } from '../request.js';
 import type { Services } from '../services.js';
 import { threadScope } from './threads.js';

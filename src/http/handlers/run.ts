@@ -1,9 +1,9 @@
 import { EventType, type Event } from '@ag-ui/core';
 import { RunAgentInputSchema } from '@ag-ui/core/schemas';
 import type { Context } from 'hono';
-import type { PreparedRun } from '../../agents/run-service.js';
+import type { PreparedRun } from '../../runs/run-service.js';
 import { errorMessage } from '../../translate/values.js';
-import { encoderFor, EventStream } from '../event-stream.js';
+import { encoderFor, EventStream } from '../../sse/event-stream.js';
 import { parseInput, readJsonBody } from '../request.js';
 import { ForwardedPropsSchema } from '../schemas.js';
 import type { Services } from '../services.js';

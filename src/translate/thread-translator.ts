@@ -1,9 +1,9 @@
 import type { Event } from '@ag-ui/core';
-import type { RunAnnouncement } from '../agents/run-announcements.js';
-import { isSignalEcho, type MastraChunk } from '../translate/chunks.js';
-import type { MessagePosition } from '../translate/ids.js';
-import type { RunTranslator } from '../translate/run-translator.js';
-import type { StreamTranslator } from '../translate/stream-translator.js';
+import type { RunAnnouncement } from '../runs/run-announcements.js';
+import { isSignalEcho, type MastraChunk } from './chunks.js';
+import type { MessagePosition } from './ids.js';
+import type { RunTranslator } from './run-translator.js';
+import type { StreamTranslator } from './stream-translator.js';
 
 /** The run a chunk says it belongs to. Task-manager chunks carry none at the top level. */
 function topLevelRunId(chunk: MastraChunk): string | undefined {

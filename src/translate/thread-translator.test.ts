@@ -3,8 +3,8 @@ import { defaultApplyEvents, enforceEvents, transformChunks, verifyEvents, type 
 import { EventType, type Event } from '@ag-ui/core';
 import { from, lastValueFrom, toArray } from 'rxjs';
 import { describe, expect, it } from 'vitest';
-import type { MastraChunk } from '../translate/chunks.js';
-import { StreamTranslator } from '../translate/stream-translator.js';
+import type { MastraChunk } from './chunks.js';
+import { StreamTranslator } from './stream-translator.js';
 import { ThreadTranslator } from './thread-translator.js';
 
 /**

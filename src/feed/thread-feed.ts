@@ -1,14 +1,14 @@
 import { randomUUID } from 'node:crypto';
 import { EventType, type Event, type Message } from '@ag-ui/core';
 import type { Agent } from '@mastra/core/agent';
-import type { RunAnnouncement } from '../agents/run-announcements.js';
+import type { RunAnnouncement } from '../runs/run-announcements.js';
 import type { BridgeLogger } from '../config.js';
-import type { EventStream } from '../http/event-stream.js';
+import type { EventStream } from '../sse/event-stream.js';
 import type { MastraChunk } from '../translate/chunks.js';
 import type { StreamTranslator } from '../translate/stream-translator.js';
 import { errorMessage } from '../translate/values.js';
 import { ReplayRing } from './replay-ring.js';
-import { ThreadTranslator } from './thread-translator.js';
+import { ThreadTranslator } from '../translate/thread-translator.js';
 
 export interface FeedOptions {
   agent: Agent;

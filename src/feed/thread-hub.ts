@@ -1,9 +1,9 @@
 import type { Mastra } from '@mastra/core';
 import type { Agent } from '@mastra/core/agent';
 import { inject, injectable } from 'inversify';
-import { RunAnnouncements } from '../agents/run-announcements.js';
+import { RunAnnouncements } from '../runs/run-announcements.js';
 import type { ResolvedConfig } from '../config.js';
-import type { EventStream } from '../http/event-stream.js';
+import type { EventStream } from '../sse/event-stream.js';
 import { ThreadStore, type ThreadScope } from '../threads/thread-store.js';
 import { TOKENS } from '../tokens.js';
 import { StreamTranslator } from '../translate/stream-translator.js';
