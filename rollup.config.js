@@ -6,7 +6,7 @@ const external = (id) => !id.startsWith('.') && !id.startsWith('/') && !id.start
 
 export default [
   {
-    input: { index: 'src/index.ts', server: 'src/server/main.ts' },
+    input: { index: 'src/index.ts', demo: 'src/demo/index.ts', server: 'src/server/main.ts' },
     external,
     plugins: [esbuild({ target: 'node20', tsconfig: 'tsconfig.json' })],
     output: [
@@ -20,7 +20,14 @@ export default [
     plugins: [dts()],
     output: { file: 'dist/index.d.ts', format: 'es' },
   },
+  {
+    input: 'src/demo/index.ts',
+    external,
+    plugins: [dts()],
+    output: { file: 'dist/demo.d.ts', format: 'es' },
+  },
   // `mastra-agui-bridge/client`: browser-friendly (no Node APIs, no server code); peers @ag-ui/client and rxjs stay external.
+  // Its self-contained browser bundle (peers inside), dist/client.browser.js, is scripts/browser-client.ts's step of `npm run build`.
   {
     input: { client: 'src/client/index.ts' },
     external,

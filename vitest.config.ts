@@ -7,5 +7,14 @@ export default defineConfig({
     hookTimeout: 30_000,
     // Integration files each start a real server; two workers match the two cores of CI.
     maxWorkers: 2,
+    // Type-level tests (`*.test-d.ts`, `expectTypeOf`) run in `npm test` too: vitest runs `tsc
+    // --noEmit` on tsconfig.json and fails each `it` whose types do not hold. Type errors elsewhere
+    // are `npm run typecheck`'s to report, not a failure of these tests.
+    typecheck: {
+      enabled: true,
+      include: ['test/**/*.test-d.ts'],
+      tsconfig: 'tsconfig.json',
+      ignoreSourceErrors: true,
+    },
   },
 });

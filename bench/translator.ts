@@ -8,7 +8,6 @@ import type { Event } from '@ag-ui/core';
 import { EventEncoder } from '@ag-ui/encoder';
 import { ThreadTranslator } from '../src/translate/thread-translator.js';
 import { RunTranslator } from '../src/translate/run-translator.js';
-import { StreamTranslator } from '../src/translate/stream-translator.js';
 import { isMain, loadChunkFixtures, longEcho, type ChunkFixture } from './lib/fixtures.js';
 import { median } from './lib/stats.js';
 
@@ -32,7 +31,6 @@ export interface TranslatorResult {
   workloads: TranslatorWorkload[];
 }
 
-const translators = new StreamTranslator();
 
 /** One pass over every sequence; returns events produced and bytes encoded (kept so nothing is optimised away). */
 function pass(fixtures: readonly ChunkFixture[], encoder: EventEncoder | undefined): { events: number; bytes: number } {
@@ -44,7 +42,7 @@ function pass(fixtures: readonly ChunkFixture[], encoder: EventEncoder | undefin
   };
   for (const fixture of fixtures) {
     if (fixture.source === 'subscription') {
-      const t = new ThreadTranslator('bench-thread', translators);
+      const t = new ThreadTranslator('bench-thread');
       for (const chunk of fixture.chunks) sink(t.push(chunk));
       sink(t.close());
     } else {

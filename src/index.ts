@@ -1,3 +1,19 @@
+/**
+ * mastra-agui-bridge: Mastra agents behind the AG-UI protocol, and Mastra's thread signals over
+ * Server-Sent Events.
+ *
+ * This entry is the public API: `createBridge` and its configuration, the errors it answers with,
+ * the wire types of its routes, and the chunk → event translator for custom transports. The
+ * browser/Node client is `mastra-agui-bridge/client`; the demo agent is `mastra-agui-bridge/demo`.
+ *
+ * @example
+ * import { createBridge } from 'mastra-agui-bridge';
+ *
+ * const bridge = createBridge({ prefix: '/agui' });
+ * const mastra = new Mastra({ agents, storage, server: { apiRoutes: bridge.routes() } });
+ *
+ * @module
+ */
 export { createBridge, type Bridge } from './bridge.js';
 export { BridgeConfigSchema, consoleLogger, type BridgeConfig, type BridgeLogger, type CorsOptions, type ResolveResourceId, type ResolvedConfig } from './config.js';
 export { BridgeConfigError, BridgeError, type ErrorCode, type ErrorDetail } from './errors.js';
@@ -9,4 +25,3 @@ export type { ThreadMessage } from './translate/history.js';
 export type { ToolCallAnswer } from './runs/tool-proxy.js';
 export { RunTranslator, type RunTranslatorOptions } from './translate/run-translator.js';
 export type { MastraChunk } from './translate/chunks.js';
-export { createDemoAgent, type DemoAgentOptions } from './demo/agent.js';

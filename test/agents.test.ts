@@ -1,9 +1,9 @@
 import { Agent } from '@mastra/core/agent';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { createScriptedModel } from '../src/demo/scripted-model.js';
 import { assistantText, runInput, runStrict, userMessage, uid } from './support/agui.js';
 import { fixedTextModel } from './support/models.js';
-import { http, startTestBridge, type TestBridge } from './support/server.js';
+import { http, startTestBridge, useTestBridge } from './support/server.js';
 
 const DEMO_INFO = {
   id: 'demo',
@@ -17,11 +17,7 @@ const otherAgent = () =>
   new Agent({ id: 'other', name: 'Other Agent', instructions: 'x', model: fixedTextModel('Other agent here.', { provider: 'test', modelId: 'fixed' }) });
 
 describe('GET /agents', () => {
-  let b: TestBridge;
-  beforeAll(async () => {
-    b = await startTestBridge({ agents: () => ({ 'other-key': otherAgent() }) });
-  });
-  afterAll(() => b.close());
+  const b = useTestBridge({ agents: () => ({ 'other-key': otherAgent() }) });
 
   it('lists every registered agent with its public description', async () => {
     const res = await http(`${b.base}/agents`);
@@ -85,11 +81,7 @@ describe('GET /agents', () => {
 });
 
 describe('defaultAgentId', () => {
-  let b: TestBridge;
-  beforeAll(async () => {
-    b = await startTestBridge({ config: { defaultAgentId: 'other' }, agents: () => ({ 'other-key': otherAgent() }) });
-  });
-  afterAll(() => b.close());
+  const b = useTestBridge({ config: { defaultAgentId: 'other' }, agents: () => ({ 'other-key': otherAgent() }) });
 
   it('/run without agentId uses the configured default, not the first agent', async () => {
     const run = await runStrict(`${b.base}/run`, runInput({ messages: [userMessage('hello')] }));
@@ -135,15 +127,12 @@ describe('defaultAgentId', () => {
 });
 
 describe('an agent without memory', () => {
+  const b = useTestBridge({
+    withDemo: false,
+    agents: () => ({ nomem: new Agent({ id: 'nomem', name: 'No Memory', instructions: 'x', model: createScriptedModel({ delayMs: 0 }) }) }),
+  });
+
   it('is listed, and a scripted no-memory agent built from createScriptedModel reports its model', async () => {
-    const b = await startTestBridge({
-      withDemo: false,
-      agents: () => ({ nomem: new Agent({ id: 'nomem', name: 'No Memory', instructions: 'x', model: createScriptedModel({ delayMs: 0 }) }) }),
-    });
-    try {
-      expect((await http(`${b.base}/agents`)).body).toEqual([{ id: 'nomem', name: 'No Memory', model: { provider: 'demo', name: 'scripted' } }]);
-    } finally {
-      await b.close();
-    }
+    expect((await http(`${b.base}/agents`)).body).toEqual([{ id: 'nomem', name: 'No Memory', model: { provider: 'demo', name: 'scripted' } }]);
   });
 });

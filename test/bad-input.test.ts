@@ -1,21 +1,19 @@
 import { connect } from 'node:net';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { ROUTES } from '../src/http/routes.js';
 import { assistantText, runInput, runStrict, uid, userMessage } from './support/agui.js';
-import { http, startTestBridge, type TestBridge } from './support/server.js';
+import { http, useTestBridge } from './support/server.js';
 
 const LIMIT = 1024;
 
-let b: TestBridge;
+const b = useTestBridge({ config: { maxBodyBytes: LIMIT } });
 let threadId: string;
 const resourceId = uid('owner');
 
 beforeAll(async () => {
-  b = await startTestBridge({ config: { maxBodyBytes: LIMIT } });
   const res = await http(`${b.base}/threads`, { body: { resourceId, title: 'kept' } });
   threadId = res.body.id;
 });
-afterAll(() => b.close());
 
 const BODY_METHODS = new Set(['POST', 'PATCH']);
 

@@ -1,6 +1,7 @@
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startServer, type RunningServer } from '../src/server/standalone.js';
 import { silentLogger } from './support/server.js';
@@ -36,8 +37,6 @@ describe('the standalone server serves the demo page', () => {
     expect(html).not.toContain('%AGUI_PREFIX%');
     for (const [file, type] of [
       ['app.js', /^text\/javascript/],
-      ['api.js', /^text\/javascript/],
-      ['stream.js', /^text\/javascript/],
       ['transcript.js', /^text\/javascript/],
       ['style.css', /^text\/css/],
       ['icon.svg', /^image\/svg\+xml/],
@@ -47,14 +46,30 @@ describe('the standalone server serves the demo page', () => {
       expect(res.headers.get('content-type'), file).toMatch(type);
       expect(await res.text()).toBe(readFileSync(new URL(`../web/${file}`, import.meta.url), 'utf8'));
     }
-    // Only files of the page's folder, by plain name and known type.
-    for (const path of ['/ui/missing.js', '/ui/index.html', '/ui/..%2Fpackage.json', '/ui/%2E%2E%2Fsrc%2Findex.ts']) {
+    // Only files of the page's folder, by plain name and known type (the client bundle aside).
+    for (const path of ['/ui/missing.js', '/ui/api.js', '/ui/stream.js', '/ui/index.html', '/ui/..%2Fpackage.json', '/ui/%2E%2E%2Fsrc%2Findex.ts']) {
       const res = await fetch(`${origin}${path}`);
       expect(res.status, path).toBe(404);
       expect(await res.json()).toMatchObject({ code: 'NOT_FOUND' });
     }
     // The bridge routes are untouched.
     expect((await fetch(`${origin}/agui/agents`)).status).toBe(200);
+  });
+
+  it('GET /ui/client.js is mastra-agui-bridge/client as one self-contained ES module (bundled from src/client/)', async () => {
+    const origin = await start('/agui');
+    const res = await fetch(`${origin}/ui/client.js`);
+    expect(res.status).toBe(200);
+    expect(res.headers.get('content-type')).toMatch(/^text\/javascript/);
+    const code = await res.text();
+    // Self-contained: imported from a folder with no node_modules, it needs nothing else.
+    const file = join(dir, 'client.mjs');
+    writeFileSync(file, code);
+    const client = await import(pathToFileURL(file).href);
+    expect(Object.keys(client)).toEqual(expect.arrayContaining(['BridgeAgent', 'BridgeClient', 'BridgeRequestError', 'followThreadEvents', 'SseParser']));
+    expect(new client.BridgeAgent({ baseUrl: '/agui', threadId: 't1' }).url).toBe('/agui/run');
+    // Made once: the second request gets the same bundle.
+    expect(await (await fetch(`${origin}/ui/client.js`)).text()).toBe(code);
   });
 
   it('with the bridge at the root (AGUI_PREFIX=/), the page gets an empty prefix', async () => {

@@ -13,7 +13,7 @@ import { openSse } from './support/sse.js';
  * The demo page in real headless chromium (Debian's, driven by playwright-core), against the real
  * standalone server (`startServer`: LibSQL in a temp file, the scripted demo agent with
  * DEMO_DELAY_MS=20). The page is loaded through a TCP proxy that the drop test severs: a real
- * network cut, which the page's EventSource survives by itself.
+ * network cut, which the page's client (`BridgeAgent.connectAgent()`) survives by itself.
  */
 
 if (!hasChromium) console.warn(`[browser tests] skipped: ${CHROMIUM_PATH} is missing (install it: apt-get install -y chromium)`);
@@ -186,7 +186,7 @@ describe.skipIf(!hasChromium)(`the demo page in chromium${hasChromium ? '' : ` (
     expect(await page.textContent('#action-status')).toMatch(/^Notification delivered/);
   });
 
-  it('survives a real connection drop mid-run: the browser reconnects with Last-Event-ID, nothing lost or doubled', async () => {
+  it('survives a real connection drop mid-run: the client reconnects with ?lastEventId=, nothing lost or doubled', async () => {
     const { page, resourceId, threadId } = await openPage();
     const ofThread = (r: ProxiedRequest) => isEventStream(r) && r.path.includes(`/threads/${threadId}/events`);
     // An undisturbed subscriber, straight to the server.
@@ -198,9 +198,10 @@ describe.skipIf(!hasChromium)(`the demo page in chromium${hasChromium ? '' : ` (
     await page.waitForFunction(() => (document.querySelector('#transcript .item.assistant .bubble')?.textContent ?? '').split(' ').length >= 6);
     expect(proxy.cut(ofThread)).toBe(1);
 
-    // The browser's own EventSource reconnect, with the last id it saw.
+    // The client's own reconnect, with the last id it saw.
     const reconnect = await proxy.waitForRequest(ofThread, from);
-    expect(reconnect.headers['last-event-id']).toMatch(/^\d+$/);
+    const resumedAfter = new URL(reconnect.path, proxy.origin).searchParams.get('lastEventId');
+    expect(resumedAfter).toMatch(/^\d+$/);
     await page.waitForSelector('#connection[data-state="live"]');
     await waitForBubble(page, 'assistant', `Echo: ${text}`);
     await idle(page);
@@ -218,7 +219,7 @@ describe.skipIf(!hasChromium)(`the demo page in chromium${hasChromium ? '' : ` (
     expect(log.filter((e) => (e.id ?? 0) < firstLive).map((e) => e.id)).toEqual(expect.arrayContaining([firstLive - 1]));
     expect(log.filter((e) => (e.id ?? 0) < firstLive).every((e) => e.id === firstLive - 1)).toBe(true);
     expect(log.filter((e) => (e.id ?? 0) >= firstLive)).toEqual(stayed.events.map((e) => ({ id: e.id, type: e.event.type })));
-    expect(Number(reconnect.headers['last-event-id'])).toBeLessThan(stayed.events.at(-1)?.id as number);
+    expect(Number(resumedAfter)).toBeLessThan(stayed.events.at(-1)?.id as number);
     await stayed.close();
   });
 
@@ -239,6 +240,22 @@ describe.skipIf(!hasChromium)(`the demo page in chromium${hasChromium ? '' : ` (
     await waitForBubble(page, 'assistant', 'Echo: after the reload');
     expect(await bubbles(page, 'user')).toEqual(['first before reload', 'think about rivers', 'after the reload']);
     expect(await bubbles(page, 'assistant')).toEqual(['Echo: first before reload', 'Here is my answer to: think about rivers', 'Echo: after the reload']);
+  });
+
+  it('a reload in the middle of a run resumes from where the run started: its answer whole, once', async () => {
+    const { page, threadId } = await openPage();
+    await send(page, 'before the run');
+    const text = longMessage(40);
+    await send(page, text, false);
+    await waitForBubble(page, 'assistant', 'Echo: w0 w1 w2', 'prefix');
+    const from = proxy.requests.length;
+    await page.reload();
+    const reopened = await proxy.waitForRequest((r) => isEventStream(r) && r.path.includes(`/threads/${threadId}/events`), from);
+    expect(reopened.path).toMatch(/lastEventId=\d+/);
+    await waitForBubble(page, 'assistant', `Echo: ${text}`);
+    await idle(page);
+    expect(await bubbles(page, 'user')).toEqual(['before the run', text]);
+    expect(await bubbles(page, 'assistant')).toEqual(['Echo: before the run', `Echo: ${text}`]);
   });
 
   it('queues a message while the agent answers (it runs next), and Stop cancels a run', async () => {

@@ -11,7 +11,7 @@ import {
 import { assistantText, uid } from './support/agui.js';
 import { isEventStream, startCutProxy, type CutProxy, type ProxiedRequest } from './support/browser.js';
 import { runAgentStrict } from './support/run.js';
-import { startTestBridge, type TestBridge } from './support/server.js';
+import { useTestBridge } from './support/server.js';
 import { brackets, foldMessages, isTerminal, openSse, verifyThreadEvents, type AnyEvent, type SseReader } from './support/sse.js';
 
 /** Retries an expectation until it holds (vi.waitFor's 1 s default is too short on a loaded machine). */
@@ -53,11 +53,7 @@ async function follow(url: string): Promise<SseReader> {
 }
 
 describe('BridgeAgent against the real server', () => {
-  let b: TestBridge;
-  beforeAll(async () => {
-    b = await startTestBridge({ delayMs: 20, config: { retryMs: 100 } });
-  });
-  afterAll(() => b.close());
+  const b = useTestBridge({ delayMs: 20, config: { retryMs: 100 } });
 
   it('runAgent: one run on /run, with resourceId and agentId in forwardedProps (the thread is the resource’s)', async () => {
     const resourceId = uid('user');
@@ -164,17 +160,15 @@ describe('BridgeAgent against the real server', () => {
 const ofThread = (threadId: string) => (request: ProxiedRequest) => isEventStream(request) && request.path.includes(`/threads/${threadId}/events`);
 
 describe('a dropped connection, cut by a real TCP proxy mid-run', () => {
-  let b: TestBridge;
+  const b = useTestBridge({ delayMs: 20, config: { retryMs: 100 } });
   let proxy: CutProxy;
   let proxied: string;
   beforeAll(async () => {
-    b = await startTestBridge({ delayMs: 20, config: { retryMs: 100 } });
     proxy = await startCutProxy(b.base);
     proxied = `${proxy.origin}${new URL(b.base).pathname}`;
   });
   afterAll(async () => {
-    await proxy.close();
-    await b.close();
+    await proxy?.close(); // before the bridge closes: vitest runs afterAll hooks in reverse order
   });
 
   it('followThreadEvents resumes with Last-Event-ID: the same (id, event) sequence as an undisturbed subscriber', async () => {
@@ -259,11 +253,7 @@ describe('a dropped connection, cut by a real TCP proxy mid-run', () => {
 });
 
 describe('BridgeClient helpers against the real server', () => {
-  let b: TestBridge;
-  beforeAll(async () => {
-    b = await startTestBridge({ delayMs: 20 });
-  });
-  afterAll(() => b.close());
+  const b = useTestBridge({ delayMs: 20 });
 
   const setup = async () => {
     const resourceId = uid('user');

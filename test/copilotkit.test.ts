@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { assistantText, runInput, runStrict, uid, userMessage } from './support/agui.js';
 import { installExample } from './support/examples.js';
-import { http, startTestBridge, type TestBridge } from './support/server.js';
+import { http, useTestBridge } from './support/server.js';
 
 // examples/copilotkit (docs/client.md's CopilotKit section) run for real: the bridge, CopilotKit's
 // runtime in front of it on its own socket, and CopilotKit's frontend core driving runs through
@@ -35,7 +35,9 @@ interface ClientModule {
 }
 
 describe('CopilotKit runtime 1.75 in front of the bridge (examples/copilotkit)', () => {
-  let bridge: TestBridge;
+  // The caller is whoever the bearer token names (a stand-in for real auth), else `default`.
+  const resolveResourceId = (c: Context) => c.req.header('authorization')?.replace(/^Bearer /, '') ?? 'default';
+  const bridge = useTestBridge({ delayMs: 0, config: { resolveResourceId } });
   let runtime: Server;
   let runtimeUrl: string;
   let client: ClientModule;
@@ -46,9 +48,6 @@ describe('CopilotKit runtime 1.75 in front of the bridge (examples/copilotkit)',
     process.env.COPILOTKIT_TELEMETRY_DISABLED = 'true';
     const server: ServerModule = await import(join(dir, 'server.ts'));
     client = await import(join(dir, 'client.ts'));
-    // The caller is whoever the bearer token names (a stand-in for real auth), else `default`.
-    const resolveResourceId = (c: Context) => c.req.header('authorization')?.replace(/^Bearer /, '') ?? 'default';
-    bridge = await startTestBridge({ delayMs: 0, config: { resolveResourceId } });
     runtime = await server.listen(bridge.base, 0);
     runtimeUrl = `http://127.0.0.1:${(runtime.address() as AddressInfo).port}${server.COPILOTKIT_PATH}`;
   }, 600_000); // a first run installs the example (about 30 s here; more on a cold npm cache)
@@ -56,7 +55,6 @@ describe('CopilotKit runtime 1.75 in front of the bridge (examples/copilotkit)',
   afterAll(async () => {
     runtime?.closeAllConnections();
     await new Promise((resolve) => (runtime ? runtime.close(resolve) : resolve(undefined)));
-    await bridge?.close();
   });
 
   /** Connects a fresh CopilotKit frontend and sends one message, as the chat UI does; records what it saw. */

@@ -1,18 +1,12 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { uid } from './support/agui.js';
-import { http, startTestBridge, type TestBridge } from './support/server.js';
+import { http, useTestBridge } from './support/server.js';
 import { openSse, verifyThreadEvents } from './support/sse.js';
 
 // Background tasks on a thread stream: Mastra sends their progress on the task manager's stream,
 // not on the thread subscription; the feed merges it in as activity events.
 
-let tb: TestBridge;
-beforeAll(async () => {
-  tb = await startTestBridge(); // slow_task takes 100 ms here, background tasks on
-});
-afterAll(async () => {
-  await tb?.close();
-});
+const tb = useTestBridge(); // slow_task takes 100 ms here, background tasks on
 
 describe('a background task', () => {
   it('reaches subscribers as activity events: started, running, completed with its result', async () => {

@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { http, startTestBridge, type TestBridge } from './support/server.js';
+import { http, startTestBridge, useTestBridge, type TestBridge } from './support/server.js';
 import { openSse, type IdEvent, type SseReader } from './support/sse.js';
 import { eventsUrl, expectValidStream, follow, newThread, post, type Thread } from './support/threads.js';
 
@@ -45,12 +45,8 @@ function snapshotTexts(sse: SseReader): unknown[] {
 }
 
 describe('an id the feed cannot replay: a snapshot run, then live on the same open stream', () => {
-  let b: TestBridge;
-  beforeAll(async () => {
-    // A long linger: a feed whose only client left stays, with its events, for the "alone" cases.
-    b = await startTestBridge({ config: { subscriptionLingerMs: 60_000 } });
-  });
-  afterAll(() => b.close());
+  // A long linger: a feed whose only client left stays, with its events, for the "alone" cases.
+  const b = useTestBridge({ config: { subscriptionLingerMs: 60_000 } });
 
   for (const how of ['header', 'query'] as const) {
     for (const stale of ['above', 'below'] as const) {
@@ -120,11 +116,7 @@ describe('an id the feed cannot replay: a snapshot run, then live on the same op
 });
 
 describe('Last-Event-ID: 999999999999999 moves nothing', () => {
-  let b: TestBridge;
-  beforeAll(async () => {
-    b = await startTestBridge({ config: { subscriptionLingerMs: 60_000 } });
-  });
-  afterAll(() => b.close());
+  const b = useTestBridge({ config: { subscriptionLingerMs: 60_000 } });
 
   it('every follower can still reconnect with its own last id and is replayed exactly: no 400, no snapshot', async () => {
     const t = newThread();
@@ -231,11 +223,7 @@ describe('ids across a restart on the same LibSQL database', () => {
 });
 
 describe('a released feed and its successor (subscriptionLingerMs: 0)', () => {
-  let b: TestBridge;
-  beforeAll(async () => {
-    b = await startTestBridge({ config: { subscriptionLingerMs: 0 } });
-  });
-  afterAll(() => b.close());
+  const b = useTestBridge({ config: { subscriptionLingerMs: 0 } });
 
   it('ids keep growing feed after feed, and the last id of a released feed gets a snapshot, never a replay', async () => {
     const t = newThread();
@@ -263,11 +251,7 @@ describe('a released feed and its successor (subscriptionLingerMs: 0)', () => {
 });
 
 describe('ids that are not ids: 400 INVALID_INPUT', () => {
-  let b: TestBridge;
-  beforeAll(async () => {
-    b = await startTestBridge();
-  });
-  afterAll(() => b.close());
+  const b = useTestBridge();
 
   const bad = ['abc', '-1', '1.5', '1e3', '0x10', '12345678901234567', '99999999999999999999', String(Number.MAX_SAFE_INTEGER + 1)];
   for (const id of bad) {

@@ -1,19 +1,13 @@
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { uid } from './support/agui.js';
 import { watchThread } from './support/run.js';
-import { http, startTestBridge, type TestBridge } from './support/server.js';
+import { http, useTestBridge } from './support/server.js';
 import { openSse } from './support/sse.js';
 
 // A thread nobody follows for a while: its feed is released, runs happen unseen, and a new feed
 // starts. An id from the old feed cannot be replayed (the gap is unknown): it gets a snapshot.
 
-let tb: TestBridge;
-beforeAll(async () => {
-  tb = await startTestBridge({ config: { subscriptionLingerMs: 0 } });
-});
-afterAll(async () => {
-  await tb?.close();
-});
+const tb = useTestBridge({ config: { subscriptionLingerMs: 0 } });
 
 describe('an id from before a gap', () => {
   it('gets a snapshot with what happened while nobody followed, even when the new feed is already live', async () => {

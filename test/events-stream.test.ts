@@ -1,9 +1,9 @@
 import { EventEmitter } from 'node:events';
 import type { Agent } from '@mastra/core/agent';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { runInput, userMessage } from './support/agui.js';
 import { postRun } from './support/run.js';
-import { http, startTestBridge, type TestBridge } from './support/server.js';
+import { http, useTestBridge, type TestBridge } from './support/server.js';
 import { brackets, foldMessages, isTerminal, openSse, readSse, type AnyEvent, type IdEvent, type SseReader } from './support/sse.js';
 import { eventsUrl, expectValidStream, newThread, post, type Thread } from './support/threads.js';
 
@@ -24,11 +24,7 @@ function expectIncreasingIds(events: IdEvent[]): void {
 const runsOf = (sse: SseReader) => brackets(sse.list);
 
 describe('GET /threads/:threadId/events: one stream across runs', () => {
-  let b: TestBridge;
-  beforeAll(async () => {
-    b = await startTestBridge();
-  });
-  afterAll(() => b.close());
+  const b = useTestBridge();
 
   it('opens with retry and ": connected", then follows wake, message, notification and approval runs as valid AG-UI', async () => {
     const t = newThread();
@@ -104,11 +100,7 @@ describe('GET /threads/:threadId/events: one stream across runs', () => {
 const longMessage = (words: number) => Array.from({ length: words }, (_, i) => `word${i}`).join(' ');
 
 describe('reconnecting with Last-Event-ID', () => {
-  let b: TestBridge;
-  beforeAll(async () => {
-    b = await startTestBridge({ delayMs: 20 });
-  });
-  afterAll(() => b.close());
+  const b = useTestBridge({ delayMs: 20 });
 
   it('resumes in the middle of a run, by header and by ?lastEventId=: no gap, no duplicate, same as a client that stayed', async () => {
     const t = newThread();
@@ -192,11 +184,7 @@ describe('reconnecting with Last-Event-ID', () => {
 });
 
 describe('snapshots: a Last-Event-ID older than the replay ring, and snapshot=1', () => {
-  let b: TestBridge;
-  beforeAll(async () => {
-    b = await startTestBridge({ config: { replayBufferSize: 5 } });
-  });
-  afterAll(() => b.close());
+  const b = useTestBridge({ config: { replayBufferSize: 5 } });
 
   /** A thread with one finished run, and a client that stays on it (so the ring lives on). */
   async function threadWithHistory() {
@@ -255,11 +243,7 @@ describe('snapshots: a Last-Event-ID older than the replay ring, and snapshot=1'
 });
 
 describe('heartbeats', () => {
-  let b: TestBridge;
-  beforeAll(async () => {
-    b = await startTestBridge({ config: { heartbeatMs: 50 } });
-  });
-  afterAll(() => b.close());
+  const b = useTestBridge({ config: { heartbeatMs: 50 } });
 
   it('sends ": keep-alive" comments while the thread is idle', async () => {
     const t = newThread();
@@ -322,13 +306,11 @@ function topicListeners(b: TestBridge, t: Thread): number {
 }
 
 describe('subscription lifetime (subscriptionLingerMs: 0)', () => {
-  let b: TestBridge;
+  const b = useTestBridge({ config: { subscriptionLingerMs: 0 } });
   let subscriptions: ReturnType<typeof trackSubscriptions>;
-  beforeAll(async () => {
-    b = await startTestBridge({ config: { subscriptionLingerMs: 0 } });
+  beforeAll(() => {
     subscriptions = trackSubscriptions(b.demo);
   });
-  afterAll(() => b.close());
 
   it('one Mastra subscription per thread, whatever the number of clients; none left after they leave', async () => {
     const t = newThread();
@@ -373,16 +355,14 @@ describe('subscription lifetime (subscriptionLingerMs: 0)', () => {
 });
 
 describe('slow clients (maxClientQueueBytes: 4096)', () => {
-  let b: TestBridge;
+  const b = useTestBridge({
+    delayMs: 1,
+    config: { maxClientQueueBytes: 4096, maxBodyBytes: 32 * 1024 * 1024, subscriptionLingerMs: 0 },
+  });
   let subscriptions: ReturnType<typeof trackSubscriptions>;
-  beforeAll(async () => {
-    b = await startTestBridge({
-      delayMs: 1,
-      config: { maxClientQueueBytes: 4096, maxBodyBytes: 32 * 1024 * 1024, subscriptionLingerMs: 0 },
-    });
+  beforeAll(() => {
     subscriptions = trackSubscriptions(b.demo);
   });
-  afterAll(() => b.close());
 
   /**
    * A long run on the thread: `/run` with a message of 1200 words of 8000 characters, which the demo

@@ -1,8 +1,8 @@
 import { EventType, HttpAgent, type Message, type Tool } from '@ag-ui/client';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { ofType, uid, userMessage } from './support/agui.js';
 import { runAgentStrict } from './support/run.js';
-import { http, startTestBridge, type TestBridge } from './support/server.js';
+import { http, startTestBridge, useTestBridge } from './support/server.js';
 import { foldMessages, openSse, type SseReader } from './support/sse.js';
 import { eventsUrl, follow, post, type Thread } from './support/threads.js';
 
@@ -16,13 +16,7 @@ const pickColor: Tool = {
   parameters: { type: 'object', properties: { color: { type: 'string' } }, required: ['color'] },
 };
 
-let tb: TestBridge;
-beforeAll(async () => {
-  tb = await startTestBridge();
-});
-afterAll(async () => {
-  await tb?.close();
-});
+const tb = useTestBridge();
 
 /** A thread with its follower on the events stream, opened before anything happens on it. */
 async function followedThread(): Promise<Thread & { agent: HttpAgent; sse: SseReader }> {

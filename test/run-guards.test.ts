@@ -3,12 +3,12 @@ import { Agent } from '@mastra/core/agent';
 import { createTool } from '@mastra/core/tools';
 import type { MastraStorage } from '@mastra/core/storage';
 import { Memory } from '@mastra/memory';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { createScriptedModel } from '../src/demo/scripted-model.js';
 import { ofType, runInput, runStrict, userMessage } from './support/agui.js';
 import { postRun, sseEvents } from './support/run.js';
-import { http, startTestBridge, type TestBridge } from './support/server.js';
+import { http, useTestBridge } from './support/server.js';
 
 // What /run refuses or keeps apart: ids of other threads, answers from other callers, non-JSON
 // bodies; and what it hands to tools: the AG-UI context.
@@ -32,13 +32,7 @@ function contextEcho(storage: MastraStorage) {
   });
 }
 
-let tb: TestBridge;
-beforeAll(async () => {
-  tb = await startTestBridge({ agents: (storage) => ({ 'context-echo': contextEcho(storage) }) });
-});
-afterAll(async () => {
-  await tb?.close();
-});
+const tb = useTestBridge({ agents: (storage) => ({ 'context-echo': contextEcho(storage) }) });
 
 describe('message ids', () => {
   it('refuses a message id that belongs to another thread, and leaves that thread alone', async () => {

@@ -1,19 +1,13 @@
 import { EventType, HttpAgent, type ResumeEntry } from '@ag-ui/client';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { assistantText, ofType, runInput, uid, userMessage } from './support/agui.js';
 import { runAgentStrict } from './support/run.js';
-import { http, startTestBridge, type TestBridge } from './support/server.js';
+import { http, useTestBridge } from './support/server.js';
 
 // Tool approval on POST /run: the interrupt outcome, then `resume` in the next run. HttpAgent
 // itself refuses a next run that does not answer every pending interrupt.
 
-let tb: TestBridge;
-beforeAll(async () => {
-  tb = await startTestBridge();
-});
-afterAll(async () => {
-  await tb?.close();
-});
+const tb = useTestBridge();
 
 /** Runs 'delete notes.txt' on a fresh thread up to its interrupt. */
 async function interrupted() {

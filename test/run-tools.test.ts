@@ -1,8 +1,8 @@
 import { EventType, HttpAgent, type Tool } from '@ag-ui/client';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { assistantText, ofType, runInput, runStrict, uid, userMessage } from './support/agui.js';
 import { postRun, runAgentStrict, sseEvents, watchThread } from './support/run.js';
-import { http, startTestBridge, type TestBridge } from './support/server.js';
+import { http, startTestBridge, useTestBridge } from './support/server.js';
 
 // Frontend tools (RunAgentInput.tools) on POST /run, in both modes of the contract.
 
@@ -14,13 +14,7 @@ const pickColor: Tool = {
 
 const resultUrl = (base: string, runId: string, toolCallId: string) => `${base}/runs/${runId}/tool-calls/${toolCallId}/result`;
 
-let tb: TestBridge;
-beforeAll(async () => {
-  tb = await startTestBridge();
-});
-afterAll(async () => {
-  await tb?.close();
-});
+const tb = useTestBridge();
 
 describe('frontend tools, proxy mode (default)', () => {
   it('keeps the run open until the result is posted, then continues the same run', async () => {

@@ -1,21 +1,15 @@
 import { EventType } from '@ag-ui/client';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { assistantText, runInput, runStrict, uid, userMessage } from './support/agui.js';
 import { postRun, ProtoAgent, sseEvents, watchThread } from './support/run.js';
-import { http, startTestBridge, type TestBridge } from './support/server.js';
+import { http, useTestBridge } from './support/server.js';
 
 // How POST /run travels: SSE framing and headers, protobuf on request, and a client that leaves.
 
 const PROTO = 'application/vnd.ag-ui.event+proto';
 
 describe('POST /run encodings', () => {
-  let tb: TestBridge;
-  beforeAll(async () => {
-    tb = await startTestBridge();
-  });
-  afterAll(async () => {
-    await tb?.close();
-  });
+  const tb = useTestBridge();
 
   it('sends protobuf frames when Accept names protobuf, with the same events as SSE', async () => {
     const raw = await postRun(`${tb.base}/run`, runInput({ messages: [userMessage('hello proto')] }), { accept: PROTO });
@@ -56,14 +50,8 @@ describe('POST /run encodings', () => {
 });
 
 describe('POST /run: a client that leaves mid-stream', () => {
-  let tb: TestBridge;
-  beforeAll(async () => {
-    // A delay between model parts, so that the echo is still being written when the client leaves.
-    tb = await startTestBridge({ delayMs: 30 });
-  });
-  afterAll(async () => {
-    await tb?.close();
-  });
+  // A delay between model parts, so that the echo is still being written when the client leaves.
+  const tb = useTestBridge({ delayMs: 30 });
 
   it('aborts the Mastra run, and the thread goes on with the next run', async () => {
     const threadId = uid('thread');

@@ -1,18 +1,12 @@
 import { EventType, HttpAgent } from '@ag-ui/client';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { assistantText, ofType, runInput, runStrict, uid, userMessage } from './support/agui.js';
 import { postRun, runAgentStrict, sseEvents } from './support/run.js';
-import { http, startTestBridge, type TestBridge } from './support/server.js';
+import { http, useTestBridge } from './support/server.js';
 
 // POST /run over real HTTP, read by the real @ag-ui/client (strict pipeline + the checks it lacks).
 
-let tb: TestBridge;
-beforeAll(async () => {
-  tb = await startTestBridge();
-});
-afterAll(async () => {
-  await tb?.close();
-});
+const tb = useTestBridge();
 
 const runUrl = () => `${tb.base}/run`;
 

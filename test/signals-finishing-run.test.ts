@@ -1,6 +1,6 @@
 import { setTimeout as delay } from 'node:timers/promises';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestBridge, type TestBridge } from './support/server.js';
+import { describe, expect, it } from 'vitest';
+import { useTestBridge } from './support/server.js';
 import type { AnyEvent, SseReader } from './support/sse.js';
 import { follow, newThread, post } from './support/threads.js';
 
@@ -10,11 +10,7 @@ import { follow, newThread, post } from './support/threads.js';
  * with `deliver`, and then never runs or stores it. The bridge sends such a message again until
  * it wakes a run. The sweep covers the window at every offset, before and after it.
  */
-let b: TestBridge;
-beforeAll(async () => {
-  b = await startTestBridge({ delayMs: 20 });
-});
-afterAll(() => b?.close());
+const b = useTestBridge({ delayMs: 20 });
 
 /** Every text message on the stream so far, in order: its id, role and whole text. */
 function textMessages(events: AnyEvent[]): Array<{ id: string; role: string; text: string }> {

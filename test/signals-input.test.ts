@@ -1,6 +1,6 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { uid } from './support/agui.js';
-import { http, startTestBridge, type TestBridge } from './support/server.js';
+import { http, useTestBridge, type TestBridge } from './support/server.js';
 
 type Method = 'GET' | 'POST' | 'DELETE';
 interface Case {
@@ -132,11 +132,7 @@ function send(b: TestBridge, threadId: string, c: Case) {
 }
 
 describe('signal routes: bad input is 400 INVALID_INPUT, never a 500, and changes nothing', () => {
-  let b: TestBridge;
-  beforeAll(async () => {
-    b = await startTestBridge();
-  });
-  afterAll(() => b.close());
+  const b = useTestBridge();
 
   const resourceId = uid('user');
   const threadId = uid('thread');
@@ -175,16 +171,14 @@ describe('signal routes: bad input is 400 INVALID_INPUT, never a 500, and change
 });
 
 describe("signal routes on another resource's thread: 404 THREAD_NOT_FOUND, as if it did not exist", () => {
-  let b: TestBridge;
+  const b = useTestBridge();
   const owner = uid('owner');
   const intruder = uid('intruder');
   const threadId = uid('thread');
   beforeAll(async () => {
-    b = await startTestBridge();
     const created = await http(`${b.base}/threads`, { body: { resourceId: owner, threadId } });
     expect(created.status).toBe(201);
   });
-  afterAll(() => b.close());
 
   for (const c of everyRoute(intruder)) {
     it(`${c.method} ${c.name}`, async () => {

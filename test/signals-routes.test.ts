@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { uid } from './support/agui.js';
-import { http, startTestBridge, type TestBridge } from './support/server.js';
+import { http, startTestBridge, useTestBridge, type TestBridge } from './support/server.js';
 import { brackets, foldMessages, isTerminal, openSse, type AnyEvent, type SseReader } from './support/sse.js';
 import { eventsUrl, expectValidStream, follow, get, newThread, post, threadUrl, type Thread } from './support/threads.js';
 
@@ -43,11 +43,7 @@ const assistantText = (run: AnyEvent[]) => {
 };
 
 describe('routing decisions of send-message, queue-message, signals', () => {
-  let b: TestBridge;
-  beforeAll(async () => {
-    b = await startTestBridge({ delayMs: 30 });
-  });
-  afterAll(() => b.close());
+  const b = useTestBridge({ delayMs: 30 });
 
   it('send-message on an idle thread wakes it: the bracket has its runId and echoes the message with its signalId', async () => {
     const t = newThread();
@@ -202,11 +198,7 @@ describe('routing decisions of send-message, queue-message, signals', () => {
 });
 
 describe('notifications and state', () => {
-  let b: TestBridge;
-  beforeAll(async () => {
-    b = await startTestBridge();
-  });
-  afterAll(() => b.close());
+  const b = useTestBridge();
 
   it('a notification on an idle thread is delivered and wakes the agent; GET lists it, filtered by status', async () => {
     const t = newThread();
@@ -271,11 +263,7 @@ describe('notifications and state', () => {
 });
 
 describe('tool approvals', () => {
-  let b: TestBridge;
-  beforeAll(async () => {
-    b = await startTestBridge();
-  });
-  afterAll(() => b.close());
+  const b = useTestBridge();
 
   /** Sends 'delete a.txt' and waits for the interrupt; returns the pending approval. */
   async function interrupted(t: Thread, sse: SseReader) {
@@ -413,11 +401,7 @@ describe('tool approval across a restart (LibSQL)', () => {
 });
 
 describe('abort and cancelling queued messages', () => {
-  let b: TestBridge;
-  beforeAll(async () => {
-    b = await startTestBridge({ delayMs: 30 });
-  });
-  afterAll(() => b.close());
+  const b = useTestBridge({ delayMs: 30 });
 
   it('abort during a run: { aborted: true }, and the bracket ends RUN_FINISHED cancelled', async () => {
     const t = newThread();

@@ -2,11 +2,11 @@ import { HttpAgent } from '@ag-ui/client';
 import { MessageSchema } from '@ag-ui/core/schemas';
 import { Agent } from '@mastra/core/agent';
 import type { Context } from 'hono';
-import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
+import { afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { createScriptedModel } from '../src/demo/scripted-model.js';
 import { ROUTES } from '../src/http/routes.js';
 import { assistantText, runInput, runStrict, uid, userMessage } from './support/agui.js';
-import { http, startTestBridge, type TestBridge } from './support/server.js';
+import { http, startTestBridge, useTestBridge, type TestBridge } from './support/server.js';
 
 const ISO = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 
@@ -29,11 +29,7 @@ const THREAD_ROUTES = (resourceId: string) =>
   ] as const;
 
 describe.each(['memory', 'libsql'] as const)('thread CRUD (%s storage)', (storage) => {
-  let b: TestBridge;
-  beforeAll(async () => {
-    b = await startTestBridge({ storage });
-  });
-  afterAll(() => b.close());
+  const b = useTestBridge({ storage });
   afterEach(() => {
     vi.useRealTimers();
   });
@@ -226,11 +222,7 @@ describe.each(['memory', 'libsql'] as const)('thread CRUD (%s storage)', (storag
 });
 
 describe('resource scoping', () => {
-  let b: TestBridge;
-  beforeAll(async () => {
-    b = await startTestBridge();
-  });
-  afterAll(() => b.close());
+  const b = useTestBridge();
 
   it('another resource gets 404 THREAD_NOT_FOUND on every thread route, exactly like a missing thread', async () => {
     const owner = uid('owner');
@@ -262,12 +254,11 @@ describe('resource scoping', () => {
 });
 
 describe('GET /threads/:threadId/messages', () => {
-  let b: TestBridge;
+  const b = useTestBridge();
   const resourceId = uid('reader');
   const threadId = uid('thread');
   const ids = [uid('m'), uid('m'), uid('m')];
   beforeAll(async () => {
-    b = await startTestBridge();
     // A first run with some history: three input messages and the echo, stored in one run so that
     // their createdAt are strictly increasing (Mastra's MessageList makes them monotonic).
     const run = await runStrict(
@@ -280,7 +271,6 @@ describe('GET /threads/:threadId/messages', () => {
     );
     expect(assistantText(run.events)).toBe('Echo: second question');
   });
-  afterAll(() => b.close());
 
   it('mastra format (default): { id, role, content, createdAt, threadId }, oldest first', async () => {
     const res = await http(`${b.base}/threads/${threadId}/messages?resourceId=${resourceId}`);
@@ -346,14 +336,10 @@ describe('GET /threads/:threadId/messages', () => {
 });
 
 describe('MEMORY_NOT_CONFIGURED', () => {
-  let b: TestBridge;
-  beforeAll(async () => {
-    b = await startTestBridge({
-      withDemo: false,
-      agents: () => ({ nomem: new Agent({ id: 'nomem', name: 'No Memory', instructions: 'x', model: createScriptedModel({ delayMs: 0 }) }) }),
-    });
+  const b = useTestBridge({
+    withDemo: false,
+    agents: () => ({ nomem: new Agent({ id: 'nomem', name: 'No Memory', instructions: 'x', model: createScriptedModel({ delayMs: 0 }) }) }),
   });
-  afterAll(() => b.close());
 
   it('every thread route is 500 MEMORY_NOT_CONFIGURED when no agent has memory', async () => {
     const routes: Array<[string, string, unknown]> = [
@@ -417,11 +403,7 @@ function holdFirstLookup(threadId: string) {
 const headerHook = (c: Context) => c.req.header('x-user') ?? null;
 
 describe('resolveResourceId hook', () => {
-  let b: TestBridge;
-  beforeAll(async () => {
-    b = await startTestBridge({ config: { resolveResourceId: headerHook } });
-  });
-  afterAll(() => b.close());
+  const b = useTestBridge({ config: { resolveResourceId: headerHook } });
 
   it('a caller the hook rejects gets 401 UNAUTHORIZED on every route of routes.ts', async () => {
     const as = { 'x-user': 'alice' };

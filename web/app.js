@@ -1,11 +1,19 @@
 // The demo page: pick or create a thread, follow it live, talk to the agent, answer approvals,
-// push notifications and state signals. Vanilla ES modules, no build step.
-import { Api, ApiError } from './api.js';
-import { ThreadStream } from './stream.js';
+// push notifications and state signals. Plain ES modules with no build step of their own: the
+// client is `mastra-agui-bridge/client` as one browser bundle (`/ui/client.js`, with
+// `@ag-ui/client` and `rxjs` inside).
+//
+// A `BridgeAgent` follows the open thread (`connectAgent()`): `@ag-ui/client`'s reducer folds the
+// thread's events into `agent.messages`, which the transcript renders. A `BridgeClient` makes the
+// REST and signal calls.
+import { BridgeAgent, BridgeClient, BridgeRequestError } from './client.js';
 import { Transcript } from './transcript.js';
 
 const prefix = document.querySelector('meta[name="agui-prefix"]')?.content ?? '/agui';
-const api = new Api(prefix.startsWith('%') ? '/agui' : prefix);
+const baseUrl = prefix.startsWith('%') ? '/agui' : prefix;
+/** Caps of the page's own lists (the log for devtools, the notices of a thread). */
+const MAX_LOG = 5000;
+const MAX_NOTICES = 200;
 const $ = (selector) => document.querySelector(selector);
 
 const ui = {
@@ -49,28 +57,38 @@ const store = {
 const app = {
   // `?resource=` picks the resource (a link to someone's threads), else the one this tab used last.
   resourceId: new URLSearchParams(location.search).get('resource') || store.get('resource') || 'demo-user',
+  /** @type {BridgeClient} the REST and signal calls, as `resourceId` */
+  client: undefined,
   threadId: undefined,
-  /** @type {ThreadStream | undefined} */
-  stream: undefined,
-  /** Pending approvals by tool call id. */
+  /** @type {BridgeAgent | undefined} follows the open thread; `agent.messages` is the transcript */
+  agent: undefined,
+  /** Lines only the page adds (cancelled and failed runs): `{ id, after, tone, text }`, after message `after`. */
+  notices: [],
+  /** Ids of the messages and tool calls still streaming. */
+  streaming: new Set(),
+  /**
+   * Calls waiting for an approval, or answered here, by tool call id until their result arrives:
+   * `{ toolCallId, toolName, args, message, state }`, `state` being `waiting`, `approved` or `declined`.
+   */
   approvals: new Map(),
+  running: false,
   /** Connection states seen, for tests and devtools. */
   states: [],
+  /** Applied `[id, type]` pairs of the open thread, for tests and devtools. */
+  log: [],
 };
 
-const transcript = new Transcript(ui.transcript, {
-  onRunning: (running) => {
-    ui.working.hidden = !running;
-    ui.stop.hidden = !running;
-  },
-  onInterrupts: (interrupts) => {
-    for (const i of interrupts) if (i.toolCallId) app.approvals.set(i.toolCallId, { ...app.approvals.get(i.toolCallId), ...i });
-    renderApprovals();
-  },
-  onToolResult: (toolCallId) => {
-    if (app.approvals.delete(toolCallId)) renderApprovals();
-  },
-});
+const transcript = new Transcript(ui.transcript, () => ({
+  messages: app.agent?.messages ?? [],
+  notices: app.notices,
+  streaming: app.streaming,
+  approvals: new Map([...app.approvals].map(([id, a]) => [id, a.state])),
+}));
+
+function setResource(resourceId) {
+  app.resourceId = resourceId;
+  app.client = new BridgeClient({ baseUrl, resourceId });
+}
 
 // ── status line ──────────────────────────────────────────────────────────
 
@@ -80,11 +98,8 @@ function say(text, tone = 'info') {
 }
 
 function describeError(error) {
-  if (error instanceof ApiError) {
-    const details = error.details?.map((d) => `${d.path}: ${d.message}`).join('; ');
-    return `${error.code}: ${error.message}${details ? ` (${details})` : ''}`;
-  }
-  return String(error?.message ?? error);
+  const details = error instanceof BridgeRequestError ? error.details?.map((d) => `${d.path}: ${d.message}`).join('; ') : undefined;
+  return `${error?.message ?? error}${details ? ` (${details})` : ''}`;
 }
 
 /** Runs a page action; a failure is said in the status line as `<failure>: <reason>`. */
@@ -111,7 +126,7 @@ async function loadThreads(selectId) {
   ui.resource.value = app.resourceId;
   let threads = [];
   try {
-    threads = await api.listThreads(app.resourceId);
+    threads = await app.client.listThreads({ limit: 50 });
   } catch (error) {
     say(`Could not list threads: ${describeError(error)}`, 'error');
   }
@@ -147,83 +162,162 @@ function renderThreads(threads) {
 
 function createThread() {
   return attempt('Could not create a thread', async () => {
-    const thread = await api.createThread(app.resourceId, `Chat ${new Date().toLocaleString([], { dateStyle: 'medium', timeStyle: 'short' })}`);
+    const thread = await app.client.createThread({ title: `Chat ${new Date().toLocaleString([], { dateStyle: 'medium', timeStyle: 'short' })}` });
     await loadThreads(thread.id);
     say('New thread created.');
   });
 }
 
-/** Follows a thread: from the state this tab kept (resuming after its last id), else from a snapshot. */
 async function openThread(thread) {
-  saveNow();
-  app.stream?.close();
+  app.agent?.disconnect();
   app.threadId = thread.id;
-  app.approvals.clear();
-  renderApprovals();
   store.set('thread', { ...store.get('thread'), [app.resourceId]: thread.id });
   for (const button of ui.threads.querySelectorAll('button.thread')) button.setAttribute('aria-pressed', String(button.dataset.id === thread.id));
   ui.title.textContent = thread.title || thread.id;
   ui.meta.textContent = `${thread.id} · resource ${app.resourceId}`;
+  await loadApprovals(follow(thread.id));
+}
 
-  const saved = store.get(`state:${app.resourceId}:${thread.id}`);
-  if (saved && typeof saved.lastSeq === 'number') transcript.restore(saved);
-  else transcript.reset();
-  const threadId = thread.id;
-  app.stream = new ThreadStream({
-    url: (query) => api.eventsUrl(threadId, { resourceId: app.resourceId, ...query }),
-    lastEventId: transcript.lastSeq,
-    onEvent: (event, id) => {
-      if (app.threadId !== threadId) return;
-      if (transcript.apply(event, id)) scheduleSave();
-    },
-    onState: (state, detail) => {
-      app.states.push(state);
-      ui.connection.dataset.state = state;
-      ui.connection.textContent = state;
-      ui.connection.title = detail ?? '';
-    },
+// ── following the thread ─────────────────────────────────────────────────
+
+const savedKey = (threadId) => `state:${app.resourceId}:${threadId}`;
+
+/**
+ * Follows a thread: from the copy this tab kept (resuming after its last id, so nothing arrives
+ * twice), else from a snapshot of its history.
+ */
+function follow(threadId) {
+  const agent = new BridgeAgent({
+    baseUrl,
+    threadId,
+    resourceId: app.resourceId,
+    // `?lastEventId=` rather than the header: a copy of this page served from another origin
+    // resumes without a CORS preflight (docs/client.md, CORS).
+    connect: { lastEventIdIn: 'query' },
+    onConnectionChange: (status) => agent === app.agent && showConnection(status),
   });
-  app.stream.open();
-  await loadApprovals(threadId);
+  const saved = store.get(savedKey(threadId));
+  if (Array.isArray(saved?.messages)) {
+    agent.setMessages(saved.messages);
+    agent.lastEventId = saved.lastEventId;
+  }
+  app.agent = agent;
+  app.notices = saved?.notices ?? [];
+  app.log = [];
+  app.streaming.clear();
+  app.approvals.clear();
+  setRunning(false);
+  renderApprovals();
+  agent.connectAgent({}, follower(agent)).catch((error) => {
+    if (agent === app.agent) say(`The thread stream stopped: ${describeError(error)}`, 'error');
+  });
+  return agent;
 }
 
-// ── keeping the transcript across a reload ───────────────────────────────
-
-let saveTimer;
-function scheduleSave() {
-  clearTimeout(saveTimer);
-  saveTimer = setTimeout(saveNow, 300);
+/** What the page does with the thread's events beyond what the reducer folds into `agent.messages`. */
+function follower(agent) {
+  // Events still in the pipeline of a thread the page has left are not this page's any more.
+  const mine = (handler) => (params) => void (agent === app.agent && handler(params));
+  const streaming = (id, on) => {
+    if (on) app.streaming.add(id);
+    else app.streaming.delete(id);
+    transcript.schedule();
+  };
+  return {
+    onEvent: mine(({ event }) => logEvent(agent.lastEventId, event.type)),
+    onRunStartedEvent: mine(({ event }) => !isSnapshotRun(event) && setRunning(true)),
+    onRunFinishedEvent: mine(({ event, outcome, interrupts }) => {
+      if (!isSnapshotRun(event)) endRun();
+      if (outcome === 'interrupt') addApprovals(interrupts);
+      if (outcome === 'cancelled') addNotice('info', 'Run cancelled.');
+      checkpoint(agent);
+    }),
+    onRunErrorEvent: mine(({ event }) => {
+      endRun();
+      addNotice('error', `Run failed: ${event.message}${event.code ? ` (${event.code})` : ''}`);
+      checkpoint(agent);
+    }),
+    onTextMessageStartEvent: mine(({ event }) => streaming(event.messageId, true)),
+    onTextMessageEndEvent: mine(({ event }) => streaming(event.messageId, false)),
+    onReasoningMessageStartEvent: mine(({ event }) => streaming(event.messageId, true)),
+    onReasoningMessageEndEvent: mine(({ event }) => streaming(event.messageId, false)),
+    onToolCallStartEvent: mine(({ event }) => streaming(event.toolCallId, true)),
+    onToolCallEndEvent: mine(({ event }) => streaming(event.toolCallId, false)),
+    onToolCallResultEvent: mine(({ event }) => app.approvals.delete(event.toolCallId) && renderApprovals()),
+    onMessagesChanged: mine(() => transcript.schedule()),
+  };
 }
 
-function saveNow() {
-  clearTimeout(saveTimer);
-  if (!app.threadId || transcript.lastSeq === undefined) return;
-  store.set(`state:${app.resourceId}:${app.threadId}`, transcript.toJSON());
+/** The history run a stream opens with (`snapshot=1`, or an id the server could not replay): no work is running. */
+const isSnapshotRun = (event) => String(event.runId).startsWith('snapshot-');
+
+function logEvent(id, type) {
+  app.log.push([id === undefined ? undefined : Number(id), type]);
+  if (app.log.length > MAX_LOG) app.log.splice(0, app.log.length - MAX_LOG);
 }
 
-addEventListener('pagehide', saveNow);
+function showConnection({ state, delayMs, error }) {
+  if (app.states.at(-1) !== state) app.states.push(state);
+  ui.connection.dataset.state = state;
+  ui.connection.textContent = state;
+  ui.connection.title = error ? describeError(error) : delayMs === undefined ? '' : `retrying in ${Math.round(delayMs / 1000)} s`;
+}
+
+function setRunning(running) {
+  app.running = running;
+  ui.working.hidden = !running;
+  ui.stop.hidden = !running;
+}
+
+function endRun() {
+  setRunning(false);
+  app.streaming.clear();
+  transcript.schedule();
+}
+
+function addNotice(tone, text) {
+  app.notices = [...app.notices, { id: `notice-${Date.now()}-${app.notices.length}`, after: app.agent.messages.at(-1)?.id, tone, text }].slice(-MAX_NOTICES);
+  transcript.schedule();
+}
+
+/**
+ * Keeps what a reload needs, at a run boundary: `connectAgent()` checks that a stream starts with
+ * `RUN_STARTED`, so a reload in the middle of a run resumes from here and gets that run whole.
+ */
+function checkpoint(agent) {
+  store.set(savedKey(agent.threadId), { lastEventId: agent.lastEventId, messages: agent.messages, notices: app.notices });
+}
 
 // ── approvals ────────────────────────────────────────────────────────────
 
-function loadApprovals(threadId) {
+/** Adds or completes a waiting call (from a run's interrupt, or the pending-approvals route). */
+function setApproval(toolCallId, fields) {
+  const known = Object.fromEntries(Object.entries(fields).filter(([, value]) => value !== undefined));
+  app.approvals.set(toolCallId, { state: 'waiting', ...app.approvals.get(toolCallId), toolCallId, ...known });
+}
+
+function addApprovals(interrupts) {
+  for (const i of interrupts) if (i.toolCallId) setApproval(i.toolCallId, { message: i.message, toolName: i.metadata?.toolName, args: i.metadata?.args });
+  renderApprovals();
+}
+
+/** The calls waiting for an approval, also those from before this page opened (a reload, another tab). */
+function loadApprovals(agent) {
   return attempt('Could not load pending approvals', async () => {
-    const pending = await api.pendingApprovals(threadId, app.resourceId);
-    if (app.threadId !== threadId) return;
-    for (const p of pending) {
-      app.approvals.set(p.toolCallId, { ...app.approvals.get(p.toolCallId), toolCallId: p.toolCallId, toolName: p.toolName, args: p.args });
-      if (transcript.items.has(p.toolCallId)) {
-        transcript.update(p.toolCallId, { status: 'waiting' });
-        transcript.schedule();
-      }
-    }
+    const pending = await app.client.pendingApprovals(agent.threadId);
+    if (agent !== app.agent) return;
+    for (const p of pending) setApproval(p.toolCallId, { toolName: p.toolName, args: p.args });
     renderApprovals();
   });
 }
 
+/** Shows a card per waiting call (and their state on the tool cards of the transcript). */
 function renderApprovals() {
+  transcript.schedule();
   const before = ui.approvals.childElementCount;
+  const waiting = [...app.approvals.values()].filter((a) => a.state === 'waiting');
   ui.approvals.replaceChildren(
-    ...[...app.approvals.values()].map((a) => {
+    ...waiting.map((a) => {
       const card = document.createElement('div');
       card.className = 'approval';
       card.dataset.toolCallId = a.toolCallId;
@@ -258,17 +352,15 @@ function renderApprovals() {
 async function answerApproval(toolCallId, approved, card) {
   for (const button of card.querySelectorAll('button')) button.disabled = true;
   try {
-    await api.toolApproval(app.threadId, app.resourceId, toolCallId, approved, approved ? undefined : 'Declined in the demo page');
-    app.approvals.delete(toolCallId);
-    // The resumed run may have streamed the result before this answer came back: keep that.
-    if (transcript.items.get(toolCallId)?.status === 'waiting') {
-      transcript.update(toolCallId, { status: approved ? 'approved' : 'declined' });
-      transcript.schedule();
-    }
+    if (approved) await app.client.approve(app.threadId, toolCallId);
+    else await app.client.decline(app.threadId, toolCallId, { reason: 'Declined in the demo page' });
+    // The resumed run may have streamed the result before this answer came back: then it is gone.
+    const answered = app.approvals.get(toolCallId);
+    if (answered) answered.state = approved ? 'approved' : 'declined';
     say(approved ? 'Approved: the run resumes.' : 'Declined: the agent is told so.');
   } catch (error) {
     // Nothing waits for this answer any more (answered elsewhere: 409; gone: 404): drop the card.
-    if (error instanceof ApiError && (error.code === 'CONFLICT' || error.code === 'TOOL_CALL_NOT_FOUND')) app.approvals.delete(toolCallId);
+    if (error instanceof BridgeRequestError && (error.code === 'CONFLICT' || error.code === 'TOOL_CALL_NOT_FOUND')) app.approvals.delete(toolCallId);
     say(`Approval failed: ${describeError(error)}`, 'error');
   }
   renderApprovals();
@@ -281,7 +373,7 @@ async function submitMessage(queue) {
   if (!text || !app.threadId) return;
   ui.send.disabled = ui.queue.disabled = true;
   try {
-    const answer = queue ? await api.queueMessage(app.threadId, app.resourceId, text) : await api.sendMessage(app.threadId, app.resourceId, text);
+    const answer = queue ? await app.client.queueMessage(app.threadId, text) : await app.client.sendMessage(app.threadId, text);
     ui.message.value = '';
     say(`${queue ? 'Queued' : 'Sent'} · ${describeDecision(answer)}`);
   } catch (error) {
@@ -312,7 +404,7 @@ for (const chip of document.querySelectorAll('[data-try]')) {
 
 ui.stop.addEventListener('click', () =>
   attempt('Could not stop', async () => {
-    const { aborted } = await api.abort(app.threadId, app.resourceId);
+    const { aborted } = await app.client.abort(app.threadId);
     say(aborted ? 'Run stopped.' : 'Nothing was running.');
   }),
 );
@@ -321,7 +413,7 @@ ui.notifyForm.addEventListener('submit', async (event) => {
   event.preventDefault();
   const form = new FormData(ui.notifyForm);
   await attempt('Could not notify', async () => {
-    const answer = await api.notify(app.threadId, app.resourceId, {
+    const answer = await app.client.notify(app.threadId, {
       source: form.get('source'),
       kind: form.get('kind'),
       summary: form.get('summary'),
@@ -335,7 +427,7 @@ ui.stateForm.addEventListener('submit', async (event) => {
   event.preventDefault();
   const form = new FormData(ui.stateForm);
   await attempt('Could not send state', async () => {
-    const answer = await api.state(app.threadId, app.resourceId, { id: form.get('id'), cacheKey: form.get('cacheKey'), contents: form.get('contents') });
+    const answer = await app.client.state(app.threadId, { id: form.get('id'), cacheKey: form.get('cacheKey'), contents: form.get('contents') });
     say(`State · ${describeDecision(answer)}`);
   });
 });
@@ -344,8 +436,7 @@ ui.resourceForm.addEventListener('submit', async (event) => {
   event.preventDefault();
   const value = ui.resource.value.trim();
   if (!value) return;
-  saveNow();
-  app.resourceId = value;
+  setResource(value);
   store.set('resource', value);
   await loadThreads();
 });
@@ -360,16 +451,20 @@ window.bridgeDemo = {
     return [...app.states];
   },
   get log() {
-    return transcript.log.map(([id, type]) => ({ id, type }));
+    return app.log.map(([id, type]) => ({ id, type }));
   },
+  /** The id of the last event applied (where a reload resumes once the run is over). */
   get lastSeq() {
-    return transcript.lastSeq;
+    return app.agent?.lastEventId === undefined ? undefined : Number(app.agent.lastEventId);
   },
   get running() {
-    return transcript.running;
+    return app.running;
   },
-  /** Drops the EventSource by hand (only for trying things out; the tests cut the network instead). */
-  dropConnection: () => app.stream?.drop(),
+  /** The `BridgeAgent` following the open thread (`messages`, `lastEventId`, `connection`). */
+  get agent() {
+    return app.agent;
+  },
 };
 
+setResource(app.resourceId);
 loadThreads();

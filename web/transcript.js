@@ -1,11 +1,10 @@
-// The conversation: a list of items (user and assistant messages, reasoning, tool calls, signal and
-// background-task activities, notices) built from AG-UI events, keyed by id, rendered into an <ol>.
+// The conversation as DOM. It renders what it is given: the AG-UI messages `@ag-ui/client`'s
+// reducer folds the thread stream into (`agent.messages`: user, assistant, reasoning, tool and
+// activity messages), the page's notices (cancelled and failed runs), which messages are still
+// streaming, and the state of calls that wait for an approval. It reads no events.
 //
-// Every event of the thread stream carries a sequence id. An event whose id is not above the last
-// one applied is a replay and is skipped, so a resumed stream never doubles anything. A
-// MESSAGES_SNAPSHOT (first open, or a resume the server could not replay) rebuilds the list.
-
-const MAX_LOG = 5000;
+// One <li> per item (a message's text, each of its tool calls, an activity, a notice), rebuilt only
+// when that item changed, so a streamed answer only grows its bubble's text.
 
 /** Parses JSON text, or returns it unchanged. */
 function parseMaybe(text) {
@@ -28,238 +27,80 @@ function textOf(content) {
   return content == null ? '' : JSON.stringify(content);
 }
 
-/** Applies a JSON Patch (add, replace, remove) to a copy of `doc`. */
-function applyPatch(doc, patch) {
-  const out = structuredClone(doc ?? {});
-  for (const op of patch ?? []) {
-    const keys = String(op.path).split('/').slice(1).map((k) => k.replace(/~1/g, '/').replace(/~0/g, '~'));
-    if (keys.length === 0) continue;
-    let target = out;
-    for (const key of keys.slice(0, -1)) {
-      if (target[key] == null || typeof target[key] !== 'object') target[key] = {};
-      target = target[key];
+/** A tool result's status: `{ declined: true }` (a declined approval), `{ error }` (a failing tool), else done. */
+function resultStatus(content) {
+  const result = parseMaybe(content);
+  if (result && typeof result === 'object' && result.declined === true) return 'declined';
+  if (result && typeof result === 'object' && 'error' in result) return 'failed';
+  return 'done';
+}
+
+/**
+ * What one message shows, in order.
+ * @param {object} m an AG-UI message
+ * @param {Map<string, string>} results tool message content by tool call id
+ * @param {Map<string, string>} approvals `waiting`, `approved` or `declined` by tool call id (calls with no result yet)
+ */
+function itemsOf(m, results, approvals) {
+  switch (m.role) {
+    case 'user':
+      return [{ id: m.id, kind: 'user', text: textOf(m.content), attributes: m.metadata?.attributes }];
+    case 'assistant': {
+      const text = textOf(m.content);
+      const calls = (m.toolCalls ?? []).map((call) => ({
+        id: call.id,
+        kind: 'tool',
+        name: call.function.name,
+        args: call.function.arguments,
+        result: results.get(call.id),
+        status: results.has(call.id) ? resultStatus(results.get(call.id)) : (approvals.get(call.id) ?? 'calling'),
+      }));
+      return [...(text ? [{ id: m.id, kind: 'assistant', text }] : []), ...calls];
     }
-    const last = keys[keys.length - 1];
-    if (op.op === 'remove') {
-      if (Array.isArray(target)) target.splice(Number(last), 1);
-      else delete target[last];
-    } else if (op.op === 'add' || op.op === 'replace') {
-      if (Array.isArray(target) && op.op === 'add') target.splice(last === '-' ? target.length : Number(last), 0, op.value);
-      else target[last] = op.value;
-    }
+    case 'reasoning':
+      return [{ id: m.id, kind: 'reasoning', text: textOf(m.content) }];
+    case 'activity':
+      return [{ id: m.id, kind: 'activity', activityType: m.activityType, content: m.content }];
+    default:
+      // tool results show on their call; system and developer messages are not shown
+      return [];
   }
-  return out;
+}
+
+/**
+ * The items to show: each message's, each notice after the message it follows (at the end when
+ * that message is gone, e.g. replaced by a snapshot).
+ */
+function itemsOfView({ messages, notices, streaming, approvals }) {
+  const results = new Map(messages.filter((m) => m.role === 'tool').map((m) => [m.toolCallId, m.content]));
+  const noticesAfter = new Map();
+  for (const { id, after, tone, text } of notices) noticesAfter.set(after, [...(noticesAfter.get(after) ?? []), { id, kind: 'notice', tone, text }]);
+  const items = [];
+  for (const m of messages) {
+    items.push(...itemsOf(m, results, approvals), ...(noticesAfter.get(m.id) ?? []));
+    noticesAfter.delete(m.id);
+  }
+  for (const rest of noticesAfter.values()) items.push(...rest);
+  for (const item of items) if (streaming.has(item.id)) item.streaming = true;
+  return items;
 }
 
 export class Transcript {
   /**
    * @param {HTMLOListElement} root
-   * @param {object} hooks
-   * @param {(running: boolean) => void} hooks.onRunning
-   * @param {(interrupts: object[]) => void} hooks.onInterrupts
-   * @param {(toolCallId: string) => void} hooks.onToolResult
+   * @param {() => { messages: object[], notices: object[], streaming: Set<string>, approvals: Map<string, string> }} view
+   *   what to show, read when it renders
    */
-  constructor(root, hooks) {
+  constructor(root, view) {
     this.root = root;
-    this.hooks = hooks;
-    this.reset();
+    this.view = view;
+    /** Rendered items by id: their node, and the item it shows (as JSON). */
+    this.rendered = new Map();
+    this.scheduled = false;
+    this.renderEmpty(true);
   }
 
-  reset() {
-    /** @type {Map<string, object>} */
-    this.items = new Map();
-    this.order = [];
-    this.lastSeq = undefined;
-    this.running = false;
-    this.hooks.onRunning(false);
-    /** Applied (id, type) pairs, for tests and devtools. */
-    this.log = [];
-    this.nodes = new Map();
-    this.dirty = new Set();
-    this.root.replaceChildren();
-    this.renderEmpty();
-  }
-
-  /** The state to keep across a reload (with the id it was built up to). */
-  toJSON() {
-    return { lastSeq: this.lastSeq, running: this.running, order: this.order, items: [...this.items.values()] };
-  }
-
-  restore(saved) {
-    this.reset();
-    this.lastSeq = saved.lastSeq;
-    for (const item of saved.items) this.items.set(item.id, item);
-    this.order = saved.order.filter((id) => this.items.has(id));
-    for (const id of this.order) this.dirty.add(id);
-    this.setRunning(Boolean(saved.running));
-    this.flush();
-  }
-
-  /** Applies one event of the stream; returns false for a replay it skipped. */
-  apply(event, seq) {
-    if (event.type !== 'MESSAGES_SNAPSHOT' && seq !== undefined && this.lastSeq !== undefined && seq <= this.lastSeq) return false;
-    if (seq !== undefined) this.lastSeq = this.lastSeq === undefined ? seq : Math.max(this.lastSeq, seq);
-    this.log.push([seq, event.type]);
-    if (this.log.length > MAX_LOG) this.log.splice(0, this.log.length - MAX_LOG);
-    this.reduce(event);
-    this.schedule();
-    return true;
-  }
-
-  reduce(e) {
-    switch (e.type) {
-      case 'RUN_STARTED':
-        if (!String(e.runId).startsWith('snapshot-')) this.setRunning(true);
-        break;
-      case 'RUN_FINISHED':
-        if (String(e.runId).startsWith('snapshot-')) break;
-        this.setRunning(false);
-        if (e.outcome?.type === 'interrupt') {
-          const interrupts = (e.outcome.interrupts ?? []).map((i) => {
-            const tool = i.toolCallId ? this.items.get(i.toolCallId) : undefined;
-            if (tool) this.update(tool.id, { status: 'waiting' });
-            return { toolCallId: i.toolCallId, message: i.message, toolName: tool?.name, args: parseMaybe(tool?.args) };
-          });
-          this.hooks.onInterrupts(interrupts);
-        } else if (e.outcome?.type === 'cancelled') {
-          this.add({ id: `cancelled-${e.runId}-${this.order.length}`, kind: 'notice', tone: 'info', text: 'Run cancelled.' });
-        }
-        this.closeStreaming();
-        break;
-      case 'RUN_ERROR':
-        this.setRunning(false);
-        this.closeStreaming();
-        this.add({ id: `error-${this.order.length}-${Date.now()}`, kind: 'notice', tone: 'error', text: `Run failed: ${e.message}${e.code ? ` (${e.code})` : ''}` });
-        break;
-      case 'TEXT_MESSAGE_START': {
-        const kind = e.role === 'user' ? 'user' : 'assistant';
-        // A start for a message already shown (a resumed stream, a run replayed after a snapshot)
-        // starts it over: its content follows again.
-        this.upsert({ id: e.messageId, kind, text: '', streaming: true, attributes: e.metadata?.attributes });
-        break;
-      }
-      case 'REASONING_MESSAGE_START':
-        this.upsert({ id: e.messageId, kind: 'reasoning', text: '', streaming: true });
-        break;
-      case 'TEXT_MESSAGE_CONTENT':
-      case 'REASONING_MESSAGE_CONTENT': {
-        const kind = e.type === 'TEXT_MESSAGE_CONTENT' ? 'assistant' : 'reasoning';
-        const item = this.items.get(e.messageId) ?? this.add({ id: e.messageId, kind, text: '', streaming: true });
-        this.update(item.id, { text: item.text + e.delta });
-        break;
-      }
-      case 'TEXT_MESSAGE_END':
-      case 'REASONING_MESSAGE_END':
-        if (this.items.has(e.messageId)) this.update(e.messageId, { streaming: false });
-        break;
-      case 'TOOL_CALL_START': {
-        const existing = this.items.get(e.toolCallId);
-        // A resumed run starts the paused call again without its arguments: keep them.
-        if (existing) this.update(e.toolCallId, { name: e.toolCallName, pendingArgs: '', streaming: true });
-        else this.add({ id: e.toolCallId, kind: 'tool', name: e.toolCallName, args: '', pendingArgs: '', status: 'calling', streaming: true });
-        break;
-      }
-      case 'TOOL_CALL_ARGS': {
-        const item = this.items.get(e.toolCallId);
-        if (item) this.update(item.id, { pendingArgs: (item.pendingArgs ?? '') + e.delta });
-        break;
-      }
-      case 'TOOL_CALL_END': {
-        const item = this.items.get(e.toolCallId);
-        if (item) this.update(item.id, { args: item.pendingArgs || item.args, pendingArgs: '', streaming: false });
-        break;
-      }
-      case 'TOOL_CALL_RESULT': {
-        const item = this.items.get(e.toolCallId) ?? this.add({ id: e.toolCallId, kind: 'tool', name: 'tool', args: '', status: 'calling' });
-        const parsed = parseMaybe(e.content);
-        this.update(item.id, { result: e.content, status: resultStatus(parsed) });
-        this.hooks.onToolResult(item.id);
-        break;
-      }
-      case 'ACTIVITY_SNAPSHOT':
-        if (e.replace === false && this.items.has(e.messageId)) break;
-        this.upsert({ id: e.messageId, kind: 'activity', activityType: e.activityType, content: e.content });
-        break;
-      case 'ACTIVITY_DELTA': {
-        const item = this.items.get(e.messageId);
-        if (item) this.update(item.id, { content: applyPatch(item.content, e.patch) });
-        break;
-      }
-      case 'MESSAGES_SNAPSHOT':
-        this.rebuild(e.messages ?? []);
-        break;
-      default:
-      // STEP_*, STATE_*, CUSTOM, RAW: nothing to show
-    }
-  }
-
-  /** Replaces the list with the thread's history; live-only items (background tasks) stay. */
-  rebuild(messages) {
-    const keep = this.order.map((id) => this.items.get(id)).filter((item) => item.kind === 'activity' && item.activityType === 'background-task');
-    this.items = new Map();
-    this.order = [];
-    this.nodes = new Map();
-    this.root.replaceChildren();
-    for (const m of messages) {
-      switch (m.role) {
-        case 'user':
-          this.add({ id: m.id, kind: 'user', text: textOf(m.content) });
-          break;
-        case 'assistant':
-          if (textOf(m.content)) this.add({ id: m.id, kind: 'assistant', text: textOf(m.content) });
-          for (const call of m.toolCalls ?? []) this.add({ id: call.id, kind: 'tool', name: call.function.name, args: call.function.arguments, status: 'calling' });
-          break;
-        case 'tool': {
-          const tool = this.items.get(m.toolCallId);
-          if (tool) this.update(tool.id, { result: m.content, status: m.error ? 'failed' : resultStatus(parseMaybe(m.content)) });
-          break;
-        }
-        case 'reasoning':
-          this.add({ id: m.id, kind: 'reasoning', text: textOf(m.content) });
-          break;
-        case 'activity':
-          this.add({ id: m.id, kind: 'activity', activityType: m.activityType, content: m.content });
-          break;
-        default:
-      }
-    }
-    for (const item of keep) if (!this.items.has(item.id)) this.add(item);
-    this.renderEmpty();
-  }
-
-  // ── model helpers ───────────────────────────────────────────────────
-
-  add(item) {
-    this.items.set(item.id, item);
-    this.order.push(item.id);
-    this.dirty.add(item.id);
-    return item;
-  }
-
-  upsert(item) {
-    if (!this.items.has(item.id)) return this.add(item);
-    return this.update(item.id, item);
-  }
-
-  update(id, changes) {
-    const item = { ...this.items.get(id), ...changes };
-    this.items.set(id, item);
-    this.dirty.add(id);
-    return item;
-  }
-
-  closeStreaming() {
-    for (const item of this.items.values()) if (item.streaming) this.update(item.id, { streaming: false });
-  }
-
-  setRunning(running) {
-    if (this.running === running) return;
-    this.running = running;
-    this.hooks.onRunning(running);
-  }
-
-  // ── rendering ───────────────────────────────────────────────────────
-
+  /** Renders on the next animation frame (any number of changes in one frame render once). */
   schedule() {
     if (this.scheduled) return;
     this.scheduled = true;
@@ -269,113 +110,120 @@ export class Transcript {
   flush() {
     this.scheduled = false;
     const nearBottom = this.root.scrollHeight - this.root.scrollTop - this.root.clientHeight < 80;
-    for (const id of this.dirty) {
-      const item = this.items.get(id);
-      if (!item) continue;
-      let node = this.nodes.get(id);
-      if (!node) {
-        node = document.createElement('li');
-        node.dataset.id = id;
-        this.nodes.set(id, node);
-      }
-      node.className = `item ${item.kind}${item.streaming ? ' streaming' : ''}`;
-      node.dataset.kind = item.kind;
-      if (item.activityType) node.dataset.activity = item.activityType;
-      if (item.status) node.dataset.status = item.status;
-      this.render(item, node);
+    const items = itemsOfView(this.view());
+    const ids = new Set(items.map((item) => item.id));
+    for (const [id, { node }] of this.rendered) {
+      if (ids.has(id)) continue;
+      node.remove();
+      this.rendered.delete(id);
     }
-    this.dirty.clear();
-    this.renderEmpty();
-    // Keep the DOM in model order (in the usual case, appends only).
+    for (const item of items) this.update(item);
+    this.renderEmpty(items.length === 0);
+    // Keep the DOM in item order (in the usual case, appends only).
     let cursor = this.root.firstChild;
-    for (const id of this.order) {
-      const node = this.nodes.get(id);
-      if (!node) continue;
+    for (const item of items) {
+      const { node } = this.rendered.get(item.id);
       if (node === cursor) cursor = cursor.nextSibling;
       else this.root.insertBefore(node, cursor);
     }
     if (nearBottom) this.root.scrollTop = this.root.scrollHeight;
   }
 
-  renderEmpty() {
-    const empty = this.root.querySelector(':scope > .empty');
-    if (this.order.length === 0 && !empty) {
+  /** Renders one item into its node, unless it shows that already. */
+  update(item) {
+    const key = JSON.stringify(item);
+    let entry = this.rendered.get(item.id);
+    if (entry?.key === key) return;
+    if (!entry) {
+      const node = document.createElement('li');
+      node.dataset.id = item.id;
+      entry = { node };
+      this.rendered.set(item.id, entry);
+    }
+    entry.key = key;
+    const { node } = entry;
+    node.className = `item ${item.kind}${item.streaming ? ' streaming' : ''}`;
+    node.dataset.kind = item.kind;
+    if (item.activityType) node.dataset.activity = item.activityType;
+    if (item.status) node.dataset.status = item.status;
+    render(item, node);
+  }
+
+  renderEmpty(empty) {
+    const shown = this.root.querySelector(':scope > .empty');
+    if (empty && !shown) {
       const li = document.createElement('li');
       li.className = 'empty';
       li.textContent = 'No messages yet. Say hello, or try one of the suggestions below.';
       this.root.prepend(li);
-    } else if (this.order.length > 0 && empty) {
-      empty.remove();
-    }
-  }
-
-  render(item, node) {
-    const el = (tag, className, text) => {
-      const child = document.createElement(tag);
-      if (className) child.className = className;
-      if (text !== undefined) child.textContent = text;
-      return child;
-    };
-    switch (item.kind) {
-      case 'user':
-      case 'assistant': {
-        // Built once, then only the text changes: a screen reader hears additions, not the whole bubble again.
-        if (!node.querySelector('.bubble')) node.replaceChildren(el('span', 'who', item.kind === 'user' ? 'You' : 'Agent'), el('div', 'bubble'));
-        const bubble = node.querySelector('.bubble');
-        if (bubble.textContent !== item.text) bubble.textContent = item.text;
-        const attributes = item.attributes && Object.keys(item.attributes).length > 0 ? Object.entries(item.attributes).map(([k, v]) => `${k}=${v}`).join(' · ') : '';
-        let meta = node.querySelector('.meta');
-        if (attributes && !meta) node.append((meta = el('div', 'meta')));
-        if (meta) meta.textContent = attributes;
-        break;
-      }
-      case 'reasoning': {
-        // Keep the <details> across updates so a reader's open/closed choice sticks.
-        let details = node.querySelector('details');
-        if (!details) {
-          details = el('details', 'reasoning-box');
-          details.append(el('summary'), el('p', 'reasoning-text'));
-          node.replaceChildren(details);
-        }
-        details.querySelector('summary').textContent = item.streaming ? 'Thinking…' : 'Reasoning';
-        details.querySelector('.reasoning-text').textContent = item.text;
-        break;
-      }
-      case 'tool': {
-        const head = el('div', 'card-head');
-        head.append(el('span', 'icon', '⚙'), el('span', 'title', item.name), el('span', `chip status-${item.status}`, statusLabel(item.status)));
-        const parts = [head];
-        const args = item.pendingArgs || item.args;
-        if (args) parts.push(el('div', 'label', 'Arguments'), el('pre', 'args', pretty(args)));
-        if (item.result !== undefined) parts.push(el('div', 'label', 'Result'), el('pre', 'result', pretty(item.result)));
-        node.replaceChildren(el('div', 'card', undefined));
-        node.firstChild.append(...parts);
-        break;
-      }
-      case 'activity':
-        node.replaceChildren(renderActivity(item, el));
-        break;
-      case 'notice':
-        node.replaceChildren(el('div', `notice ${item.tone}`, item.text));
-        break;
-      default:
-        node.textContent = JSON.stringify(item);
+    } else if (!empty && shown) {
+      shown.remove();
     }
   }
 }
 
-/** A tool result's status: `{ declined: true }` (a declined approval), `{ error }` (a failing tool), else done. */
-function resultStatus(result) {
-  if (result && typeof result === 'object' && result.declined === true) return 'declined';
-  if (result && typeof result === 'object' && 'error' in result) return 'failed';
-  return 'done';
+function el(tag, className, text) {
+  const child = document.createElement(tag);
+  if (className) child.className = className;
+  if (text !== undefined) child.textContent = text;
+  return child;
+}
+
+function render(item, node) {
+  switch (item.kind) {
+    case 'user':
+    case 'assistant': {
+      // Built once, then only the text changes: a screen reader hears additions, not the whole bubble again.
+      if (!node.querySelector('.bubble')) node.replaceChildren(el('span', 'who', item.kind === 'user' ? 'You' : 'Agent'), el('div', 'bubble'));
+      const bubble = node.querySelector('.bubble');
+      if (bubble.textContent !== item.text) bubble.textContent = item.text;
+      const attributes = item.attributes && Object.keys(item.attributes).length > 0 ? Object.entries(item.attributes).map(([k, v]) => `${k}=${v}`).join(' · ') : '';
+      let meta = node.querySelector('.meta');
+      if (attributes && !meta) node.append((meta = el('div', 'meta')));
+      if (meta) meta.textContent = attributes;
+      break;
+    }
+    case 'reasoning': {
+      // Keep the <details> across updates so a reader's open/closed choice sticks.
+      let details = node.querySelector('details');
+      if (!details) {
+        details = el('details', 'reasoning-box');
+        details.append(el('summary'), el('p', 'reasoning-text'));
+        node.replaceChildren(details);
+      }
+      details.querySelector('summary').textContent = item.streaming ? 'Thinking…' : 'Reasoning';
+      details.querySelector('.reasoning-text').textContent = item.text;
+      break;
+    }
+    case 'tool':
+      node.replaceChildren(renderTool(item));
+      break;
+    case 'activity':
+      node.replaceChildren(renderActivity(item));
+      break;
+    case 'notice':
+      node.replaceChildren(el('div', `notice ${item.tone}`, item.text));
+      break;
+    default:
+      node.textContent = JSON.stringify(item);
+  }
 }
 
 function statusLabel(status) {
   return { calling: 'running', done: 'done', failed: 'failed', waiting: 'needs approval', approved: 'approved', declined: 'declined' }[status] ?? status;
 }
 
-function renderActivity(item, el) {
+function renderTool(item) {
+  const card = el('div', 'card');
+  const head = el('div', 'card-head');
+  head.append(el('span', 'icon', '⚙'), el('span', 'title', item.name), el('span', `chip status-${item.status}`, statusLabel(item.status)));
+  card.append(head);
+  if (item.args) card.append(el('div', 'label', 'Arguments'), el('pre', 'args', pretty(item.args)));
+  if (item.result !== undefined) card.append(el('div', 'label', 'Result'), el('pre', 'result', pretty(item.result)));
+  return card;
+}
+
+function renderActivity(item) {
   const card = el('div', 'card activity-card');
   const head = el('div', 'card-head');
   const content = item.content ?? {};

@@ -1,4 +1,4 @@
-import { HttpAgent, type AgentSubscriber, type BaseEvent, type HttpAgentConfig, type RunAgentInput, type RunAgentResult } from '@ag-ui/client';
+import { HttpAgent, type AgentStateMutation, type AgentSubscriber, type BaseEvent, type HttpAgentConfig, type RunAgentInput, type RunAgentResult } from '@ag-ui/client';
 import { map, type Observable } from 'rxjs';
 import { followThreadEvents, type ConnectionStatus, type ReconnectOptions } from './follow.js';
 import type { FetchFn } from './types.js';
@@ -62,7 +62,10 @@ export class BridgeAgent extends HttpAgent {
   resourceId: string | undefined;
   /** The bridge agent to run (`forwardedProps.agentId`), if not the default. */
   bridgeAgentId: string | undefined;
-  /** The id of the last thread event received: where `connectAgent()` resumes. */
+  /**
+   * The id of the last thread event folded into `messages`: where `connectAgent()` resumes, and the
+   * id to keep with a saved copy of `messages`.
+   */
   lastEventId: string | undefined;
   /** The state of the followed stream (`closed` when not following). */
   connection: ConnectionStatus = { state: 'closed', attempt: 0 };
@@ -70,6 +73,8 @@ export class BridgeAgent extends HttpAgent {
   private readonly connectOptions: NonNullable<BridgeAgentConfig['connect']>;
   private readonly onConnectionChange: BridgeAgentConfig['onConnectionChange'];
   private connectController: AbortController | undefined;
+  /** Ids of the frames `connect()` emitted that the pipeline has not applied yet, oldest first. */
+  private unappliedIds: Array<string | undefined> = [];
 
   constructor(config: BridgeAgentConfig) {
     const { baseUrl, resourceId, agentId, connect, onConnectionChange, ...rest } = config;
@@ -100,7 +105,8 @@ export class BridgeAgent extends HttpAgent {
   override connectAgent(parameters?: BridgeRunParameters, subscriber?: AgentSubscriber): Promise<RunAgentResult> {
     this.connectController = parameters?.abortController ?? new AbortController();
     const { abortController: _ignored, ...rest } = parameters ?? {};
-    return super.connectAgent(rest, subscriber);
+    // Frames the pipeline dropped when it stopped must not be matched to the events of a later run.
+    return super.connectAgent(rest, subscriber).finally(() => (this.unappliedIds = []));
   }
 
   /** Stops following the thread: `connectAgent()` resolves. */
@@ -116,6 +122,7 @@ export class BridgeAgent extends HttpAgent {
 
   /** The thread's event stream as AG-UI events: what `connectAgent()` folds into `messages`. */
   protected override connect(input: RunAgentInput): Observable<BaseEvent> {
+    this.unappliedIds = [];
     const query = new URLSearchParams();
     if (this.resourceId !== undefined) query.set('resourceId', this.resourceId);
     if (this.bridgeAgentId !== undefined) query.set('agentId', this.bridgeAgentId);
@@ -136,10 +143,26 @@ export class BridgeAgent extends HttpAgent {
       },
     }).pipe(
       map((frame) => {
-        if (frame.id !== undefined) this.lastEventId = frame.id;
+        this.unappliedIds.push(frame.id);
         return frame.event;
       }),
     );
+  }
+
+  /**
+   * Moves `lastEventId` when an event is applied rather than when it arrives: the pipeline applies
+   * events one at a time, asynchronously, so an id taken on arrival can be ahead of `messages`, and
+   * a copy saved with it would miss the events in between. The pipeline passes the bridge's events
+   * one for one (it only adds or drops `*_CHUNK` and unknown types, which the bridge never sends).
+   */
+  protected override apply(input: RunAgentInput, events$: Observable<BaseEvent>, subscribers: AgentSubscriber[]): Observable<AgentStateMutation> {
+    const track: AgentSubscriber = {
+      onEvent: () => {
+        const id = this.unappliedIds.shift();
+        if (id !== undefined) this.lastEventId = id;
+      },
+    };
+    return super.apply(input, events$, [track, ...subscribers]);
   }
 
   /** A copy on the same thread, resuming from the same event id. */
@@ -149,6 +172,7 @@ export class BridgeAgent extends HttpAgent {
     fields.baseUrl = this.baseUrl;
     fields.connectOptions = { ...this.connectOptions };
     fields.onConnectionChange = this.onConnectionChange;
+    fields.unappliedIds = [];
     copy.resourceId = this.resourceId;
     copy.bridgeAgentId = this.bridgeAgentId;
     copy.lastEventId = this.lastEventId;

@@ -1,8 +1,8 @@
 /**
  * Wire types of the bridge's HTTP routes, as a browser or Node client sees them (JSON: dates are
  * ISO 8601 strings). Declared here rather than imported from the server so the client never pulls
- * server code (zod schemas, Mastra) into a browser bundle. `test/client-types.test.ts` checks that
- * they stay assignable to and from the server's zod schemas.
+ * server code (zod schemas, Mastra) into a browser bundle. `test/client-types.test-d.ts` (a
+ * type-level test) checks that they stay equal to the server's zod schemas and answer types.
  */
 
 /** Attribute values Mastra renders into a signal's XML tag. Names must be XML-safe. */

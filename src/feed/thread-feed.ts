@@ -1,27 +1,23 @@
 import { randomUUID } from 'node:crypto';
 import { EventType, type Event, type Message } from '@ag-ui/core';
 import type { Agent } from '@mastra/core/agent';
-import type { RunAnnouncement } from '../runs/run-announcements.js';
 import type { BridgeLogger } from '../config.js';
-import type { EventStream } from '../sse/event-stream.js';
 import type { MastraChunk } from '../translate/chunks.js';
-import type { StreamTranslator } from '../translate/stream-translator.js';
+import { ThreadTranslator, type RunAnnouncement } from '../translate/thread-translator.js';
 import { errorMessage } from '../translate/values.js';
-import { ReplayRing } from './replay-ring.js';
-import { ThreadTranslator } from '../translate/thread-translator.js';
+import type { ThreadEventLog } from './event-log.js';
+import type { FeedSink } from './feed-sink.js';
 
 export interface FeedOptions {
   agent: Agent;
   threadId: string;
   resourceId: string;
-  /** First sequence id: above every id an earlier feed of this thread handed out (see `feedBase`). */
-  firstSeq: number;
-  replayBufferSize: number;
+  /** Numbers the events and keeps the recent ones for replay. */
+  log: ThreadEventLog;
   maxClientQueueBytes: number;
   heartbeatMs: number;
-  translators: StreamTranslator;
   /** What a `/run` announced of itself, by Mastra run id (see `RunAnnouncements`). */
-  announced?: (runId: string) => RunAnnouncement | undefined;
+  announcement?: (runId: string) => Promise<RunAnnouncement | undefined>;
   loadHistory: () => Promise<Message[]>;
   /** The task manager's stream for this thread, where background-task progress arrives. */
   backgroundStream?: (signal: AbortSignal) => ReadableStream<unknown> | undefined;
@@ -35,7 +31,7 @@ export interface AttachOptions {
 
 /** One SSE client of a feed: `position` is the last sequence id it was sent. */
 interface Client {
-  out: EventStream;
+  out: FeedSink;
   position: number;
   /** Set while its snapshot loads: live events wait in the ring meanwhile. */
   loading: boolean;
@@ -52,8 +48,9 @@ const isTerminal = (e: Event) => e.type === EventType.RUN_FINISHED || e.type ===
  * `Last-Event-ID`), so one slow reader neither holds up the others nor grows memory.
  */
 export class ThreadFeed {
-  private seq: number;
-  private readonly ring: ReplayRing;
+  private readonly log: ThreadEventLog;
+  /** Announcements fetched for runs whose bracket is about to open. */
+  private readonly announcements = new Map<string, RunAnnouncement>();
   private readonly clients = new Set<Client>();
   private readonly translator: ThreadTranslator;
   private readonly stop = new AbortController();
@@ -64,16 +61,10 @@ export class ThreadFeed {
   private readonly heartbeat: NodeJS.Timeout;
 
   constructor(private readonly options: FeedOptions) {
-    this.seq = options.firstSeq - 1;
-    this.ring = new ReplayRing(options.replayBufferSize, this.seq);
-    this.translator = new ThreadTranslator(options.threadId, options.translators, options.announced);
+    this.log = options.log;
+    this.translator = new ThreadTranslator(options.threadId, { announced: (runId) => this.takeAnnouncement(runId) });
     this.heartbeat = setInterval(() => this.keepAlive(), options.heartbeatMs);
     this.heartbeat.unref();
-  }
-
-  /** The last sequence id handed out. */
-  get lastSeq(): number {
-    return this.seq;
   }
 
   get clientCount(): number {
@@ -92,8 +83,8 @@ export class ThreadFeed {
    * run first (when asked for, or for any id it cannot replay), then live. The client's id is only
    * read: it never moves the sequence that the other clients share.
    */
-  async attach(out: EventStream, options: AttachOptions): Promise<void> {
-    const client: Client = { out, position: this.seq, loading: false, awaitingRun: false };
+  async attach(out: FeedSink, options: AttachOptions): Promise<void> {
+    const client: Client = { out, position: this.log.lastId, loading: false, awaitingRun: false };
     this.clients.add(client);
     const { lastEventId } = options;
     if (lastEventId !== undefined && this.canReplayAfter(lastEventId)) {
@@ -102,12 +93,12 @@ export class ThreadFeed {
       // Join first: the snapshot frames carry the position the client resumes from, and a client
       // joining inside a run resumes before that run's RUN_STARTED, so ids would otherwise go back.
       this.joinCurrentRun(client);
-      if (options.snapshot || lastEventId !== undefined) await this.sendSnapshot(client);
+      if ((options.snapshot || lastEventId !== undefined) && !(await this.sendSnapshot(client))) return;
     }
     this.catchUp(client);
   }
 
-  detach(out: EventStream): void {
+  detach(out: FeedSink): void {
     for (const client of this.clients) if (client.out === out) this.clients.delete(client);
   }
 
@@ -119,18 +110,34 @@ export class ThreadFeed {
     this.unsubscribe?.();
     for (const client of this.clients) client.out.close();
     this.clients.clear();
+    this.log.close();
   }
 
   private async consume(stream: AsyncIterable<unknown>): Promise<void> {
     try {
-      for await (const chunk of stream) {
+      for await (const raw of stream) {
         if (this.stop.signal.aborted) return;
-        if ((chunk as MastraChunk).type === 'background-task-started') this.followBackgroundTasks();
-        this.publish(this.translator.push(chunk as MastraChunk));
+        const chunk = raw as MastraChunk;
+        if (chunk.type === 'background-task-started') this.followBackgroundTasks();
+        // A run's bracket opens on its `start`: what its `/run` announced must be at hand by then.
+        if (chunk.type === 'start') await this.fetchAnnouncement(chunk.runId);
+        this.publish(this.translator.push(chunk));
       }
     } catch (error) {
       if (!this.stop.signal.aborted) this.options.logger.error(`Thread feed ${this.options.threadId} failed: ${errorMessage(error)}`);
     }
+  }
+
+  private async fetchAnnouncement(runId: string): Promise<void> {
+    const announcement = await this.options.announcement?.(runId);
+    if (announcement) this.announcements.set(runId, announcement);
+  }
+
+  /** The translator asks once per run, when it opens the run's first bracket. */
+  private takeAnnouncement(runId: string): RunAnnouncement | undefined {
+    const announcement = this.announcements.get(runId);
+    this.announcements.delete(runId);
+    return announcement;
   }
 
   /**
@@ -145,14 +152,13 @@ export class ThreadFeed {
     if (stream) void this.consume(streamToIterable(stream));
   }
 
-  /** Numbers the events, keeps them in the ring, and sends them to every ready client (encoded once for all). */
+  /** Numbers the events in the log, and sends them to every ready client (encoded once for all). */
   private publish(events: Event[]): void {
     if (events.length === 0) return;
-    const firstId = this.seq + 1;
-    for (const event of events) {
-      this.ring.push(++this.seq, event);
-      if (event.type === EventType.RUN_STARTED) this.runStartSeq = this.seq;
-      else if (isTerminal(event)) this.runStartSeq = undefined;
+    const firstId = this.log.append(events);
+    for (let i = 0; i < events.length; i++) {
+      if (events[i].type === EventType.RUN_STARTED) this.runStartSeq = firstId + i;
+      else if (isTerminal(events[i])) this.runStartSeq = undefined;
     }
     this.lastPublish = Date.now();
     for (const client of this.clients) this.deliver(client, events, firstId);
@@ -177,12 +183,12 @@ export class ThreadFeed {
    * thread, or before a restart, is unknown), or one it never handed out.
    */
   private canReplayAfter(id: number): boolean {
-    return id >= this.options.firstSeq && id <= this.seq && this.ring.since(id) !== undefined;
+    return id > this.log.baseId && this.log.since(id) !== undefined;
   }
 
-  /** Sends what the client has not seen yet from the ring. */
+  /** Sends what the client has not seen yet from the log. */
   private catchUp(client: Client): void {
-    const missed = this.ring.since(client.position);
+    const missed = this.log.since(client.position);
     // The ring moved past it while its snapshot loaded: a gap it cannot see. It comes back for a new snapshot.
     if (!missed) return this.cutOff(client);
     for (const { id, event } of missed) {
@@ -197,19 +203,26 @@ export class ThreadFeed {
   /** A client joining inside a run starts at that run's `RUN_STARTED`, or waits for the next run. */
   private joinCurrentRun(client: Client): void {
     if (this.runStartSeq === undefined) return;
-    if (this.ring.since(this.runStartSeq - 1) !== undefined) client.position = this.runStartSeq - 1;
+    if (this.log.since(this.runStartSeq - 1) !== undefined) client.position = this.runStartSeq - 1;
     else client.awaitingRun = true;
   }
 
-  private async sendSnapshot(client: Client): Promise<void> {
+  /**
+   * Sends the snapshot run; answers whether it could. A history that fails to load is never sent
+   * as an empty snapshot (a client would wipe its transcript): the client is cut off before any
+   * frame, and reconnects with the same `Last-Event-ID` to try again.
+   */
+  private async sendSnapshot(client: Client): Promise<boolean> {
     client.loading = true;
     const runId = `snapshot-${randomUUID()}`;
     const { threadId } = this.options;
-    let messages: Message[] = [];
+    let messages: Message[];
     try {
       messages = await this.options.loadHistory();
     } catch (error) {
       this.options.logger.warn(`Snapshot of thread ${threadId} failed: ${errorMessage(error)}`);
+      this.cutOff(client, "The thread's history could not be loaded; reconnect to try again");
+      return false;
     }
     // The snapshot frames carry the position the client resumes from: ids never go back.
     const snapshot: Event[] = [
@@ -219,15 +232,16 @@ export class ThreadFeed {
     ];
     for (const event of snapshot) client.out.send([event], client.position);
     client.loading = false;
+    return true;
   }
 
   private cutOffIfBehind(client: Client): void {
     if (client.out.queuedBytes > this.options.maxClientQueueBytes) this.cutOff(client);
   }
 
-  private cutOff(client: Client): void {
+  private cutOff(client: Client, reason = 'The client fell too far behind; reconnect with Last-Event-ID'): void {
     this.clients.delete(client);
-    client.out.abort('The client fell too far behind; reconnect with Last-Event-ID');
+    client.out.abort(reason);
   }
 
   private keepAlive(): void {

@@ -1,17 +1,15 @@
+import type { Message } from '@ag-ui/core';
 import type { Mastra } from '@mastra/core';
 import type { Agent } from '@mastra/core/agent';
 import { inject, injectable } from 'inversify';
-import { RunAnnouncements } from '../runs/run-announcements.js';
 import type { ResolvedConfig } from '../config.js';
-import type { EventStream } from '../sse/event-stream.js';
-import { ThreadStore, type ThreadScope } from '../threads/thread-store.js';
+import { BridgeError } from '../errors.js';
+import type { RunAnnouncements } from '../runs/run-announcements.js';
+import type { ThreadScope, ThreadStore } from '../threads/thread-store.js';
 import { TOKENS } from '../tokens.js';
-import { StreamTranslator } from '../translate/stream-translator.js';
-import { feedBase } from './feed-base.js';
+import type { ThreadEventLogs } from './event-log.js';
+import type { FeedSink } from './feed-sink.js';
 import { ThreadFeed, type AttachOptions } from './thread-feed.js';
-
-/** Remembered last ids of released feeds, so a re-created feed never reuses an id (past that, the clock does: `feedBase`). */
-const REMEMBERED_THREADS = 10_000;
 
 /**
  * One `ThreadFeed` per thread (keyed by agent, resource and thread), shared by all its SSE
@@ -26,13 +24,12 @@ export class ThreadHub {
   private readonly feeds = new Map<string, ThreadFeed>();
   private readonly starting = new Map<string, Promise<ThreadFeed>>();
   private readonly lingering = new Map<string, NodeJS.Timeout>();
-  private readonly lastIds = new Map<string, number>();
 
   constructor(
     @inject(TOKENS.Config) private readonly config: ResolvedConfig,
     @inject(TOKENS.Mastra) private readonly mastra: Mastra,
     @inject(TOKENS.ThreadStore) private readonly threads: ThreadStore,
-    @inject(TOKENS.TranslatorFactory) private readonly translators: StreamTranslator,
+    @inject(TOKENS.EventLogs) private readonly logs: ThreadEventLogs,
     @inject(TOKENS.RunAnnouncements) private readonly announcements: RunAnnouncements,
   ) {}
 
@@ -41,7 +38,7 @@ export class ThreadHub {
     return this.feeds.size;
   }
 
-  async attach(target: { agent: Agent } & ThreadScope, out: EventStream, options: AttachOptions): Promise<void> {
+  async attach(target: { agent: Agent } & ThreadScope, out: FeedSink, options: AttachOptions): Promise<void> {
     const key = `${target.agent.id}\0${target.resourceId}\0${target.threadId}`;
     const pending = this.lingering.get(key);
     if (pending) clearTimeout(pending);
@@ -71,13 +68,11 @@ export class ThreadHub {
       agent: target.agent,
       threadId: target.threadId,
       resourceId: target.resourceId,
-      firstSeq: feedBase(this.lastIds.get(key)),
-      replayBufferSize: this.config.replayBufferSize,
+      log: this.logs.open(key),
       maxClientQueueBytes: this.config.maxClientQueueBytes,
       heartbeatMs: this.config.heartbeatMs,
-      translators: this.translators,
-      announced: (runId) => this.announcements.get(runId),
-      loadHistory: () => this.threads.messages(scope, {}, 'agui').catch(() => []),
+      announcement: (runId) => this.announcements.get(runId),
+      loadHistory: () => this.history(scope),
       backgroundStream: (signal) =>
         this.mastra.backgroundTaskManager?.stream({
           threadId: target.threadId,
@@ -92,7 +87,17 @@ export class ThreadHub {
     return feed;
   }
 
-  private detach(key: string, feed: ThreadFeed, out: EventStream): void {
+  /** The thread's AG-UI history; a thread that does not exist yet (a stream may come first) has none. */
+  private async history(scope: ThreadScope & { agentId: string }): Promise<Message[]> {
+    try {
+      return await this.threads.messages(scope, {}, 'agui');
+    } catch (error) {
+      if (error instanceof BridgeError && error.code === 'THREAD_NOT_FOUND') return [];
+      throw error;
+    }
+  }
+
+  private detach(key: string, feed: ThreadFeed, out: FeedSink): void {
     feed.detach(out);
     if (feed.clientCount > 0 || this.lingering.has(key)) return;
     const timer = setTimeout(() => {
@@ -106,7 +111,5 @@ export class ThreadHub {
   private release(key: string, feed: ThreadFeed): void {
     feed.close();
     this.feeds.delete(key);
-    this.lastIds.set(key, feed.lastSeq);
-    if (this.lastIds.size > REMEMBERED_THREADS) this.lastIds.delete(this.lastIds.keys().next().value as string);
   }
 }

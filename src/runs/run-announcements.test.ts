@@ -1,32 +1,33 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { RunAnnouncements } from './run-announcements.js';
+import { InProcessRunAnnouncements } from './run-announcements.js';
 
-describe('RunAnnouncements', () => {
+describe('InProcessRunAnnouncements', () => {
   beforeEach(() => vi.useFakeTimers());
   afterEach(() => vi.useRealTimers());
 
   const announcement = { messages: [{ id: 'u1', role: 'user' as const, content: 'hi' }] };
 
-  it('keeps a run\'s announcement while it runs and for 30 s after it ends, for followers that read late', () => {
-    const runs = new RunAnnouncements();
-    const done = runs.announce('r1', announcement);
-    expect(runs.get('r1')).toBe(announcement);
+  it("keeps a run's announcement while it runs and for 30 s after it ends, for followers that read late", async () => {
+    const runs = new InProcessRunAnnouncements();
+    await runs.announce('r1', announcement);
+    expect(await runs.get('r1')).toBe(announcement);
     vi.advanceTimersByTime(60_000);
-    expect(runs.get('r1')).toBe(announcement);
-    done();
+    expect(await runs.get('r1')).toBe(announcement);
+    runs.ended('r1');
     vi.advanceTimersByTime(29_999);
-    expect(runs.get('r1')).toBe(announcement);
+    expect(await runs.get('r1')).toBe(announcement);
     vi.advanceTimersByTime(1);
-    expect(runs.get('r1')).toBeUndefined();
-    expect(runs.get('never')).toBeUndefined();
+    expect(await runs.get('r1')).toBeUndefined();
+    expect(await runs.get('never')).toBeUndefined();
   });
 
-  it('does not drop a newer announcement under the same run id', () => {
-    const runs = new RunAnnouncements();
-    runs.announce('r1', announcement)();
+  it('does not drop a newer announcement under the same run id', async () => {
+    const runs = new InProcessRunAnnouncements();
+    await runs.announce('r1', announcement);
+    runs.ended('r1');
     const newer = { messages: [] };
-    runs.announce('r1', newer);
+    await runs.announce('r1', newer);
     vi.advanceTimersByTime(30_000);
-    expect(runs.get('r1')).toBe(newer);
+    expect(await runs.get('r1')).toBe(newer);
   });
 });

@@ -1,45 +1,48 @@
-import type { Message } from '@ag-ui/core';
 import { injectable } from 'inversify';
-import type { MessagePosition } from '../translate/ids.js';
+import type { RunAnnouncement } from '../translate/thread-translator.js';
 
-/** What a `/run` tells the followers of its thread about itself. */
-export interface RunAnnouncement {
-  /** The run's new input messages: Mastra's thread stream never carries them. */
-  messages: Message[];
-  /** The stored assistant message the run's answer is appended to, if Mastra appends it to one. */
-  appendsTo?: MessagePosition;
+export type { RunAnnouncement };
+
+/**
+ * What each `/run` tells the followers of its thread about itself, by Mastra run id: `RunService`
+ * announces a run before it starts it; a thread feed reads the announcement when the run's first
+ * chunk reaches it, so that its followers see the messages the run answers (`RUN_STARTED.input`)
+ * and the same message ids as the run's own client. One binding in the container; the in-process
+ * one is `InProcessRunAnnouncements`.
+ *
+ * @example
+ * await announcements.announce(runId, { messages: [userMessage] });
+ * try { await streamTheRun(); } finally { announcements.ended(runId); }
+ * await announcements.get(runId); // { messages: [userMessage] }, for a while after the run too
+ */
+export interface RunAnnouncements {
+  announce(runId: string, announcement: RunAnnouncement): Promise<void>;
+  /** The run is over: its announcement is kept a while longer, for followers that read late. */
+  ended(runId: string): void;
+  get(runId: string): Promise<RunAnnouncement | undefined>;
 }
 
 /** How long an announcement outlives its run: a follower's subscription may read the run's chunks later than the run itself. */
 const KEEP_AFTER_RUN_MS = 30_000;
 
-/**
- * The announcements of the runs in progress, by Mastra run id: `RunService` announces a run before
- * it starts it; a thread feed reads the announcement when the run's first chunk reaches it, so that
- * its followers see the user message the run answers (as `RUN_STARTED.input`) and the same message
- * ids as the run's own client.
- *
- * @example
- * const done = announcements.announce(runId, { messages: [userMessage] });
- * try { await streamTheRun(); } finally { done(); }
- * announcements.get(runId); // { messages: [userMessage] } until 30 s after done()
- */
+/** Announcements held in this process. */
 @injectable()
-export class RunAnnouncements {
+export class InProcessRunAnnouncements implements RunAnnouncements {
   private readonly runs = new Map<string, RunAnnouncement>();
 
-  /** Announces a run; call the returned function when it ends. */
-  announce(runId: string, announcement: RunAnnouncement): () => void {
+  async announce(runId: string, announcement: RunAnnouncement): Promise<void> {
     this.runs.set(runId, announcement);
-    return () => {
-      const timer = setTimeout(() => {
-        if (this.runs.get(runId) === announcement) this.runs.delete(runId);
-      }, KEEP_AFTER_RUN_MS);
-      timer.unref();
-    };
   }
 
-  get(runId: string): RunAnnouncement | undefined {
+  ended(runId: string): void {
+    const announcement = this.runs.get(runId);
+    const timer = setTimeout(() => {
+      if (this.runs.get(runId) === announcement) this.runs.delete(runId);
+    }, KEEP_AFTER_RUN_MS);
+    timer.unref();
+  }
+
+  async get(runId: string): Promise<RunAnnouncement | undefined> {
     return this.runs.get(runId);
   }
 }

@@ -9,16 +9,15 @@ import { ThreadStore } from '../threads/thread-store.js';
 import { TOKENS } from '../tokens.js';
 import { frontendToolOptions } from './frontend-tools.js';
 import { ToolProxy } from './tool-proxy.js';
-import type { MastraChunk } from '../translate/chunks.js';
+import { endsStep, isPause, type MastraChunk } from '../translate/chunks.js';
 import { appendPosition, toAguiMessages } from '../translate/history.js';
 import { toolResultMessageId, type MessagePosition } from '../translate/ids.js';
 import { selectNewMessages, toMastraMessages, type MastraInputMessage } from '../translate/messages.js';
-import type { RunTranslator } from '../translate/run-translator.js';
-import { StreamTranslator } from '../translate/stream-translator.js';
+import { RunTranslator } from '../translate/run-translator.js';
 import { errorMessage } from '../translate/values.js';
 import { AgentProvider } from '../agents/agent-provider.js';
 import { ResultCapture } from './result-capture.js';
-import { RunAnnouncements, type RunAnnouncement } from './run-announcements.js';
+import type { RunAnnouncement, RunAnnouncements } from './run-announcements.js';
 import { findResumeTargets, resume, type ResumeTarget } from './resume.js';
 
 /** The request-context key under which tools find the AG-UI `context`, `state` and `forwardedProps`. */
@@ -50,6 +49,7 @@ type MastraOutput = { fullStream: AsyncIterable<unknown> };
 /** What `pipe` needs of the run it streams. */
 interface PipeContext {
   translator: RunTranslator;
+  capture: ResultCapture;
   write: EventSink;
   runId: string;
   frontendTools: ReadonlySet<string>;
@@ -94,8 +94,6 @@ export class RunService {
     @inject(TOKENS.AgentProvider) private readonly agents: AgentProvider,
     @inject(TOKENS.ThreadStore) private readonly threads: ThreadStore,
     @inject(TOKENS.ToolProxy) private readonly proxy: ToolProxy,
-    @inject(TOKENS.ResultCapture) private readonly captures: ResultCapture,
-    @inject(TOKENS.TranslatorFactory) private readonly translators: StreamTranslator,
     @inject(TOKENS.RunAnnouncements) private readonly announcements: RunAnnouncements,
   ) {}
 
@@ -152,20 +150,19 @@ export class RunService {
     const onClientAbort = () => controller.abort(clientSignal.reason);
     clientSignal.addEventListener('abort', onClientAbort, { once: true });
     this.active.add(controller);
-    const capture = this.captures.begin();
+    const capture = new ResultCapture();
     const frontendTools = new Set((input.tools ?? []).map((t) => t.name));
-    const translator = this.translators.begin({
+    const translator = new RunTranslator({
       threadId: input.threadId,
       runId: input.runId,
       interruptRunId: plan.resume[0]?.runId ?? input.runId,
-      resumedToolCalls: new Set(plan.resume.map((target) => target.toolCallId)),
+      resumedToolCalls: plan.resume.map((target) => target.toolCallId),
       frontendTools,
       frontendToolMode: options.frontendToolMode,
-      capturedResult: capture.lookup,
       appendsTo: plan.announcement.appendsTo,
     });
     await write(translator.start());
-    const context: PipeContext = { translator, write, runId: input.runId, frontendTools, options, signal };
+    const context: PipeContext = { translator, capture, write, runId: input.runId, frontendTools, options, signal };
     const streamOptions = {
       requestContext: agUiRequestContext(input),
       ...(plan.memory && { memory: { thread: input.threadId, resource: options.resourceId, ...(options.memoryOptions && { options: options.memoryOptions }) } }),
@@ -189,15 +186,16 @@ export class RunService {
           runId: input.runId,
           ...(options.structuredOutput && { structuredOutput: { schema: options.structuredOutput } }),
         };
-        const announced = this.announcements.announce(input.runId, plan.announcement);
+        await this.announcements.announce(input.runId, plan.announcement);
         try {
           // Mastra's overloads split on `structuredOutput`; the options are built dynamically, hence the cast.
           const output = await agent.stream(plan.messages as never, runOptions as never);
           await this.pipe(output, context);
         } finally {
-          announced();
+          this.announcements.ended(input.runId);
         }
       }
+      if (!signal.aborted) await this.translate(capture.take(), context);
       await write(signal.aborted ? translator.cancel() : translator.end());
     } catch (error) {
       if (signal.aborted) await write(translator.cancel());
@@ -215,19 +213,26 @@ export class RunService {
 
   /** Streams one Mastra output through the translator into the sink; waits only when the sink asks to. */
   private async pipe(output: MastraOutput, context: PipeContext, queue?: ResumeQueue): Promise<void> {
-    const { translator, write, signal } = context;
+    const { translator, capture, signal } = context;
     for await (const raw of output.fullStream) {
       if (signal.aborted) return;
       const chunk = raw as MastraChunk;
       if (queue && this.resumesLater(chunk, queue)) continue;
       this.expectFrontendCall(chunk, context);
-      const events = translator.push(chunk);
-      if (events.length > 0) {
-        const drained = write(events);
-        if (drained) await drained;
-      }
+      // What the step's tools returned reaches the translator before the step ends.
+      if (endsStep(chunk)) await this.translate(capture.take(), context);
+      await this.translate(chunk, context);
       if (translator.finished) return;
     }
+  }
+
+  /** Translates one chunk into the sink; waits only when the sink asks to. */
+  private async translate(chunk: MastraChunk | undefined, { translator, write }: PipeContext): Promise<void> {
+    if (!chunk) return;
+    const events = translator.push(chunk);
+    if (events.length === 0) return;
+    const drained = write(events);
+    if (drained) await drained;
   }
 
   /** A pause the client already answered is resumed instead of ending the run on it. */
@@ -282,10 +287,6 @@ function appendTarget(messages: MastraInputMessage[], stored: MastraDBMessage[])
   if (!last || last.role !== 'assistant' || messages.length === 0) return undefined;
   if (!messages.every((m) => m.role === 'tool' || m.role === 'assistant')) return undefined;
   return appendPosition(last);
-}
-
-function isPause(chunk: MastraChunk): chunk is Extract<MastraChunk, { type: 'tool-call-approval' | 'tool-call-suspended' }> {
-  return chunk.type === 'tool-call-approval' || chunk.type === 'tool-call-suspended';
 }
 
 /** What tools and processors may read of the AG-UI input: `requestContext.get('ag-ui')`. */

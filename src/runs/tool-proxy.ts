@@ -21,18 +21,32 @@ type Pending = {
 const ANSWERED_MEMORY = 10_000;
 
 /**
- * Frontend-tool calls waiting for the client, keyed by run and tool call (proxy mode). The run's
- * tool waits on `wait()`; `POST /runs/:runId/tool-calls/:toolCallId/result` calls `answer()`.
- * Entries are created by whichever side comes first, so a result posted the instant the client saw
- * `TOOL_CALL_END` is never lost.
+ * Frontend-tool calls waiting for the client's answer (proxy mode), keyed by run and tool call.
+ * The run's tool waits on `wait()`; `POST /runs/:runId/tool-calls/:toolCallId/result` calls
+ * `answer()`. One binding in the container; the in-process one is `InProcessToolProxy`.
  *
  * @example
- * proxy.expect(runId, toolCallId);                // when the call is streamed
- * const answer = await proxy.wait(runId, toolCallId, signal);
- * proxy.answer(runId, toolCallId, { content: 'teal' });   // from the HTTP route
+ * proxy.expect(runId, toolCallId, resourceId);   // when the call is streamed
+ * const answer = await proxy.wait(runId, toolCallId, 'pick_color', signal, resourceId);
+ * await proxy.answer(runId, toolCallId, resourceId, { content: 'teal' }); // from the HTTP route
+ */
+export interface ToolProxy {
+  /** Opens a slot for a call the client is about to see, so an answer posted at once is not lost. */
+  expect(runId: string, toolCallId: string, resourceId: string): void;
+  /** Waits for the client's answer; fails after `frontendToolTimeoutMs` or when `signal` aborts. */
+  wait(runId: string, toolCallId: string, toolName: string, signal: AbortSignal | undefined, resourceId: string): Promise<ToolCallAnswer>;
+  /** Delivers the client's answer: unknown call (or another resource's) `404 TOOL_CALL_NOT_FOUND`, answered twice `409 CONFLICT`. */
+  answer(runId: string, toolCallId: string, resourceId: string, answer: ToolCallAnswer): Promise<void>;
+  /** Fails every call of a run still waiting (the client left, or the run ended). */
+  rejectRun(runId: string, reason: string): void;
+}
+
+/**
+ * Waiting calls held in this process. Entries are made by whichever side comes first, so a
+ * result posted the instant the client saw `TOOL_CALL_END` is never lost.
  */
 @injectable()
-export class ToolProxy {
+export class InProcessToolProxy implements ToolProxy {
   private readonly pending = new Map<string, Pending>();
   private readonly answered = new Map<string, string>();
   private readonly timeoutMs: number;
@@ -41,12 +55,10 @@ export class ToolProxy {
     this.timeoutMs = config.frontendToolTimeoutMs;
   }
 
-  /** Opens a slot for a call the client is about to see. */
   expect(runId: string, toolCallId: string, resourceId: string): void {
     this.slot(key(runId, toolCallId), resourceId);
   }
 
-  /** Waits for the client's answer; times out after `frontendToolTimeoutMs` or when `signal` aborts. */
   wait(runId: string, toolCallId: string, toolName: string, signal: AbortSignal | undefined, resourceId: string): Promise<ToolCallAnswer> {
     const k = key(runId, toolCallId);
     const entry = this.slot(k, resourceId);
@@ -66,8 +78,7 @@ export class ToolProxy {
     });
   }
 
-  /** Delivers the client's answer: unknown call `404 TOOL_CALL_NOT_FOUND`, answered twice `409 CONFLICT`. */
-  answer(runId: string, toolCallId: string, resourceId: string, answer: ToolCallAnswer): void {
+  async answer(runId: string, toolCallId: string, resourceId: string, answer: ToolCallAnswer): Promise<void> {
     const k = key(runId, toolCallId);
     const entry = this.pending.get(k);
     // Another resource's call is answered exactly like an unknown one.
@@ -77,7 +88,6 @@ export class ToolProxy {
     entry.resolve(answer);
   }
 
-  /** Rejects every call still waiting in a run (the client left or the run ended). */
   rejectRun(runId: string, reason: string): void {
     const prefix = `${runId}\0`;
     for (const [k, entry] of this.pending) {

@@ -2,7 +2,7 @@ import { existsSync, mkdirSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { dirname, extname, join } from 'node:path';
 import type { AddressInfo } from 'node:net';
-import { fileURLToPath } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import { serve, type ServerType } from '@hono/node-server';
 import { Mastra } from '@mastra/core';
 import type { Hono } from 'hono';
@@ -28,13 +28,33 @@ function prepareDatabase(url: string): void {
   if (path && path !== ':memory:') mkdirSync(dirname(path), { recursive: true });
 }
 
-/** The demo page's folder: `web/` at the package root, found from `src/server/` as from `dist/` or `dist/chunks/`. */
-function findPageDir(): string | undefined {
+/** The package root: the folder with `web/index.html`, found from `src/server/` as from `dist/` or `dist/chunks/`. */
+function findPackageRoot(): string | undefined {
   let dir = dirname(fileURLToPath(import.meta.url));
   for (let up = 0; up < 4; up++, dir = dirname(dir)) {
-    if (existsSync(join(dir, 'web', 'index.html'))) return join(dir, 'web');
+    if (existsSync(join(dir, 'web', 'index.html'))) return dir;
   }
   return undefined;
+}
+
+/**
+ * The page's copy of `mastra-agui-bridge/client` (scripts/browser-client.ts), made once on first
+ * request. Run from source (this file is TypeScript: `npm start`, tests), it is bundled from
+ * `src/client/`, so a fresh clone needs no build; run from the build, it is `dist/client.browser.js`.
+ */
+function browserClient(root: string): () => Promise<string> {
+  let code: Promise<string> | undefined;
+  const load = async () => {
+    if (!import.meta.url.endsWith('.ts')) return readFile(join(root, 'dist', 'client.browser.js'), 'utf8');
+    const script = pathToFileURL(join(root, 'scripts', 'browser-client.ts')).href;
+    const { bundleBrowserClient } = (await import(script)) as typeof import('../../scripts/browser-client.js');
+    return bundleBrowserClient(root);
+  };
+  // A failure is not kept: the next request tries again.
+  return () => (code ??= load().catch((error: unknown) => {
+    code = undefined;
+    throw error;
+  }));
 }
 
 const PAGE_TYPES: Record<string, string> = {
@@ -46,17 +66,21 @@ const PAGE_TYPES: Record<string, string> = {
 const PAGE_CSP = "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'";
 
 /**
- * Serves the demo page (`web/`, see docs/client.md): `GET /` and its assets under `GET /ui/<file>`.
- * The page learns the bridge prefix from a meta tag filled in here.
+ * Serves the demo page (`web/`, see docs/client.md): `GET /`, its assets under `GET /ui/<file>`,
+ * and the client bundle it imports at `GET /ui/client.js`. The page learns the bridge prefix from a
+ * meta tag filled in here.
  */
 function servePage(app: Hono, prefix: string): void {
-  const dir = findPageDir();
-  if (!dir) return;
+  const root = findPackageRoot();
+  if (!root) return;
+  const dir = join(root, 'web');
+  const client = browserClient(root);
   const headers = { 'Cache-Control': 'no-cache', 'X-Content-Type-Options': 'nosniff' };
   app.get('/', async (c) => {
     const html = await readFile(join(dir, 'index.html'), 'utf8');
     return c.html(html.replaceAll('%AGUI_PREFIX%', prefix), 200, { ...headers, 'Content-Security-Policy': PAGE_CSP });
   });
+  app.get('/ui/client.js', async (c) => c.body(await client(), 200, { ...headers, 'Content-Type': PAGE_TYPES['.js'] }));
   app.get('/ui/:file', async (c) => {
     const file = c.req.param('file');
     const type = PAGE_TYPES[extname(file)];

@@ -141,15 +141,11 @@ export class SignalRouter {
   }
 
   /**
-   * Sends through `send` and answers Mastra's decision. A send that finds the thread idle and is
-   * answered `deliver` was lost by Mastra 1.71: it came while a run was finishing (its final
-   * chunk out, its thread lease still held), so Mastra took it for a wake, lost the lease race and
-   * queued it nowhere (see docs/signals.md). The decision is synchronous, so "idle just before"
-   * and `deliver` together mean that path only, as long as leases live in this process (Mastra's
-   * default in-process pub/sub); with a shared one the lease may be another process's run, which
-   * does get the signal. Such a lost signal is sent again, with the same id, until the run has
-   * let go of the thread (a few ms), and then wakes a run. `queueMessage` queues behind the
-   * finishing run instead and needs none of this.
+   * Sends through `send` and answers Mastra's decision. A thread that was idle just before a
+   * synchronous decision of `deliver` means the signal met a run that is finishing, which Mastra
+   * queues nowhere ("A run that is finishing" in docs/signals.md): it is sent again, with the
+   * same id, until it wakes a run. Only with leases in this process (Mastra's default pub/sub):
+   * with a shared one, `deliver` may be a real hand-off to another process's run.
    */
   private async route(scope: ThreadScope, send: (agent: Agent, id?: string) => Sent): Promise<SignalDecision> {
     // Claimed, not only checked: a wake creates a missing thread anyway, but a persisted signal

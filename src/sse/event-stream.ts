@@ -8,8 +8,8 @@ const HIGH_WATER_BYTES = 256 * 1024;
 const FLUSH_CHARS = 16 * 1024;
 /**
  * How long, inside one long turn, a frame waits for others to share its write: under a frame at
- * 60 Hz, so no reader sees the difference, while a saturated server makes ~5× fewer writes than
- * with 2 ms (measured at 16 streams: ~100 instead of ~400 writes per 2,000-delta answer).
+ * 60 Hz, so no reader sees the difference, while a saturated server makes far fewer writes
+ * (docs/performance.md has the numbers).
  */
 const MAX_HOLD_MS = 10;
 const utf8 = new TextEncoder();

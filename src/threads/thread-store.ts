@@ -5,6 +5,7 @@ import { inject, injectable } from 'inversify';
 import { AgentProvider } from '../agents/agent-provider.js';
 import { conflict, notFound } from '../errors.js';
 import { TOKENS } from '../tokens.js';
+import type { ThreadLocks } from './thread-locks.js';
 import { toAguiMessages, toThreadMessage, type HistoryContext, type StoredBackgroundTask, type ThreadMessage } from '../translate/history.js';
 
 /**
@@ -57,6 +58,7 @@ export class ThreadStore {
   constructor(
     @inject(TOKENS.AgentProvider) private readonly agents: AgentProvider,
     @inject(TOKENS.Mastra) private readonly mastra: Mastra,
+    @inject(TOKENS.ThreadLocks) private readonly locks: ThreadLocks,
   ) {}
 
   async create(input: { resourceId: string; threadId?: string; title?: string; metadata?: Record<string, unknown>; agentId?: string }): Promise<ThreadInfo> {
@@ -75,7 +77,7 @@ export class ThreadStore {
     };
     // Check-then-create must not interleave for one id: stores save with an upsert (LibSQL: INSERT
     // OR REPLACE), so a second create that passed the check too would take over the first's thread.
-    return input.threadId ? this.exclusive(input.threadId, create) : create();
+    return input.threadId ? this.locks.exclusive(input.threadId, create) : create();
   }
 
   async list(input: { resourceId: string; agentId?: string } & Page): Promise<ThreadInfo[]> {
@@ -109,7 +111,7 @@ export class ThreadStore {
    */
   async claim(scope: ThreadScope): Promise<{ existed: boolean }> {
     const { memory } = await this.agents.withMemory(scope.agentId);
-    return this.exclusive(scope.threadId, async () => {
+    return this.locks.exclusive(scope.threadId, async () => {
       const thread = await memory.getThreadById({ threadId: scope.threadId });
       if (thread && thread.resourceId !== scope.resourceId) throw notFound('THREAD_NOT_FOUND', `Thread ${scope.threadId} not found`);
       if (!thread) await memory.createThread({ resourceId: scope.resourceId, threadId: scope.threadId });
@@ -128,7 +130,7 @@ export class ThreadStore {
   /** Updates the title and merges `metadata` into what is stored (keys set to `null` are removed). */
   async update(scope: ThreadScope, patch: { title?: string; metadata?: Record<string, unknown> }): Promise<ThreadInfo> {
     // Serialised per thread: two PATCHes read-merge-write the same metadata, neither may lose the other's keys.
-    return this.exclusive(scope.threadId, async () => {
+    return this.locks.exclusive(scope.threadId, async () => {
       const { thread, memory } = await this.load(scope);
       const { [TOOL_MESSAGE_IDS_KEY]: _ignored, ...requested } = patch.metadata ?? {};
       const metadata = mergeMetadata(thread.metadata, requested);
@@ -176,27 +178,11 @@ export class ThreadStore {
    */
   async rememberToolMessageIds(scope: ThreadScope, ids: ToolMessageIds): Promise<void> {
     if (Object.keys(ids).length === 0) return;
-    await this.exclusive(scope.threadId, async () => {
+    await this.locks.exclusive(scope.threadId, async () => {
       const { thread, memory } = await this.load(scope);
       const known = (thread.metadata?.[TOOL_MESSAGE_IDS_KEY] ?? {}) as ToolMessageIds;
       await memory.updateThread({ id: thread.id, title: thread.title ?? '', metadata: { ...thread.metadata, [TOOL_MESSAGE_IDS_KEY]: { ...known, ...ids } } });
     });
-  }
-
-  /** Tails of the create/update sections running per thread id (this process only). */
-  private readonly locks = new Map<string, Promise<unknown>>();
-
-  /** Runs `task` after every earlier task for the same thread id has settled. */
-  private async exclusive<T>(threadId: string, task: () => Promise<T>): Promise<T> {
-    const previous = this.locks.get(threadId) ?? Promise.resolve();
-    const result = previous.then(task, task);
-    const tail = result.catch(() => {});
-    this.locks.set(threadId, tail);
-    try {
-      return await result;
-    } finally {
-      if (this.locks.get(threadId) === tail) this.locks.delete(threadId);
-    }
   }
 
   /** The thread's background tasks, when Mastra runs any (no task manager, no query). */

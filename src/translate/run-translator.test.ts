@@ -4,7 +4,7 @@ import { EventType, type Event } from '@ag-ui/core';
 import { EventSchemas } from '@ag-ui/core/schemas';
 import { from, lastValueFrom, toArray } from 'rxjs';
 import { describe, expect, it, vi } from 'vitest';
-import { isSignalEcho, type MastraChunk, type SignalEchoChunk } from './chunks.js';
+import { CAPTURED_TOOL_RESULTS, isSignalEcho, type CapturedToolResult, type MastraChunk, type SignalEchoChunk } from './chunks.js';
 import { TOOL_RESULT_PREFIX } from './ids.js';
 import { RunTranslator, type RunTranslatorOptions } from './run-translator.js';
 
@@ -93,6 +93,11 @@ const IDS = { threadId: 't', runId: 'r' };
 function translate(chunks: MastraChunk[], options: Partial<RunTranslatorOptions> = {}): Event[] {
   const t = new RunTranslator({ ...IDS, ...options });
   return [...t.start(), ...chunks.flatMap((c) => t.push(c)), ...t.end()];
+}
+
+/** The chunks with the captured tool outcomes passed in before every step end, as `RunService` does. */
+function withCaptured(chunks: MastraChunk[], results: CapturedToolResult[]): MastraChunk[] {
+  return chunks.flatMap((c) => (c.type === 'step-finish' ? [{ type: CAPTURED_TOOL_RESULTS, results } as MastraChunk, c] : [c]));
 }
 
 /** What each chunk produced on its own, to check that a chunk adds nothing (de-dup, after the terminal). */
@@ -479,10 +484,9 @@ describe('RunTranslator: stream scenarios', () => {
   it('frontend-tool-return: a captured result is never invented for a frontend tool', () => {
     const { chunks } = fixture('frontend-tool-return');
     const call = firstChunk(chunks, 'tool-call').payload;
-    const capturedResult = vi.fn(() => ({ result: 'should not appear', isError: false }));
-    const events = translate(chunks, { frontendTools: new Set([call.toolName]), frontendToolMode: 'return', capturedResult });
+    const captured = withCaptured(chunks, [{ toolCallId: call.toolCallId, result: 'should not appear', isError: false }]);
+    const events = translate(captured, { frontendTools: new Set([call.toolName]), frontendToolMode: 'return' });
     expect(ofType(events, EventType.TOOL_CALL_RESULT)).toEqual([]);
-    expect(capturedResult).not.toHaveBeenCalled();
   });
 
   it('frontend-tool-return in proxy mode: the run ends plainly (the result comes back through the bridge)', () => {
@@ -495,14 +499,16 @@ describe('RunTranslator: stream scenarios', () => {
   it('server-tool without its tool-result chunk (chunk removed): the captured execution result fills in at step end', async () => {
     const chunks = fixture('server-tool').chunks.filter((c) => c.type !== 'tool-result');
     const result = firstChunk(fixture('server-tool').chunks, 'tool-result').payload;
-    const capturedResult = (id: string) => (id === result.toolCallId ? { result: result.result, isError: false } : undefined);
-    const { perChunk } = translateEach(chunks, { capturedResult });
-    const events = translate(chunks, { capturedResult });
+    const captured = withCaptured(chunks, [{ toolCallId: result.toolCallId, result: result.result, isError: false }]);
+    const { perChunk } = translateEach(captured);
+    const events = translate(captured);
 
     await expectValidRun(events);
     expect(only(events, EventType.TOOL_CALL_RESULT)).toMatchObject({ toolCallId: result.toolCallId, content: JSON.stringify(result.result) });
-    const firstStepEnd = perChunk.find((p) => p.chunk.type === 'step-finish');
-    expect(types(firstStepEnd?.events ?? [])).toEqual([EventType.TOOL_CALL_RESULT, EventType.STEP_FINISHED]);
+    // The result goes out as the run passes the captured outcomes in, just before the step ends.
+    const at = perChunk.findIndex((p) => p.chunk.type === CAPTURED_TOOL_RESULTS);
+    expect(types(perChunk[at].events)).toEqual([EventType.TOOL_CALL_RESULT]);
+    expect(types(perChunk[at + 1].events)).toEqual([EventType.STEP_FINISHED]);
   });
 
   it('structured-output: the JSON text streams, and the final object arrives as CUSTOM mastra.object-result', () => {

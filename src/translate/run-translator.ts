@@ -1,13 +1,7 @@
 import { EventType, type Event, type Interrupt, type Message, type RunFinishedOutcome, type TokenUsage } from '@ag-ui/core';
-import { isDataChunk, isSignalEcho, type MastraChunk, type SignalEchoChunk } from './chunks.js';
+import { CAPTURED_TOOL_RESULTS, isDataChunk, isSignalEcho, type CapturedToolResult, type MastraChunk, type SignalEchoChunk } from './chunks.js';
 import { backgroundTaskId, interruptId, MessageNumbering, toolResultMessageId, type MessagePosition } from './ids.js';
 import { declinedContent, errorMessage, signalText, toolErrorContent, toolResultContent, toTokenUsage } from './values.js';
-
-/** A server tool's result captured at execution time, for runs where Mastra emits no `tool-result`. */
-export interface CapturedResult {
-  result: unknown;
-  isError: boolean;
-}
 
 export interface RunTranslatorOptions {
   threadId: string;
@@ -22,14 +16,18 @@ export interface RunTranslatorOptions {
    * `proxy`: the result comes back through the bridge and Mastra streams it (default).
    */
   frontendToolMode?: 'proxy' | 'return';
-  /** Looks up a server tool's captured result by tool call id. */
-  capturedResult?: (toolCallId: string) => CapturedResult | undefined;
   /**
    * Calls this run resumes (an approval or a suspended tool answered by `resume`). The client got
    * their arguments in the interrupted run; its reducer appends `TOOL_CALL_ARGS` to the call it
    * already holds, so a replayed call is re-opened and closed without arguments.
    */
-  resumedToolCalls?: ReadonlySet<string>;
+  resumedToolCalls?: Iterable<string>;
+  /**
+   * A result for a call this run never showed answers a call the client already holds (a later
+   * bracket of a thread stream: the paused call, or one from before a restart): re-announce it
+   * without arguments, as a resumed call. Default: announce it with its arguments (`/run`).
+   */
+  unseenCallsAreResumed?: boolean;
   /**
    * Where the stored assistant message that this run's answer is appended to stands: Mastra merges
    * a run that adds no message of its own (it only answers tool calls, or it goes on after a
@@ -45,6 +43,30 @@ export interface RunTranslatorOptions {
 }
 
 type ToolCallState = { name: string; open: boolean; resolved: boolean };
+
+type StreamKind = 'text' | 'reasoning';
+const STREAM_KINDS: readonly StreamKind[] = ['text', 'reasoning'];
+const streamKind = (type: string): StreamKind => (type.startsWith('text') ? 'text' : 'reasoning');
+
+/** The events that open, fill and close a text or a reasoning message: the only difference between the two. */
+const STREAMS = {
+  text: {
+    start: (messageId: string): Event[] => [{ type: EventType.TEXT_MESSAGE_START, messageId, role: 'assistant' }],
+    content: EventType.TEXT_MESSAGE_CONTENT,
+    end: (messageId: string): Event[] => [{ type: EventType.TEXT_MESSAGE_END, messageId }],
+  },
+  reasoning: {
+    start: (messageId: string): Event[] => [
+      { type: EventType.REASONING_START, messageId },
+      { type: EventType.REASONING_MESSAGE_START, messageId, role: 'reasoning' },
+    ],
+    content: EventType.REASONING_MESSAGE_CONTENT,
+    end: (messageId: string): Event[] => [
+      { type: EventType.REASONING_MESSAGE_END, messageId },
+      { type: EventType.REASONING_END, messageId },
+    ],
+  },
+} as const;
 
 /**
  * Turns the chunks of one Mastra run into AG-UI events: a pure state machine, one per run.
@@ -64,8 +86,8 @@ export class RunTranslator {
   private readonly interruptRunId: string;
   private readonly frontendTools: ReadonlySet<string>;
   private readonly returnFrontendCalls: boolean;
-  private readonly capturedResult?: (toolCallId: string) => CapturedResult | undefined;
-  private readonly resumedToolCalls: ReadonlySet<string>;
+  private readonly resumedToolCalls: Set<string>;
+  private readonly unseenCallsAreResumed: boolean;
   private readonly inputMessages?: Message[];
 
   private started = false;
@@ -77,10 +99,8 @@ export class RunTranslator {
   private wrote = false;
   /** Calls Mastra runs in the background: their result comes with the task's end, not as `tool-result`. */
   private readonly backgroundCalls = new Set<string>();
-  private readonly textIds = new Map<string, string>();
-  private readonly reasoningIds = new Map<string, string>();
-  private readonly openText = new Set<string>();
-  private readonly openReasoning = new Set<string>();
+  /** Open text and reasoning messages: Mastra's part id → AG-UI message id, per kind. */
+  private readonly open: Record<StreamKind, Map<string, string>> = { text: new Map(), reasoning: new Map() };
   private readonly toolCalls = new Map<string, ToolCallState>();
   private readonly openSteps: string[] = [];
   private stepCount = 0;
@@ -96,8 +116,8 @@ export class RunTranslator {
     this.interruptRunId = options.interruptRunId ?? options.runId;
     this.frontendTools = options.frontendTools ?? new Set();
     this.returnFrontendCalls = options.frontendToolMode === 'return';
-    this.capturedResult = options.capturedResult;
-    this.resumedToolCalls = options.resumedToolCalls ?? new Set();
+    this.resumedToolCalls = new Set(options.resumedToolCalls);
+    this.unseenCallsAreResumed = options.unseenCallsAreResumed ?? false;
     this.numbering = MessageNumbering.start(options.runId);
     this.appendsTo = options.appendsTo;
     if (options.inputMessages?.length) this.inputMessages = options.inputMessages;
@@ -172,17 +192,16 @@ export class RunTranslator {
       case 'step-finish':
         return this.stepFinish(out);
       case 'text-start':
-        return void this.openTextMessage(chunk.payload.id, out);
-      case 'text-delta':
-        return this.textDelta(chunk.payload.id, chunk.payload.text, out);
-      case 'text-end':
-        return this.closeTextMessage(chunk.payload.id, out);
       case 'reasoning-start':
-        return void this.openReasoningMessage(chunk.payload.id, out);
+        return void this.openMessage(streamKind(chunk.type), chunk.payload.id, out);
+      case 'text-delta':
       case 'reasoning-delta':
-        return this.reasoningDelta(chunk.payload.id, chunk.payload.text, out);
+        return this.delta(streamKind(chunk.type), chunk.payload.id, chunk.payload.text, out);
+      case 'text-end':
       case 'reasoning-end':
-        return this.closeReasoningMessage(chunk.payload.id, out);
+        return this.closeMessage(streamKind(chunk.type), chunk.payload.id, out);
+      case CAPTURED_TOOL_RESULTS:
+        return this.capturedResults(chunk.results, out);
       case 'tool-call-input-streaming-start':
         return this.toolCallStart(chunk.payload.toolCallId, chunk.payload.toolName, out);
       case 'tool-call-delta':
@@ -238,7 +257,6 @@ export class RunTranslator {
 
   private stepFinish(out: Event[]): void {
     this.closeStreams(out);
-    this.emitCapturedResults(out);
     const stepName = this.openSteps.pop();
     if (stepName) out.push({ type: EventType.STEP_FINISHED, stepName });
   }
@@ -271,47 +289,24 @@ export class RunTranslator {
     return this.numbering.next(kind);
   }
 
-  private openTextMessage(partId: string, out: Event[]): string {
-    const messageId = this.nextMessageId('text');
-    this.textIds.set(partId, messageId);
-    this.openText.add(messageId);
-    out.push({ type: EventType.TEXT_MESSAGE_START, messageId, role: 'assistant' });
+  private openMessage(kind: StreamKind, partId: string, out: Event[]): string {
+    const messageId = this.nextMessageId(kind);
+    this.open[kind].set(partId, messageId);
+    out.push(...STREAMS[kind].start(messageId));
     return messageId;
   }
 
-  private textDelta(partId: string, delta: string, out: Event[]): void {
-    let messageId = this.textIds.get(partId);
-    if (!messageId || !this.openText.has(messageId)) messageId = this.openTextMessage(partId, out);
-    if (delta) out.push({ type: EventType.TEXT_MESSAGE_CONTENT, messageId, delta });
+  /** A delta with no open message opens one first; empty deltas are dropped. */
+  private delta(kind: StreamKind, partId: string, delta: string, out: Event[]): void {
+    const messageId = this.open[kind].get(partId) ?? this.openMessage(kind, partId, out);
+    if (delta) out.push({ type: STREAMS[kind].content, messageId, delta } as Event);
   }
 
-  private closeTextMessage(partId: string, out: Event[]): void {
-    const messageId = this.textIds.get(partId);
-    if (!messageId || !this.openText.delete(messageId)) return;
-    out.push({ type: EventType.TEXT_MESSAGE_END, messageId });
-  }
-
-  private openReasoningMessage(partId: string, out: Event[]): string {
-    const messageId = this.nextMessageId('reasoning');
-    this.reasoningIds.set(partId, messageId);
-    this.openReasoning.add(messageId);
-    out.push(
-      { type: EventType.REASONING_START, messageId },
-      { type: EventType.REASONING_MESSAGE_START, messageId, role: 'reasoning' },
-    );
-    return messageId;
-  }
-
-  private reasoningDelta(partId: string, delta: string, out: Event[]): void {
-    let messageId = this.reasoningIds.get(partId);
-    if (!messageId || !this.openReasoning.has(messageId)) messageId = this.openReasoningMessage(partId, out);
-    if (delta) out.push({ type: EventType.REASONING_MESSAGE_CONTENT, messageId, delta });
-  }
-
-  private closeReasoningMessage(partId: string, out: Event[]): void {
-    const messageId = this.reasoningIds.get(partId);
-    if (!messageId || !this.openReasoning.delete(messageId)) return;
-    out.push({ type: EventType.REASONING_MESSAGE_END, messageId }, { type: EventType.REASONING_END, messageId });
+  private closeMessage(kind: StreamKind, partId: string, out: Event[]): void {
+    const messageId = this.open[kind].get(partId);
+    if (messageId === undefined) return;
+    this.open[kind].delete(partId);
+    out.push(...STREAMS[kind].end(messageId));
   }
 
   // ── tool calls ──────────────────────────────────────────────────────
@@ -352,6 +347,12 @@ export class RunTranslator {
     return this.toolCalls.get(payload.toolCallId) as ToolCallState;
   }
 
+  /** The call a result answers: one this run never showed may be one the client holds already. */
+  private answeredCall(payload: { toolCallId: string; toolName: string; args?: unknown }, out: Event[]): ToolCallState {
+    if (this.unseenCallsAreResumed && !this.toolCalls.has(payload.toolCallId)) this.resumedToolCalls.add(payload.toolCallId);
+    return this.ensureCall(payload, out);
+  }
+
   private emitResult(toolCallId: string, content: string, out: Event[]): void {
     const call = this.toolCalls.get(toolCallId);
     if (!call || call.resolved) return;
@@ -360,30 +361,33 @@ export class RunTranslator {
   }
 
   private toolResult(payload: { toolCallId: string; toolName: string; args?: unknown; result: unknown; isError?: boolean }, out: Event[]): void {
-    this.ensureCall(payload, out);
+    this.answeredCall(payload, out);
     // A call sent to the background answers the model with a placeholder; its result is the task's.
     if (this.backgroundCalls.has(payload.toolCallId)) return;
     this.emitResult(payload.toolCallId, toolResultContent(payload.result, payload.isError), out);
   }
 
   private toolError(payload: { toolCallId: string; toolName: string; args?: unknown; error: unknown }, out: Event[]): void {
-    this.ensureCall(payload, out);
+    this.answeredCall(payload, out);
     this.emitResult(payload.toolCallId, toolErrorContent(payload.error), out);
   }
 
   private toolDenied(payload: { toolCallId: string; toolName: string; args?: unknown; approval?: { reason?: string } }, out: Event[]): void {
-    this.ensureCall(payload, out);
+    this.answeredCall(payload, out);
     this.emitResult(payload.toolCallId, declinedContent(payload.toolName, payload.approval?.reason), out);
   }
 
-  /** Server tools whose result Mastra did not stream get the one captured when they ran. */
-  private emitCapturedResults(out: Event[]): void {
-    if (!this.capturedResult) return;
-    for (const [toolCallId, call] of this.toolCalls) {
-      if (call.resolved || this.frontendTools.has(call.name) || this.backgroundCalls.has(toolCallId)) continue;
-      const captured = this.capturedResult(toolCallId);
-      if (!captured) continue;
-      this.emitResult(toolCallId, toolResultContent(captured.result, captured.isError), out);
+  /**
+   * Server tools whose result Mastra did not stream get the one captured when they ran (the run
+   * passes them in just before the step ends). Calls of frontend tools and background tasks get
+   * their results elsewhere; a call already answered keeps its answer.
+   */
+  private capturedResults(results: readonly CapturedToolResult[], out: Event[]): void {
+    this.closeStreams(out);
+    for (const { toolCallId, result, isError } of results) {
+      const call = this.toolCalls.get(toolCallId);
+      if (!call || call.resolved || this.frontendTools.has(call.name) || this.backgroundCalls.has(toolCallId)) continue;
+      this.emitResult(toolCallId, toolResultContent(result, isError), out);
     }
   }
 
@@ -479,12 +483,10 @@ export class RunTranslator {
   // ── closing ─────────────────────────────────────────────────────────
 
   private closeStreams(out: Event[]): void {
-    for (const messageId of this.openText) out.push({ type: EventType.TEXT_MESSAGE_END, messageId });
-    this.openText.clear();
-    for (const messageId of this.openReasoning) {
-      out.push({ type: EventType.REASONING_MESSAGE_END, messageId }, { type: EventType.REASONING_END, messageId });
+    for (const kind of STREAM_KINDS) {
+      for (const messageId of this.open[kind].values()) out.push(...STREAMS[kind].end(messageId));
+      this.open[kind].clear();
     }
-    this.openReasoning.clear();
     for (const toolCallId of this.toolCalls.keys()) this.toolCallEnd(toolCallId, out);
   }
 
@@ -496,8 +498,6 @@ export class RunTranslator {
   }
 
   private finish(out: Event[]): void {
-    this.closeStreams(out);
-    this.emitCapturedResults(out);
     this.closeAll(out);
     this.terminated = true;
     out.push({

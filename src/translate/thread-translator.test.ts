@@ -4,7 +4,6 @@ import { EventType, type Event } from '@ag-ui/core';
 import { from, lastValueFrom, toArray } from 'rxjs';
 import { describe, expect, it } from 'vitest';
 import type { MastraChunk } from './chunks.js';
-import { StreamTranslator } from './stream-translator.js';
 import { ThreadTranslator } from './thread-translator.js';
 
 /**
@@ -16,15 +15,15 @@ import { ThreadTranslator } from './thread-translator.js';
 const FIXTURES = ['signal-wake', 'signal-deliver-during-run', 'signal-persist', 'signal-approval', 'signal-abort', 'signal-model-error'] as const;
 type FixtureName = (typeof FIXTURES)[number];
 
-function chunks(name: FixtureName): MastraChunk[] {
+function chunks(name: FixtureName): Array<MastraChunk & { runId: string }> {
   const url = new URL(`../../test/fixtures/chunks/${name}.json`, import.meta.url);
-  return (JSON.parse(readFileSync(url, 'utf8')) as { chunks: MastraChunk[] }).chunks;
+  return (JSON.parse(readFileSync(url, 'utf8')) as { chunks: Array<MastraChunk & { runId: string }> }).chunks;
 }
 
 const THREAD = 'thread-1';
 type AnyEvent = Event & Record<string, any>;
 
-function translate(input: MastraChunk[], translator = new ThreadTranslator(THREAD, new StreamTranslator())): AnyEvent[] {
+function translate(input: MastraChunk[], translator = new ThreadTranslator(THREAD)): AnyEvent[] {
   return input.flatMap((chunk) => translator.push(chunk)) as AnyEvent[];
 }
 
@@ -173,7 +172,7 @@ describe('ThreadTranslator on recorded subscription chunks', () => {
   });
 
   it("a thread's life (every recording in a row on one translator) is one valid stream", async () => {
-    const translator = new ThreadTranslator(THREAD, new StreamTranslator());
+    const translator = new ThreadTranslator(THREAD);
     const events = FIXTURES.flatMap((name) => translate(chunks(name), translator));
     expect(bracketsOf(events).length).toBeGreaterThanOrEqual(FIXTURES.length + 2);
     await expectValid(events);
@@ -182,7 +181,7 @@ describe('ThreadTranslator on recorded subscription chunks', () => {
   it('close() ends an open bracket with everything in it closed', async () => {
     const input = chunks('signal-wake');
     const cut = input.findIndex((c) => c.type === 'text-delta') + 1;
-    const translator = new ThreadTranslator(THREAD, new StreamTranslator());
+    const translator = new ThreadTranslator(THREAD);
     const events = translate(input.slice(0, cut), translator);
     expect(translator.open).toBe(true);
     events.push(...(translator.close() as AnyEvent[]));
@@ -227,6 +226,19 @@ describe('ThreadTranslator on recorded subscription chunks', () => {
       await expectValid(events);
     });
 
+    it('naming no run at all: each bracket gets an id of its own', async () => {
+      const orphan = (taskId: string) =>
+        ({ type: 'background-task-completed', payload: { taskId, toolName: 'slow_task', toolCallId: `call-${taskId}`, result: 1 } }) as unknown as MastraChunk;
+      let n = 0;
+      const events = translate([orphan('a'), orphan('b')], new ThreadTranslator(THREAD, { newRunId: () => `bg-${++n}` }));
+      expect(bracketsOf(events).map((run) => run[0].runId)).toEqual(['bg-1', 'bg-2']);
+      await expectValid(events);
+      // By default, a fresh uuid each.
+      const [one, two] = bracketsOf(translate([orphan('a'), orphan('b')])).map((run) => run[0].runId as string);
+      expect(one).toMatch(/^background-[0-9a-f-]{36}$/);
+      expect(two).not.toBe(one);
+    });
+
     it('while another run is open: inside that bracket, which goes on undivided', async () => {
       const wake = chunks('signal-wake');
       const cut = wake.findIndex((c) => c.type === 'text-delta') + 1;
@@ -252,7 +264,7 @@ describe('ThreadTranslator on recorded subscription chunks', () => {
     it("a run announced by /run carries its input, and its answer's ids go on from where it said", async () => {
       const input = [{ id: 'u1', role: 'user' as const, content: 'hi' }];
       const appendsTo = { messageId: 'stored', segment: 0, hasToolCalls: true, texts: 0, reasonings: 0 };
-      const translator = new ThreadTranslator(THREAD, new StreamTranslator(), (runId) => (runId === 'r1' ? { messages: input, appendsTo } : undefined));
+      const translator = new ThreadTranslator(THREAD, { announced: (runId) => (runId === 'r1' ? { messages: input, appendsTo } : undefined) });
       const events = translate(answer('r1', 'fresh', 'x'), translator);
       await expectValid(events);
       expect(events[0].input).toMatchObject({ messages: input });

@@ -1,22 +1,23 @@
-import type { Event } from '@ag-ui/core';
-import type { RunAnnouncement } from '../runs/run-announcements.js';
-import { isSignalEcho, type MastraChunk } from './chunks.js';
+import { randomUUID } from 'node:crypto';
+import type { Event, Message } from '@ag-ui/core';
+import { isPause, isSignalEcho, payloadRunId, topLevelRunId, type MastraChunk } from './chunks.js';
 import type { MessagePosition } from './ids.js';
-import type { RunTranslator } from './run-translator.js';
-import type { StreamTranslator } from './stream-translator.js';
+import { RunTranslator } from './run-translator.js';
 
-/** The run a chunk says it belongs to. Task-manager chunks carry none at the top level. */
-function topLevelRunId(chunk: MastraChunk): string | undefined {
-  return 'runId' in chunk && typeof chunk.runId === 'string' && chunk.runId ? chunk.runId : undefined;
+/** What a `/run` tells the followers of its thread about itself (Mastra's thread stream carries neither). */
+export interface RunAnnouncement {
+  /** The run's new input messages, for `RUN_STARTED.input`. */
+  messages: Message[];
+  /** The stored assistant message the run's answer is appended to, if Mastra appends it to one. */
+  appendsTo?: MessagePosition;
 }
 
-function payloadRunId(chunk: MastraChunk): string | undefined {
-  const payload = 'payload' in chunk ? (chunk.payload as { runId?: unknown } | undefined) : undefined;
-  return typeof payload?.runId === 'string' ? payload.runId : undefined;
+export interface ThreadTranslatorOptions {
+  /** What a `/run` announced of itself when it started, by Mastra run id. */
+  announced?: (runId: string) => RunAnnouncement | undefined;
+  /** The run id of a bracket for chunks that name no run at all. Default: `background-<uuid>`. */
+  newRunId?: () => string;
 }
-
-const PAUSES = new Set(['tool-call-approval', 'tool-call-suspended']);
-const RESULTS = new Set(['tool-result', 'tool-error', 'tool-output-denied']);
 
 /**
  * Splits a thread's endless chunk stream into AG-UI runs: one `RUN_STARTED … RUN_FINISHED|RUN_ERROR`
@@ -25,8 +26,11 @@ const RESULTS = new Set(['tool-result', 'tool-error', 'tool-output-denied']);
  * fresh bracket. Chunks that arrive outside any run (a background task finishing later) get a
  * bracket of their own, so nothing is ever sent outside one.
  *
+ * Input only: what a `/run` announced comes through `options.announced`; no state is shared with
+ * the outside.
+ *
  * @example
- * const t = new ThreadTranslator('thread-1', translators);
+ * const t = new ThreadTranslator('thread-1', { announced: (runId) => announcements.get(runId) });
  * for await (const chunk of subscription.stream) publish(t.push(chunk));
  */
 export class ThreadTranslator {
@@ -34,23 +38,22 @@ export class ThreadTranslator {
   private runId?: string;
   /** The run whose bracket ended last, and the calls it paused on (empty unless it paused). */
   private ended?: { runId: string; paused: Set<string> };
-  /** Calls of the open bracket the client already holds with their arguments (shared with its translator). */
-  private resumed = new Set<string>();
   /**
    * Where the thread's latest answer stands, until a message follows it: a run that starts with no
    * message of its own (Mastra going on after a background task) is stored as part of it.
    */
   private lastAnswer?: MessagePosition;
 
-  /**
-   * @param announced what a `/run` said of itself when it started (its input messages, the stored
-   *   message it appends to), by Mastra run id
-   */
+  private readonly announced: (runId: string) => RunAnnouncement | undefined;
+  private readonly newRunId: () => string;
+
   constructor(
     private readonly threadId: string,
-    private readonly translators: StreamTranslator,
-    private readonly announced: (runId: string) => RunAnnouncement | undefined = () => undefined,
-  ) {}
+    options: ThreadTranslatorOptions = {},
+  ) {
+    this.announced = options.announced ?? (() => undefined);
+    this.newRunId = options.newRunId ?? (() => `background-${randomUUID()}`);
+  }
 
   /** Whether a bracket is open. */
   get open(): boolean {
@@ -60,7 +63,7 @@ export class ThreadTranslator {
   push(chunk: MastraChunk): Event[] {
     const runId = topLevelRunId(chunk);
     // Task-manager chunks name no run: they belong to the open bracket, or get one of their own.
-    if (!runId) return this.open ? this.forward(chunk) : this.alone(chunk, payloadRunId(chunk) ?? 'background-task');
+    if (!runId) return this.open ? this.forward(chunk) : this.alone(chunk, payloadRunId(chunk) ?? this.newRunId());
     const out: Event[] = [];
     if (this.run && (runId !== this.runId || chunk.type === 'start')) {
       if (runId === this.runId) return this.forward(chunk); // a `start` inside its own run: nothing new
@@ -82,16 +85,13 @@ export class ThreadTranslator {
 
   private forward(chunk: MastraChunk): Event[] {
     const run = this.run as RunTranslator;
-    // A result for a call this bracket never streamed answers a call from before it (the paused
-    // bracket, or the client's history after a restart): the client has its arguments already.
-    // (Marking a call the bracket did stream changes nothing: only unseen calls are re-opened.)
-    if (RESULTS.has(chunk.type)) this.resumed.add((chunk as { payload: { toolCallId: string } }).payload.toolCallId);
     if (isSignalEcho(chunk)) this.lastAnswer = undefined;
     const out = run.push(chunk);
-    if (PAUSES.has(chunk.type) || run.finished) this.lastAnswer = run.position() ?? this.lastAnswer;
-    if (PAUSES.has(chunk.type)) {
+    const paused = isPause(chunk);
+    if (paused || run.finished) this.lastAnswer = run.position() ?? this.lastAnswer;
+    if (paused) {
       out.push(...run.end());
-      this.ended = { runId: this.runId as string, paused: new Set([(chunk as { payload: { toolCallId: string } }).payload.toolCallId]) };
+      this.ended = { runId: this.runId as string, paused: new Set([chunk.payload.toolCallId]) };
       this.run = undefined;
     } else if (run.finished) {
       this.ended = { runId: this.runId as string, paused: new Set() };
@@ -109,14 +109,17 @@ export class ThreadTranslator {
     // The same run again: resuming after approval (the client already has the paused call, its
     // arguments and the messages the run answers), or Mastra going on after a background task.
     const again = this.ended?.runId === runId;
-    this.resumed = new Set(again ? this.ended?.paused : []);
+    const paused = again ? (this.ended?.paused ?? []) : [];
     const announcement = again ? undefined : this.announced(runId);
     this.runId = runId;
-    this.run = this.translators.begin({
+    this.run = new RunTranslator({
       threadId: this.threadId,
       runId,
-      resumedToolCalls: this.resumed,
-      appendsTo: this.resumed.size > 0 ? undefined : announcement ? announcement.appendsTo : this.lastAnswer,
+      resumedToolCalls: paused,
+      // A result for a call this bracket never streamed answers a call from before it (the paused
+      // bracket, or the client's history after a restart): the client has its arguments already.
+      unseenCallsAreResumed: true,
+      appendsTo: again && this.ended?.paused.size ? undefined : announcement ? announcement.appendsTo : this.lastAnswer,
       inputMessages: announcement?.messages,
     });
     return this.run.start();

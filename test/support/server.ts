@@ -7,6 +7,7 @@ import { Mastra } from '@mastra/core';
 import type { Agent } from '@mastra/core/agent';
 import { InMemoryStore, type MastraStorage } from '@mastra/core/storage';
 import { LibSQLStore } from '@mastra/libsql';
+import { afterAll, beforeAll } from 'vitest';
 import { createBridge, type Bridge, type BridgeConfig } from '../../src/index.js';
 import { createDemoAgent } from '../../src/demo/agent.js';
 
@@ -69,6 +70,63 @@ export async function startTestBridge(options: TestBridgeOptions = {}): Promise<
       await new Promise<void>((resolve) => server.close(() => resolve()));
       await mastra.shutdown().catch(() => {});
       if (dir) rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+/**
+ * One bridge for the calling `describe` block (or file, at top level): registers a `beforeAll`
+ * that starts it with `startTestBridge(options)` and an `afterAll` that closes it, and returns a
+ * `TestBridge` whose properties read the started bridge. Read them inside tests and hooks only:
+ * while vitest collects the tests the bridge is not started yet, and reading it throws. Hooks the
+ * caller registers after this one run after the start and, `afterAll` ones, before the close.
+ * Tests that start a second bridge mid-test, or restart on the same database, call
+ * `startTestBridge` themselves.
+ *
+ * @example
+ * describe('threads on LibSQL', () => {
+ *   const tb = useTestBridge({ storage: 'libsql', config: { heartbeatMs: 50 } });
+ *
+ *   it('lists agents', async () => {
+ *     expect((await http(`${tb.base}/agents`)).status).toBe(200);
+ *   });
+ * });
+ */
+export function useTestBridge(options: TestBridgeOptions = {}): TestBridge {
+  let started: TestBridge | undefined;
+  beforeAll(async () => {
+    started = await startTestBridge(options);
+  });
+  afterAll(async () => {
+    const bridge = started;
+    started = undefined;
+    await bridge?.close();
+  });
+  const current = (): TestBridge => {
+    if (!started) throw new Error('useTestBridge(): the bridge runs from beforeAll to afterAll; read it inside a test or a hook');
+    return started;
+  };
+  return {
+    get base() {
+      return current().base;
+    },
+    get mastra() {
+      return current().mastra;
+    },
+    get bridge() {
+      return current().bridge;
+    },
+    get storage() {
+      return current().storage;
+    },
+    get demo() {
+      return current().demo;
+    },
+    /** Closes the bridge early (the `afterAll` then has nothing left to do). */
+    close: async () => {
+      const bridge = started;
+      started = undefined;
+      await bridge?.close();
     },
   };
 }

@@ -10,6 +10,6 @@ export async function postToolResult(c: Context, s: Services): Promise<Response>
   const body = await parseBody(c, ToolResultBodySchema, s.config.maxBodyBytes);
   // Only the resource that started the run may answer its calls.
   const resourceId = await s.resources.resolve(c, parseInput(AgentQuerySchema, c.req.query(), 'query').resourceId);
-  s.proxy.answer(runId, toolCallId, resourceId, { content: body.content, isError: body.isError });
+  await s.proxy.answer(runId, toolCallId, resourceId, { content: body.content, isError: body.isError });
   return c.json({ accepted: true }, 202);
 }

@@ -1,0 +1,15 @@
+/**
+ * `mastra-agui-bridge/demo`: the demo agent the standalone server runs (docs/demo-agent.md). Its
+ * scripted model needs no API key and walks every path of the bridge (streamed text, reasoning,
+ * server tools, approvals, background tasks), which makes it a fixture for tests, docs and trying
+ * the bridge out. It is not part of the bridge's API, hence its own entry.
+ *
+ * @example
+ * import { createDemoAgent } from 'mastra-agui-bridge/demo';
+ *
+ * const demo = createDemoAgent({ storage, delayMs: 0 });
+ * const mastra = new Mastra({ agents: { demo }, storage });
+ *
+ * @module
+ */
+export { createDemoAgent, type DemoAgentOptions } from './agent.js';

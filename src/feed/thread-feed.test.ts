@@ -1,0 +1,163 @@
+import { EventType, type Event, type Message } from '@ag-ui/core';
+import { Mastra } from '@mastra/core';
+import type { Agent } from '@mastra/core/agent';
+import { InMemoryStore } from '@mastra/core/storage';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { createDemoAgent } from '../demo/agent.js';
+import type { FeedSink } from './feed-sink.js';
+import { InProcessEventLogs } from './in-process-event-log.js';
+import { ThreadFeed, type FeedOptions } from './thread-feed.js';
+
+/** A sink that keeps what the feed wrote, and can play a client that stopped reading. */
+class RecordingSink implements FeedSink {
+  readonly frames: Array<{ id: number; event: Event }> = [];
+  aborted?: string;
+  closed = false;
+  queuedBytes = 0;
+  private readonly listeners: Array<() => void> = [];
+  private waiters: Array<{ check: () => boolean; resolve: () => void }> = [];
+
+  send(events: readonly Event[], firstId: number): void {
+    events.forEach((event, i) => this.frames.push({ id: firstId + i, event }));
+    this.waiters = this.waiters.filter((w) => (w.check() ? (w.resolve(), false) : true));
+  }
+  sendShared(events: readonly Event[], firstId: number): void {
+    this.send(events, firstId);
+  }
+  raw(): void {}
+  abort(reason: string): void {
+    this.aborted = reason;
+    for (const listener of this.listeners) listener();
+  }
+  close(): void {
+    this.closed = true;
+  }
+  onCancel(listener: () => void): void {
+    this.listeners.push(listener);
+  }
+  get types(): string[] {
+    return this.frames.map((f) => f.event.type);
+  }
+  /** Resolves once `n` runs have ended on this client. */
+  runsEnded(n: number): Promise<void> {
+    const check = () => this.frames.filter((f) => f.event.type === EventType.RUN_FINISHED || f.event.type === EventType.RUN_ERROR).length >= n;
+    return check() ? Promise.resolve() : new Promise((resolve) => this.waiters.push({ check, resolve }));
+  }
+}
+
+let mastra: Mastra;
+let agent: Agent;
+let feed: ThreadFeed | undefined;
+const scope = { threadId: 'feed-thread', resourceId: 'feed-user' };
+
+beforeEach(() => {
+  const storage = new InMemoryStore();
+  agent = createDemoAgent({ storage, delayMs: 0 });
+  mastra = new Mastra({ agents: { demo: agent }, storage, logger: false });
+  agent = mastra.getAgent('demo');
+});
+afterEach(async () => {
+  feed?.close();
+  await mastra.shutdown();
+});
+
+const quiet = { debug: () => {}, info: () => {}, warn: () => {}, error: () => {} };
+
+async function startFeed(options: Partial<FeedOptions> = {}): Promise<ThreadFeed> {
+  const logs = new InProcessEventLogs({ replayBufferSize: 100 } as never);
+  feed = new ThreadFeed({
+    agent,
+    ...scope,
+    log: logs.open('feed'),
+    maxClientQueueBytes: 1024,
+    heartbeatMs: 60_000,
+    loadHistory: async (): Promise<Message[]> => [{ id: 'm1', role: 'user', content: 'earlier' }],
+    logger: quiet,
+    ...options,
+  });
+  await feed.start();
+  return feed;
+}
+
+/** One run on the thread, as a `/run` would start it; resolves once Mastra has streamed it all. */
+async function runOnThread(text: string): Promise<void> {
+  const output = await agent.stream(text, { memory: { thread: scope.threadId, resource: scope.resourceId } });
+  for await (const _chunk of output.fullStream) {
+    // drain: the feed sees the run on its own subscription
+  }
+}
+
+describe('ThreadFeed', () => {
+  it('fans each run out to every client with the same ids, one bracket per run', async () => {
+    const feed = await startFeed();
+    const [a, b] = [new RecordingSink(), new RecordingSink()];
+    await feed.attach(a, {});
+    await feed.attach(b, {});
+    await runOnThread('hello');
+    await Promise.all([a.runsEnded(1), b.runsEnded(1)]);
+    expect(a.frames).toEqual(b.frames);
+    expect(a.types[0]).toBe(EventType.RUN_STARTED);
+    expect(a.types.at(-1)).toBe(EventType.RUN_FINISHED);
+    // Ids only grow, one per event.
+    a.frames.forEach((f, i) => i > 0 && expect(f.id).toBe(a.frames[i - 1].id + 1));
+  });
+
+  it('replays exactly after an id it handed out; any other id gets a snapshot, and moves nobody else', async () => {
+    const feed = await startFeed();
+    const first = new RecordingSink();
+    await feed.attach(first, {});
+    await runOnThread('hello');
+    await first.runsEnded(1);
+    const middle = first.frames[2].id;
+
+    const resumed = new RecordingSink();
+    await feed.attach(resumed, { lastEventId: middle });
+    expect(resumed.frames).toEqual(first.frames.slice(3));
+
+    for (const stale of [first.frames[0].id - 1, first.frames.at(-1)!.id + 500, 1]) {
+      const client = new RecordingSink();
+      await feed.attach(client, { lastEventId: stale });
+      expect(client.types).toEqual([EventType.RUN_STARTED, EventType.MESSAGES_SNAPSHOT, EventType.RUN_FINISHED]);
+      expect(client.frames.every((f) => f.id === first.frames.at(-1)!.id)).toBe(true);
+    }
+    const lastId = first.frames.at(-1)!.id;
+    await runOnThread('again');
+    await first.runsEnded(2);
+    // The stale ids changed nothing: the next run goes on right after the last id.
+    expect(first.frames.find((f) => f.id > lastId)).toMatchObject({ id: lastId + 1, event: { type: EventType.RUN_STARTED } });
+  });
+
+  it('never sends an empty snapshot: a history that fails to load cuts the client off before any frame, to retry', async () => {
+    const feed = await startFeed({ loadHistory: () => Promise.reject(new Error('storage down')) });
+    const other = new RecordingSink();
+    await feed.attach(other, {});
+    const client = new RecordingSink();
+    await feed.attach(client, { snapshot: true });
+    expect(client.frames).toEqual([]);
+    expect(client.aborted).toMatch(/history could not be loaded/);
+    // The others go on.
+    await runOnThread('hello');
+    await other.runsEnded(1);
+    expect(client.frames).toEqual([]);
+  });
+
+  it('cuts off a client that falls behind by more than maxClientQueueBytes; the others go on', async () => {
+    const feed = await startFeed();
+    const [slow, fast] = [new RecordingSink(), new RecordingSink()];
+    slow.queuedBytes = 4096;
+    await feed.attach(slow, {});
+    await feed.attach(fast, {});
+    await runOnThread('hello');
+    await fast.runsEnded(1);
+    expect(slow.aborted).toMatch(/fell too far behind/);
+    expect(fast.aborted).toBeUndefined();
+  });
+
+  it('closes every client and its open run when it closes', async () => {
+    const feed = await startFeed();
+    const client = new RecordingSink();
+    await feed.attach(client, {});
+    feed.close();
+    expect(client.closed).toBe(true);
+  });
+});
