@@ -46,7 +46,6 @@ type ToolCallState = { name: string; open: boolean; resolved: boolean };
 
 type StreamKind = 'text' | 'reasoning';
 const STREAM_KINDS: readonly StreamKind[] = ['text', 'reasoning'];
-const streamKind = (type: string): StreamKind => (type.startsWith('text') ? 'text' : 'reasoning');
 
 /** The events that open, fill and close a text or a reasoning message: the only difference between the two. */
 const STREAMS = {
@@ -192,14 +191,17 @@ export class RunTranslator {
       case 'step-finish':
         return this.stepFinish(out);
       case 'text-start':
-      case 'reasoning-start':
-        return void this.openMessage(streamKind(chunk.type), chunk.payload.id, out);
+        return void this.openMessage('text', chunk.payload.id, out);
       case 'text-delta':
-      case 'reasoning-delta':
-        return this.delta(streamKind(chunk.type), chunk.payload.id, chunk.payload.text, out);
+        return this.delta('text', chunk.payload.id, chunk.payload.text, out);
       case 'text-end':
+        return this.closeMessage('text', chunk.payload.id, out);
+      case 'reasoning-start':
+        return void this.openMessage('reasoning', chunk.payload.id, out);
+      case 'reasoning-delta':
+        return this.delta('reasoning', chunk.payload.id, chunk.payload.text, out);
       case 'reasoning-end':
-        return this.closeMessage(streamKind(chunk.type), chunk.payload.id, out);
+        return this.closeMessage('reasoning', chunk.payload.id, out);
       case CAPTURED_TOOL_RESULTS:
         return this.capturedResults(chunk.results, out);
       case 'tool-call-input-streaming-start':
