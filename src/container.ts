@@ -8,6 +8,7 @@ import { InProcessEventLogs } from './feed/in-process-event-log.js';
 import { ThreadHub } from './feed/thread-hub.js';
 import { ResourceResolver } from './http/resource-resolver.js';
 import type { Services } from './http/services.js';
+import { MastraIdempotencyStore, type IdempotencyStore } from './idempotency/idempotency-store.js';
 import { InProcessRunAnnouncements, type RunAnnouncements } from './runs/run-announcements.js';
 import { RunService } from './runs/run-service.js';
 import { InProcessToolProxy, type ToolProxy } from './runs/tool-proxy.js';
@@ -33,6 +34,8 @@ export function createServices(config: ResolvedConfig, mastra: Mastra): Services
   container.bind<ToolProxy>(TOKENS.ToolProxy).to(InProcessToolProxy);
   container.bind<ThreadLocks>(TOKENS.ThreadLocks).to(InProcessThreadLocks);
   container.bind<RunAnnouncements>(TOKENS.RunAnnouncements).to(InProcessRunAnnouncements);
+  // Shared through Mastra's storage already: the answers kept for `Idempotency-Key` retries.
+  container.bind<IdempotencyStore>(TOKENS.IdempotencyStore).to(MastraIdempotencyStore);
 
   // Services.
   container.bind(TOKENS.AgentProvider).to(AgentProvider);
@@ -50,5 +53,7 @@ export function createServices(config: ResolvedConfig, mastra: Mastra): Services
     resources: container.get<ResourceResolver>(TOKENS.ResourceResolver),
     signals: container.get<SignalRouter>(TOKENS.SignalRouter),
     hub: container.get<ThreadHub>(TOKENS.ThreadHub),
+    locks: container.get<ThreadLocks>(TOKENS.ThreadLocks),
+    idempotency: container.get<IdempotencyStore>(TOKENS.IdempotencyStore),
   };
 }

@@ -1,7 +1,8 @@
 /**
  * Injection tokens: one per service or shared concern, so the container (and only the container)
  * decides what is bound. The process-local concerns (`EventLogs`, `ToolProxy`, `ThreadLocks`,
- * `RunAnnouncements`) are interfaces with an in-process implementation bound by default.
+ * `RunAnnouncements`) are interfaces with an in-process implementation bound by default;
+ * `IdempotencyStore` is one bound to Mastra's storage.
  */
 export const TOKENS = {
   Config: Symbol.for('mastra-agui-bridge.Config'),
@@ -16,4 +17,5 @@ export const TOKENS = {
   SignalRouter: Symbol.for('mastra-agui-bridge.SignalRouter'),
   ThreadHub: Symbol.for('mastra-agui-bridge.ThreadHub'),
   EventLogs: Symbol.for('mastra-agui-bridge.EventLogs'),
+  IdempotencyStore: Symbol.for('mastra-agui-bridge.IdempotencyStore'),
 } as const;

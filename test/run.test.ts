@@ -156,4 +156,14 @@ describe('POST /run: memory across runs', () => {
       agent.messages.map((m) => [m.id, m.role, m.content]),
     );
   });
+
+  it('memoryOptions.readOnly: the run reads the history and stores nothing', async () => {
+    const threadId = uid('thread');
+    await runStrict(runUrl(), runInput({ threadId, messages: [userMessage('kept')] }));
+    const readOnly = { memoryOptions: { readOnly: true } };
+    const run = await runStrict(runUrl(), runInput({ threadId, messages: [userMessage('not kept')], forwardedProps: readOnly }));
+    expect(assistantText(run.events)).toBe('Echo: not kept');
+    const stored = await http(`${tb.base}/threads/${threadId}/messages?resourceId=default`);
+    expect(stored.body.map((m: { content: unknown }) => m.content)).toEqual(['kept', 'Echo: kept']);
+  });
 });

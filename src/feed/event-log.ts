@@ -18,7 +18,11 @@ export interface NumberedEvent {
  * log.close();
  */
 export interface ThreadEventLog {
-  /** The id just before the first this log hands out: a client's id at or below it names nothing this log saw. */
+  /**
+   * The position just before the first event this log numbers: no event's id (ids start right
+   * after it), above every id an earlier log of the thread handed out. A client holding it saw
+   * nothing of this log yet; an id below it names nothing this log saw.
+   */
   readonly baseId: number;
   /** The last id handed out (`baseId` while nothing was). */
   readonly lastId: number;

@@ -2,14 +2,16 @@
 export const IDS_PER_MS = 1000;
 
 /**
- * The first sequence id of a new feed of a thread: above every id any earlier feed of that thread
- * handed out, so that an id names one event forever, even though nothing is stored.
+ * The base of a new feed of a thread: the position just before its first event. Above every id
+ * any earlier feed of that thread handed out, and itself never an event's id, so that an id names
+ * one event forever (even though nothing is stored), and the base names one point in the stream:
+ * "before this feed's first event", which a client holding a snapshot of this feed resumes from.
  *
  * - `remembered` (the last id of this thread's released feed, while this process remembers it)
  *   makes that exact within one process, however fast feeds come and go.
- * - The clock covers what the process forgot: a restart, or an entry evicted from the hub's
- *   bounded memory. An earlier feed started at an earlier millisecond `t0` with a base of at least
- *   `t0 * IDS_PER_MS`; it stays below `now * IDS_PER_MS` as long as it hands out fewer than
+ * - The clock covers what the process forgot: a restart, or an entry evicted from the bounded
+ *   memory. An earlier feed started at an earlier millisecond `t0` with a base of at least
+ *   `t0 * IDS_PER_MS`; its ids stay below `now * IDS_PER_MS` as long as it hands out fewer than
  *   `IDS_PER_MS` ids per millisecond of its life (the assumption; a wall clock set back by more
  *   than the restart took breaks it too).
  *
@@ -17,7 +19,7 @@ export const IDS_PER_MS = 1000;
  * the year 2255, so ids stay exact as JSON numbers and in browsers.
  *
  * @example
- * feedBase(undefined) // e.g. 1767225600000000
+ * feedBase(undefined, 1767225600000) // 1767225600000000: the first event gets ...001
  * feedBase(1767225600000041, 1767225600000) // 1767225600000042: the clock has not moved on enough
  */
 export function feedBase(remembered: number | undefined, now: number = Date.now()): number {

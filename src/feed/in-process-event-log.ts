@@ -26,7 +26,7 @@ export class InProcessEventLogs implements ThreadEventLogs {
   }
 
   open(key: string): ThreadEventLog {
-    return new RingLog(feedBase(this.lastIds.get(key)) - 1, this.capacity, (lastId) => this.remember(key, lastId));
+    return new RingLog(feedBase(this.lastIds.get(key)), this.capacity, (lastId) => this.remember(key, lastId));
   }
 
   private remember(key: string, lastId: number): void {

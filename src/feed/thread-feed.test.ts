@@ -114,7 +114,13 @@ describe('ThreadFeed', () => {
     await feed.attach(resumed, { lastEventId: middle });
     expect(resumed.frames).toEqual(first.frames.slice(3));
 
-    for (const stale of [first.frames[0].id - 1, first.frames.at(-1)!.id + 500, 1]) {
+    // The feed's base (just before its first event) is where a snapshot taken before any event
+    // left its client: from there, everything is replayed.
+    const fromBase = new RecordingSink();
+    await feed.attach(fromBase, { lastEventId: first.frames[0].id - 1 });
+    expect(fromBase.frames).toEqual(first.frames);
+
+    for (const stale of [first.frames[0].id - 2, first.frames.at(-1)!.id + 500, 1]) {
       const client = new RecordingSink();
       await feed.attach(client, { lastEventId: stale });
       expect(client.types).toEqual([EventType.RUN_STARTED, EventType.MESSAGES_SNAPSHOT, EventType.RUN_FINISHED]);
@@ -125,6 +131,20 @@ describe('ThreadFeed', () => {
     await first.runsEnded(2);
     // The stale ids changed nothing: the next run goes on right after the last id.
     expect(first.frames.find((f) => f.id > lastId)).toMatchObject({ id: lastId + 1, event: { type: EventType.RUN_STARTED } });
+  });
+
+  it('a snapshot taken before the first event leaves its client at the base, which resumes without a second snapshot', async () => {
+    const feed = await startFeed();
+    const early = new RecordingSink();
+    await feed.attach(early, { snapshot: true });
+    const position = early.frames.at(-1)!.id;
+    await runOnThread('hello');
+    await early.runsEnded(2); // its snapshot run, then the live one
+    const back = new RecordingSink();
+    await feed.attach(back, { lastEventId: position });
+    expect(back.types[0]).toBe(EventType.RUN_STARTED);
+    expect(back.types).not.toContain(EventType.MESSAGES_SNAPSHOT);
+    expect(back.frames[0].id).toBe(position + 1);
   });
 
   it('never sends an empty snapshot: a history that fails to load cuts the client off before any frame, to retry', async () => {

@@ -178,12 +178,13 @@ export class ThreadFeed {
   }
 
   /**
-   * Only ids this feed handed out, still in its ring, can be replayed. Anything else names an
-   * unknown point: an id from before this feed started (what happened while no one followed the
-   * thread, or before a restart, is unknown), or one it never handed out.
+   * Only ids this feed handed out, still in its log, can be replayed, and its base (what a client
+   * that got a snapshot before the feed's first event holds). Anything else names an unknown
+   * point: an id from before this feed started (what happened while no one followed the thread,
+   * or before a restart, is unknown), or one it never handed out.
    */
   private canReplayAfter(id: number): boolean {
-    return id > this.log.baseId && this.log.since(id) !== undefined;
+    return id >= this.log.baseId && this.log.since(id) !== undefined;
   }
 
   /** Sends what the client has not seen yet from the log. */

@@ -3,6 +3,8 @@ import type { RunService } from '../runs/run-service.js';
 import type { ResolvedConfig } from '../config.js';
 import type { SignalRouter } from '../signals/signal-router.js';
 import type { ThreadHub } from '../feed/thread-hub.js';
+import type { IdempotencyStore } from '../idempotency/idempotency-store.js';
+import type { ThreadLocks } from '../threads/thread-locks.js';
 import type { ThreadStore } from '../threads/thread-store.js';
 import type { ToolProxy } from '../runs/tool-proxy.js';
 import type { ResourceResolver } from './resource-resolver.js';
@@ -17,4 +19,8 @@ export interface Services {
   resources: ResourceResolver;
   signals: SignalRouter;
   hub: ThreadHub;
+  /** Per-key sections: two requests with one `Idempotency-Key` never run at once (in this process). */
+  locks: ThreadLocks;
+  /** The answers kept for `Idempotency-Key` retries. */
+  idempotency: IdempotencyStore;
 }

@@ -1,11 +1,11 @@
-import type { Event, Message, RunAgentInput } from '@ag-ui/core';
+import { EventType, type Event, type Message, type RunAgentInput } from '@ag-ui/core';
 import type { Agent } from '@mastra/core/agent';
 import type { MastraDBMessage, MastraMemory } from '@mastra/core/memory';
 import { RequestContext } from '@mastra/core/request-context';
 import { inject, injectable } from 'inversify';
 import type { ResolvedConfig } from '../config.js';
 import { conflict, invalidInput } from '../errors.js';
-import { ThreadStore } from '../threads/thread-store.js';
+import { ThreadStore, type ThreadScope } from '../threads/thread-store.js';
 import { TOKENS } from '../tokens.js';
 import { frontendToolOptions } from './frontend-tools.js';
 import { ToolProxy } from './tool-proxy.js';
@@ -127,14 +127,45 @@ export class RunService {
     const freshIds = new Set(fresh.map((m) => m.id));
     for (const id of callOwners(input.messages, fresh)) freshIds.add(id);
     const messages = toMastraMessages(input.messages).filter((m) => freshIds.has(m.id));
-    if (resume.length === 0 && messages.length === 0) throw invalidInput('The run has no new message to answer and nothing to resume');
+    if (resume.length === 0 && messages.length === 0) {
+      if (memory && isRetry(input.messages, storedIds)) return this.replay(input, scope);
+      throw invalidInput('The run has no new message to answer and nothing to resume');
+    }
     if (memory) {
       await assertIdsFree(memory, messages.map((m) => m.id), input.threadId);
       await this.threads.rememberToolMessageIds(scope, clientToolMessageIds(fresh));
+      // Acknowledged means stored: the new conversation messages are committed before
+      // `RUN_STARTED`, in their order (tool results belong to their call's stored message, and
+      // system messages are instructions, not history: Mastra stores both its own way).
+      // A read-only run (`memoryOptions.readOnly`) stores nothing.
+      const newIds = new Set(fresh.map((m) => m.id));
+      if (!readOnly(options)) await this.threads.storeInput(scope, messages.filter((m) => newIds.has(m.id) && (m.role === 'user' || m.role === 'assistant')));
     }
     const announcement = { messages: fresh, appendsTo: memory ? appendTarget(messages, stored) : undefined };
     const plan: RunPlan = { messages, resume, memory: !!memory, announcement };
     return { stream: (write, signal) => this.stream(agent, input, options, plan, write, signal) };
+  }
+
+  /**
+   * A retried `/run`: its messages are stored already, so it was answered (or is being answered)
+   * by an earlier request with the same message ids. Nothing is stored or run again: the run is
+   * `RUN_STARTED`, `MESSAGES_SNAPSHOT` (the thread's history, with the answer as stored so far),
+   * `RUN_FINISHED`, under the request's ids. It does not show on the thread's events stream.
+   */
+  private async replay(input: RunAgentInput, scope: ThreadScope): Promise<PreparedRun> {
+    const messages = await this.threads.messages(scope, {}, 'agui');
+    this.config.logger.info(`Run ${input.runId} on thread ${input.threadId} sent no new message: answered with the stored history`);
+    const { threadId, runId } = input;
+    const events: Event[] = [
+      { type: EventType.RUN_STARTED, threadId, runId },
+      { type: EventType.MESSAGES_SNAPSHOT, messages },
+      { type: EventType.RUN_FINISHED, threadId, runId },
+    ];
+    return {
+      stream: async (write) => {
+        await write(events);
+      },
+    };
   }
 
   private async stream(
@@ -166,6 +197,8 @@ export class RunService {
     const streamOptions = {
       requestContext: agUiRequestContext(input),
       ...(plan.memory && { memory: { thread: input.threadId, resource: options.resourceId, ...(options.memoryOptions && { options: options.memoryOptions }) } }),
+      // Each finished step is stored at once: a crash loses at most the step in progress.
+      ...(plan.memory && !readOnly(options) && { savePerStep: true }),
       abortSignal: signal,
       onStepFinish: capture.onStepFinish,
       ...(input.tools?.length && frontendToolOptions(input.tools, { runId: input.runId, resourceId: options.resourceId, proxy: this.proxy, signal }, options.frontendToolMode)),
@@ -267,6 +300,17 @@ function callOwners(input: Message[], fresh: Message[]): string[] {
   if (answered.size === 0) return [];
   return input.flatMap((m) => (m.role === 'assistant' && m.toolCalls?.some((call) => answered.has(call.id)) ? [m.id] : []));
 }
+
+/**
+ * A `/run` sent again: its last message (activities and reasoning aside) is stored on the thread,
+ * as a retry after a timeout sends it (`selectNewMessages` then finds nothing new).
+ */
+function isRetry(input: Message[], storedIds: ReadonlySet<string>): boolean {
+  const last = input.findLast((m) => m.role !== 'activity' && m.role !== 'reasoning');
+  return last !== undefined && storedIds.has(last.id);
+}
+
+const readOnly = (options: RunOptions): boolean => options.memoryOptions?.readOnly === true;
 
 /**
  * The ids a client gave its new tool messages, where they differ from the one history would make

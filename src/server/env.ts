@@ -11,6 +11,8 @@ export const ServerEnvSchema = z.object({
   DEMO_DELAY_MS: z.coerce.number().int().min(0).max(60_000).default(20),
   SLOW_TASK_MS: z.coerce.number().int().min(0).max(3_600_000).default(2000),
   AGUI_PREFIX: z.string().default('/agui'),
+  /** How long an `Idempotency-Key`'s first answer is kept (ms); the bridge's default when unset. */
+  IDEMPOTENCY_TTL_MS: z.coerce.number().int().min(0).max(365 * 24 * 3_600_000).optional(),
 });
 
 export type ServerEnv = z.output<typeof ServerEnvSchema>;

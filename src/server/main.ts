@@ -1,19 +1,23 @@
 import { readServerEnv } from './env.js';
+import { startedByNpm, watchParent } from './parent.js';
 import { startServer } from './standalone.js';
+
+/** The process that started this one, read before anything else (see `watchParent`). */
+const parent = process.ppid;
 
 /** `npm start` / the package's bin: the standalone bridge on the embedded default. */
 async function main(): Promise<void> {
   const env = readServerEnv();
   const server = await startServer(env);
   const model = env.MODEL ?? `the scripted demo model (DEMO_DELAY_MS=${env.DEMO_DELAY_MS})`;
-  console.log(`mastra-agui-bridge listening on ${server.url} (agent "demo", ${model}, storage ${env.DATABASE_URL})`);
+  console.log(`mastra-agui-bridge listening on ${server.url} (pid ${process.pid}, agent "demo", ${model}, storage ${env.DATABASE_URL})`);
   console.log(`Demo page: ${new URL('/', server.url).href}`);
   console.log(`Try:\n  curl -N ${server.url}/run -H 'content-type: application/json' \\\n    -d '{"threadId":"t1","runId":"r1","messages":[{"id":"m1","role":"user","content":"hello"}]}'`);
   let stopping = false;
-  const stop = (signal: string) => {
+  const stop = (reason: string) => {
     if (stopping) return;
     stopping = true;
-    console.log(`${signal}: closing open streams and storage…`);
+    console.log(`${reason}: closing open streams and storage…`);
     server.close().then(
       () => process.exit(0),
       (error: unknown) => {
@@ -24,6 +28,16 @@ async function main(): Promise<void> {
   };
   process.on('SIGINT', () => stop('SIGINT'));
   process.on('SIGTERM', () => stop('SIGTERM'));
+  // Started by npm (`npm start`, `npx mastra-agui-bridge`), the server does not outlive it: if npm
+  // goes away without passing a signal on (it was killed, or a shell between them dropped the
+  // signal), shut down as on SIGTERM instead of serving on as an orphan. Whoever read stdout may be
+  // gone too: a failed write must not crash the shutdown.
+  if (startedByNpm()) {
+    watchParent(() => {
+      for (const stream of [process.stdout, process.stderr]) stream.on('error', () => {});
+      stop(`parent process ${parent} exited`);
+    }, parent);
+  }
 }
 
 main().catch((error: unknown) => {

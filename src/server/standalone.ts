@@ -103,7 +103,11 @@ export async function startServer(env: ServerEnv, bridgeConfig: BridgeConfig = {
   const storage = new LibSQLStore({ id: 'bridge', url: env.DATABASE_URL });
   const demo = createDemoAgent({ storage, delayMs: env.DEMO_DELAY_MS, slowTaskMs: env.SLOW_TASK_MS, model: env.MODEL });
   const mastra = new Mastra({ agents: { demo }, storage, logger: false, backgroundTasks: { enabled: true } });
-  const bridge = createBridge({ prefix: env.AGUI_PREFIX, ...bridgeConfig });
+  const bridge = createBridge({
+    prefix: env.AGUI_PREFIX,
+    ...(env.IDEMPOTENCY_TTL_MS !== undefined && { idempotencyTtlMs: env.IDEMPOTENCY_TTL_MS }),
+    ...bridgeConfig,
+  });
   const app = bridge.app(mastra);
   servePage(app, bridge.config.prefix);
   let server: ServerType;

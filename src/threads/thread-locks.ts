@@ -2,7 +2,8 @@ import { injectable } from 'inversify';
 
 /**
  * Runs the read-then-write sections of one thread one after the other: creating a thread under a
- * given id, merging its metadata. One binding in the container; the in-process one is
+ * given id, merging its metadata, answering a request with an `Idempotency-Key` (under a lock id
+ * of its own, `idempotency:<threadId>:<record key>`). One binding in the container; the in-process one is
  * `InProcessThreadLocks` (several processes on one database need a shared one).
  *
  * @example

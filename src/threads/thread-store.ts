@@ -1,5 +1,6 @@
 import type { Message } from '@ag-ui/core';
 import type { Mastra } from '@mastra/core';
+import { MessageList, type MessageListInput } from '@mastra/core/agent/message-list';
 import type { MastraDBMessage, MastraMemory, StorageThreadType } from '@mastra/core/memory';
 import { inject, injectable } from 'inversify';
 import { AgentProvider } from '../agents/agent-provider.js';
@@ -169,6 +170,19 @@ export class ThreadStore {
   async messages(scope: ThreadScope, page: Page, format: 'mastra' | 'agui'): Promise<ThreadMessage[] | Message[]> {
     const { stored, context } = await this.history(scope, page);
     return format === 'agui' ? toAguiMessages(stored, context) : stored.map(toThreadMessage);
+  }
+
+  /**
+   * Stores the user messages a run answers before the run starts, so that an acknowledged message
+   * (a `/run` that sent `RUN_STARTED`) survives a crash of the process running it. Mastra saves
+   * them again when the run ends, under the same ids: an upsert, never a second copy.
+   */
+  async storeInput(scope: ThreadScope, messages: MessageListInput): Promise<void> {
+    const { memory } = await this.agents.withMemory(scope.agentId);
+    const list = new MessageList({ threadId: scope.threadId, resourceId: scope.resourceId });
+    list.add(messages, 'input');
+    const rows = list.get.all.db();
+    if (rows.length > 0) await memory.saveMessages({ messages: rows });
   }
 
   /**

@@ -9,6 +9,7 @@ import {
   TargetSchema,
   ToolApprovalSchema,
 } from '../../signals/schemas.js';
+import { idempotent, type Answer } from '../idempotency.js';
 import { parseBody, parseInput, pathParam } from '../request.js';
 import type { Services } from '../services.js';
 import { threadScope } from './threads.js';
@@ -18,22 +19,22 @@ async function scoped<T extends { resourceId?: string; agentId?: string }>(c: Co
   return { body, scope: await threadScope(c, s, body) };
 }
 
-/** `POST /threads/:threadId/send-message` */
-export async function sendMessage(c: Context, s: Services): Promise<Response> {
-  const { body, scope } = await scoped(c, s, await parseBody(c, SendMessageSchema, s.config.maxBodyBytes));
-  return c.json(await s.signals.sendMessage(scope, body), 202);
+/** `202` with the answer of a steering route. */
+const accepted = (body: unknown): Answer => ({ status: 202, body });
+
+/** `POST /threads/:threadId/send-message` (`Idempotency-Key` honoured) */
+export function sendMessage(c: Context, s: Services): Promise<Response> {
+  return idempotent(c, s, 'send-message', SendMessageSchema, async (body, scope) => accepted(await s.signals.sendMessage(scope, body)));
 }
 
-/** `POST /threads/:threadId/queue-message` */
-export async function queueMessage(c: Context, s: Services): Promise<Response> {
-  const { body, scope } = await scoped(c, s, await parseBody(c, SendMessageSchema, s.config.maxBodyBytes));
-  return c.json(await s.signals.queueMessage(scope, body), 202);
+/** `POST /threads/:threadId/queue-message` (`Idempotency-Key` honoured) */
+export function queueMessage(c: Context, s: Services): Promise<Response> {
+  return idempotent(c, s, 'queue-message', SendMessageSchema, async (body, scope) => accepted(await s.signals.queueMessage(scope, body)));
 }
 
-/** `POST /threads/:threadId/signals` */
-export async function sendSignal(c: Context, s: Services): Promise<Response> {
-  const { body, scope } = await scoped(c, s, await parseBody(c, SignalSchema, s.config.maxBodyBytes));
-  return c.json(await s.signals.signal(scope, body), 202);
+/** `POST /threads/:threadId/signals` (`Idempotency-Key` honoured) */
+export function sendSignal(c: Context, s: Services): Promise<Response> {
+  return idempotent(c, s, 'signals', SignalSchema, async (body, scope) => accepted(await s.signals.signal(scope, body)));
 }
 
 /** `POST /threads/:threadId/state`: `200 { skipped }` when the cacheKey is unchanged. */
@@ -43,10 +44,9 @@ export async function sendState(c: Context, s: Services): Promise<Response> {
   return 'skipped' in result ? c.json(result, 200) : c.json(result, 202);
 }
 
-/** `POST /threads/:threadId/notifications` */
-export async function sendNotification(c: Context, s: Services): Promise<Response> {
-  const { body, scope } = await scoped(c, s, await parseBody(c, NotificationSchema, s.config.maxBodyBytes));
-  return c.json(await s.signals.notify(scope, body), 202);
+/** `POST /threads/:threadId/notifications` (`Idempotency-Key` honoured) */
+export function sendNotification(c: Context, s: Services): Promise<Response> {
+  return idempotent(c, s, 'notifications', NotificationSchema, async (body, scope) => accepted(await s.signals.notify(scope, body)));
 }
 
 /** `GET /threads/:threadId/notifications?status=` */
@@ -55,10 +55,9 @@ export async function listNotifications(c: Context, s: Services): Promise<Respon
   return c.json(await s.signals.listNotifications(await threadScope(c, s, q), q.status));
 }
 
-/** `POST /threads/:threadId/tool-approval` */
-export async function toolApproval(c: Context, s: Services): Promise<Response> {
-  const { body, scope } = await scoped(c, s, await parseBody(c, ToolApprovalSchema, s.config.maxBodyBytes));
-  return c.json(await s.signals.toolApproval(scope, body), 202);
+/** `POST /threads/:threadId/tool-approval` (`Idempotency-Key` honoured) */
+export function toolApproval(c: Context, s: Services): Promise<Response> {
+  return idempotent(c, s, 'tool-approval', ToolApprovalSchema, async (body, scope) => accepted(await s.signals.toolApproval(scope, body)));
 }
 
 /** `GET /threads/:threadId/pending-approvals` */

@@ -1,0 +1,95 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { runInput, uid, userMessage } from './support/agui.js';
+import { killIfRunning, startServerProcess, type ServerProcess } from './support/process.js';
+import { postRun, sseEvents } from './support/run.js';
+import { http } from './support/server.js';
+import { openSse } from './support/sse.js';
+
+/**
+ * The standalone server killed with `kill -9` in the middle of `/run`s and restarted on the same
+ * LibSQL file: a user message whose run had sent `RUN_STARTED` is stored (once), and the steps a
+ * run finished before the crash are in the history.
+ */
+describe('kill -9 during /run, restart on the same database', { timeout: 60_000 }, () => {
+  let dir: string;
+  let databaseUrl: string;
+  let server: ServerProcess | undefined;
+
+  beforeAll(() => {
+    dir = mkdtempSync(join(tmpdir(), 'agui-crash-'));
+    databaseUrl = `file:${join(dir, 'crash.db')}`;
+  });
+  afterEach(() => {
+    killIfRunning(server);
+    server = undefined;
+  });
+  afterAll(() => {
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  /** Starts a `/run` and reads it until `until` says stop; the stream is left open. */
+  async function runUntil(url: string, threadId: string, text: string, until: (type: string) => boolean) {
+    const input = runInput({ threadId, messages: [userMessage(text)], forwardedProps: { resourceId: 'crash-user' } });
+    const res = await postRun(`${url}/run`, input);
+    const seen: string[] = [];
+    for await (const event of sseEvents(res.body!)) {
+      seen.push(event.type);
+      if (until(event.type)) break;
+    }
+    return { input, seen };
+  }
+
+  const history = async (url: string, threadId: string) =>
+    (await http(`${url}/threads/${threadId}/messages?resourceId=crash-user&format=agui`)).body as Array<Record<string, any>>;
+
+  it('keeps the acknowledged user messages, once each, and the steps finished before the crash', async () => {
+    // Slow enough that both runs are still streaming when the process dies.
+    server = await startServerProcess({ DATABASE_URL: databaseUrl, DEMO_DELAY_MS: '40' });
+    const echoThread = uid('crash-echo');
+    const toolThread = uid('crash-tool');
+    // A follower of the weather thread, whose last id is what a tab would come back with.
+    const follower = await openSse(`${server.url}/threads/${toolThread}/events?resourceId=crash-user`);
+    await follower.waitForComment('connected');
+
+    const echo = await runUntil(server.url, echoThread, 'a long answer that is still streaming when the server dies', (t) => t === 'TEXT_MESSAGE_CONTENT');
+    expect(echo.seen[0]).toBe('RUN_STARTED');
+    // The weather run: step 1 (the call and its result) is over once step 2 streams text.
+    let contentAfterResult = false;
+    const tool = await runUntil(server.url, toolThread, 'weather in Oslo?', (t) => {
+      if (t === 'TOOL_CALL_RESULT') contentAfterResult = true;
+      return contentAfterResult && t === 'TEXT_MESSAGE_CONTENT';
+    });
+    expect(tool.seen).toContain('STEP_FINISHED');
+    await follower.waitForEvent((e) => e.type === 'TEXT_MESSAGE_CONTENT' && e.messageId !== tool.input.messages[0].id);
+    const lastSeen = follower.events.at(-1)!.id;
+
+    server.child.kill('SIGKILL');
+    await follower.ended;
+    expect((await server.exited).signal).toBe('SIGKILL');
+    server = await startServerProcess({ DATABASE_URL: databaseUrl, DEMO_DELAY_MS: '0' });
+
+    const echoHistory = await history(server.url, echoThread);
+    const [echoUser] = echo.input.messages;
+    expect(echoHistory.filter((m) => m.id === echoUser.id)).toEqual([{ id: echoUser.id, role: 'user', content: echoUser.content }]);
+
+    const toolHistory = await history(server.url, toolThread);
+    const [toolUser] = tool.input.messages;
+    expect(toolHistory[0]).toEqual({ id: toolUser.id, role: 'user', content: toolUser.content });
+    const call = toolHistory.find((m) => m.role === 'assistant' && m.toolCalls);
+    expect(call?.toolCalls).toEqual([expect.objectContaining({ function: expect.objectContaining({ name: 'get_weather' }) })]);
+    const result = toolHistory.find((m) => m.role === 'tool');
+    expect(JSON.parse(result?.content)).toMatchObject({ city: 'Oslo' });
+
+    // The tab comes back with its id from before the crash: a well-formed stream that starts with
+    // a snapshot holding what was stored, never the cut run's open bracket.
+    const back = await openSse(`${server.url}/threads/${toolThread}/events?resourceId=crash-user`, { lastEventId: lastSeen });
+    await back.waitForEvent((e) => e.type === 'RUN_FINISHED');
+    expect(back.list.map((e) => e.type)).toEqual(['RUN_STARTED', 'MESSAGES_SNAPSHOT', 'RUN_FINISHED']);
+    expect(back.list[1].messages).toEqual(toolHistory);
+    expect(back.events[0].id).toBeGreaterThan(lastSeen);
+    await back.close();
+  });
+});
