@@ -20,6 +20,12 @@ export interface Bridge {
   shutdown(): void;
   /** Threads followed right now (one Mastra subscription each), for health checks and metrics. */
   subscriptionCount(): number;
+  /**
+   * Sends again the messages a crash left acknowledged and unanswered (the durable inbox), in
+   * their order and under their ids; answers how many. Call once at start-up, after the server
+   * listens. The standalone server does.
+   */
+  recover(mastra: Mastra): Promise<number>;
 }
 
 /**
@@ -67,8 +73,10 @@ export function createBridge(config: BridgeConfig = {}): Bridge {
       return app;
     },
     subscriptionCount: () => [...services.values()].reduce((sum, s) => sum + s.hub.subscriptionCount, 0),
+    recover: (mastra) => servicesFor(mastra).signals.recover(),
     shutdown: () => {
       for (const s of services.values()) {
+        s.signals.shutdown();
         s.runs.shutdown();
         s.hub.shutdown();
       }

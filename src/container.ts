@@ -12,6 +12,7 @@ import { MastraIdempotencyStore, type IdempotencyStore } from './idempotency/ide
 import { InProcessRunAnnouncements, type RunAnnouncements } from './runs/run-announcements.js';
 import { RunService } from './runs/run-service.js';
 import { InProcessToolProxy, type ToolProxy } from './runs/tool-proxy.js';
+import { MastraInbox, type DurableInbox } from './threads/inbox.js';
 import { SignalRouter } from './signals/signal-router.js';
 import { InProcessThreadLocks, type ThreadLocks } from './threads/thread-locks.js';
 import { ThreadStore } from './threads/thread-store.js';
@@ -34,6 +35,7 @@ export function createServices(config: ResolvedConfig, mastra: Mastra): Services
   container.bind<ToolProxy>(TOKENS.ToolProxy).to(InProcessToolProxy);
   container.bind<ThreadLocks>(TOKENS.ThreadLocks).to(InProcessThreadLocks);
   container.bind<RunAnnouncements>(TOKENS.RunAnnouncements).to(InProcessRunAnnouncements);
+  container.bind<DurableInbox>(TOKENS.Inbox).to(MastraInbox);
   // Shared through Mastra's storage already: the answers kept for `Idempotency-Key` retries.
   container.bind<IdempotencyStore>(TOKENS.IdempotencyStore).to(MastraIdempotencyStore);
 

@@ -17,5 +17,6 @@ export const TOKENS = {
   SignalRouter: Symbol.for('mastra-agui-bridge.SignalRouter'),
   ThreadHub: Symbol.for('mastra-agui-bridge.ThreadHub'),
   EventLogs: Symbol.for('mastra-agui-bridge.EventLogs'),
+  Inbox: Symbol.for('mastra-agui-bridge.Inbox'),
   IdempotencyStore: Symbol.for('mastra-agui-bridge.IdempotencyStore'),
 } as const;

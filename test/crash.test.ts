@@ -1,7 +1,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { runInput, uid, userMessage } from './support/agui.js';
 import { killIfRunning, startServerProcess, type ServerProcess } from './support/process.js';
 import { postRun, sseEvents } from './support/run.js';
@@ -42,6 +42,10 @@ describe('kill -9 during /run, restart on the same database', { timeout: 60_000 
     return { input, seen };
   }
 
+  /** Waits for the restarted server to report that it sent again what the crash left unanswered. */
+  const recovered = (process: ServerProcess, count: number) =>
+    vi.waitFor(() => expect(process.output().stdout).toContain(`recovered ${count} acknowledged`), { timeout: 20_000, interval: 50 });
+
   const history = async (url: string, threadId: string) =>
     (await http(`${url}/threads/${threadId}/messages?resourceId=crash-user&format=agui`)).body as Array<Record<string, any>>;
 
@@ -70,6 +74,7 @@ describe('kill -9 during /run, restart on the same database', { timeout: 60_000 
     await follower.ended;
     expect((await server.exited).signal).toBe('SIGKILL');
     server = await startServerProcess({ DATABASE_URL: databaseUrl, DEMO_DELAY_MS: '0' });
+    await recovered(server, 2); // both cut runs are run again, to their end
 
     const echoHistory = await history(server.url, echoThread);
     const [echoUser] = echo.input.messages;
@@ -91,5 +96,39 @@ describe('kill -9 during /run, restart on the same database', { timeout: 60_000 
     expect(back.list[1].messages).toEqual(toolHistory);
     expect(back.events[0].id).toBeGreaterThan(lastSeen);
     await back.close();
+  });
+
+  it('sends again, after the restart, the messages it acknowledged and had not answered: once each, in order', async () => {
+    server = await startServerProcess({ DATABASE_URL: databaseUrl, DEMO_DELAY_MS: '40' });
+    const threadId = uid('crash-signals');
+    const base = server.url;
+    const send = async (route: string, message: string) => {
+      const res = await http(`${base}/threads/${threadId}/${route}`, { body: { resourceId: 'crash-user', message } });
+      expect(res.status).toBe(202);
+      return { text: message, id: res.body.signalId as string };
+    };
+    // A long run, then messages while it streams: one delivered into it, two queued behind it.
+    await runUntil(base, threadId, 'a long answer that is still streaming when the server dies, word after word', (t) => t === 'TEXT_MESSAGE_CONTENT');
+    const acknowledged = [await send('send-message', 'delivered while running'), await send('queue-message', 'queued first'), await send('queue-message', 'queued second')];
+    server.child.kill('SIGKILL');
+    await server.exited;
+
+    server = await startServerProcess({ DATABASE_URL: databaseUrl, DEMO_DELAY_MS: '0' });
+    const url = server.url;
+    const rows = async () => (await http(`${url}/threads/${threadId}/messages?resourceId=crash-user`)).body as Array<{ id: string; role: string; content: unknown }>;
+    const echoes = (list: Array<{ role: string; content: unknown }>) => list.filter((m) => m.role === 'assistant').map((m) => String(m.content));
+    // The restarted server answers them by itself; wait until every one has its answer.
+    await vi.waitFor(
+      async () => {
+        const answers = echoes(await rows());
+        for (const { text } of acknowledged) expect(answers.some((a) => a.includes(text))).toBe(true);
+      },
+      { timeout: 20_000, interval: 100 },
+    );
+    const stored = await rows();
+    for (const { id } of acknowledged) expect(stored.filter((m) => m.id === id)).toHaveLength(1);
+    // In the order they were accepted.
+    const order = acknowledged.map(({ text }) => echoes(stored).findIndex((a) => a.includes(text)));
+    expect([...order].sort((a, b) => a - b)).toEqual(order);
   });
 });

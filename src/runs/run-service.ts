@@ -17,6 +17,7 @@ import { RunTranslator } from '../translate/run-translator.js';
 import { errorMessage } from '../translate/values.js';
 import { AgentProvider } from '../agents/agent-provider.js';
 import { ResultCapture } from './result-capture.js';
+import type { DurableInbox } from '../threads/inbox.js';
 import type { RunAnnouncement, RunAnnouncements } from './run-announcements.js';
 import { findResumeTargets, resume, type ResumeTarget } from './resume.js';
 
@@ -65,6 +66,8 @@ interface RunPlan {
   memory: boolean;
   /** What the thread's followers learn of the run (a run that only resumes announces nothing). */
   announcement: RunAnnouncement;
+  /** The run's entry in the durable inbox, removed when the run ends here (however it ends). */
+  inboxId?: string;
 }
 
 /** Calls the client already answered, while a resumed run goes on (`pipe` resumes them in turn). */
@@ -95,6 +98,7 @@ export class RunService {
     @inject(TOKENS.ThreadStore) private readonly threads: ThreadStore,
     @inject(TOKENS.ToolProxy) private readonly proxy: ToolProxy,
     @inject(TOKENS.RunAnnouncements) private readonly announcements: RunAnnouncements,
+    @inject(TOKENS.Inbox) private readonly inbox: DurableInbox,
   ) {}
 
   /** Controllers of the runs streaming now, so that a shutdown can end each one cleanly. */
@@ -110,6 +114,7 @@ export class RunService {
     const memory = await agent.getMemory();
     const scope = { threadId: input.threadId, resourceId: options.resourceId, agentId: agent.id };
     let stored: MastraDBMessage[] = [];
+    let inboxId: string | undefined;
     let storedIds = new Set<string>();
     if (memory) {
       const { existed } = await this.threads.claim(scope);
@@ -139,10 +144,17 @@ export class RunService {
       // system messages are instructions, not history: Mastra stores both its own way).
       // A read-only run (`memoryOptions.readOnly`) stores nothing.
       const newIds = new Set(fresh.map((m) => m.id));
-      if (!readOnly(options)) await this.threads.storeInput(scope, messages.filter((m) => newIds.has(m.id) && (m.role === 'user' || m.role === 'assistant')));
+      const conversation = messages.filter((m) => newIds.has(m.id) && (m.role === 'user' || m.role === 'assistant'));
+      if (!readOnly(options) && conversation.length > 0) {
+        await this.threads.storeInput(scope, conversation);
+        // In the inbox while the run lasts: cut by a crash, the restarted process runs it again.
+        const { threadId, resourceId, agentId } = scope;
+        inboxId = conversation.at(-1)!.id;
+        await this.inbox.add({ id: inboxId, kind: 'run', threadId, resourceId, agentId, message: conversation, acceptedAt: Date.now() });
+      }
     }
     const announcement = { messages: fresh, appendsTo: memory ? appendTarget(messages, stored) : undefined };
-    const plan: RunPlan = { messages, resume, memory: !!memory, announcement };
+    const plan: RunPlan = { messages, resume, memory: !!memory, announcement, inboxId };
     return { stream: (write, signal) => this.stream(agent, input, options, plan, write, signal) };
   }
 
@@ -241,6 +253,7 @@ export class RunService {
       clientSignal.removeEventListener('abort', onClientAbort);
       this.proxy.rejectRun(input.runId, 'The run ended before the tool call was answered');
       if (!translator.finished) controller.abort();
+      if (plan.inboxId) await this.inbox.remove(input.threadId, [plan.inboxId]).catch(() => {});
     }
   }
 

@@ -127,6 +127,11 @@ export async function startServer(env: ServerEnv, bridgeConfig: BridgeConfig = {
   }
   const { port } = server.address() as AddressInfo;
   const host = env.HOST.includes(':') ? `[${env.HOST}]` : env.HOST;
+  // What a crash left acknowledged and unanswered is sent again now that the server listens.
+  bridge.recover(mastra).then(
+    (resent) => resent > 0 && console.log(`recovered ${resent} acknowledged message(s) left unanswered by the last run of the server`),
+    (error: unknown) => console.error(`recovery failed: ${(error as Error)?.message ?? error}`),
+  );
   return {
     url: `http://${host}:${port}${env.AGUI_PREFIX}`,
     bridge,

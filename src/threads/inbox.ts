@@ -1,0 +1,107 @@
+import type { Mastra } from '@mastra/core';
+import type { ThreadStateStorage } from '@mastra/core/storage';
+import { inject, injectable } from 'inversify';
+import type { ThreadLocks } from './thread-locks.js';
+import { TOKENS } from '../tokens.js';
+
+/** A message the bridge acknowledged and Mastra may not have stored yet. */
+export interface InboxEntry {
+  /** The id the message is stored under: the signal id, or the last new message id of a `/run`. */
+  id: string;
+  /**
+   * How it was sent: `send` wakes an idle thread or joins its run, `queue` waits for the next run,
+   * `run` is a `/run` (its messages are stored before `RUN_STARTED`; what is kept is the answer).
+   */
+  kind: 'send' | 'queue' | 'run';
+  threadId: string;
+  resourceId: string;
+  agentId: string;
+  /** The message as the route took it (`send-message` / `queue-message`), or a `/run`'s new Mastra input messages. */
+  message: unknown;
+  /** When it was accepted (epoch ms): recovery keeps this order. */
+  acceptedAt: number;
+}
+
+/**
+ * Messages acknowledged with `202` and not yet known to be answered, kept where a crash cannot
+ * reach them: committed before the answer, removed once the thread's history holds the message
+ * and an answer after it. On start-up the bridge sends what is left again, under the same ids.
+ * One binding in the container; the default keeps entries in Mastra's storage.
+ *
+ * @example
+ * await inbox.add(entry);      // before the 202
+ * await inbox.pending();       // after a restart: every entry not removed
+ * await inbox.remove(entry.threadId, [entry.id]);
+ */
+export interface DurableInbox {
+  add(entry: InboxEntry): Promise<void>;
+  remove(threadId: string, ids: readonly string[]): Promise<void>;
+  /** Every entry, oldest first. */
+  pending(): Promise<InboxEntry[]>;
+}
+
+const ENTRIES = 'mastra-agui-bridge.inbox';
+/** The slot listing the threads that have entries (thread-state is read by thread only). */
+const INDEX = { threadId: 'mastra-agui-bridge', type: 'mastra-agui-bridge.inbox-threads' };
+
+/**
+ * Entries in Mastra's `threadState` storage domain: a list per thread, and one index of the
+ * threads that have any. Writes are serialised per thread (and for the index) with `ThreadLocks`.
+ */
+@injectable()
+export class MastraInbox implements DurableInbox {
+  private domain?: Promise<ThreadStateStorage | undefined>;
+
+  constructor(
+    @inject(TOKENS.Mastra) private readonly mastra: Mastra,
+    @inject(TOKENS.ThreadLocks) private readonly locks: ThreadLocks,
+  ) {}
+
+  async add(entry: InboxEntry): Promise<void> {
+    const state = await this.state();
+    if (!state) return;
+    const added = await this.locks.exclusive(`inbox:${entry.threadId}`, async () => {
+      const entries = await this.entries(state, entry.threadId);
+      await state.setState({ threadId: entry.threadId, type: ENTRIES, value: [...entries, entry] });
+      return entries.length === 0;
+    });
+    if (added) await this.index(state, (threads) => (threads.includes(entry.threadId) ? threads : [...threads, entry.threadId]));
+  }
+
+  async remove(threadId: string, ids: readonly string[]): Promise<void> {
+    const state = await this.state();
+    if (!state || ids.length === 0) return;
+    const empty = await this.locks.exclusive(`inbox:${threadId}`, async () => {
+      const left = (await this.entries(state, threadId)).filter((e) => !ids.includes(e.id));
+      if (left.length > 0) await state.setState({ threadId, type: ENTRIES, value: left });
+      else await state.deleteState({ threadId, type: ENTRIES });
+      return left.length === 0;
+    });
+    if (empty) await this.index(state, (threads) => threads.filter((t) => t !== threadId));
+  }
+
+  async pending(): Promise<InboxEntry[]> {
+    const state = await this.state();
+    if (!state) return [];
+    const threads = (await state.getState<string[]>(INDEX)) ?? [];
+    const all = await Promise.all(threads.map((threadId) => this.entries(state, threadId)));
+    return all.flat().sort((a, b) => a.acceptedAt - b.acceptedAt);
+  }
+
+  private async entries(state: ThreadStateStorage, threadId: string): Promise<InboxEntry[]> {
+    return (await state.getState<InboxEntry[]>({ threadId, type: ENTRIES })) ?? [];
+  }
+
+  private index(state: ThreadStateStorage, change: (threads: string[]) => string[]): Promise<void> {
+    return this.locks.exclusive('inbox:index', async () => {
+      const threads = (await state.getState<string[]>(INDEX)) ?? [];
+      await state.setState({ ...INDEX, value: change(threads) });
+    });
+  }
+
+  /** Mastra's thread-state domain, looked up once; none without storage (nothing to keep then). */
+  private state(): Promise<ThreadStateStorage | undefined> {
+    this.domain ??= (async () => (await this.mastra.getStorage()?.getStore('threadState')) ?? undefined)();
+    return this.domain;
+  }
+}
