@@ -131,4 +131,26 @@ describe('kill -9 during /run, restart on the same database', { timeout: 60_000 
     const order = acknowledged.map(({ text }) => echoes(stored).findIndex((a) => a.includes(text)));
     expect([...order].sort((a, b) => a - b)).toEqual(order);
   });
+
+  it('a queued message cancelled before the crash stays cancelled after the restart', async () => {
+    server = await startServerProcess({ DATABASE_URL: databaseUrl, DEMO_DELAY_MS: '40' });
+    const threadId = uid('crash-cancel');
+    const base = server.url;
+    const queue = async (message: string) => (await http(`${base}/threads/${threadId}/queue-message`, { body: { resourceId: 'crash-user', message } })).body.signalId as string;
+    await runUntil(base, threadId, 'a long answer that is still streaming when the server dies, word after word', (t) => t === 'TEXT_MESSAGE_CONTENT');
+    const cancelled = await queue('cancelled before the crash');
+    const kept = await queue('kept through the crash');
+    const cancel = await http(`${base}/threads/${threadId}/queue/${cancelled}?resourceId=crash-user`, { method: 'DELETE' });
+    expect(cancel.body).toEqual({ cancelled: [cancelled] });
+    server.child.kill('SIGKILL');
+    await server.exited;
+
+    server = await startServerProcess({ DATABASE_URL: databaseUrl, DEMO_DELAY_MS: '0' });
+    await recovered(server, 2); // the cut /run and the kept message, not the cancelled one
+    const rows = (await http(`${server.url}/threads/${threadId}/messages?resourceId=crash-user`)).body as Array<{ id: string; role: string }>;
+    expect(rows.some((m) => m.id === cancelled)).toBe(false);
+    const at = rows.findIndex((m) => m.id === kept);
+    expect(at).toBeGreaterThanOrEqual(0);
+    expect(rows.findLastIndex((m) => m.role === 'assistant')).toBeGreaterThan(at);
+  });
 });

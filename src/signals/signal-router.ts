@@ -73,7 +73,9 @@ export class SignalRouter {
   signal(scope: ThreadScope, body: z.output<typeof SignalSchema>): Promise<SignalDecision> {
     const { type, contents, tagName, attributes, transient } = body;
     const signal = { type, contents, ...(tagName && { tagName }), ...(attributes && { attributes }), ...(transient !== undefined && { transient }) };
-    return this.route(scope, (agent, id) => agent.sendSignal({ ...signal, ...(id && { id }) } as never, this.target(scope, body)) as Sent);
+    const send = (agent: Agent, id?: string) => agent.sendSignal({ ...signal, ...(id && { id }) } as never, this.target(scope, body)) as Sent;
+    // A transient signal is never stored: nothing to keep for it.
+    return transient ? this.route(scope, send) : this.accept(scope, 'signal', signal, send);
   }
 
   /** A state signal; an unchanged `cacheKey` is skipped by Mastra and answered `{ skipped: true }`. */
@@ -177,10 +179,14 @@ export class SignalRouter {
     const agent = await this.ownedThreadAgent(scope, 'claim');
     const target = { resourceId: entry.resourceId, threadId: entry.threadId };
     if (entry.kind === 'run') return this.rerun(agent, entry);
+    // Subscribed first: the run it wakes may end before a later subscription would see it.
     const subscription = await agent.subscribeToThread(target);
     try {
-      const message = withId(entry.message as z.output<typeof SendMessageSchema>['message'], entry.id) as never;
-      const answer = await decision(agent.sendMessage(message, target) as Sent);
+      const sent =
+        entry.kind === 'signal'
+          ? agent.sendSignal({ ...(entry.message as object), id: entry.id } as never, target)
+          : agent.sendMessage(withId(entry.message as z.output<typeof SendMessageSchema>['message'], entry.id) as never, target);
+      const answer = await decision(sent as Sent);
       if (answer.action !== 'wake' || !answer.runId) return;
       for await (const chunk of subscription.stream as AsyncIterable<{ type: string; runId?: string }>) {
         if (chunk.runId === answer.runId && RUN_ENDS.has(chunk.type)) return;

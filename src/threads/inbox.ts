@@ -10,13 +10,14 @@ export interface InboxEntry {
   id: string;
   /**
    * How it was sent: `send` wakes an idle thread or joins its run, `queue` waits for the next run,
-   * `run` is a `/run` (its messages are stored before `RUN_STARTED`; what is kept is the answer).
+   * `signal` is a stored signal (`POST …/signals`), `run` is a `/run` (its messages are stored
+   * before `RUN_STARTED`; what is kept is the answer).
    */
-  kind: 'send' | 'queue' | 'run';
+  kind: 'send' | 'queue' | 'signal' | 'run';
   threadId: string;
   resourceId: string;
   agentId: string;
-  /** The message as the route took it (`send-message` / `queue-message`), or a `/run`'s new Mastra input messages. */
+  /** The message as the route took it (`send-message` / `queue-message`), the signal, or a `/run`'s new Mastra input messages. */
   message: unknown;
   /** When it was accepted (epoch ms): recovery keeps this order. */
   acceptedAt: number;

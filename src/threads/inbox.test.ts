@@ -1,0 +1,42 @@
+import { Mastra } from '@mastra/core';
+import { InMemoryStore } from '@mastra/core/storage';
+import { describe, expect, it } from 'vitest';
+import { InProcessThreadLocks } from './thread-locks.js';
+import { MastraInbox, type InboxEntry } from './inbox.js';
+
+const entry = (id: string, threadId: string, acceptedAt: number): InboxEntry => ({
+  id,
+  kind: 'send',
+  threadId,
+  resourceId: 'u',
+  agentId: 'demo',
+  message: `message ${id}`,
+  acceptedAt,
+});
+
+const inboxOn = (storage: InMemoryStore) => new MastraInbox(new Mastra({ storage, logger: false }), new InProcessThreadLocks());
+
+describe('MastraInbox', () => {
+  it('keeps entries in Mastra storage, across instances, oldest first over every thread', async () => {
+    const storage = new InMemoryStore();
+    const inbox = inboxOn(storage);
+    await Promise.all([inbox.add(entry('b', 't1', 2)), inbox.add(entry('a', 't2', 1)), inbox.add(entry('c', 't1', 3))]);
+    // Another instance on the same storage (a restarted process) sees them all.
+    expect((await inboxOn(storage).pending()).map((e) => e.id)).toEqual(['a', 'b', 'c']);
+  });
+
+  it('removes entries; a thread with none left leaves the index', async () => {
+    const storage = new InMemoryStore();
+    const inbox = inboxOn(storage);
+    await inbox.add(entry('a', 't1', 1));
+    await inbox.add(entry('b', 't1', 2));
+    await inbox.add(entry('c', 't2', 3));
+    await inbox.remove('t1', ['a', 'unknown']);
+    expect((await inbox.pending()).map((e) => e.id)).toEqual(['b', 'c']);
+    await inbox.remove('t1', ['b']);
+    await inbox.remove('t2', ['c']);
+    expect(await inbox.pending()).toEqual([]);
+    const state = await new Mastra({ storage, logger: false }).getStorage()!.getStore('threadState');
+    expect(await state!.getState({ threadId: 'mastra-agui-bridge', type: 'mastra-agui-bridge.inbox-threads' })).toEqual([]);
+  });
+});

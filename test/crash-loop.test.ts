@@ -1,0 +1,105 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, afterEach, describe, expect, it, vi } from 'vitest';
+import { runInput, uid, userMessage } from './support/agui.js';
+import { killIfRunning, startServerProcess, type ServerProcess } from './support/process.js';
+import { postRun, sseEvents } from './support/run.js';
+import { http } from './support/server.js';
+
+/**
+ * The standalone server killed with `kill -9` again and again over a mixed workload (long `/run`s,
+ * `send-message` bursts, `queue-message`s, user `signals`, on several threads), restarted each time on the same
+ * LibSQL file. At the end, every message the server acknowledged (a `202`, or a `/run` that sent
+ * `RUN_STARTED`) is stored exactly once and answered (an assistant message follows it).
+ */
+const KILLS = 20;
+const THREADS = 3;
+const RESOURCE = 'loop-user';
+
+/** A small seeded generator: the kill moments vary, the test replays the same ones. */
+function random(seed: number): () => number {
+  let state = seed;
+  return () => {
+    state = (state * 1_103_515_245 + 12_345) % 2 ** 31;
+    return state / 2 ** 31;
+  };
+}
+
+describe(`${KILLS} kills of a server under load, each followed by a restart on the same database`, { timeout: 240_000 }, () => {
+  const dir = mkdtempSync(join(tmpdir(), 'agui-crash-loop-'));
+  const databaseUrl = `file:${join(dir, 'loop.db')}`;
+  let server: ServerProcess | undefined;
+  afterEach(() => killIfRunning(server));
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+  it('loses nothing it acknowledged, and stores nothing twice', async () => {
+    const next = random(20261124);
+    const threads = Array.from({ length: THREADS }, () => uid('loop-thread'));
+    const acknowledged: Array<{ threadId: string; id: string }> = [];
+
+    for (let round = 0; round < KILLS; round++) {
+      server = await startServerProcess({ DATABASE_URL: databaseUrl, DEMO_DELAY_MS: '8' });
+      const url = server.url;
+      // Kill after a number of acknowledgements that varies from round to round.
+      const killAfter = 2 + Math.floor(next() * 6);
+      let count = 0;
+      let kill!: () => void;
+      const killed = new Promise<void>((resolve) => (kill = resolve));
+      const ack = (threadId: string, id: string) => {
+        acknowledged.push({ threadId, id });
+        if (++count === killAfter) kill();
+      };
+      const work = threads.map(async (threadId, t) => {
+        const text = (kind: string) => `${kind} ${round}.${t} ${'word '.repeat(4 + Math.floor(next() * 12))}`;
+        try {
+          if (next() < 0.6) {
+            const message = userMessage(text('run'));
+            const res = await postRun(`${url}/run`, runInput({ threadId, messages: [message], forwardedProps: { resourceId: RESOURCE } }));
+            for await (const event of sseEvents(res.body!)) {
+              if (event.type === 'RUN_STARTED') ack(threadId, message.id);
+            }
+          }
+          for (let i = 0; i < 3; i++) {
+            const pick = next();
+            const route = pick < 0.4 ? 'send-message' : pick < 0.8 ? 'queue-message' : 'signals';
+            const body = route === 'signals' ? { type: 'user', contents: text(route) } : { message: text(route) };
+            const answer = await http(`${url}/threads/${threadId}/${route}`, { body: { resourceId: RESOURCE, ...body } });
+            if (answer.status === 202 && (answer.body.action === 'wake' || answer.body.action === 'deliver')) ack(threadId, answer.body.signalId);
+          }
+        } catch {
+          // the server died under this request: nothing was acknowledged by it
+        }
+      });
+      await Promise.race([killed, Promise.all(work)]);
+      server.child.kill('SIGKILL');
+      await server.exited;
+      await Promise.allSettled(work);
+    }
+    expect(acknowledged.length).toBeGreaterThanOrEqual(KILLS);
+
+    // The last restart: it sends again whatever the last kill left unanswered.
+    server = await startServerProcess({ DATABASE_URL: databaseUrl, DEMO_DELAY_MS: '0' });
+    const url = server.url;
+    const history = async (threadId: string) =>
+      (await http(`${url}/threads/${threadId}/messages?resourceId=${RESOURCE}`)).body as Array<{ id: string; role: string }>;
+    await vi.waitFor(
+      async () => {
+        for (const threadId of threads) {
+          const rows = await history(threadId);
+          const lastAnswer = rows.findLastIndex((m) => m.role === 'assistant');
+          for (const { id } of acknowledged.filter((a) => a.threadId === threadId)) {
+            const at = rows.findIndex((m) => m.id === id);
+            expect(at, `message ${id} is stored`).toBeGreaterThanOrEqual(0);
+            expect(at, `message ${id} is answered`).toBeLessThan(lastAnswer);
+          }
+        }
+      },
+      { timeout: 60_000, interval: 200 },
+    );
+    for (const threadId of threads) {
+      const ids = (await history(threadId)).map((m) => m.id);
+      expect(new Set(ids).size, 'no message stored twice').toBe(ids.length);
+    }
+  });
+});
