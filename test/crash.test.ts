@@ -1,7 +1,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
 import { runInput, uid, userMessage } from './support/agui.js';
 import { killIfRunning, startServerProcess, type ServerProcess } from './support/process.js';
 import { postRun, sseEvents } from './support/run.js';
@@ -20,7 +20,12 @@ describe('kill -9 during /run, restart on the same database', { timeout: 60_000 
 
   beforeAll(() => {
     dir = mkdtempSync(join(tmpdir(), 'agui-crash-'));
-    databaseUrl = `file:${join(dir, 'crash.db')}`;
+  });
+  // A database of its own per test: what one test's crash leaves in the durable inbox must not be
+  // recovered by the next test's restart.
+  let tests = 0;
+  beforeEach(() => {
+    databaseUrl = `file:${join(dir, `crash-${++tests}.db`)}`;
   });
   afterEach(() => {
     killIfRunning(server);
