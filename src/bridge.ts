@@ -43,7 +43,10 @@ export function createBridge(config: BridgeConfig = {}): Bridge {
   const services = new Map<Mastra, Services>();
   const servicesFor = (mastra: Mastra): Services => {
     let s = services.get(mastra);
-    if (!s) services.set(mastra, (s = createServices(resolved, mastra)));
+    if (!s) {
+      services.set(mastra, (s = createServices(resolved, mastra)));
+      s.recovery.start();
+    }
     return s;
   };
   const handle = (route: RouteDef, s: Services) => async (c: Context) => {
@@ -73,10 +76,10 @@ export function createBridge(config: BridgeConfig = {}): Bridge {
       return app;
     },
     subscriptionCount: () => [...services.values()].reduce((sum, s) => sum + s.hub.subscriptionCount, 0),
-    recover: (mastra) => servicesFor(mastra).signals.recover(),
+    recover: (mastra) => servicesFor(mastra).recovery.recover(),
     shutdown: () => {
       for (const s of services.values()) {
-        s.signals.shutdown();
+        s.recovery.stop();
         s.runs.shutdown();
         s.hub.shutdown();
       }

@@ -13,6 +13,7 @@ import { InProcessRunAnnouncements, type RunAnnouncements } from './runs/run-ann
 import { RunService } from './runs/run-service.js';
 import { InProcessToolProxy, type ToolProxy } from './runs/tool-proxy.js';
 import { MastraInbox, type DurableInbox } from './threads/inbox.js';
+import { InboxRecovery } from './signals/inbox-recovery.js';
 import { SignalRouter } from './signals/signal-router.js';
 import { InProcessThreadLocks, type ThreadLocks } from './threads/thread-locks.js';
 import { ThreadStore } from './threads/thread-store.js';
@@ -45,6 +46,7 @@ export function createServices(config: ResolvedConfig, mastra: Mastra): Services
   container.bind(TOKENS.ResourceResolver).to(ResourceResolver);
   container.bind(TOKENS.RunService).to(RunService);
   container.bind(TOKENS.SignalRouter).to(SignalRouter);
+  container.bind(TOKENS.InboxRecovery).to(InboxRecovery);
   container.bind(TOKENS.ThreadHub).to(ThreadHub);
   return {
     config,
@@ -54,6 +56,7 @@ export function createServices(config: ResolvedConfig, mastra: Mastra): Services
     proxy: container.get<ToolProxy>(TOKENS.ToolProxy),
     resources: container.get<ResourceResolver>(TOKENS.ResourceResolver),
     signals: container.get<SignalRouter>(TOKENS.SignalRouter),
+    recovery: container.get<InboxRecovery>(TOKENS.InboxRecovery),
     hub: container.get<ThreadHub>(TOKENS.ThreadHub),
     locks: container.get<ThreadLocks>(TOKENS.ThreadLocks),
     idempotency: container.get<IdempotencyStore>(TOKENS.IdempotencyStore),

@@ -18,5 +18,6 @@ export const TOKENS = {
   ThreadHub: Symbol.for('mastra-agui-bridge.ThreadHub'),
   EventLogs: Symbol.for('mastra-agui-bridge.EventLogs'),
   Inbox: Symbol.for('mastra-agui-bridge.Inbox'),
+  InboxRecovery: Symbol.for('mastra-agui-bridge.InboxRecovery'),
   IdempotencyStore: Symbol.for('mastra-agui-bridge.IdempotencyStore'),
 } as const;

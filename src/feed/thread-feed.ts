@@ -49,8 +49,11 @@ const isTerminal = (e: Event) => e.type === EventType.RUN_FINISHED || e.type ===
  */
 export class ThreadFeed {
   private readonly log: ThreadEventLog;
-  /** Announcements fetched for runs whose bracket is about to open. */
-  private readonly announcements = new Map<string, RunAnnouncement>();
+  /**
+   * The announcement of the run whose `start` is being translated: a bracket opens on its run's
+   * `start`, so one slot is enough (a later `start` replaces whatever was not taken).
+   */
+  private announced?: { runId: string; announcement: RunAnnouncement };
   private readonly clients = new Set<Client>();
   private readonly translator: ThreadTranslator;
   private readonly stop = new AbortController();
@@ -130,14 +133,14 @@ export class ThreadFeed {
 
   private async fetchAnnouncement(runId: string): Promise<void> {
     const announcement = await this.options.announcement?.(runId);
-    if (announcement) this.announcements.set(runId, announcement);
+    this.announced = announcement && { runId, announcement };
   }
 
   /** The translator asks once per run, when it opens the run's first bracket. */
   private takeAnnouncement(runId: string): RunAnnouncement | undefined {
-    const announcement = this.announcements.get(runId);
-    this.announcements.delete(runId);
-    return announcement;
+    const taken = this.announced?.runId === runId ? this.announced.announcement : undefined;
+    this.announced = undefined;
+    return taken;
   }
 
   /**

@@ -1,6 +1,7 @@
 import type { AgentProvider } from '../agents/agent-provider.js';
 import type { RunService } from '../runs/run-service.js';
 import type { ResolvedConfig } from '../config.js';
+import type { InboxRecovery } from '../signals/inbox-recovery.js';
 import type { SignalRouter } from '../signals/signal-router.js';
 import type { ThreadHub } from '../feed/thread-hub.js';
 import type { IdempotencyStore } from '../idempotency/idempotency-store.js';
@@ -18,6 +19,8 @@ export interface Services {
   proxy: ToolProxy;
   resources: ResourceResolver;
   signals: SignalRouter;
+  /** Sends again what a crash left unanswered, and sweeps out what is answered. */
+  recovery: InboxRecovery;
   hub: ThreadHub;
   /** Per-key sections: two requests with one `Idempotency-Key` never run at once (in this process). */
   locks: ThreadLocks;

@@ -5,21 +5,21 @@ import { RequestContext } from '@mastra/core/request-context';
 import { inject, injectable } from 'inversify';
 import type { ResolvedConfig } from '../config.js';
 import { conflict, invalidInput } from '../errors.js';
+import { AgentProvider } from '../agents/agent-provider.js';
+import type { DurableInbox } from '../threads/inbox.js';
 import { ThreadStore, type ThreadScope } from '../threads/thread-store.js';
 import { TOKENS } from '../tokens.js';
-import { frontendToolOptions } from './frontend-tools.js';
-import { ToolProxy } from './tool-proxy.js';
 import { endsStep, isPause, type MastraChunk } from '../translate/chunks.js';
 import { appendPosition, toAguiMessages } from '../translate/history.js';
 import { toolResultMessageId, type MessagePosition } from '../translate/ids.js';
 import { selectNewMessages, toMastraMessages, type MastraInputMessage } from '../translate/messages.js';
 import { RunTranslator } from '../translate/run-translator.js';
 import { errorMessage } from '../translate/values.js';
-import { AgentProvider } from '../agents/agent-provider.js';
+import { frontendToolOptions } from './frontend-tools.js';
 import { ResultCapture } from './result-capture.js';
-import type { DurableInbox } from '../threads/inbox.js';
 import type { RunAnnouncement, RunAnnouncements } from './run-announcements.js';
 import { findResumeTargets, resume, type ResumeTarget } from './resume.js';
+import type { ToolProxy } from './tool-proxy.js';
 
 /** The request-context key under which tools find the AG-UI `context`, `state` and `forwardedProps`. */
 export const AGUI_CONTEXT_KEY = 'ag-ui';
@@ -129,8 +129,8 @@ export class RunService {
     const fresh = memory ? selectNewMessages(input.messages, storedIds, stored.length > 0) : input.messages;
     // Convert the whole input, then keep the new ids: a new tool message takes its tool name from
     // the (already stored) assistant call before it, else Mastra would store it as `unknown`.
-    const freshIds = new Set(fresh.map((m) => m.id));
-    for (const id of callOwners(input.messages, fresh)) freshIds.add(id);
+    const newIds = new Set(fresh.map((m) => m.id));
+    const freshIds = new Set([...newIds, ...callOwners(input.messages, fresh)]);
     const messages = toMastraMessages(input.messages).filter((m) => freshIds.has(m.id));
     if (resume.length === 0 && messages.length === 0) {
       if (memory && isRetry(input.messages, storedIds)) return this.replay(input, scope);
@@ -143,7 +143,6 @@ export class RunService {
       // `RUN_STARTED`, in their order (tool results belong to their call's stored message, and
       // system messages are instructions, not history: Mastra stores both its own way).
       // A read-only run (`memoryOptions.readOnly`) stores nothing.
-      const newIds = new Set(fresh.map((m) => m.id));
       const conversation = messages.filter((m) => newIds.has(m.id) && (m.role === 'user' || m.role === 'assistant'));
       if (!readOnly(options) && conversation.length > 0) {
         await this.threads.storeInput(scope, conversation);

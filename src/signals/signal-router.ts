@@ -31,7 +31,8 @@ const LOST_SIGNAL_RETRY_MS = 5;
 const LOST_SIGNAL_SENDS = 400;
 
 type Routing = { ifActive?: { behavior?: 'deliver' | 'persist' | 'discard'; attributes?: Record<string, unknown> }; ifIdle?: { behavior?: 'wake' | 'persist' | 'discard'; attributes?: Record<string, unknown> } };
-type Sent = { accepted: Promise<{ action: SignalDecision['action']; runId?: string }>; signal: { id: string } };
+/** What Mastra's signal methods return. */
+export type Sent = { accepted: Promise<{ action: SignalDecision['action']; runId?: string }>; signal: { id: string } };
 
 /**
  * Steers a thread through Mastra's signal runtime: messages now or queued, signals, state,
@@ -49,18 +50,7 @@ export class SignalRouter {
     @inject(TOKENS.AgentProvider) private readonly agents: AgentProvider,
     @inject(TOKENS.ThreadStore) private readonly threads: ThreadStore,
     @inject(TOKENS.Inbox) private readonly inbox: DurableInbox,
-  ) {
-    // Answered messages leave the inbox on a sweep, off the request path.
-    this.sweeper = setInterval(() => void this.settle().catch(() => {}), SETTLE_EVERY_MS);
-    this.sweeper.unref();
-  }
-
-  private readonly sweeper: NodeJS.Timeout;
-
-  /** Stops the inbox sweep (server shutdown). */
-  shutdown(): void {
-    clearInterval(this.sweeper);
-  }
+  ) {}
 
   sendMessage(scope: ThreadScope, body: z.output<typeof SendMessageSchema>): Promise<SignalDecision> {
     return this.accept(scope, 'send', body.message, (agent, id) => agent.sendMessage(withId(body.message, id) as never, this.target(scope, body)) as Sent);
@@ -158,74 +148,6 @@ export class SignalRouter {
   }
 
   /**
-   * Sends again what a crash left unanswered (`DurableInbox.pending()`), thread by thread in the
-   * order it was accepted and under the same ids, one run at a time (each waits for the run
-   * before it to end, as a queued message would). Entries the history already answers are dropped.
-   */
-  async recover(): Promise<number> {
-    let resent = 0;
-    for (const entries of byThread(await this.inbox.pending())) {
-      for (const entry of await this.unanswered(entries)) {
-        await this.resend(entry);
-        resent++;
-      }
-    }
-    return resent;
-  }
-
-  /** Sends one entry again under its id, and waits for the run it wakes to end. */
-  private async resend(entry: InboxEntry): Promise<void> {
-    const scope = { threadId: entry.threadId, resourceId: entry.resourceId, agentId: entry.agentId };
-    const agent = await this.ownedThreadAgent(scope, 'claim');
-    const target = { resourceId: entry.resourceId, threadId: entry.threadId };
-    if (entry.kind === 'run') return this.rerun(agent, entry);
-    // Subscribed first: the run it wakes may end before a later subscription would see it.
-    const subscription = await agent.subscribeToThread(target);
-    try {
-      const sent =
-        entry.kind === 'signal'
-          ? agent.sendSignal({ ...(entry.message as object), id: entry.id } as never, target)
-          : agent.sendMessage(withId(entry.message as z.output<typeof SendMessageSchema>['message'], entry.id) as never, target);
-      const answer = await decision(sent as Sent);
-      if (answer.action !== 'wake' || !answer.runId) return;
-      for await (const chunk of subscription.stream as AsyncIterable<{ type: string; runId?: string }>) {
-        if (chunk.runId === answer.runId && RUN_ENDS.has(chunk.type)) return;
-      }
-    } finally {
-      subscription.unsubscribe();
-    }
-  }
-
-  /**
-   * A `/run` cut before its answer: its messages are stored, so the same input (same ids: Mastra
-   * upserts, one copy) runs again, to its end.
-   */
-  private async rerun(agent: Agent, entry: InboxEntry): Promise<void> {
-    const memory = { thread: entry.threadId, resource: entry.resourceId };
-    const output = await agent.stream(entry.message as never, { memory, savePerStep: true } as never);
-    for await (const _chunk of output.fullStream) {
-      // drained: the run stores its answer as it goes
-    }
-  }
-
-  /** Drops the inbox entries the history now answers (a message stored, and an answer after it). */
-  async settle(): Promise<void> {
-    for (const entries of byThread(await this.inbox.pending())) await this.unanswered(entries);
-  }
-
-  /** The entries of one thread that no stored answer follows; the others leave the inbox. */
-  private async unanswered(entries: InboxEntry[]): Promise<InboxEntry[]> {
-    const [{ threadId, resourceId, agentId }] = entries;
-    const { stored } = await this.threads.history({ threadId, resourceId, agentId }, {}, { backgroundTasks: false }).catch(() => ({ stored: [] }));
-    const position = new Map(stored.map((m, i) => [m.id, i]));
-    const lastAnswer = stored.findLastIndex((m) => m.role === 'assistant');
-    // A `/run` leaves the inbox when it ends: a partly stored answer is not an answer.
-    const answered = entries.filter((e) => e.kind !== 'run' && (position.get(e.id) ?? Infinity) < lastAnswer);
-    await this.inbox.remove(threadId, answered.map((e) => e.id));
-    return entries.filter((e) => !answered.includes(e));
-  }
-
-  /**
    * A message acknowledged means a message kept: once Mastra has decided where it goes (and given
    * it its id), it is written to the durable inbox before the answer leaves, and leaves the inbox
    * once the history answers it. A decision that means no run will answer it (`persist`,
@@ -289,24 +211,14 @@ export class SignalRouter {
 }
 
 /** The message as `sendMessage` takes it, carrying the signal id of an earlier send when sent again. */
-/** How often answered messages are swept out of the durable inbox. */
-const SETTLE_EVERY_MS = 5_000;
-/** The chunks that end a run on a thread subscription. */
-const RUN_ENDS = new Set(['finish', 'error', 'abort', 'tripwire']);
-
-/** Entries grouped by thread, each group in the order it was accepted. */
-function byThread(entries: InboxEntry[]): InboxEntry[][] {
-  const groups = new Map<string, InboxEntry[]>();
-  for (const entry of entries) groups.set(entry.threadId, [...(groups.get(entry.threadId) ?? []), entry]);
-  return [...groups.values()];
-}
-
-function withId(message: z.output<typeof SendMessageSchema>['message'], id: string | undefined) {
+/** A message with the id it is to be stored under (Mastra's `sendMessage` keeps a given id). */
+export function withId(message: z.output<typeof SendMessageSchema>['message'], id: string | undefined) {
   if (!id) return message;
   return typeof message === 'string' || Array.isArray(message) ? { contents: message, id } : { ...message, id };
 }
 
-async function decision(sent: Sent): Promise<SignalDecision> {
+/** Mastra's routing decision for a sent signal, as the routes answer it. */
+export async function decision(sent: Sent): Promise<SignalDecision> {
   let accepted: Awaited<Sent['accepted']>;
   try {
     accepted = await sent.accepted;

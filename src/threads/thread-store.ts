@@ -7,7 +7,7 @@ import { AgentProvider } from '../agents/agent-provider.js';
 import { conflict, notFound } from '../errors.js';
 import { TOKENS } from '../tokens.js';
 import type { ThreadLocks } from './thread-locks.js';
-import { toAguiMessages, toThreadMessage, type HistoryContext, type StoredBackgroundTask, type ThreadMessage } from '../translate/history.js';
+import { toAguiMessages, toThreadMessage, type HistoryContext, type StoredBackgroundTask, type ThreadMessage, type ToolMessageIds } from '../translate/history.js';
 
 /**
  * The thread metadata key under which the bridge keeps the ids clients gave their tool messages
@@ -21,8 +21,6 @@ export interface ThreadHistory {
   stored: MastraDBMessage[];
   context: HistoryContext;
 }
-
-type ToolMessageIds = Readonly<Record<string, string>>;
 
 /** A thread as the API shows it (ISO 8601 dates). */
 export interface ThreadInfo {
@@ -161,8 +159,7 @@ export class ThreadStore {
     const { memory, thread } = await this.load(scope);
     const tasks = include.backgroundTasks ? this.backgroundTasks(scope) : Promise.resolve([]);
     const [stored, backgroundTasks] = await Promise.all([this.recall(memory, scope, page), tasks]);
-    const toolMessageIds = (thread.metadata?.[TOOL_MESSAGE_IDS_KEY] ?? {}) as ToolMessageIds;
-    return { stored, context: { toolMessageIds, backgroundTasks } };
+    return { stored, context: { toolMessageIds: toolMessageIdsOf(thread), backgroundTasks } };
   }
 
   async messages(scope: ThreadScope, page: Page, format: 'mastra'): Promise<ThreadMessage[]>;
@@ -194,8 +191,7 @@ export class ThreadStore {
     if (Object.keys(ids).length === 0) return;
     await this.locks.exclusive(scope.threadId, async () => {
       const { thread, memory } = await this.load(scope);
-      const known = (thread.metadata?.[TOOL_MESSAGE_IDS_KEY] ?? {}) as ToolMessageIds;
-      await memory.updateThread({ id: thread.id, title: thread.title ?? '', metadata: { ...thread.metadata, [TOOL_MESSAGE_IDS_KEY]: { ...known, ...ids } } });
+      await memory.updateThread({ id: thread.id, title: thread.title ?? '', metadata: { ...thread.metadata, [TOOL_MESSAGE_IDS_KEY]: { ...toolMessageIdsOf(thread), ...ids } } });
     });
   }
 
@@ -227,6 +223,11 @@ function mergeMetadata(current: Record<string, unknown> | undefined, patch: Reco
     else merged[key] = value;
   }
   return merged;
+}
+
+/** The client tool-message ids the bridge keeps in a thread's metadata. */
+function toolMessageIdsOf(thread: StorageThreadType): ToolMessageIds {
+  return (thread.metadata?.[TOOL_MESSAGE_IDS_KEY] ?? {}) as ToolMessageIds;
 }
 
 export function toThreadInfo(thread: StorageThreadType): ThreadInfo {

@@ -31,13 +31,16 @@ export interface StoredBackgroundTask {
   error?: { message: string };
 }
 
+/** Ids clients gave their own tool messages, by tool call id (Mastra keeps none). */
+export type ToolMessageIds = Readonly<Record<string, string>>;
+
 /** What the bridge keeps beside Mastra's rows to show them as the live stream did. */
 export interface HistoryContext {
   /**
    * Ids a client gave its own tool messages (frontend tools in `return` mode), by tool call id:
    * Mastra folds a tool message into the call it answers and keeps no id for it.
    */
-  toolMessageIds?: Readonly<Record<string, string>>;
+  toolMessageIds?: ToolMessageIds;
   /** The thread's background tasks: the live stream showed each as an `activity` message. */
   backgroundTasks?: readonly StoredBackgroundTask[];
 }
@@ -88,7 +91,7 @@ export function appendPosition(stored: MastraDBMessage): MessagePosition {
   return numbering.position();
 }
 
-type RowContext = { toolMessageIds: Readonly<Record<string, string>>; tasks: ReadonlyMap<string, StoredBackgroundTask> };
+type RowContext = { toolMessageIds: ToolMessageIds; tasks: ReadonlyMap<string, StoredBackgroundTask> };
 
 function rowToAgui(row: MastraDBMessage, context: RowContext): Message[] {
   switch (row.role) {

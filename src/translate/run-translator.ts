@@ -282,17 +282,10 @@ export class RunTranslator {
 
   // ── text and reasoning ──────────────────────────────────────────────
 
-  /**
-   * A fresh AG-UI message id for text or reasoning, numbered as history numbers the stored parts:
-   * text written after a tool call starts a new segment (the reducer would otherwise fold the
-   * answer into the message that made the call, above its result).
-   */
-  private nextMessageId(kind: 'text' | 'reasoning'): string {
-    return this.numbering.next(kind);
-  }
-
   private openMessage(kind: StreamKind, partId: string, out: Event[]): string {
-    const messageId = this.nextMessageId(kind);
+    // Numbered as history numbers the stored parts: text written after a tool call starts a new
+    // segment (the reducer would otherwise fold the answer into the message that made the call).
+    const messageId = this.numbering.next(kind);
     this.open[kind].set(partId, messageId);
     out.push(...STREAMS[kind].start(messageId));
     return messageId;
