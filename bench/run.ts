@@ -1,5 +1,5 @@
 /**
- * `npm run bench [-- --quick] [-- --profile] [-- --only=translator,http,fanout]`
+ * `npm run bench [-- --quick] [-- --profile] [-- --only=translator,http,fanout,durability]`
  *
  * Measures the bridge side by side with what a user would otherwise pick, and checks the
  * performance budget (docs/performance.md). The markdown report goes to stdout, progress to
@@ -10,13 +10,15 @@
  *   and the report adds their CPU split by owner (bench/lib/profile-summary.ts).
  * - `--only=…`: run some phases only.
  * - `--concurrency=1,16`, `--reps=N`, `--words=N`: override the HTTP plan (to iterate on one line).
- * - `--baseline=<dir>`: also run the bridge of another checkout (e.g. a `git worktree` of main)
- *   in the same interleave, for before/after ratios.
+ * - `--baseline=<dir>`: also run the bridge of another checkout (e.g. a `git worktree` of main,
+ *   with this checkout's `node_modules` symlinked into it) in the same interleave, for
+ *   before/after ratios: in the HTTP phase, and as the standalone server in the durability phase.
  */
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
 import { join } from 'node:path';
+import { runDurabilityPhase, type DurabilityPlan } from './lib/durability-phase.js';
 import { runFanoutPhase, type FanoutPlan } from './lib/fanout-phase.js';
 import { REPO_ROOT } from './lib/fixtures.js';
 import { runHttpPhase, type HttpPlan } from './lib/http-phase.js';
@@ -53,6 +55,13 @@ function withOverrides(plan: HttpPlan): HttpPlan {
 const FANOUT_PLAN: FanoutPlan = quick
   ? { subscribers: [1, 100, 1000], messages: 3, idleSubscribers: 1000 }
   : { subscribers: [1, 100, 1000], messages: 10, idleSubscribers: 5000 };
+
+const DURABILITY_PLAN: DurabilityPlan = {
+  ...(quick
+    ? { messages: 10, runs: [{ concurrency: 1, streams: 4 }, { concurrency: 16, streams: 16 }], words: 200, reps: 2 }
+    : { messages: 30, runs: [{ concurrency: 1, streams: 10 }, { concurrency: 16, streams: 32 }], words: 500, reps: 5 }),
+  ...(option('baseline') && { baselineDir: option('baseline') }),
+};
 
 const RESULTS_DIR = join(REPO_ROOT, 'bench/results');
 
@@ -108,6 +117,7 @@ async function main(): Promise<void> {
   if (runs('translator')) partial.translator = await translatorPhase();
   if (runs('http')) partial.http = await runHttpPhase(HTTP_PLAN, profile);
   if (runs('fanout')) partial.fanout = await runFanoutPhase(FANOUT_PLAN);
+  if (runs('durability')) partial.durability = await runDurabilityPhase(DURABILITY_PLAN);
   if (partial.http?.profileDirs) partial.profiles = profileSplits(partial.http.profileDirs);
   const report: BenchReport = { ...partial, budget: evaluateBudget(partial) };
   const markdown = renderMarkdown(report);

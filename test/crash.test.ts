@@ -103,7 +103,7 @@ describe('kill -9 during /run, restart on the same database', { timeout: 60_000 
     await back.close();
   });
 
-  it('sends again, after the restart, the messages it acknowledged and had not answered: once each, in order', async () => {
+  it('sends again, after the restart, the messages and notifications it acknowledged and had not answered: once each, in order', async () => {
     server = await startServerProcess({ DATABASE_URL: databaseUrl, DEMO_DELAY_MS: '40' });
     const threadId = uid('crash-signals');
     const base = server.url;
@@ -114,7 +114,18 @@ describe('kill -9 during /run, restart on the same database', { timeout: 60_000 
     };
     // A long run, then messages while it streams: one delivered into it, two queued behind it.
     await runUntil(base, threadId, 'a long answer that is still streaming when the server dies, word after word', (t) => t === 'TEXT_MESSAGE_CONTENT');
-    const acknowledged = [await send('send-message', 'delivered while running'), await send('queue-message', 'queued first'), await send('queue-message', 'queued second')];
+    const notify = async (summary: string) => {
+      const res = await http(`${base}/threads/${threadId}/notifications`, { body: { resourceId: 'crash-user', source: 'ci', kind: 'build', summary, priority: 'urgent' } });
+      expect(res.status).toBe(202);
+      expect(res.body.decision.action).toBe('deliver');
+      return { text: summary, id: res.body.record.deliveredSignalId as string };
+    };
+    const acknowledged = [
+      await send('send-message', 'delivered while running'),
+      await notify('build 42 is green'),
+      await send('queue-message', 'queued first'),
+      await send('queue-message', 'queued second'),
+    ];
     server.child.kill('SIGKILL');
     await server.exited;
 

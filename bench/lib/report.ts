@@ -1,7 +1,8 @@
 /** The bench's verdicts (budget lines) and its markdown report. */
+import type { DurabilityResult } from './durability-phase.js';
 import type { FanoutResult } from './fanout-phase.js';
 import { SERVER_LABEL, type HttpResult, type ServerName } from './http-phase.js';
-import { formatMs, formatNumber, formatRatio } from './stats.js';
+import { formatMs, formatNumber, formatRatio, median } from './stats.js';
 import type { TranslatorResult } from '../translator.js';
 import type { ProfileSplit } from './profile-summary.js';
 
@@ -19,6 +20,7 @@ export interface BenchReport {
   translator?: TranslatorResult;
   http?: HttpResult;
   fanout?: FanoutResult;
+  durability?: DurabilityResult;
   profiles?: Record<string, ProfileSplit['owners']>;
   budget: BudgetLine[];
 }
@@ -85,11 +87,43 @@ function fanoutBudget(result: FanoutResult): BudgetLine[] {
   return lines;
 }
 
+/** How much slower the durable `send-message` may answer than the baseline's (issue 11's budget). */
+const SEND_MESSAGE_MAX_EXTRA_MS = 3;
+/** `/run` events/s on LibSQL ÷ the baseline's: below this it is more than this machine's noise. */
+const DURABLE_RUN_MIN_RATIO = 0.9;
+
+/** Lines against the baseline only: without one there is nothing to hold the numbers to. */
+function durabilityBudget({ bridge, baseline }: DurabilityResult): BudgetLine[] {
+  if (!baseline) return [];
+  const extra = bridge.sendMessage.p50 - baseline.sendMessage.p50;
+  const lines: BudgetLine[] = [
+    {
+      line: 'Durability: send-message answer p50 on LibSQL, vs the baseline',
+      target: `≤ +${SEND_MESSAGE_MAX_EXTRA_MS} ms`,
+      measured: `${extra >= 0 ? '+' : ''}${extra.toFixed(2)} ms (${formatMs(bridge.sendMessage.p50)} vs ${formatMs(baseline.sendMessage.p50)})`,
+      pass: extra <= SEND_MESSAGE_MAX_EXTRA_MS,
+    },
+  ];
+  for (const ours of bridge.runs) {
+    const theirs = baseline.runs.find((r) => r.concurrency === ours.concurrency);
+    if (!theirs) continue;
+    const pairs = median(ours.samples.map((v, i) => v / theirs.samples[i]));
+    lines.push({
+      line: `Durability: /run events/s on LibSQL ÷ the baseline, ${ours.concurrency} stream(s)`,
+      target: `≥ ${DURABLE_RUN_MIN_RATIO.toFixed(2)}×`,
+      measured: `${formatRatio(pairs, 3)} (median of pairs; ${formatRatio(ours.eventsPerSec / theirs.eventsPerSec, 3)} of medians)`,
+      pass: pairs >= DURABLE_RUN_MIN_RATIO,
+    });
+  }
+  return lines;
+}
+
 export function evaluateBudget(report: Omit<BenchReport, 'budget'>): BudgetLine[] {
   return [
     ...(report.translator ? translatorBudget(report.translator) : []),
     ...(report.http ? httpBudget(report.http) : []),
     ...(report.fanout ? fanoutBudget(report.fanout) : []),
+    ...(report.durability ? durabilityBudget(report.durability) : []),
   ];
 }
 
@@ -173,6 +207,22 @@ function fanoutTable(result: FanoutResult): string[] {
   ];
 }
 
+function durabilityTable(result: DurabilityResult): string[] {
+  const servers = [['this bridge', result.bridge], ...(result.baseline ? [['baseline checkout', result.baseline] as const] : [])] as const;
+  const { plan } = result;
+  return [
+    '### Durability: the standalone server on a LibSQL file',
+    '',
+    `\`send-message\` round trip on an idle thread (answered once the message is committed): ${plan.messages} per round. \`/run\`: ${formatNumber(plan.words)}-word echo, ${plan.runs.map((r) => `${r.streams} streams at ${r.concurrency}`).join(', ')}. ${plan.reps} interleaved rounds.`,
+    '',
+    row(['server', 'send-message p50', 'p99', ...plan.runs.map((r) => `/run events/s, ${r.concurrency} stream(s)`), 'errors']),
+    row(['---', '---:', '---:', ...plan.runs.map(() => '---:'), '---:']),
+    ...servers.map(([name, s]) =>
+      row([name, formatMs(s.sendMessage.p50), formatMs(s.sendMessage.p99), ...s.runs.map((r) => formatNumber(r.eventsPerSec)), s.runs.reduce((n, r) => n + r.errors.length, 0)]),
+    ),
+  ];
+}
+
 function profileTable(profiles: Record<string, ProfileSplit['owners']>): string[] {
   const lines = [
     '### Server CPU by owner (`--cpu-prof`, share of busy time)',
@@ -207,6 +257,7 @@ export function renderMarkdown(report: BenchReport): string {
     ...(report.translator ? [...translatorTable(report.translator), ''] : []),
     ...(report.http ? [...httpTable(report.http), ''] : []),
     ...(report.fanout ? [...fanoutTable(report.fanout), ''] : []),
+    ...(report.durability ? [...durabilityTable(report.durability), ''] : []),
     ...(report.profiles ? [...profileTable(report.profiles), ''] : []),
     ...budgetTable(report.budget),
     '',

@@ -7,6 +7,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { resolveConfig } from '../config.js';
 import { createServices } from '../container.js';
 import { createDemoAgent } from '../demo/agent.js';
+import { MastraInbox } from '../threads/inbox.js';
+import { InProcessThreadLocks } from '../threads/thread-locks.js';
 import type { ThreadScope, ThreadStore } from '../threads/thread-store.js';
 import type { SignalRouter } from './signal-router.js';
 
@@ -207,5 +209,25 @@ describe('SignalRouter: a deliver answered on an idle thread (a finishing run st
       await pubsub().releaseLease(threadKey(scope), holder);
       await signals.close();
     }
+  });
+});
+
+describe('SignalRouter: what the durable inbox keeps', () => {
+  const inbox = () => new MastraInbox(mastra, new InProcessThreadLocks());
+  const kept = async (scope: ThreadScope) => (await inbox().pending()).filter((e) => e.threadId === scope.threadId);
+
+  it('a notification delivered now is kept under the id of the signal that carries it; one only recorded is not', async () => {
+    const scope = newScope();
+    const thread = await watch(scope);
+    const urgent = await router.notify(scope, { source: 'ci', kind: 'build', summary: 'build 42 is green', priority: 'urgent' });
+    expect(urgent.decision.action).toBe('deliver');
+    const signalId = urgent.record.deliveredSignalId as string;
+    expect(await kept(scope)).toEqual([expect.objectContaining({ id: signalId, kind: 'signal', message: expect.objectContaining({ type: 'notification', contents: 'build 42 is green' }) })]);
+    await thread.until((c) => c.type === 'finish' && c.runId === urgent.runId);
+    // Low priority on an idle thread is summarised later (by Mastra's dispatcher): nothing sent, nothing kept.
+    const low = await router.notify(scope, { source: 'ci', kind: 'lint', summary: 'lint warnings', priority: 'low' });
+    expect(low.runId).toBeUndefined();
+    expect((await kept(scope)).map((e) => e.id)).toEqual([signalId]);
+    thread.close();
   });
 });

@@ -82,6 +82,8 @@ export class SignalRouter {
     const { resourceId: _r, agentId: _a, ...notification } = body;
     const result = await agent.sendNotificationSignal(notification as never, { resourceId: scope.resourceId, threadId: scope.threadId });
     const accepted = result.accepted ? await result.accepted : undefined;
+    // Delivered or summarised now, it is a signal a run is to answer: kept as any other.
+    if (result.signal && accepted && isAnswered(accepted.action)) await this.keep(scope, agent, 'signal', result.signal.id, signalFields(result.signal));
     const runId = accepted && 'runId' in accepted ? accepted.runId : result.runId;
     return { record: result.record, decision: result.decision, ...(runId && { runId }) };
   }
@@ -155,12 +157,16 @@ export class SignalRouter {
    */
   private async accept(scope: ThreadScope, kind: InboxEntry['kind'], message: unknown, send: (agent: Agent, id?: string) => Sent): Promise<SignalDecision> {
     const answer = await this.route(scope, send);
-    if (answer.action === 'wake' || answer.action === 'deliver') {
+    if (isAnswered(answer.action)) {
       const { agent } = await this.agents.withMemory(scope.agentId);
-      const { threadId, resourceId } = scope;
-      await this.inbox.add({ id: answer.signalId, kind, threadId, resourceId, agentId: agent.id, message, acceptedAt: Date.now() });
+      await this.keep(scope, agent, kind, answer.signalId, message);
     }
     return answer;
+  }
+
+  private keep(scope: ThreadScope, agent: Agent, kind: InboxEntry['kind'], id: string, message: unknown): Promise<void> {
+    const { threadId, resourceId } = scope;
+    return this.inbox.add({ id, kind, threadId, resourceId, agentId: agent.id, message, acceptedAt: Date.now() });
   }
 
   /**
@@ -210,7 +216,14 @@ export class SignalRouter {
   }
 }
 
-/** The message as `sendMessage` takes it, carrying the signal id of an earlier send when sent again. */
+/** A decision after which a run is to answer the signal (`persist` and `discard` keep it unanswered). */
+const isAnswered = (action: SignalDecision['action']) => action === 'wake' || action === 'deliver';
+
+/** What `sendSignal` needs to send a created signal (a notification's) again: its data, not its methods. */
+function signalFields({ type, tagName, contents, attributes, metadata }: { type: string; tagName?: string; contents: unknown; attributes?: unknown; metadata?: unknown }) {
+  return { type, contents, ...(tagName && { tagName }), ...(attributes !== undefined && { attributes }), ...(metadata !== undefined && { metadata }) };
+}
+
 /** A message with the id it is to be stored under (Mastra's `sendMessage` keeps a given id). */
 export function withId(message: z.output<typeof SendMessageSchema>['message'], id: string | undefined) {
   if (!id) return message;
