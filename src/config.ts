@@ -46,6 +46,8 @@ export const BridgeConfigSchema = z
     subscriptionLingerMs: z.number().int().min(0).max(3600 * 1000).default(5000),
     /** The `retry:` hint sent to EventSource clients, in milliseconds. */
     retryMs: positiveInt(3600 * 1000).default(2000),
+    /** How long a `/run` on a thread with a run streaming waits for its turn before `409`. */
+    threadBusyWaitMs: z.number().int().min(0).max(3600 * 1000).default(30_000),
     /** How long the answer to a request with an `Idempotency-Key` is kept for its retries (0: not kept). */
     idempotencyTtlMs: z.number().int().min(0).max(365 * 24 * 3600 * 1000).default(24 * 3600 * 1000),
     cors: z.custom<CorsOptions>((v) => v === undefined || (typeof v === 'object' && v !== null)).optional(),

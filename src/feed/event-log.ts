@@ -6,39 +6,53 @@ export interface NumberedEvent {
   event: Event;
 }
 
+/** Where a log hands out numbered events, in order: `firstId` is the id of `events[0]`, the rest follow. */
+export type NumberedListener = (events: readonly Event[], firstId: number) => void;
+
 /**
  * One thread's numbered events, as a feed hands them to its clients: ids that name one event
  * forever (decimal integers that only grow per thread), and the recent events kept for replay.
- * The feed that opened it is its only writer.
+ * A feed gives the log what it translated (`append`) and sends its clients what the log numbers
+ * (`onEvents`): in one process that is the same events at once; shared between processes, the
+ * thread's one writer numbers them and every process's feed gets them back.
  *
  * @example
- * const log = logs.open(threadKey);
- * const firstId = log.append([runStarted, textStart]); // ids firstId, firstId + 1
+ * const log = await logs.open(threadKey);
+ * log.onEvents((events, firstId) => send(events, firstId));
+ * log.append([runStarted, textStart]); // numbered firstId, firstId + 1
  * log.since(firstId); // [{ id: firstId + 1, event: textStart }]
  * log.close();
  */
 export interface ThreadEventLog {
   /**
-   * The position just before the first event this log numbers: no event's id (ids start right
-   * after it), above every id an earlier log of the thread handed out. A client holding it saw
-   * nothing of this log yet; an id below it names nothing this log saw.
+   * The position just before the first event this log holds: no event's id (ids start right
+   * after it), above every id an earlier log of the thread handed out when nothing is shared. A
+   * client holding it saw nothing of this log yet.
    */
   readonly baseId: number;
-  /** The last id handed out (`baseId` while nothing was). */
+  /** The last id this log has seen (`baseId` while none). */
   readonly lastId: number;
-  /** Numbers `events` in order; answers the first one's id. */
-  append(events: readonly Event[]): number;
+  /** The feed's translated events, to be numbered. */
+  append(events: readonly Event[]): void;
+  /** Sets the one listener for numbered events; events the log already holds for an open run are passed to it at once. */
+  onEvents(listener: NumberedListener): void;
   /** Exactly the events after `id` (`baseId` or later), or `undefined` when the log cannot vouch for them (gone, or never handed out). */
   since(id: number): NumberedEvent[] | undefined;
+  /**
+   * Events after `id` that only a shared store still holds (older than this log's `baseId`), up
+   * to some id at or after `baseId`; `undefined` when no store holds them all. In one process there is no such store.
+   */
+  fetch?(id: number): Promise<NumberedEvent[] | undefined>;
   /** The feed is done with it: the next log of the thread starts above everything this one handed out. */
   close(): void;
 }
 
 /**
  * Where the feeds get their logs: one binding in the container. The in-process one
- * (`InProcessEventLogs`) keeps a bounded ring per followed thread.
+ * (`InProcessEventLogs`) keeps a bounded ring per followed thread; the Redis one shares one log
+ * per thread between processes.
  */
 export interface ThreadEventLogs {
   /** Opens the log for a new feed of the thread `key` (agent, resource and thread). */
-  open(key: string): ThreadEventLog;
+  open(key: string): Promise<ThreadEventLog>;
 }

@@ -2,7 +2,7 @@ import type { Event } from '@ag-ui/core';
 import { inject, injectable } from 'inversify';
 import type { ResolvedConfig } from '../config.js';
 import { TOKENS } from '../tokens.js';
-import type { NumberedEvent, ThreadEventLog, ThreadEventLogs } from './event-log.js';
+import type { NumberedEvent, NumberedListener, ThreadEventLog, ThreadEventLogs } from './event-log.js';
 import { feedBase } from './feed-base.js';
 import { ReplayRing } from './replay-ring.js';
 
@@ -14,7 +14,7 @@ const REMEMBERED_THREADS = 10_000;
  * `replayBufferSize` events in a ring. Nothing is stored; ids still never repeat (see `feedBase`).
  *
  * @example
- * const log = new InProcessEventLogs(config).open('demo\0alice\0trip-7');
+ * const log = await new InProcessEventLogs(config).open('demo\0alice\0trip-7');
  */
 @injectable()
 export class InProcessEventLogs implements ThreadEventLogs {
@@ -25,7 +25,7 @@ export class InProcessEventLogs implements ThreadEventLogs {
     this.capacity = config.replayBufferSize;
   }
 
-  open(key: string): ThreadEventLog {
+  async open(key: string): Promise<ThreadEventLog> {
     return new RingLog(feedBase(this.lastIds.get(key)), this.capacity, (lastId) => this.remember(key, lastId));
   }
 
@@ -36,9 +36,11 @@ export class InProcessEventLogs implements ThreadEventLogs {
   }
 }
 
+/** Numbers at once, in the caller's turn: the feed's own events come straight back to it. */
 class RingLog implements ThreadEventLog {
   private last: number;
   private readonly ring: ReplayRing;
+  private listener: NumberedListener = () => {};
 
   constructor(
     readonly baseId: number,
@@ -53,10 +55,14 @@ class RingLog implements ThreadEventLog {
     return this.last;
   }
 
-  append(events: readonly Event[]): number {
+  append(events: readonly Event[]): void {
     const first = this.last + 1;
     for (const event of events) this.ring.push(++this.last, event);
-    return first;
+    this.listener(events, first);
+  }
+
+  onEvents(listener: NumberedListener): void {
+    this.listener = listener;
   }
 
   since(id: number): NumberedEvent[] | undefined {

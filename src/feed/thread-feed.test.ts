@@ -68,7 +68,7 @@ async function startFeed(options: Partial<FeedOptions> = {}): Promise<ThreadFeed
   feed = new ThreadFeed({
     agent,
     ...scope,
-    log: logs.open('feed'),
+    log: await logs.open('feed'),
     maxClientQueueBytes: 1024,
     heartbeatMs: 60_000,
     loadHistory: async (): Promise<Message[]> => [{ id: 'm1', role: 'user', content: 'earlier' }],

@@ -65,6 +65,7 @@ export class ThreadFeed {
 
   constructor(private readonly options: FeedOptions) {
     this.log = options.log;
+    this.log.onEvents((events, firstId) => this.numbered(events, firstId));
     this.translator = new ThreadTranslator(options.threadId, { announced: (runId) => this.takeAnnouncement(runId) });
     this.heartbeat = setInterval(() => this.keepAlive(), options.heartbeatMs);
     this.heartbeat.unref();
@@ -92,6 +93,8 @@ export class ThreadFeed {
     const { lastEventId } = options;
     if (lastEventId !== undefined && this.canReplayAfter(lastEventId)) {
       client.position = lastEventId;
+    } else if (lastEventId !== undefined && (await this.replayFromStore(client, lastEventId))) {
+      // sent; the ring goes on from there
     } else {
       // Join first: the snapshot frames carry the position the client resumes from, and a client
       // joining inside a run resumes before that run's RUN_STARTED, so ids would otherwise go back.
@@ -155,10 +158,13 @@ export class ThreadFeed {
     if (stream) void this.consume(streamToIterable(stream));
   }
 
-  /** Numbers the events in the log, and sends them to every ready client (encoded once for all). */
+  /** Hands translated events to the log, which numbers them (`numbered`). */
   private publish(events: Event[]): void {
-    if (events.length === 0) return;
-    const firstId = this.log.append(events);
+    if (events.length > 0) this.log.append(events);
+  }
+
+  /** Sends numbered events to every ready client (encoded once for all). */
+  private numbered(events: readonly Event[], firstId: number): void {
     for (let i = 0; i < events.length; i++) {
       if (events[i].type === EventType.RUN_STARTED) this.runStartSeq = firstId + i;
       else if (isTerminal(events[i])) this.runStartSeq = undefined;
@@ -167,7 +173,7 @@ export class ThreadFeed {
     for (const client of this.clients) this.deliver(client, events, firstId);
   }
 
-  private deliver(client: Client, events: Event[], firstId: number): void {
+  private deliver(client: Client, events: readonly Event[], firstId: number): void {
     if (client.loading) return;
     let from = 0;
     if (client.awaitingRun) {
@@ -188,6 +194,21 @@ export class ThreadFeed {
    */
   private canReplayAfter(id: number): boolean {
     return id >= this.log.baseId && this.log.since(id) !== undefined;
+  }
+
+  /**
+   * Replays what a shared log's store still holds after `id` (older than this feed's ring),
+   * while live events wait in the ring; answers whether it could.
+   */
+  private async replayFromStore(client: Client, id: number): Promise<boolean> {
+    if (!this.log.fetch || id >= this.log.baseId) return false;
+    client.loading = true;
+    const older = await this.log.fetch(id).catch(() => undefined);
+    client.loading = false;
+    if (!older) return false;
+    for (const { id: eventId, event } of older) client.out.sendShared([event], eventId);
+    client.position = older.length > 0 ? older[older.length - 1].id : id;
+    return true;
   }
 
   /** Sends what the client has not seen yet from the log. */

@@ -68,7 +68,7 @@ export class ThreadHub {
       agent: target.agent,
       threadId: target.threadId,
       resourceId: target.resourceId,
-      log: this.logs.open(key),
+      log: await this.logs.open(key),
       maxClientQueueBytes: this.config.maxClientQueueBytes,
       heartbeatMs: this.config.heartbeatMs,
       announcement: (runId) => this.announcements.get(runId),

@@ -19,6 +19,7 @@ import { frontendToolOptions } from './frontend-tools.js';
 import { ResultCapture } from './result-capture.js';
 import type { RunAnnouncement, RunAnnouncements } from './run-announcements.js';
 import { findResumeTargets, resume, type ResumeTarget } from './resume.js';
+import { takeThreadTurn, type ThreadTurn } from './thread-turn.js';
 import type { ToolProxy } from './tool-proxy.js';
 
 /** The request-context key under which tools find the AG-UI `context`, `state` and `forwardedProps`. */
@@ -68,6 +69,8 @@ interface RunPlan {
   announcement: RunAnnouncement;
   /** The run's entry in the durable inbox, removed when the run ends here (however it ends). */
   inboxId?: string;
+  /** The thread's lease, taken for the run before Mastra registers it. */
+  turn?: ThreadTurn;
 }
 
 /** Calls the client already answered, while a resumed run goes on (`pipe` resumes them in turn). */
@@ -136,25 +139,46 @@ export class RunService {
       if (memory && isRetry(input.messages, storedIds)) return this.replay(input, scope);
       throw invalidInput('The run has no new message to answer and nothing to resume');
     }
-    if (memory) {
-      await assertIdsFree(memory, messages.map((m) => m.id), input.threadId);
-      await this.threads.rememberToolMessageIds(scope, clientToolMessageIds(fresh));
-      // Acknowledged means stored: the new conversation messages are committed before
-      // `RUN_STARTED`, in their order (tool results belong to their call's stored message, and
-      // system messages are instructions, not history: Mastra stores both its own way).
-      // A read-only run (`memoryOptions.readOnly`) stores nothing.
-      const conversation = messages.filter((m) => newIds.has(m.id) && (m.role === 'user' || m.role === 'assistant'));
-      if (!readOnly(options) && conversation.length > 0) {
-        await this.threads.storeInput(scope, conversation);
-        // In the inbox while the run lasts: cut by a crash, the restarted process runs it again.
-        const { threadId, resourceId, agentId } = scope;
-        inboxId = conversation.at(-1)!.id;
-        await this.inbox.add({ id: inboxId, kind: 'run', threadId, resourceId, agentId, message: conversation, acceptedAt: Date.now() });
-      }
+    // One run per thread at a time (here and in every process on the same leases): a new run waits its turn.
+    const turn = memory && resume.length === 0 ? await takeThreadTurn(agent, scope, input.runId, this.config.threadBusyWaitMs) : undefined;
+    try {
+      if (memory) inboxId = await this.storeInput(memory, input, scope, fresh, messages, options);
+    } catch (error) {
+      await turn?.release();
+      throw error;
     }
     const announcement = { messages: fresh, appendsTo: memory ? appendTarget(messages, stored) : undefined };
-    const plan: RunPlan = { messages, resume, memory: !!memory, announcement, inboxId };
+    const plan: RunPlan = { messages, resume, memory: !!memory, announcement, inboxId, turn };
     return { stream: (write, signal) => this.stream(agent, input, options, plan, write, signal) };
+  }
+
+  /**
+   * Acknowledged means stored: the new conversation messages are committed before `RUN_STARTED`,
+   * in their order (tool results belong to their call's stored message, and system messages are
+   * instructions, not history: Mastra stores both its own way). A read-only run
+   * (`memoryOptions.readOnly`) stores nothing. Answers the run's durable-inbox entry, if any.
+   */
+  private async storeInput(
+    memory: NonNullable<Awaited<ReturnType<Agent['getMemory']>>>,
+    input: RunAgentInput,
+    scope: ThreadScope & { agentId: string },
+    fresh: Message[],
+    messages: MastraInputMessage[],
+    options: RunOptions,
+  ): Promise<string | undefined> {
+    {
+      await assertIdsFree(memory, messages.map((m) => m.id), input.threadId);
+      await this.threads.rememberToolMessageIds(scope, clientToolMessageIds(fresh));
+      const newIds = new Set(fresh.map((m) => m.id));
+      const conversation = messages.filter((m) => newIds.has(m.id) && (m.role === 'user' || m.role === 'assistant'));
+      if (readOnly(options) || conversation.length === 0) return undefined;
+      await this.threads.storeInput(scope, conversation);
+      // In the inbox while the run lasts: cut by a crash, the restarted process runs it again.
+      const { threadId, resourceId, agentId } = scope;
+      const inboxId = conversation.at(-1)!.id;
+      await this.inbox.add({ id: inboxId, kind: 'run', threadId, resourceId, agentId, message: conversation, acceptedAt: Date.now() });
+      return inboxId;
+    }
   }
 
   /**
@@ -233,7 +257,10 @@ export class RunService {
         await this.announcements.announce(input.runId, plan.announcement);
         try {
           // Mastra's overloads split on `structuredOutput`; the options are built dynamically, hence the cast.
-          const output = await agent.stream(plan.messages as never, runOptions as never);
+          const output = await agent.stream(plan.messages as never, runOptions as never).catch(async (error: unknown) => {
+            await plan.turn?.release(); // never registered: Mastra will not let go of it
+            throw error;
+          });
           await this.pipe(output, context);
         } finally {
           this.announcements.ended(input.runId);

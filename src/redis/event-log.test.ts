@@ -1,0 +1,118 @@
+import { randomUUID } from 'node:crypto';
+import { EventType, type Event } from '@ag-ui/core';
+import { createClient } from 'redis';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import type { NumberedEvent, ThreadEventLog } from '../feed/event-log.js';
+import { RedisEventLogs, type LogRedis } from './event-log.js';
+
+// Two `RedisEventLogs` on connections of their own stand for two bridge processes on one Redis.
+
+const url = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
+const prefix = `test:${randomUUID()}`;
+const quiet = { debug: () => {}, info: () => {}, warn: () => {}, error: () => {} };
+const options = { replayBufferSize: 100, retainedEvents: 1000, idleTtlMs: 60_000, writerLeaseMs: 600, logger: quiet };
+const clients: Array<{ quit(): Promise<unknown> }> = [];
+let admin: { scanIterator(o: { MATCH: string }): AsyncIterable<string[]>; unlink(keys: string[]): Promise<unknown> } | undefined;
+
+async function connect(): Promise<LogRedis> {
+  const commands = createClient({ url });
+  const subscriber = commands.duplicate();
+  admin ??= commands as unknown as typeof admin;
+  clients.push(commands, subscriber);
+  await Promise.all([commands.connect(), subscriber.connect()]).catch((error: unknown) => {
+    throw new Error(`Redis is not reachable at ${url} (${(error as Error).message}); start it with: redis-server --daemonize yes --bind 127.0.0.1 -::1 --port 6379 --save "" --appendonly no`);
+  });
+  return { commands, subscriber, prefix } as unknown as LogRedis;
+}
+
+let a: RedisEventLogs;
+let b: RedisEventLogs;
+beforeAll(async () => {
+  a = new RedisEventLogs(await connect(), options);
+  b = new RedisEventLogs(await connect(), options);
+});
+afterAll(async () => {
+  for await (const keys of admin!.scanIterator({ MATCH: `${prefix}:*` })) if (keys.length > 0) await admin!.unlink(keys);
+  await Promise.all(clients.map((c) => c.quit()));
+});
+
+/** A log with every numbered event it handed out. */
+async function follow(logs: RedisEventLogs, key: string) {
+  const log = await logs.open(key);
+  const seen: NumberedEvent[] = [];
+  log.onEvents((events, firstId) => events.forEach((event, i) => seen.push({ id: firstId + i, event })));
+  return { log, seen };
+}
+
+const run = (runId: string, text: string): Event[] => [
+  { type: EventType.RUN_STARTED, threadId: 't', runId },
+  { type: EventType.TEXT_MESSAGE_START, messageId: `${runId}-m`, role: 'assistant' },
+  { type: EventType.TEXT_MESSAGE_CONTENT, messageId: `${runId}-m`, delta: text },
+  { type: EventType.TEXT_MESSAGE_END, messageId: `${runId}-m` },
+  { type: EventType.RUN_FINISHED, threadId: 't', runId },
+];
+
+const writerOf = (...logs: ThreadEventLog[]) => logs.filter((log) => (log as unknown as { writer: boolean }).writer);
+
+describe('RedisEventLogs: one log per thread shared by processes', () => {
+  it('numbers once for every process: the writer appends, both get the same ids, contiguous, above the clock base', async () => {
+    const key = `thread-${randomUUID()}`;
+    const first = await follow(a, key);
+    const second = await follow(b, key);
+    expect(writerOf(first.log, second.log)).toEqual([first.log]);
+    const before = Date.now() * 1000;
+    first.log.append(run('r1', 'hello'));
+    second.log.append(run('r1', 'hello')); // not the writer: dropped
+    await vi.waitFor(() => expect(second.seen).toHaveLength(5));
+    expect(first.seen).toEqual(second.seen);
+    const ids = first.seen.map((e) => e.id);
+    expect(ids).toEqual(ids.map((_, i) => ids[0] + i));
+    expect(ids[0]).toBeGreaterThan(before - 60_000_000);
+    expect(Number.isSafeInteger(ids[4])).toBe(true);
+    first.log.close();
+    second.log.close();
+  });
+
+  it('replays from the stream what a fresh log never saw, exactly after a given id', async () => {
+    const key = `thread-${randomUUID()}`;
+    const writer = await follow(a, key);
+    writer.log.append(run('r1', 'one'));
+    writer.log.append(run('r2', 'two'));
+    await vi.waitFor(() => expect(writer.seen).toHaveLength(10));
+    const late = await follow(b, key);
+    expect(late.log.baseId).toBe(writer.seen[9].id);
+    expect(late.log.since(writer.seen[3].id)).toBeUndefined();
+    const fetched = await late.log.fetch!(writer.seen[3].id);
+    expect(fetched).toEqual(writer.seen.slice(4));
+    expect(await late.log.fetch!(late.log.lastId)).toEqual([]);
+    writer.log.close();
+    late.log.close();
+  });
+
+  it('a log opened inside a run starts at that run’s RUN_STARTED, handed to its listener at once', async () => {
+    const key = `thread-${randomUUID()}`;
+    const writer = await follow(a, key);
+    writer.log.append(run('r1', 'done'));
+    writer.log.append(run('r2', 'open').slice(0, 3));
+    await vi.waitFor(() => expect(writer.seen).toHaveLength(8));
+    const joiner = await follow(b, key);
+    expect(joiner.seen.map((e) => e.event.type)).toEqual([EventType.RUN_STARTED, EventType.TEXT_MESSAGE_START, EventType.TEXT_MESSAGE_CONTENT]);
+    expect(joiner.seen[0].id).toBe(writer.seen[5].id);
+    writer.log.close();
+    joiner.log.close();
+  });
+
+  it('another process takes over writing when the writer stops renewing its lease', async () => {
+    const key = `thread-${randomUUID()}`;
+    const first = await follow(a, key);
+    const second = await follow(b, key);
+    expect(writerOf(first.log, second.log)).toEqual([first.log]);
+    // As if its process died: no renewals, no release.
+    clearTimeout((first.log as unknown as { leaseTimer: NodeJS.Timeout }).leaseTimer);
+    (first.log as unknown as { closed: boolean }).closed = true;
+    await vi.waitFor(() => expect(writerOf(second.log)).toEqual([second.log]), { timeout: 5000, interval: 50 });
+    second.log.append(run('r1', 'after'));
+    await vi.waitFor(() => expect(second.seen).toHaveLength(5));
+    second.log.close();
+  });
+});

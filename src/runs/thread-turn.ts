@@ -1,0 +1,48 @@
+import type { Agent } from '@mastra/core/agent';
+import type { LeaseProvider } from '@mastra/core/events';
+import { setTimeout as delay } from 'node:timers/promises';
+import { conflict } from '../errors.js';
+
+/** Mastra's thread lease TTL (`MASTRA_AGENT_THREAD_LEASE_TTL_MS`): Mastra renews it once the run registers. */
+const THREAD_LEASE_TTL_MS = Number(process.env.MASTRA_AGENT_THREAD_LEASE_TTL_MS) || 15_000;
+/** Polling backoff while another run holds the thread: a finishing run lets go within ~15 ms. */
+const FIRST_WAIT_MS = 5;
+const LONGEST_WAIT_MS = 100;
+
+/** Mastra's key for a thread's lease: resource and thread id joined by NUL. */
+const threadKey = (resourceId: string, threadId: string) => `${resourceId}\0${threadId}`;
+
+function leasesOf(agent: Agent): LeaseProvider | undefined {
+  const pubsub = agent.getPubSub() as Partial<LeaseProvider>;
+  return typeof pubsub.acquireLease === 'function' ? (pubsub as LeaseProvider) : undefined;
+}
+
+/** The thread is `runId`'s until Mastra registers the run under the same owner (it then renews and releases the lease itself). */
+export interface ThreadTurn {
+  /** Gives the thread back: for a run that never reached Mastra (refused, or failed to start). */
+  release(): Promise<void>;
+}
+
+/**
+ * Waits for the thread to be free of other runs, in this process or any other sharing Mastra's
+ * lease provider, and takes Mastra's thread lease under the run's id, so that one run streams
+ * per thread at a time. Past `waitMs`, `409 CONFLICT`.
+ *
+ * @example
+ * const turn = await takeThreadTurn(agent, { resourceId, threadId }, runId, 10_000);
+ * try { await agent.stream(messages, { runId, memory }); } catch (e) { await turn.release(); throw e; }
+ */
+export async function takeThreadTurn(agent: Agent, scope: { resourceId: string; threadId: string }, runId: string, waitMs: number): Promise<ThreadTurn> {
+  const leases = leasesOf(agent);
+  const key = threadKey(scope.resourceId, scope.threadId);
+  if (!leases) return { release: async () => {} };
+  const deadline = Date.now() + waitMs;
+  for (let wait = FIRST_WAIT_MS; ; wait = Math.min(wait * 2, LONGEST_WAIT_MS)) {
+    const { acquired, owner } = await leases.acquireLease(key, runId, THREAD_LEASE_TTL_MS);
+    if (acquired) return { release: () => leases.releaseLease(key, runId).then(() => {}) };
+    if (Date.now() + wait > deadline) {
+      throw conflict(`Thread ${scope.threadId} has a run streaming (${owner ?? 'another run'}); send to it with send-message or queue-message, or retry when it ends`);
+    }
+    await delay(wait);
+  }
+}
