@@ -15,6 +15,7 @@ import { InProcessToolProxy, type ToolProxy } from './runs/tool-proxy.js';
 import { MastraInbox, type DurableInbox } from './threads/inbox.js';
 import { InboxRecovery } from './signals/inbox-recovery.js';
 import { SignalRouter } from './signals/signal-router.js';
+import { InProcessThreadControl, type ThreadControl } from './signals/thread-control.js';
 import { InProcessThreadLocks, type ThreadLocks } from './threads/thread-locks.js';
 import { ThreadStore } from './threads/thread-store.js';
 import { TOKENS } from './tokens.js';
@@ -37,6 +38,7 @@ export function createServices(config: ResolvedConfig, mastra: Mastra): Services
   container.bind<ThreadLocks>(TOKENS.ThreadLocks).to(InProcessThreadLocks);
   container.bind<RunAnnouncements>(TOKENS.RunAnnouncements).to(InProcessRunAnnouncements);
   container.bind<DurableInbox>(TOKENS.Inbox).to(MastraInbox);
+  container.bind<ThreadControl>(TOKENS.ThreadControl).to(InProcessThreadControl);
   // Shared through Mastra's storage already: the answers kept for `Idempotency-Key` retries.
   container.bind<IdempotencyStore>(TOKENS.IdempotencyStore).to(MastraIdempotencyStore);
 

@@ -1,7 +1,7 @@
 /**
  * Injection tokens: one per service or shared concern, so the container (and only the container)
  * decides what is bound. The process-local concerns (`EventLogs`, `ToolProxy`, `ThreadLocks`,
- * `RunAnnouncements`) are interfaces with an in-process implementation bound by default;
+ * `RunAnnouncements`, `ThreadControl`) are interfaces with an in-process implementation bound by default;
  * `IdempotencyStore` is one bound to Mastra's storage.
  */
 export const TOKENS = {
@@ -20,4 +20,5 @@ export const TOKENS = {
   Inbox: Symbol.for('mastra-agui-bridge.Inbox'),
   InboxRecovery: Symbol.for('mastra-agui-bridge.InboxRecovery'),
   IdempotencyStore: Symbol.for('mastra-agui-bridge.IdempotencyStore'),
+  ThreadControl: Symbol.for('mastra-agui-bridge.ThreadControl'),
 } as const;

@@ -6,7 +6,8 @@ import type { DurableInbox, InboxEntry } from '../threads/inbox.js';
 import type { ThreadStore } from '../threads/thread-store.js';
 import { TOKENS } from '../tokens.js';
 import type { SendMessageSchema } from './schemas.js';
-import { decision, withId, type Sent } from './signal-router.js';
+import { decision, type Sent } from './decision.js';
+import { withId } from './signal-router.js';
 
 /** How often answered messages are swept out of the durable inbox. */
 const SETTLE_EVERY_MS = 5_000;

@@ -6,17 +6,13 @@ import { inject, injectable } from 'inversify';
 import type { z } from 'zod';
 import { AgentProvider } from '../agents/agent-provider.js';
 import { BridgeError, conflict, notFound } from '../errors.js';
+import { decision, type Sent, type SignalDecision } from './decision.js';
+export type { SignalDecision } from './decision.js';
+import type { ThreadControl } from './thread-control.js';
 import { ThreadStore, type ThreadScope } from '../threads/thread-store.js';
 import { TOKENS } from '../tokens.js';
 import type { DurableInbox, InboxEntry } from '../threads/inbox.js';
 import type { NotificationSchema, SendMessageSchema, SignalSchema, StateSignalSchema, ToolApprovalSchema } from './schemas.js';
-
-/** Mastra's routing decision, as the signal routes answer it. */
-export interface SignalDecision {
-  action: 'wake' | 'deliver' | 'persist' | 'discard' | 'blocked';
-  runId?: string;
-  signalId: string;
-}
 
 export interface PendingApproval {
   runId: string;
@@ -30,9 +26,10 @@ const LOST_SIGNAL_RETRY_MS = 5;
 /** Sends at most (2 s in all): past that the run holding the lease is not finishing, and its `deliver` answer stands. */
 const LOST_SIGNAL_SENDS = 400;
 
+/** Sends a signal (again under `id`, when given) and answers Mastra's decision. */
+type Send = (agent: Agent, id?: string) => Promise<SignalDecision>;
+
 type Routing = { ifActive?: { behavior?: 'deliver' | 'persist' | 'discard'; attributes?: Record<string, unknown> }; ifIdle?: { behavior?: 'wake' | 'persist' | 'discard'; attributes?: Record<string, unknown> } };
-/** What Mastra's signal methods return. */
-export type Sent = { accepted: Promise<{ action: SignalDecision['action']; runId?: string }>; signal: { id: string } };
 
 /**
  * Steers a thread through Mastra's signal runtime: messages now or queued, signals, state,
@@ -50,20 +47,22 @@ export class SignalRouter {
     @inject(TOKENS.AgentProvider) private readonly agents: AgentProvider,
     @inject(TOKENS.ThreadStore) private readonly threads: ThreadStore,
     @inject(TOKENS.Inbox) private readonly inbox: DurableInbox,
+    @inject(TOKENS.ThreadControl) private readonly control: ThreadControl,
   ) {}
 
   sendMessage(scope: ThreadScope, body: z.output<typeof SendMessageSchema>): Promise<SignalDecision> {
-    return this.accept(scope, 'send', body.message, (agent, id) => agent.sendMessage(withId(body.message, id) as never, this.target(scope, body)) as Sent);
+    return this.accept(scope, 'send', body.message, (agent, id) => decision(agent.sendMessage(withId(body.message, id) as never, this.target(scope, body)) as Sent));
   }
 
   queueMessage(scope: ThreadScope, body: z.output<typeof SendMessageSchema>): Promise<SignalDecision> {
-    return this.accept(scope, 'queue', body.message, (agent) => agent.queueMessage(body.message as never, this.target(scope, body)) as Sent);
+    // Behind the thread's run wherever it runs: Mastra alone would queue only behind a run of this process.
+    return this.accept(scope, 'queue', body.message, (agent) => this.control.queue(agent, scope, body.message, this.routing(body)));
   }
 
   signal(scope: ThreadScope, body: z.output<typeof SignalSchema>): Promise<SignalDecision> {
     const { type, contents, tagName, attributes, transient } = body;
     const signal = { type, contents, ...(tagName && { tagName }), ...(attributes && { attributes }), ...(transient !== undefined && { transient }) };
-    const send = (agent: Agent, id?: string) => agent.sendSignal({ ...signal, ...(id && { id }) } as never, this.target(scope, body)) as Sent;
+    const send = (agent: Agent, id?: string) => decision(agent.sendSignal({ ...signal, ...(id && { id }) } as never, this.target(scope, body)) as Sent);
     // A transient signal is never stored: nothing to keep for it.
     return transient ? this.route(scope, send) : this.accept(scope, 'signal', signal, send);
   }
@@ -111,14 +110,18 @@ export class SignalRouter {
     const call = pending.find((p) => p.toolCallId === body.toolCallId);
     if (!call) throw await this.notWaiting(scope, body.toolCallId);
     const agent = await this.ownedThreadAgent(scope, 'read');
-    const result = await agent.sendToolApproval({
-      threadId: scope.threadId,
-      resourceId: scope.resourceId,
-      toolCallId: body.toolCallId,
-      approved: body.approved,
-      ...(body.resumeData !== undefined && { resumeData: body.resumeData }),
-      ...(!body.approved && body.reason && { declineContext: { reason: body.reason } }),
-    });
+    // Two approvals at once (here or in another process) both see the call waiting: one resumes it.
+    const result = await this.control.once(body.toolCallId, () =>
+      agent.sendToolApproval({
+        threadId: scope.threadId,
+        resourceId: scope.resourceId,
+        toolCallId: body.toolCallId,
+        approved: body.approved,
+        ...(body.resumeData !== undefined && { resumeData: body.resumeData }),
+        ...(!body.approved && body.reason && { declineContext: { reason: body.reason } }),
+      }),
+    );
+    if (!result) throw conflict(`Tool call ${body.toolCallId} was answered already`);
     return { runId: result.runId, toolCallId: result.toolCallId ?? body.toolCallId };
   }
 
@@ -138,12 +141,12 @@ export class SignalRouter {
 
   async abort(scope: ThreadScope): Promise<{ aborted: boolean }> {
     const agent = await this.ownedThreadAgent(scope, 'read');
-    return { aborted: agent.abortThreadStream({ resourceId: scope.resourceId, threadId: scope.threadId }) };
+    return this.control.abort(agent, { resourceId: scope.resourceId, threadId: scope.threadId });
   }
 
   async cancelQueued(scope: ThreadScope, signalId: string): Promise<{ cancelled: string[] }> {
     const agent = await this.ownedThreadAgent(scope, 'read');
-    const { cancelledSignalIds } = agent.cancelQueuedMessages({ resourceId: scope.resourceId, threadId: scope.threadId, signalIds: [signalId] });
+    const cancelledSignalIds = await this.control.cancelQueued(agent, { resourceId: scope.resourceId, threadId: scope.threadId }, [signalId]);
     // A cancelled message stays cancelled: a restart must not send it again.
     await this.inbox.remove(scope.threadId, cancelledSignalIds);
     return { cancelled: cancelledSignalIds };
@@ -155,7 +158,7 @@ export class SignalRouter {
    * once the history answers it. A decision that means no run will answer it (`persist`,
    * `discard`) keeps nothing.
    */
-  private async accept(scope: ThreadScope, kind: InboxEntry['kind'], message: unknown, send: (agent: Agent, id?: string) => Sent): Promise<SignalDecision> {
+  private async accept(scope: ThreadScope, kind: InboxEntry['kind'], message: unknown, send: Send): Promise<SignalDecision> {
     const answer = await this.route(scope, send);
     if (isAnswered(answer.action)) {
       const { agent } = await this.agents.withMemory(scope.agentId);
@@ -176,7 +179,7 @@ export class SignalRouter {
    * same id, until it wakes a run. Only with leases in this process (Mastra's default pub/sub):
    * with a shared one, `deliver` may be a real hand-off to another process's run.
    */
-  private async route(scope: ThreadScope, send: (agent: Agent, id?: string) => Sent): Promise<SignalDecision> {
+  private async route(scope: ThreadScope, send: Send): Promise<SignalDecision> {
     // Claimed, not only checked: a wake creates a missing thread anyway, but a persisted signal
     // would be stored under no thread, unreadable by its sender and the id left to anyone.
     const agent = await this.ownedThreadAgent(scope, 'claim');
@@ -185,7 +188,7 @@ export class SignalRouter {
     let id: string | undefined;
     for (let attempt = 1; ; attempt++) {
       const idle = leasesInProcess && agent.getActiveThreadRunId(thread) === undefined;
-      const answer = await decision(send(agent, id));
+      const answer = await send(agent, id);
       if (!(idle && answer.action === 'deliver') || attempt === LOST_SIGNAL_SENDS) return answer;
       id = answer.signalId;
       await delay(LOST_SIGNAL_RETRY_MS);
@@ -207,12 +210,11 @@ export class SignalRouter {
   }
 
   private target(scope: ThreadScope, body: Routing) {
-    return {
-      resourceId: scope.resourceId,
-      threadId: scope.threadId,
-      ...(body.ifActive && { ifActive: body.ifActive }),
-      ...(body.ifIdle && { ifIdle: body.ifIdle }),
-    } as never;
+    return { resourceId: scope.resourceId, threadId: scope.threadId, ...this.routing(body) } as never;
+  }
+
+  private routing(body: Routing): Record<string, unknown> {
+    return { ...(body.ifActive && { ifActive: body.ifActive }), ...(body.ifIdle && { ifIdle: body.ifIdle }) };
   }
 }
 
@@ -228,15 +230,4 @@ function signalFields({ type, tagName, contents, attributes, metadata }: { type:
 export function withId(message: z.output<typeof SendMessageSchema>['message'], id: string | undefined) {
   if (!id) return message;
   return typeof message === 'string' || Array.isArray(message) ? { contents: message, id } : { ...message, id };
-}
-
-/** Mastra's routing decision for a sent signal, as the routes answer it. */
-export async function decision(sent: Sent): Promise<SignalDecision> {
-  let accepted: Awaited<Sent['accepted']>;
-  try {
-    accepted = await sent.accepted;
-  } catch (error) {
-    throw new BridgeError(409, 'CONFLICT', `Mastra refused the signal: ${(error as Error).message}`);
-  }
-  return { action: accepted.action, ...('runId' in accepted && accepted.runId && { runId: accepted.runId }), signalId: sent.signal.id };
 }

@@ -1,0 +1,159 @@
+import { randomUUID } from 'node:crypto';
+import type { Agent } from '@mastra/core/agent';
+import type { BridgeLogger } from '../config.js';
+import type { SignalDecision } from '../signals/decision.js';
+import { InProcessThreadControl, APPROVAL_MEMORY_MS, type ThreadControl, type ThreadTarget } from '../signals/thread-control.js';
+import { errorMessage } from '../translate/values.js';
+
+/** What the control needs of Redis: a command connection and a subscriber connection. */
+export interface ControlRedis {
+  commands: {
+    publish(channel: string, message: string): Promise<unknown>;
+    set(key: string, value: string, options: { NX: true; PX: number }): Promise<string | null>;
+    del(key: string): Promise<unknown>;
+  };
+  subscriber: {
+    subscribe(channel: string, listener: (message: string) => void): Promise<void>;
+    unsubscribe(channel: string, listener: (message: string) => void): Promise<void>;
+  };
+  prefix: string;
+}
+
+/** Whether this process runs the run that holds a thread's lease (the Redis pub/sub knows its own leases). */
+export interface LocalLeases {
+  holdsLease(key: string): boolean;
+}
+
+type Op = 'abort' | 'queue' | 'cancel';
+interface Request {
+  id: string;
+  op: Op;
+  agentId: string;
+  thread: ThreadTarget;
+  message?: unknown;
+  options?: Record<string, unknown>;
+  signalIds?: string[];
+  replyTo: string;
+}
+interface Reply {
+  id: string;
+  result?: unknown;
+  error?: string;
+}
+
+/** How long a request waits for the process that holds the thread: past it, nobody does. */
+const REPLY_TIMEOUT_MS = 2000;
+
+/** Mastra's key for a thread's lease: resource and thread id joined by NUL. */
+const threadKey = (thread: ThreadTarget) => `${thread.resourceId}\0${thread.threadId}`;
+
+/**
+ * Abort, queue and cancel-queued for several bridge processes on one Redis. Mastra 1.71 does
+ * these only for runs of its own process, so the request goes to the process whose run holds the
+ * thread's lease: every process listens on one control channel, and the holder does it with
+ * Mastra's own methods and answers on the asker's reply channel. A thread no process holds is
+ * idle: the asking process does it itself (a queued message then wakes the thread).
+ *
+ * @example
+ * const control = new RedisThreadControl(redis, pubsub, (id) => mastra.getAgentById(id), logger);
+ * await control.start();
+ */
+export class RedisThreadControl implements ThreadControl {
+  private readonly local = new InProcessThreadControl();
+  private readonly channel: string;
+  private readonly replyTo: string;
+  private readonly waiting = new Map<string, (reply: Reply) => void>();
+  private readonly onRequest = (message: string) => void this.handle(JSON.parse(message) as Request);
+  private readonly onReply = (message: string) => {
+    const reply = JSON.parse(message) as Reply;
+    this.waiting.get(reply.id)?.(reply);
+  };
+
+  constructor(
+    private readonly redis: ControlRedis,
+    private readonly leases: LocalLeases,
+    private readonly agentById: (id: string) => Agent,
+    private readonly logger: BridgeLogger,
+  ) {
+    this.channel = `${redis.prefix}:control`;
+    this.replyTo = `${redis.prefix}:control-reply:${randomUUID()}`;
+  }
+
+  async start(): Promise<void> {
+    await this.redis.subscriber.subscribe(this.channel, this.onRequest);
+    await this.redis.subscriber.subscribe(this.replyTo, this.onReply);
+  }
+
+  async stop(): Promise<void> {
+    await this.redis.subscriber.unsubscribe(this.channel, this.onRequest);
+    await this.redis.subscriber.unsubscribe(this.replyTo, this.onReply);
+  }
+
+  async abort(agent: Agent, thread: ThreadTarget): Promise<{ aborted: boolean }> {
+    if (this.holds(thread)) return this.local.abort(agent, thread);
+    return ((await this.ask({ op: 'abort', agentId: agent.id, thread })) as { aborted: boolean } | undefined) ?? { aborted: false };
+  }
+
+  async queue(agent: Agent, thread: ThreadTarget, message: unknown, options: Record<string, unknown>): Promise<SignalDecision> {
+    if (this.holds(thread)) return this.local.queue(agent, thread, message, options);
+    const remote = (await this.ask({ op: 'queue', agentId: agent.id, thread, message, options })) as SignalDecision | undefined;
+    return remote ?? this.local.queue(agent, thread, message, options);
+  }
+
+  async cancelQueued(agent: Agent, thread: ThreadTarget, signalIds: string[]): Promise<string[]> {
+    if (this.holds(thread)) return this.local.cancelQueued(agent, thread, signalIds);
+    const remote = (await this.ask({ op: 'cancel', agentId: agent.id, thread, signalIds })) as string[] | undefined;
+    return remote ?? this.local.cancelQueued(agent, thread, signalIds);
+  }
+
+  /** The first approval of a call, in any process: a key set only if absent. */
+  async once<T>(toolCallId: string, task: () => Promise<T>): Promise<T | undefined> {
+    const key = `${this.redis.prefix}:approved:${toolCallId}`;
+    if ((await this.redis.commands.set(key, '1', { NX: true, PX: APPROVAL_MEMORY_MS })) === null) return undefined;
+    try {
+      return await task();
+    } catch (error) {
+      await this.redis.commands.del(key).catch(() => {});
+      throw error;
+    }
+  }
+
+  private holds(thread: ThreadTarget): boolean {
+    return this.leases.holdsLease(threadKey(thread));
+  }
+
+  /** Asks the process that holds the thread; `undefined` when none answers in time. */
+  private ask(request: Omit<Request, 'id' | 'replyTo'>): Promise<unknown> {
+    const id = randomUUID();
+    return new Promise((resolve, reject) => {
+      const timer = setTimeout(() => done({ id }), REPLY_TIMEOUT_MS);
+      const done = (reply: Reply) => {
+        clearTimeout(timer);
+        this.waiting.delete(id);
+        if (reply.error) reject(new Error(reply.error));
+        else resolve(reply.result);
+      };
+      this.waiting.set(id, done);
+      this.redis.commands.publish(this.channel, JSON.stringify({ ...request, id, replyTo: this.replyTo })).catch((error: unknown) => done({ id, error: errorMessage(error) }));
+    });
+  }
+
+  /** A request from any process (this one too): answered only by the holder of the thread. */
+  private async handle(request: Request): Promise<void> {
+    if (request.replyTo === this.replyTo || !this.holds(request.thread)) return;
+    let reply: Reply;
+    try {
+      reply = { id: request.id, result: await this.perform(request) };
+    } catch (error) {
+      reply = { id: request.id, error: errorMessage(error) };
+    }
+    await this.redis.commands.publish(request.replyTo, JSON.stringify(reply)).catch((error: unknown) => this.logger.warn(`Thread control reply failed: ${errorMessage(error)}`));
+  }
+
+  private perform(request: Request): Promise<unknown> {
+    const agent = this.agentById(request.agentId);
+    if (request.op === 'abort') return this.local.abort(agent, request.thread);
+    if (request.op === 'queue') return this.local.queue(agent, request.thread, request.message, request.options ?? {});
+    return this.local.cancelQueued(agent, request.thread, request.signalIds ?? []);
+  }
+}

@@ -1,0 +1,67 @@
+import type { Agent } from '@mastra/core/agent';
+import { injectable } from 'inversify';
+import { decision, type Sent, type SignalDecision } from './decision.js';
+
+/** A thread, as Mastra's signal methods take it. */
+export interface ThreadTarget {
+  resourceId: string;
+  threadId: string;
+}
+
+/**
+ * What Mastra 1.71 only does for runs of its own process: abort the thread's run, queue a message
+ * behind it, cancel what is queued. One binding in the container: in one process these are
+ * Mastra's own methods (`InProcessThreadControl`); with several processes on one Redis, the
+ * request goes to the process whose run holds the thread (`RedisThreadControl`).
+ *
+ * @example
+ * const { aborted } = await control.abort(agent, { resourceId, threadId });
+ */
+export interface ThreadControl {
+  /** Stops the run streaming on the thread, wherever it runs; answers whether there was one. */
+  abort(agent: Agent, thread: ThreadTarget): Promise<{ aborted: boolean }>;
+  /** Queues a message behind the thread's run (wherever it runs), or wakes the idle thread with it. */
+  queue(agent: Agent, thread: ThreadTarget, message: unknown, options: Record<string, unknown>): Promise<SignalDecision>;
+  /** Cancels queued messages of the thread, wherever they wait; answers the ids cancelled. */
+  cancelQueued(agent: Agent, thread: ThreadTarget, signalIds: string[]): Promise<string[]>;
+  /**
+   * Runs `task` (the approval that resumes a tool call) only for the first caller, in any
+   * process; later callers get `undefined`. A task that fails gives the call back.
+   */
+  once<T>(toolCallId: string, task: () => Promise<T>): Promise<T | undefined>;
+}
+
+/** How long an answered approval is remembered: far longer than a retry, shorter than forever. */
+export const APPROVAL_MEMORY_MS = 60 * 60 * 1000;
+
+/** Mastra's own methods: everything the thread has is in this process. */
+@injectable()
+export class InProcessThreadControl implements ThreadControl {
+  private readonly answered = new Map<string, NodeJS.Timeout>();
+
+  async abort(agent: Agent, thread: ThreadTarget): Promise<{ aborted: boolean }> {
+    return { aborted: agent.abortThreadStream(thread) };
+  }
+
+  queue(agent: Agent, thread: ThreadTarget, message: unknown, options: Record<string, unknown>): Promise<SignalDecision> {
+    return decision(agent.queueMessage(message as never, { ...options, ...thread } as never) as Sent);
+  }
+
+  async cancelQueued(agent: Agent, thread: ThreadTarget, signalIds: string[]): Promise<string[]> {
+    return agent.cancelQueuedMessages({ ...thread, signalIds }).cancelledSignalIds;
+  }
+
+  async once<T>(toolCallId: string, task: () => Promise<T>): Promise<T | undefined> {
+    if (this.answered.has(toolCallId)) return undefined;
+    const timer = setTimeout(() => this.answered.delete(toolCallId), APPROVAL_MEMORY_MS);
+    timer.unref();
+    this.answered.set(toolCallId, timer);
+    try {
+      return await task();
+    } catch (error) {
+      clearTimeout(timer);
+      this.answered.delete(toolCallId);
+      throw error;
+    }
+  }
+}
