@@ -46,6 +46,7 @@ export function createBridge(config: BridgeConfig = {}): Bridge {
     if (!s) {
       services.set(mastra, (s = createServices(resolved, mastra)));
       s.recovery.start();
+      void s.control.start?.().catch((error: unknown) => resolved.logger.error(`Thread control failed to start: ${(error as Error)?.message ?? error}`));
     }
     return s;
   };

@@ -2,6 +2,7 @@ import type { Context } from 'hono';
 import type { cors } from 'hono/cors';
 import { z } from 'zod';
 import { BridgeConfigError } from './errors.js';
+import type { ScaleOut } from './redis/scale-out.js';
 
 /** Decides who the caller is. Return the resource id, or `null`/`undefined` (or throw) to answer 401. */
 export type ResolveResourceId = (c: Context, claimed: string | undefined) => string | null | undefined | Promise<string | null | undefined>;
@@ -52,6 +53,10 @@ export const BridgeConfigSchema = z
     idempotencyTtlMs: z.number().int().min(0).max(365 * 24 * 3600 * 1000).default(24 * 3600 * 1000),
     cors: z.custom<CorsOptions>((v) => v === undefined || (typeof v === 'object' && v !== null)).optional(),
     logger: LoggerSchema.optional(),
+    /** Several bridge processes on one Redis (`createScaleOut`); without it, everything lives in this process. */
+    scaleOut: z
+      .custom<ScaleOut>((v) => !!v && typeof v === 'object' && 'redis' in v && 'pubsub' in v, { message: 'scaleOut must be what createScaleOut() answers' })
+      .optional(),
   })
   .strict();
 

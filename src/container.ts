@@ -19,6 +19,12 @@ import { InProcessThreadControl, type ThreadControl } from './signals/thread-con
 import { InProcessThreadLocks, type ThreadLocks } from './threads/thread-locks.js';
 import { ThreadStore } from './threads/thread-store.js';
 import { TOKENS } from './tokens.js';
+import { RedisEventLogs } from './redis/event-log.js';
+import { RedisRunAnnouncements } from './redis/run-announcements.js';
+import type { ScaleOut } from './redis/scale-out.js';
+import { RedisThreadControl } from './redis/thread-control.js';
+import { RedisThreadLocks } from './redis/thread-locks.js';
+import { RedisToolProxy } from './redis/tool-proxy.js';
 
 /**
  * Wires the bridge for one Mastra instance: every binding in one place, every service a singleton.
@@ -32,13 +38,10 @@ export function createServices(config: ResolvedConfig, mastra: Mastra): Services
   container.bind(TOKENS.Config).toConstantValue(config);
   container.bind(TOKENS.Mastra).toConstantValue(mastra);
 
-  // Process-local state, behind interfaces.
-  container.bind<ThreadEventLogs>(TOKENS.EventLogs).to(InProcessEventLogs);
-  container.bind<ToolProxy>(TOKENS.ToolProxy).to(InProcessToolProxy);
-  container.bind<ThreadLocks>(TOKENS.ThreadLocks).to(InProcessThreadLocks);
-  container.bind<RunAnnouncements>(TOKENS.RunAnnouncements).to(InProcessRunAnnouncements);
+  // The state that is per process unless shared: behind interfaces.
+  if (config.scaleOut) bindShared(container, config.scaleOut, config);
+  else bindInProcess(container);
   container.bind<DurableInbox>(TOKENS.Inbox).to(MastraInbox);
-  container.bind<ThreadControl>(TOKENS.ThreadControl).to(InProcessThreadControl);
   // Shared through Mastra's storage already: the answers kept for `Idempotency-Key` retries.
   container.bind<IdempotencyStore>(TOKENS.IdempotencyStore).to(MastraIdempotencyStore);
 
@@ -52,6 +55,7 @@ export function createServices(config: ResolvedConfig, mastra: Mastra): Services
   container.bind(TOKENS.ThreadHub).to(ThreadHub);
   return {
     config,
+    control: container.get<ThreadControl>(TOKENS.ThreadControl),
     agents: container.get<AgentProvider>(TOKENS.AgentProvider),
     runs: container.get<RunService>(TOKENS.RunService),
     threads: container.get<ThreadStore>(TOKENS.ThreadStore),
@@ -64,3 +68,29 @@ export function createServices(config: ResolvedConfig, mastra: Mastra): Services
     idempotency: container.get<IdempotencyStore>(TOKENS.IdempotencyStore),
   };
 }
+
+function bindInProcess(container: Container): void {
+  container.bind<ThreadEventLogs>(TOKENS.EventLogs).to(InProcessEventLogs);
+  container.bind<ToolProxy>(TOKENS.ToolProxy).to(InProcessToolProxy);
+  container.bind<ThreadLocks>(TOKENS.ThreadLocks).to(InProcessThreadLocks);
+  container.bind<RunAnnouncements>(TOKENS.RunAnnouncements).to(InProcessRunAnnouncements);
+  container.bind<ThreadControl>(TOKENS.ThreadControl).to(InProcessThreadControl);
+}
+
+/** Several processes on one Redis: the same interfaces, shared. */
+function bindShared(container: Container, { redis, pubsub }: ScaleOut, config: ResolvedConfig): void {
+  const { logger, replayBufferSize } = config;
+  const logs = { replayBufferSize, retainedEvents: Math.max(10 * replayBufferSize, 10_000), idleTtlMs: SHARED_LOG_IDLE_MS, writerLeaseMs: SHARED_LOG_WRITER_LEASE_MS, logger };
+  container.bind<ThreadEventLogs>(TOKENS.EventLogs).toConstantValue(new RedisEventLogs(redis, logs));
+  container.bind<ToolProxy>(TOKENS.ToolProxy).toConstantValue(new RedisToolProxy(redis, config));
+  container.bind<ThreadLocks>(TOKENS.ThreadLocks).toConstantValue(new RedisThreadLocks(redis, config));
+  container.bind<RunAnnouncements>(TOKENS.RunAnnouncements).toConstantValue(new RedisRunAnnouncements(redis, config));
+  container
+    .bind<ThreadControl>(TOKENS.ThreadControl)
+    .toDynamicValue((context) => new RedisThreadControl(redis, pubsub, (id) => context.get<AgentProvider>(TOKENS.AgentProvider).get(id), logger));
+}
+
+/** A thread's shared log is dropped a day after its last event. */
+const SHARED_LOG_IDLE_MS = 24 * 3600 * 1000;
+/** How soon another process takes over writing a thread's log when its writer's process dies. */
+const SHARED_LOG_WRITER_LEASE_MS = 5000;

@@ -7,6 +7,7 @@ import type { ThreadHub } from '../feed/thread-hub.js';
 import type { IdempotencyStore } from '../idempotency/idempotency-store.js';
 import type { ThreadLocks } from '../threads/thread-locks.js';
 import type { ThreadStore } from '../threads/thread-store.js';
+import type { ThreadControl } from '../signals/thread-control.js';
 import type { ToolProxy } from '../runs/tool-proxy.js';
 import type { ResourceResolver } from './resource-resolver.js';
 
@@ -26,4 +27,6 @@ export interface Services {
   locks: ThreadLocks;
   /** The answers kept for `Idempotency-Key` retries. */
   idempotency: IdempotencyStore;
+  /** Abort, queue and cancel-queued wherever the thread's run runs; started with the bridge. */
+  control: ThreadControl;
 }

@@ -1,40 +1,22 @@
 import { randomUUID } from 'node:crypto';
 import { EventType, type Event } from '@ag-ui/core';
-import { createClient } from 'redis';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { NumberedEvent, ThreadEventLog } from '../feed/event-log.js';
-import { RedisEventLogs, type LogRedis } from './event-log.js';
+import { RedisEventLogs } from './event-log.js';
+import { quietLogger, testRedis } from './test-support.js';
 
 // Two `RedisEventLogs` on connections of their own stand for two bridge processes on one Redis.
 
-const url = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
-const prefix = `test:${randomUUID()}`;
-const quiet = { debug: () => {}, info: () => {}, warn: () => {}, error: () => {} };
-const options = { replayBufferSize: 100, retainedEvents: 1000, idleTtlMs: 60_000, writerLeaseMs: 600, logger: quiet };
-const clients: Array<{ quit(): Promise<unknown> }> = [];
-let admin: { scanIterator(o: { MATCH: string }): AsyncIterable<string[]>; unlink(keys: string[]): Promise<unknown> } | undefined;
-
-async function connect(): Promise<LogRedis> {
-  const commands = createClient({ url });
-  const subscriber = commands.duplicate();
-  admin ??= commands as unknown as typeof admin;
-  clients.push(commands, subscriber);
-  await Promise.all([commands.connect(), subscriber.connect()]).catch((error: unknown) => {
-    throw new Error(`Redis is not reachable at ${url} (${(error as Error).message}); start it with: redis-server --daemonize yes --bind 127.0.0.1 -::1 --port 6379 --save "" --appendonly no`);
-  });
-  return { commands, subscriber, prefix } as unknown as LogRedis;
-}
+const redis = testRedis('event-log');
+const options = { replayBufferSize: 100, retainedEvents: 1000, idleTtlMs: 60_000, writerLeaseMs: 600, logger: quietLogger };
 
 let a: RedisEventLogs;
 let b: RedisEventLogs;
 beforeAll(async () => {
-  a = new RedisEventLogs(await connect(), options);
-  b = new RedisEventLogs(await connect(), options);
+  a = new RedisEventLogs(await redis.connect(), options);
+  b = new RedisEventLogs(await redis.connect(), options);
 });
-afterAll(async () => {
-  for await (const keys of admin!.scanIterator({ MATCH: `${prefix}:*` })) if (keys.length > 0) await admin!.unlink(keys);
-  await Promise.all(clients.map((c) => c.quit()));
-});
+afterAll(() => redis.cleanup());
 
 /** A log with every numbered event it handed out. */
 async function follow(logs: RedisEventLogs, key: string) {

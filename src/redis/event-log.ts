@@ -4,20 +4,8 @@ import type { BridgeLogger } from '../config.js';
 import type { NumberedEvent, NumberedListener, ThreadEventLog, ThreadEventLogs } from '../feed/event-log.js';
 import { ReplayRing } from '../feed/replay-ring.js';
 import { errorMessage } from '../translate/values.js';
-import { LuaScript, type ScriptRunner } from './lua.js';
-
-/** What the shared log needs of Redis: commands on one connection, and a subscriber connection. */
-export interface LogRedis {
-  commands: ScriptRunner & {
-    xRange(key: string, start: string, end: string): Promise<Array<{ id: string; message: Record<string, string> }>>;
-  };
-  subscriber: {
-    subscribe(channel: string, listener: (message: string) => void): Promise<void>;
-    unsubscribe(channel: string, listener: (message: string) => void): Promise<void>;
-  };
-  /** Every key and channel starts with it. */
-  prefix: string;
-}
+import type { RedisConnection } from './connection.js';
+import { LuaScript } from './lua.js';
 
 export interface SharedLogOptions {
   /** Events kept per thread in the process (the ring a feed replays from). */
@@ -115,7 +103,7 @@ const idOf = (entry: string) => Number(entry.slice(0, entry.indexOf('-')));
  */
 export class RedisEventLogs implements ThreadEventLogs {
   constructor(
-    private readonly redis: LogRedis,
+    private readonly redis: RedisConnection,
     private readonly options: SharedLogOptions,
   ) {}
 
@@ -145,7 +133,7 @@ class SharedLog implements ThreadEventLog {
   private readonly onMessage = (message: string) => (this.early ? this.early.push(message) : this.received(message));
 
   constructor(
-    private readonly redis: LogRedis,
+    private readonly redis: RedisConnection,
     private readonly options: SharedLogOptions,
     key: string,
   ) {
@@ -165,7 +153,7 @@ class SharedLog implements ThreadEventLog {
   async start(): Promise<void> {
     // Batches published while the position is read wait, then go through in order (duplicates dropped).
     await this.redis.subscriber.subscribe(this.keys.channel, this.onMessage);
-    const [last, open] = (await POSITION.run(this.redis.commands, [this.keys.meta], [String(this.options.idleTtlMs)])) as [string, string | null];
+    const [last, open] = (await POSITION.run(this.redis.client, [this.keys.meta], [String(this.options.idleTtlMs)])) as [string, string | null];
     const openStart = open ? Number(open) : undefined;
     const prefill = openStart !== undefined ? await this.read(openStart - 1, Number(last)) : undefined;
     this.base = prefill ? (openStart as number) - 1 : Number(last);
@@ -182,7 +170,7 @@ class SharedLog implements ThreadEventLog {
   append(events: readonly Event[]): void {
     if (!this.writer || this.closed || events.length === 0) return;
     const args = [this.keys.channel, String(this.options.retainedEvents), String(this.options.idleTtlMs), openChange(events), ...events.map((e) => JSON.stringify(e))];
-    APPEND.run(this.redis.commands, [this.keys.stream, this.keys.meta], args).catch((error: unknown) =>
+    APPEND.run(this.redis.client, [this.keys.stream, this.keys.meta], args).catch((error: unknown) =>
       this.options.logger.error(`Thread log ${this.keys.channel}: append failed: ${errorMessage(error)}`),
     );
   }
@@ -209,13 +197,13 @@ class SharedLog implements ThreadEventLog {
     this.closed = true;
     clearTimeout(this.leaseTimer);
     void this.redis.subscriber.unsubscribe(this.keys.channel, this.onMessage).catch(() => {});
-    if (this.writer) void LET_GO.run(this.redis.commands, [this.keys.lease], [this.owner]).catch(() => {});
+    if (this.writer) void LET_GO.run(this.redis.client, [this.keys.lease], [this.owner]).catch(() => {});
   }
 
   /** Exactly the events in `(after, upTo]`, or `undefined` when the stream no longer holds them all. */
   private async read(after: number, upTo: number): Promise<NumberedEvent[] | undefined> {
     if (upTo <= after) return [];
-    const entries = await this.redis.commands.xRange(this.keys.stream, entryId(after + 1), entryId(upTo));
+    const entries = (await this.redis.client.xRange(this.keys.stream, entryId(after + 1), entryId(upTo))) ?? [];
     if (entries.length !== upTo - after || idOf(entries[0].id) !== after + 1) return undefined;
     return entries.map((entry) => ({ id: idOf(entry.id), event: JSON.parse(entry.message.e) as Event }));
   }
@@ -272,7 +260,7 @@ class SharedLog implements ThreadEventLog {
   /** Takes or keeps the writer's lease, again every third of its TTL. */
   private async holdLease(): Promise<void> {
     try {
-      this.writer = (await HOLD.run(this.redis.commands, [this.keys.lease], [this.owner, String(this.options.writerLeaseMs)])) === 1;
+      this.writer = (await HOLD.run(this.redis.client, [this.keys.lease], [this.owner, String(this.options.writerLeaseMs)])) === 1;
     } catch (error) {
       this.writer = false;
       this.options.logger.warn(`Thread log ${this.keys.channel}: writer lease: ${errorMessage(error)}`);

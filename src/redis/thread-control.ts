@@ -4,20 +4,7 @@ import type { BridgeLogger } from '../config.js';
 import type { SignalDecision } from '../signals/decision.js';
 import { InProcessThreadControl, APPROVAL_MEMORY_MS, type ThreadControl, type ThreadTarget } from '../signals/thread-control.js';
 import { errorMessage } from '../translate/values.js';
-
-/** What the control needs of Redis: a command connection and a subscriber connection. */
-export interface ControlRedis {
-  commands: {
-    publish(channel: string, message: string): Promise<unknown>;
-    set(key: string, value: string, options: { NX: true; PX: number }): Promise<string | null>;
-    del(key: string): Promise<unknown>;
-  };
-  subscriber: {
-    subscribe(channel: string, listener: (message: string) => void): Promise<void>;
-    unsubscribe(channel: string, listener: (message: string) => void): Promise<void>;
-  };
-  prefix: string;
-}
+import type { RedisConnection } from './connection.js';
 
 /** Whether this process runs the run that holds a thread's lease (the Redis pub/sub knows its own leases). */
 export interface LocalLeases {
@@ -70,7 +57,7 @@ export class RedisThreadControl implements ThreadControl {
   };
 
   constructor(
-    private readonly redis: ControlRedis,
+    private readonly redis: RedisConnection,
     private readonly leases: LocalLeases,
     private readonly agentById: (id: string) => Agent,
     private readonly logger: BridgeLogger,
@@ -79,9 +66,15 @@ export class RedisThreadControl implements ThreadControl {
     this.replyTo = `${redis.prefix}:control-reply:${randomUUID()}`;
   }
 
-  async start(): Promise<void> {
-    await this.redis.subscriber.subscribe(this.channel, this.onRequest);
-    await this.redis.subscriber.subscribe(this.replyTo, this.onReply);
+  private ready?: Promise<void>;
+
+  /** Listens for requests and for answers to its own (idempotent; every request waits for it). */
+  start(): Promise<void> {
+    this.ready ??= (async () => {
+      await this.redis.subscriber.subscribe(this.channel, this.onRequest);
+      await this.redis.subscriber.subscribe(this.replyTo, this.onReply);
+    })();
+    return this.ready;
   }
 
   async stop(): Promise<void> {
@@ -109,11 +102,11 @@ export class RedisThreadControl implements ThreadControl {
   /** The first approval of a call, in any process: a key set only if absent. */
   async once<T>(toolCallId: string, task: () => Promise<T>): Promise<T | undefined> {
     const key = `${this.redis.prefix}:approved:${toolCallId}`;
-    if ((await this.redis.commands.set(key, '1', { NX: true, PX: APPROVAL_MEMORY_MS })) === null) return undefined;
+    if ((await this.redis.client.set(key, '1', { NX: true, PX: APPROVAL_MEMORY_MS })) === null) return undefined;
     try {
       return await task();
     } catch (error) {
-      await this.redis.commands.del(key).catch(() => {});
+      await this.redis.client.del(key).catch(() => {});
       throw error;
     }
   }
@@ -123,7 +116,8 @@ export class RedisThreadControl implements ThreadControl {
   }
 
   /** Asks the process that holds the thread; `undefined` when none answers in time. */
-  private ask(request: Omit<Request, 'id' | 'replyTo'>): Promise<unknown> {
+  private async ask(request: Omit<Request, 'id' | 'replyTo'>): Promise<unknown> {
+    await this.start();
     const id = randomUUID();
     return new Promise((resolve, reject) => {
       const timer = setTimeout(() => done({ id }), REPLY_TIMEOUT_MS);
@@ -134,7 +128,7 @@ export class RedisThreadControl implements ThreadControl {
         else resolve(reply.result);
       };
       this.waiting.set(id, done);
-      this.redis.commands.publish(this.channel, JSON.stringify({ ...request, id, replyTo: this.replyTo })).catch((error: unknown) => done({ id, error: errorMessage(error) }));
+      this.redis.client.publish(this.channel, JSON.stringify({ ...request, id, replyTo: this.replyTo })).catch((error: unknown) => done({ id, error: errorMessage(error) }));
     });
   }
 
@@ -147,7 +141,7 @@ export class RedisThreadControl implements ThreadControl {
     } catch (error) {
       reply = { id: request.id, error: errorMessage(error) };
     }
-    await this.redis.commands.publish(request.replyTo, JSON.stringify(reply)).catch((error: unknown) => this.logger.warn(`Thread control reply failed: ${errorMessage(error)}`));
+    await this.redis.client.publish(request.replyTo, JSON.stringify(reply)).catch((error: unknown) => this.logger.warn(`Thread control reply failed: ${errorMessage(error)}`));
   }
 
   private perform(request: Request): Promise<unknown> {

@@ -19,7 +19,7 @@ import { frontendToolOptions } from './frontend-tools.js';
 import { ResultCapture } from './result-capture.js';
 import type { RunAnnouncement, RunAnnouncements } from './run-announcements.js';
 import { findResumeTargets, resume, type ResumeTarget } from './resume.js';
-import { takeThreadTurn, type ThreadTurn } from './thread-turn.js';
+import { takeThreadTurn, type ThreadTurn } from '../threads/thread-lease.js';
 import type { ToolProxy } from './tool-proxy.js';
 
 /** The request-context key under which tools find the AG-UI `context`, `state` and `forwardedProps`. */

@@ -5,12 +5,20 @@ import { AgentProvider } from '../agents/agent-provider.js';
 import type { DurableInbox, InboxEntry } from '../threads/inbox.js';
 import type { ThreadStore } from '../threads/thread-store.js';
 import { TOKENS } from '../tokens.js';
+import type { ResolvedConfig } from '../config.js';
+import { threadLeaseOwner } from '../threads/thread-lease.js';
+import type { ThreadLocks } from '../threads/thread-locks.js';
 import type { SendMessageSchema } from './schemas.js';
 import { decision, type Sent } from './decision.js';
 import { withId } from './signal-router.js';
 
 /** How often answered messages are swept out of the durable inbox. */
 const SETTLE_EVERY_MS = 5_000;
+/**
+ * With several processes, an entry this old, unanswered, on a thread no run holds, was lost
+ * with a process (or with a run that finished as it arrived): it is sent again.
+ */
+const ORPHAN_AFTER_MS = 10_000;
 /** The chunks that end a run on a thread subscription. */
 const RUN_ENDS = new Set(['finish', 'error', 'abort', 'tripwire']);
 
@@ -38,7 +46,14 @@ export class InboxRecovery {
     @inject(TOKENS.AgentProvider) private readonly agents: AgentProvider,
     @inject(TOKENS.ThreadStore) private readonly threads: ThreadStore,
     @inject(TOKENS.Inbox) private readonly inbox: DurableInbox,
-  ) {}
+    @inject(TOKENS.ThreadLocks) private readonly locks: ThreadLocks,
+    @inject(TOKENS.Config) config: ResolvedConfig,
+  ) {
+    // One process restarts and recovers what it held; among several, a survivor must do it.
+    this.resendOrphans = !!config.scaleOut;
+  }
+
+  private readonly resendOrphans: boolean;
 
   /** Starts the sweep of answered entries (idempotent). */
   start(): void {
@@ -102,9 +117,26 @@ export class InboxRecovery {
     }
   }
 
-  /** Drops the inbox entries the history now answers (a message stored, and an answer after it). */
+  /**
+   * Drops the inbox entries the history now answers (a message stored, and an answer after it);
+   * with several processes, sends again what no process will answer.
+   */
   private async settle(): Promise<void> {
-    for (const entries of byThread(await this.inbox.pending())) await this.unanswered(entries);
+    for (const entries of byThread(await this.inbox.pending())) {
+      const left = await this.unanswered(entries);
+      if (this.resendOrphans && left.some((e) => Date.now() - e.acceptedAt > ORPHAN_AFTER_MS)) await this.adopt(left);
+    }
+  }
+
+  /** Sends a thread's orphans again, in one process at a time, if no run holds the thread. */
+  private adopt(entries: InboxEntry[]): Promise<void> {
+    const [{ threadId, resourceId, agentId }] = entries;
+    return this.locks.exclusive(`inbox-adopt:${threadId}`, async () => {
+      const { agent } = await this.agents.withMemory(agentId);
+      if (await threadLeaseOwner(agent, { resourceId, threadId })) return;
+      // Read again under the lock: another process may have answered them meanwhile.
+      for (const entry of await this.unanswered(entries)) await this.resend(entry);
+    });
   }
 
   /** The entries of one thread that no stored answer follows; the others leave the inbox. */

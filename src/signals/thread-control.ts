@@ -18,6 +18,8 @@ export interface ThreadTarget {
  * const { aborted } = await control.abort(agent, { resourceId, threadId });
  */
 export interface ThreadControl {
+  /** Starts listening for the other processes' requests, where there are any. */
+  start?(): Promise<void>;
   /** Stops the run streaming on the thread, wherever it runs; answers whether there was one. */
   abort(agent: Agent, thread: ThreadTarget): Promise<{ aborted: boolean }>;
   /** Queues a message behind the thread's run (wherever it runs), or wakes the idle thread with it. */

@@ -17,6 +17,11 @@ function leasesOf(agent: Agent): LeaseProvider | undefined {
   return typeof pubsub.acquireLease === 'function' ? (pubsub as LeaseProvider) : undefined;
 }
 
+/** The run holding the thread's lease, in any process on the same leases; `undefined` when idle (or without leases). */
+export async function threadLeaseOwner(agent: Agent, scope: { resourceId: string; threadId: string }): Promise<string | undefined> {
+  return leasesOf(agent)?.getLeaseOwner(threadKey(scope.resourceId, scope.threadId));
+}
+
 /** The thread is `runId`'s until Mastra registers the run under the same owner (it then renews and releases the lease itself). */
 export interface ThreadTurn {
   /** Gives the thread back: for a run that never reached Mastra (refused, or failed to start). */

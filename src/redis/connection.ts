@@ -1,0 +1,67 @@
+import { createClient, type RedisClientType } from 'redis';
+import { consoleLogger, type BridgeLogger } from '../config.js';
+import { errorMessage } from '../translate/values.js';
+
+/** A node-redis client as `createClient()` makes it (RESP3, no modules of its own). */
+export type RedisClient = RedisClientType;
+
+/**
+ * What the Redis-backed services share: a connection for commands (and publishes), one for
+ * subscriptions only (a connection that subscribes is kept out of the command path, so a busy
+ * channel never delays a lock), and the prefix every key and channel starts with.
+ *
+ * @example
+ * const redis = await connectRedis('redis://127.0.0.1:6379', 'bridge');
+ * const locks = new RedisThreadLocks(redis, config);
+ * // at shutdown
+ * await redis.close();
+ */
+export interface RedisConnection {
+  client: RedisClient;
+  subscriber: RedisClient;
+  prefix: string;
+  /** Closes both connections, letting commands already sent finish. */
+  close(): Promise<void>;
+}
+
+/** Backoff between reconnects once connected: 50 ms doubling, at most 2 s. */
+const backoff = (retries: number) => Math.min(50 * 2 ** retries, 2000);
+
+/**
+ * Opens the command and subscriber connections. The first connect fails at once (with the
+ * socket's error) when Redis is not reachable, rather than retrying forever as node-redis would;
+ * once connected, both reconnect by themselves and their errors go to `logger`.
+ *
+ * @example
+ * const redis = await connectRedis(process.env.REDIS_URL ?? 'redis://127.0.0.1:6379', 'bridge', config.logger);
+ */
+export async function connectRedis(url: string, prefix: string, logger: BridgeLogger = consoleLogger): Promise<RedisConnection> {
+  let connected = false;
+  const client: RedisClient = createClient({
+    url,
+    socket: { reconnectStrategy: (retries: number, cause: Error) => (connected ? backoff(retries) : cause) },
+  });
+  const subscriber = client.duplicate();
+  // node-redis emits 'error' on every failed (re)connect; unheard, it would crash the process.
+  for (const [name, c] of [['commands', client], ['subscriber', subscriber]] as const) {
+    c.on('error', (error: unknown) => {
+      if (connected) logger.warn(`Redis ${name} connection: ${errorMessage(error)}`);
+    });
+  }
+  const clients = [client, subscriber];
+  try {
+    await Promise.all(clients.map((c) => c.connect()));
+  } catch (error) {
+    for (const c of clients) if (c.isOpen) c.destroy();
+    throw error;
+  }
+  connected = true;
+  return {
+    client,
+    subscriber,
+    prefix,
+    close: async () => {
+      await Promise.all(clients.filter((c) => c.isOpen).map((c) => c.close()));
+    },
+  };
+}

@@ -1,0 +1,29 @@
+/** Keeps a ':' inside an id from making two names collide (`a:b` + `c` and `a` + `b:c`). */
+const part = (id: string) => encodeURIComponent(id);
+
+/**
+ * The Redis key (and pub/sub channel) names of the cross-process services, all under one
+ * prefix. A name is used both as a key and as the channel that announces changes to that key:
+ * keys and channels are separate namespaces in Redis.
+ *
+ * @example
+ * const keys = redisKeys('bridge');
+ * keys.lock('thread-7');          // 'bridge:lock:thread-7'
+ * keys.tool('run-1', 'call-2');   // 'bridge:tool:run-1:call-2'
+ */
+export function redisKeys(prefix: string) {
+  return {
+    /** A lock's holder (its token), expiring unless renewed. Also the channel its release is published on. */
+    lock: (id: string) => `${prefix}:lock:${part(id)}`,
+    /** A lock's waiters, first come first served (score: arrival, in microseconds). */
+    lockQueue: (id: string) => `${prefix}:lock:${part(id)}:queue`,
+    /** When each waiter of a lock gives up its place unless it tries again (score: deadline, in ms). */
+    lockAlive: (id: string) => `${prefix}:lock:${part(id)}:alive`,
+    /** A frontend call's slot: `resource`, `state`, `answer`. Also the channel its answer is announced on. */
+    tool: (runId: string, toolCallId: string) => `${prefix}:tool:${part(runId)}:${part(toolCallId)}`,
+    /** A run's announcement, as JSON. */
+    announce: (runId: string) => `${prefix}:announce:${part(runId)}`,
+  };
+}
+
+export type RedisKeys = ReturnType<typeof redisKeys>;
