@@ -1,4 +1,4 @@
-import { existsSync, mkdirSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { dirname, extname, join } from 'node:path';
 import type { AddressInfo } from 'node:net';
@@ -6,11 +6,11 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import { serve, type ServerType } from '@hono/node-server';
 import { Mastra } from '@mastra/core';
 import type { Hono } from 'hono';
-import { LibSQLStore } from '@mastra/libsql';
 import { createBridge, type Bridge } from '../bridge.js';
 import type { BridgeConfig } from '../config.js';
 import { createDemoAgent } from '../demo/agent.js';
 import type { ServerEnv } from './env.js';
+import { createStorage } from './storage.js';
 
 /** A running standalone bridge. */
 export interface RunningServer {
@@ -19,13 +19,6 @@ export interface RunningServer {
   mastra: Mastra;
   /** Ends open runs with their terminal event, stops listening, closes storage. */
   close(): Promise<void>;
-}
-
-/** Makes sure the folder of a `file:` database exists. */
-function prepareDatabase(url: string): void {
-  if (!url.startsWith('file:')) return;
-  const path = url.slice('file:'.length);
-  if (path && path !== ':memory:') mkdirSync(dirname(path), { recursive: true });
 }
 
 /** The package root: the folder with `web/index.html`, found from `src/server/` as from `dist/` or `dist/chunks/`. */
@@ -91,16 +84,15 @@ function servePage(app: Hono, prefix: string): void {
 }
 
 /**
- * Starts the bridge standalone: LibSQL storage, the demo agent, background tasks on, and the demo
- * page at `/`.
+ * Starts the bridge standalone: the storage `DATABASE_URL` names (LibSQL or PostgreSQL), the demo
+ * agent, background tasks on, and the demo page at `/`.
  *
  * @example
  * const server = await startServer(readServerEnv());
  * console.log(server.url);
  */
 export async function startServer(env: ServerEnv, bridgeConfig: BridgeConfig = {}): Promise<RunningServer> {
-  prepareDatabase(env.DATABASE_URL);
-  const storage = new LibSQLStore({ id: 'bridge', url: env.DATABASE_URL });
+  const storage = createStorage(env.DATABASE_URL);
   const demo = createDemoAgent({ storage, delayMs: env.DEMO_DELAY_MS, slowTaskMs: env.SLOW_TASK_MS, model: env.MODEL });
   const mastra = new Mastra({ agents: { demo }, storage, logger: false, backgroundTasks: { enabled: true } });
   const bridge = createBridge({

@@ -1,0 +1,87 @@
+import { mkdirSync } from 'node:fs';
+import { dirname } from 'node:path';
+import type { MastraCompositeStore } from '@mastra/core/storage';
+import { LibSQLStore } from '@mastra/libsql';
+import { PostgresStore } from '@mastra/pg';
+
+/** What a `DATABASE_URL` names: a LibSQL database, or a PostgreSQL database and schema. */
+export type DatabaseTarget =
+  | { kind: 'libsql'; url: string }
+  | { kind: 'postgres'; connectionString: string; schemaName?: string };
+
+/** The URL schemes the libSQL client opens (a local file, Turso / sqld over HTTP or WebSockets). */
+const LIBSQL_SCHEMES = ['file:', 'libsql:', 'http:', 'https:', 'ws:', 'wss:'];
+const POSTGRES_SCHEMES = ['postgres:', 'postgresql:'];
+/**
+ * A schema name Mastra can put in its SQL as is: plain identifier characters, at most 63 bytes
+ * (PostgreSQL's limit, past which it would silently truncate the name).
+ */
+const SCHEMA_NAME = /^[A-Za-z_][A-Za-z0-9_]{0,62}$/;
+
+/**
+ * Reads a `DATABASE_URL`. `file:`, `:memory:`, `libsql:` (and the libSQL client's `http(s):`,
+ * `ws(s):`) are LibSQL; `postgres:` / `postgresql:` are PostgreSQL, whose `?schema=<name>`
+ * selects the schema and is taken out of the connection string (pg does not know it). Throws on
+ * anything else, without repeating the URL: it may hold a password.
+ *
+ * @example
+ * parseDatabaseUrl('file:.data/bridge.db');
+ * // { kind: 'libsql', url: 'file:.data/bridge.db' }
+ * parseDatabaseUrl('postgres://app@db:5432/bridge?schema=agui&sslmode=require');
+ * // { kind: 'postgres', connectionString: 'postgres://app@db:5432/bridge?sslmode=require', schemaName: 'agui' }
+ */
+export function parseDatabaseUrl(url: string): DatabaseTarget {
+  if (url === ':memory:') return { kind: 'libsql', url };
+  const scheme = /^[a-z][a-z0-9+.-]*:/i.exec(url)?.[0].toLowerCase();
+  if (scheme && LIBSQL_SCHEMES.includes(scheme)) return { kind: 'libsql', url };
+  if (scheme && POSTGRES_SCHEMES.includes(scheme)) return parsePostgresUrl(url);
+  const what = url === '' ? 'it is empty' : scheme ? `its scheme "${scheme}" is not supported` : 'it has no scheme';
+  throw new Error(`${what}: use file:<path>, :memory:, libsql://…, or postgres://user@host:5432/db (optionally ?schema=<name>)`);
+}
+
+/** Splits `?schema=` off a PostgreSQL URL; every other parameter is left as written, for pg. */
+function parsePostgresUrl(url: string): DatabaseTarget {
+  const at = url.indexOf('?');
+  if (at < 0) return { kind: 'postgres', connectionString: url };
+  const query = url.slice(at + 1);
+  const schemas = new URLSearchParams(query).getAll('schema');
+  if (schemas.length === 0) return { kind: 'postgres', connectionString: url };
+  if (schemas.length > 1) throw new Error('?schema= is given more than once');
+  const [schemaName] = schemas;
+  if (!SCHEMA_NAME.test(schemaName)) {
+    throw new Error(`?schema=${schemaName} is not a plain identifier: use letters, digits and _, not starting with a digit, at most 63 characters`);
+  }
+  const rest = query.split('&').filter((part) => part !== '' && !new URLSearchParams(part).has('schema'));
+  const connectionString = rest.length > 0 ? `${url.slice(0, at)}?${rest.join('&')}` : url.slice(0, at);
+  return { kind: 'postgres', connectionString, schemaName };
+}
+
+/** Makes sure the folder of a `file:` database exists. */
+function prepareDatabase(url: string): void {
+  if (!url.startsWith('file:')) return;
+  const path = url.slice('file:'.length);
+  if (path && path !== ':memory:') mkdirSync(dirname(path), { recursive: true });
+}
+
+/**
+ * The standalone server's Mastra storage for a `DATABASE_URL` (see `parseDatabaseUrl`): a
+ * `LibSQLStore` (the folder of a `file:` path is created) or a `PostgresStore` that owns its
+ * connection pool. Nothing connects before first use; PostgreSQL creates the schema and its
+ * tables then. `close()` releases the file handles or ends the pool; calling it again (Mastra's
+ * `shutdown()` calls it too) does nothing.
+ *
+ * @example
+ * const storage = createStorage(process.env.DATABASE_URL ?? 'file:.data/bridge.db');
+ * const mastra = new Mastra({ agents, storage });
+ * // at shutdown
+ * await storage.close();
+ */
+export function createStorage(url: string): MastraCompositeStore {
+  const target = parseDatabaseUrl(url);
+  if (target.kind === 'postgres') {
+    const { connectionString, schemaName } = target;
+    return new PostgresStore({ id: 'bridge', connectionString, ...(schemaName && { schemaName }) });
+  }
+  prepareDatabase(target.url);
+  return new LibSQLStore({ id: 'bridge', url: target.url });
+}
