@@ -12,7 +12,7 @@ describe('the standalone server serves the demo page', () => {
   const servers: RunningServer[] = [];
   const start = async (prefix: string) => {
     const server = await startServer(
-      { PORT: 0, HOST: '127.0.0.1', DATABASE_URL: `file:${join(dir, `${servers.length}.db`)}`, DEMO_DELAY_MS: 0, SLOW_TASK_MS: 100, AGUI_PREFIX: prefix },
+      { PORT: 0, HOST: '127.0.0.1', DATABASE_URL: `file:${join(dir, `${servers.length}.db`)}`, DEMO_DELAY_MS: 0, SLOW_TASK_MS: 100, AGUI_PREFIX: prefix, REDIS_PREFIX: 'unused' },
       { logger: silentLogger },
     );
     servers.push(server);

@@ -24,6 +24,11 @@ export const ServerEnvSchema = z.object({
   DATABASE_URL: databaseUrl.default('file:.data/bridge.db'),
   /** Redis for several processes sharing threads; none: everything stays in this process. */
   REDIS_URL: redisUrl.optional(),
+  /** What every Redis key and channel of this deployment starts with: processes that share threads share it. */
+  REDIS_PREFIX: z
+    .string()
+    .regex(/^[\w.:-]{1,100}$/, 'must be 1–100 letters, digits, or _ . : -')
+    .default('mastra-agui-bridge'),
   MODEL: z.string().min(1).optional(),
   DEMO_DELAY_MS: z.coerce.number().int().min(0).max(60_000).default(20),
   SLOW_TASK_MS: z.coerce.number().int().min(0).max(3_600_000).default(2000),

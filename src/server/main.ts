@@ -5,12 +5,21 @@ import { startServer } from './standalone.js';
 /** The process that started this one, read before anything else (see `watchParent`). */
 const parent = process.ppid;
 
+/** A connection URL fit for a log line: its password masked. */
+function redacted(url: string): string {
+  if (!URL.canParse(url)) return url;
+  const parsed = new URL(url);
+  if (parsed.password) parsed.password = '***';
+  return parsed.href;
+}
+
 /** `npm start` / the package's bin: the standalone bridge on the embedded default. */
 async function main(): Promise<void> {
   const env = readServerEnv();
   const server = await startServer(env);
   const model = env.MODEL ?? `the scripted demo model (DEMO_DELAY_MS=${env.DEMO_DELAY_MS})`;
-  console.log(`mastra-agui-bridge listening on ${server.url} (pid ${process.pid}, agent "demo", ${model}, storage ${env.DATABASE_URL})`);
+  const shared = env.REDIS_URL ? `, shared through ${redacted(env.REDIS_URL)} as ${env.REDIS_PREFIX}` : '';
+  console.log(`mastra-agui-bridge listening on ${server.url} (pid ${process.pid}, agent "demo", ${model}, storage ${redacted(env.DATABASE_URL)}${shared})`);
   console.log(`Demo page: ${new URL('/', server.url).href}`);
   console.log(`Try:\n  curl -N ${server.url}/run -H 'content-type: application/json' \\\n    -d '{"threadId":"t1","runId":"r1","messages":[{"id":"m1","role":"user","content":"hello"}]}'`);
   let stopping = false;

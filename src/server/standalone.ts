@@ -7,6 +7,7 @@ import { serve, type ServerType } from '@hono/node-server';
 import { Mastra } from '@mastra/core';
 import type { Hono } from 'hono';
 import { createBridge, type Bridge } from '../bridge.js';
+import { createScaleOut } from '../redis/scale-out.js';
 import type { BridgeConfig } from '../config.js';
 import { createDemoAgent } from '../demo/agent.js';
 import type { ServerEnv } from './env.js';
@@ -93,11 +94,14 @@ function servePage(app: Hono, prefix: string): void {
  */
 export async function startServer(env: ServerEnv, bridgeConfig: BridgeConfig = {}): Promise<RunningServer> {
   const storage = createStorage(env.DATABASE_URL);
+  // With REDIS_URL, Mastra's pub/sub and leases and the bridge's shared state live in Redis.
+  const scaleOut = env.REDIS_URL ? await createScaleOut({ url: env.REDIS_URL, prefix: env.REDIS_PREFIX }) : undefined;
   const demo = createDemoAgent({ storage, delayMs: env.DEMO_DELAY_MS, slowTaskMs: env.SLOW_TASK_MS, model: env.MODEL });
-  const mastra = new Mastra({ agents: { demo }, storage, logger: false, backgroundTasks: { enabled: true } });
+  const mastra = new Mastra({ agents: { demo }, storage, logger: false, backgroundTasks: { enabled: true }, ...(scaleOut && { pubsub: scaleOut.pubsub }) });
   const bridge = createBridge({
     prefix: env.AGUI_PREFIX,
     ...(env.IDEMPOTENCY_TTL_MS !== undefined && { idempotencyTtlMs: env.IDEMPOTENCY_TTL_MS }),
+    ...(scaleOut && { scaleOut }),
     ...bridgeConfig,
   });
   const app = bridge.app(mastra);
@@ -115,6 +119,7 @@ export async function startServer(env: ServerEnv, bridgeConfig: BridgeConfig = {
     });
   } catch (error) {
     await storage.close().catch(() => {});
+    await scaleOut?.close().catch(() => {});
     throw error;
   }
   const { port } = server.address() as AddressInfo;
@@ -136,6 +141,7 @@ export async function startServer(env: ServerEnv, bridgeConfig: BridgeConfig = {
         setTimeout(() => (server as { closeAllConnections?: () => void }).closeAllConnections?.(), 200).unref();
       });
       await mastra.shutdown().catch(() => {});
+      await scaleOut?.close().catch(() => {});
       await storage.close().catch(() => {});
     },
   };

@@ -73,6 +73,8 @@ export class InboxRecovery {
    * before it to end, as a queued message would). Entries the history already answers are dropped.
    */
   async recover(): Promise<number> {
+    // Among several processes the inbox holds the live ones' entries too: only orphans are sent.
+    if (this.resendOrphans) return this.settle();
     let resent = 0;
     for (const entries of byThread(await this.inbox.pending())) {
       for (const entry of await this.unanswered(entries)) {
@@ -121,21 +123,25 @@ export class InboxRecovery {
    * Drops the inbox entries the history now answers (a message stored, and an answer after it);
    * with several processes, sends again what no process will answer.
    */
-  private async settle(): Promise<void> {
+  private async settle(): Promise<number> {
+    let resent = 0;
     for (const entries of byThread(await this.inbox.pending())) {
       const left = await this.unanswered(entries);
-      if (this.resendOrphans && left.some((e) => Date.now() - e.acceptedAt > ORPHAN_AFTER_MS)) await this.adopt(left);
+      if (this.resendOrphans && left.some((e) => Date.now() - e.acceptedAt > ORPHAN_AFTER_MS)) resent += await this.adopt(left);
     }
+    return resent;
   }
 
-  /** Sends a thread's orphans again, in one process at a time, if no run holds the thread. */
-  private adopt(entries: InboxEntry[]): Promise<void> {
+  /** Sends a thread's orphans again, in one process at a time, if no run holds the thread; answers how many. */
+  private adopt(entries: InboxEntry[]): Promise<number> {
     const [{ threadId, resourceId, agentId }] = entries;
     return this.locks.exclusive(`inbox-adopt:${threadId}`, async () => {
       const { agent } = await this.agents.withMemory(agentId);
-      if (await threadLeaseOwner(agent, { resourceId, threadId })) return;
+      if (await threadLeaseOwner(agent, { resourceId, threadId })) return 0;
       // Read again under the lock: another process may have answered them meanwhile.
-      for (const entry of await this.unanswered(entries)) await this.resend(entry);
+      const orphans = await this.unanswered(entries);
+      for (const entry of orphans) await this.resend(entry);
+      return orphans.length;
     });
   }
 

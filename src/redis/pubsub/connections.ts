@@ -1,0 +1,144 @@
+import { createClient, type RedisClientType } from 'redis';
+import type { PubSubLogger } from './delivery.js';
+
+/** A node-redis client as `createClient()` makes it. */
+export type RedisClient = RedisClientType;
+
+/** Where the connections come from: a URL, or a client of the caller's (unconnected) to copy. */
+export type ConnectionSource = { url: string } | { client: RedisClient };
+
+/** Backoff between reconnects once connected: 50 ms doubling, at most 2 s. */
+const backoff = (retries: number) => Math.min(50 * 2 ** retries, 2000);
+
+/**
+ * The connections of one `RedisPubSub`: the writer (every non-blocking command: publishes, acks,
+ * leases, group setup; node-redis keeps their order and pipelines what is sent in one tick) and
+ * the blocking readers, each a connection of its own (a blocked connection answers nothing
+ * else). All are opened lazily and closed by `close()`.
+ *
+ * @example
+ * const connections = new Connections({ url: 'redis://127.0.0.1:6379' }, logger);
+ * const writer = await connections.writer();
+ * const reader = await connections.open('fan-out reader');
+ * await connections.close();
+ */
+export class Connections {
+  readonly #source: ConnectionSource;
+  readonly #logger: PubSubLogger;
+  readonly #nameOf: (role: string) => string;
+  #writer?: RedisClient;
+  #writerReady?: Promise<RedisClient>;
+  readonly #readers = new Set<RedisClient>();
+  #closed = false;
+
+  /** `nameOf(role)`: the CLIENT SETNAME of each connection this makes, so CLIENT LIST tells whose it is. */
+  constructor(source: ConnectionSource, logger: PubSubLogger, nameOf: (role: string) => string) {
+    this.#source = source;
+    this.#logger = logger;
+    this.#nameOf = nameOf;
+  }
+
+  /**
+   * The writer once its first connect succeeded (`undefined` before): commands given to it while
+   * it reconnects wait in node-redis's queue, in order.
+   */
+  get openedWriter(): RedisClient | undefined {
+    return this.#writer;
+  }
+
+  /** The writer, connecting it on first use. A failed first connect is retried by the next call. */
+  writer(): Promise<RedisClient> {
+    this.#assertOpen();
+    this.#writerReady ??= this.#connect(this.#newClient('writer', true), 'writer').then(
+      (client) => (this.#writer = client),
+      (error: unknown) => {
+        this.#writerReady = undefined;
+        throw error;
+      },
+    );
+    return this.#writerReady;
+  }
+
+  /** A new connection for a blocking reader, connected; `release` or `close` closes it. */
+  async open(role: string): Promise<RedisClient> {
+    this.#assertOpen();
+    const client = this.#newClient(role, false);
+    this.#readers.add(client);
+    try {
+      await this.#connect(client, role);
+    } catch (error) {
+      this.#readers.delete(client);
+      throw error;
+    }
+    if (this.#closed) {
+      await this.release(client);
+      throw new Error('RedisPubSub is closed');
+    }
+    return client;
+  }
+
+  /** Closes a reader's connection (its blocking read, if any, ended first by its owner). */
+  async release(client: RedisClient): Promise<void> {
+    this.#readers.delete(client);
+    await quit(client);
+  }
+
+  /** Drops a reader's connection at once, failing the command it waits on (for a read that leaves nothing behind). */
+  drop(client: RedisClient): void {
+    this.#readers.delete(client);
+    if (client.isOpen) client.destroy();
+  }
+
+  /** Closes every connection: the readers first (their loops have stopped), then the writer. */
+  async close(): Promise<void> {
+    this.#closed = true;
+    await Promise.all([...this.#readers].map((client) => this.release(client)));
+    const writer = await this.#writerReady?.catch(() => undefined);
+    if (writer) await quit(writer);
+  }
+
+  #assertOpen(): void {
+    if (this.#closed) throw new Error('RedisPubSub is closed');
+  }
+
+  #newClient(role: string, writer: boolean): RedisClient {
+    const source = this.#source;
+    // The caller's client is the writer; readers are its duplicates (same options: TLS, auth…).
+    const name = this.#nameOf(role);
+    const client = 'client' in source ? (writer ? source.client : source.client.duplicate({ name })) : this.#fromUrl(source.url, name);
+    // node-redis emits 'error' on every failed (re)connect; unheard, it would crash the process.
+    client.on('error', (error: unknown) => this.#logger.warn?.(`[RedisPubSub] ${role} connection: ${String(error)}`));
+    return client;
+  }
+
+  /** Fails the first connect at once when Redis is not reachable; reconnects by itself once connected. */
+  #fromUrl(url: string, name: string): RedisClient {
+    let connected = false;
+    const client: RedisClient = createClient({
+      url,
+      name,
+      socket: { reconnectStrategy: (retries: number, cause: Error) => (connected ? backoff(retries) : cause) },
+    });
+    client.once('ready', () => (connected = true));
+    return client;
+  }
+
+  async #connect(client: RedisClient, role: string): Promise<RedisClient> {
+    try {
+      await client.connect();
+      return client;
+    } catch (error) {
+      if (client.isOpen) client.destroy();
+      throw new Error(`RedisPubSub could not connect its ${role}: ${String((error as Error)?.message ?? error)}`, { cause: error });
+    }
+  }
+}
+
+async function quit(client: RedisClient): Promise<void> {
+  if (!client.isOpen) return;
+  try {
+    await client.close();
+  } catch {
+    client.destroy();
+  }
+}

@@ -1,0 +1,107 @@
+import { randomUUID } from 'node:crypto';
+import { isLeaseProvider } from '@mastra/core/events';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import type { RedisPubSub } from './redis-pubsub.js';
+import { pubsubTestbed } from './test-support.js';
+
+// Two RedisPubSub instances stand for two processes racing for the same leases.
+
+const redis = pubsubTestbed('leases');
+let a: RedisPubSub;
+let b: RedisPubSub;
+beforeAll(async () => {
+  await redis.connect();
+  a = redis.pubsub();
+  b = redis.pubsub();
+});
+afterAll(() => redis.cleanup());
+
+// Mastra's thread keys hold a NUL between resource and thread: the key is kept as it is.
+const newKey = () => `user-${randomUUID()}\0thread-1`;
+const leaseKey = (key: string) => `${redis.prefix}:lease:${key}`;
+
+describe('RedisPubSub as a LeaseProvider', () => {
+  it('is one, as Mastra detects it', () => {
+    expect(isLeaseProvider(a)).toBe(true);
+  });
+
+  it('acquire: the first owner wins; the same owner again is answered yes and its TTL refreshed; another owner is refused and told the holder', async () => {
+    const key = newKey();
+    expect(await a.acquireLease(key, 'run-1', 5_000)).toEqual({ acquired: true, owner: 'run-1' });
+    expect(await redis.inspect.get(leaseKey(key))).toBe('run-1');
+
+    expect(await a.acquireLease(key, 'run-1', 60_000)).toEqual({ acquired: true, owner: 'run-1' });
+    expect(await redis.inspect.pTTL(leaseKey(key))).toBeGreaterThan(50_000);
+
+    expect(await b.acquireLease(key, 'run-2', 60_000)).toEqual({ acquired: false, owner: 'run-1' });
+    expect(await b.getLeaseOwner(key)).toBe('run-1');
+    expect(await b.getLeaseOwner(newKey())).toBeUndefined();
+  });
+
+  it('renew, release and transfer act only for the owner', async () => {
+    const key = newKey();
+    await a.acquireLease(key, 'run-1', 5_000);
+
+    expect(await b.renewLease(key, 'run-2', 60_000)).toBe(false);
+    expect(await b.transferLease(key, 'run-2', 'run-3', 60_000)).toBe(false);
+    await b.releaseLease(key, 'run-2');
+    expect(await a.getLeaseOwner(key)).toBe('run-1');
+    expect(await redis.inspect.pTTL(leaseKey(key))).toBeLessThanOrEqual(5_000);
+
+    expect(await a.renewLease(key, 'run-1', 60_000)).toBe(true);
+    expect(await redis.inspect.pTTL(leaseKey(key))).toBeGreaterThan(50_000);
+
+    expect(await a.transferLease(key, 'run-1', 'run-4', 30_000)).toBe(true);
+    expect(await b.getLeaseOwner(key)).toBe('run-4');
+    const ttl = await redis.inspect.pTTL(leaseKey(key));
+    expect(ttl).toBeGreaterThan(20_000);
+    expect(ttl).toBeLessThanOrEqual(30_000);
+    expect(await a.renewLease(key, 'run-1', 60_000)).toBe(false); // run-1 let it go
+
+    await b.releaseLease(key, 'run-4');
+    expect(await a.getLeaseOwner(key)).toBeUndefined();
+    expect(await a.renewLease(key, 'run-4', 60_000)).toBe(false);
+    expect(await a.transferLease(key, 'run-4', 'run-5', 60_000)).toBe(false);
+  });
+
+  it('expires after its TTL: then another owner wins it', async () => {
+    const key = newKey();
+    await a.acquireLease(key, 'run-1', 50);
+    await vi.waitFor(async () => expect(await b.getLeaseOwner(key)).toBeUndefined());
+    expect(await b.renewLease(key, 'run-1', 1_000)).toBe(false);
+    expect(await b.acquireLease(key, 'run-2', 1_000)).toEqual({ acquired: true, owner: 'run-2' });
+  });
+
+  it('holdsLease: known in the instance whose run holds it, without asking Redis; not in the other; gone once released, lost or expired', async () => {
+    const key = newKey();
+    expect(a.holdsLease(key)).toBe(false);
+    await a.acquireLease(key, 'run-1', 60_000);
+    await b.acquireLease(key, 'run-2', 60_000); // refused
+    expect([a.holdsLease(key), b.holdsLease(key)]).toEqual([true, false]);
+    await a.acquireLease(key, 'run-3', 60_000); // refused too, but run-1 still holds it here
+    expect(a.holdsLease(key)).toBe(true);
+
+    await a.transferLease(key, 'run-1', 'run-4', 60_000); // a follow-up run of the same instance
+    expect(a.holdsLease(key)).toBe(true);
+    await a.releaseLease(key, 'run-4');
+    expect(a.holdsLease(key)).toBe(false);
+
+    // Lost behind its back (taken over after expiry elsewhere): a failed renew tells it.
+    await a.acquireLease(key, 'run-5', 60_000);
+    await redis.inspect.set(leaseKey(key), 'run-6');
+    expect(await a.renewLease(key, 'run-5', 60_000)).toBe(false);
+    expect(a.holdsLease(key)).toBe(false);
+
+    const brief = newKey();
+    await b.acquireLease(brief, 'run-7', 50);
+    await vi.waitFor(() => expect(b.holdsLease(brief)).toBe(false));
+  });
+
+  it('one of many racing owners wins, and every other one is told who', async () => {
+    const key = newKey();
+    const answers = await Promise.all(Array.from({ length: 20 }, (_, i) => (i % 2 ? a : b).acquireLease(key, `run-${i}`, 10_000)));
+    const winners = answers.filter((answer) => answer.acquired);
+    expect(winners).toHaveLength(1);
+    expect(answers.every((answer) => answer.owner === winners[0].owner)).toBe(true);
+  });
+});

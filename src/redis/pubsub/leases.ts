@@ -1,0 +1,119 @@
+import type { LeaseProvider } from '@mastra/core/events';
+import { LuaScript, type ScriptRunner } from '../lua.js';
+
+// Each lease is one key: its value the owner, its TTL the lease's. Every change checks the owner
+// in the same script that makes it, so an owner that lost its lease (expired, taken) can never
+// release, renew or hand over the next owner's.
+
+/**
+ * Claims the lease with `SET NX PX`; when its owner already holds it, refreshes the TTL.
+ * KEYS: lease. ARGV: owner, ttl ms. Answers `{1, owner}` when held by the caller now, else `{0, holder}`.
+ */
+const ACQUIRE = new LuaScript(`
+if redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then return {1, ARGV[1]} end
+local holder = redis.call('GET', KEYS[1])
+if holder == ARGV[1] then
+  redis.call('PEXPIRE', KEYS[1], ARGV[2])
+  return {1, holder}
+end
+return {0, holder}
+`);
+
+/** KEYS: lease. ARGV: owner. */
+const RELEASE = new LuaScript(`
+if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end
+return 0
+`);
+
+/** KEYS: lease. ARGV: owner, ttl ms. */
+const RENEW = new LuaScript(`
+if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('PEXPIRE', KEYS[1], ARGV[2]) end
+return 0
+`);
+
+/** KEYS: lease. ARGV: from owner, to owner, ttl ms. The key is never empty in between. */
+const TRANSFER = new LuaScript(`
+if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end
+redis.call('SET', KEYS[1], ARGV[2], 'PX', ARGV[3])
+return 1
+`);
+
+/** What the leases need of a connection: scripts, and reading a key. */
+export interface LeaseConnection extends ScriptRunner {
+  get(key: string): Promise<string | null>;
+}
+
+/** A TTL Redis takes: a whole number of milliseconds, at least 1. */
+const ttl = (ms: number) => String(Math.max(1, Math.ceil(ms)));
+
+/**
+ * Mastra's `LeaseProvider` on Redis keys (`keyOf(key)`), atomic across processes; and, for the
+ * bridge, `holdsLease`: whether a lease is held by this instance, known without asking Redis.
+ *
+ * @example
+ * const leases = new RedisLeases(() => connections.writer(), (key) => `mastra:lease:${key}`);
+ * const { acquired, owner } = await leases.acquireLease('thread-7', runId, 15_000);
+ * leases.holdsLease('thread-7'); // true while it lasts
+ */
+export class RedisLeases implements LeaseProvider {
+  /**
+   * The leases this instance took and has not let go, with when they expire at the latest (counted
+   * from before the command was sent, so never later than Redis's own expiry).
+   */
+  readonly #held = new Map<string, { owner: string; expiresAt: number }>();
+
+  constructor(
+    private readonly connection: () => Promise<LeaseConnection>,
+    private readonly keyOf: (key: string) => string,
+  ) {}
+
+  async acquireLease(key: string, owner: string, ttlMs: number): Promise<{ acquired: boolean; owner?: string }> {
+    const expiresAt = Date.now() + ttlMs;
+    const [won, holder] = (await ACQUIRE.run(await this.connection(), [this.keyOf(key)], [owner, ttl(ttlMs)])) as [number, string | null];
+    if (won === 1) this.#held.set(key, { owner, expiresAt });
+    else if (holder !== this.#held.get(key)?.owner) this.#forget(key); // held elsewhere now
+    // The holder's key may expire between SET and GET: no holder to name then (rare, allowed).
+    return { acquired: won === 1, owner: holder ?? undefined };
+  }
+
+  async getLeaseOwner(key: string): Promise<string | undefined> {
+    const owner = (await (await this.connection()).get(this.keyOf(key))) ?? undefined;
+    if (owner === undefined || owner !== this.#held.get(key)?.owner) this.#forget(key);
+    return owner;
+  }
+
+  async releaseLease(key: string, owner: string): Promise<void> {
+    this.#forget(key, owner);
+    await RELEASE.run(await this.connection(), [this.keyOf(key)], [owner]);
+  }
+
+  async renewLease(key: string, owner: string, ttlMs: number): Promise<boolean> {
+    const expiresAt = Date.now() + ttlMs;
+    const renewed = (await RENEW.run(await this.connection(), [this.keyOf(key)], [owner, ttl(ttlMs)])) === 1;
+    if (renewed) this.#held.set(key, { owner, expiresAt });
+    else this.#forget(key, owner);
+    return renewed;
+  }
+
+  async transferLease(key: string, fromOwner: string, toOwner: string, ttlMs: number): Promise<boolean> {
+    const expiresAt = Date.now() + ttlMs;
+    const moved = (await TRANSFER.run(await this.connection(), [this.keyOf(key)], [fromOwner, toOwner, ttl(ttlMs)])) === 1;
+    if (moved) this.#held.set(key, { owner: toOwner, expiresAt });
+    else this.#forget(key, fromOwner);
+    return moved;
+  }
+
+  /** Whether this instance holds the lease on `key` (acquired, renewed or handed over here, not released, not expired). */
+  holdsLease(key: string): boolean {
+    const held = this.#held.get(key);
+    if (!held) return false;
+    if (held.expiresAt > Date.now()) return true;
+    this.#held.delete(key);
+    return false;
+  }
+
+  /** Forgets the lease on `key` (only if `owner` has it, when given). */
+  #forget(key: string, owner?: string): void {
+    if (owner === undefined || this.#held.get(key)?.owner === owner) this.#held.delete(key);
+  }
+}

@@ -1,0 +1,287 @@
+import { randomUUID } from 'node:crypto';
+import { PubSub, type Event, type EventCallback, type LeaseProvider, type PubSubDeliveryMode, type SubscribeOptions } from '@mastra/core/events';
+import { Connections, type RedisClient } from './connections.js';
+import type { PubSubLogger } from './delivery.js';
+import { InFlight } from './in-flight.js';
+import { entryFields, pubsubKeys, trimming, type EntryFields, type PubSubKeys } from './entry.js';
+import { FanoutReader } from './fanout-reader.js';
+import { GroupConsumer } from './group-consumer.js';
+import { RedisLeases } from './leases.js';
+
+/** Options of {@link RedisPubSub}; every one has a default. */
+export interface RedisPubSubOptions {
+  /** Redis URL. Default `redis://127.0.0.1:6379`. Not with `client`. */
+  url?: string;
+  /**
+   * A node-redis client of your own (TLS, credentials…), not connected yet. It becomes the
+   * writer, its `duplicate()`s the readers. The pubsub owns it: it connects it on first use and
+   * closes it in `close()`; do not share it. Not with `url`.
+   */
+  client?: RedisClient;
+  /** Prefix of every key: topics are `<keyPrefix>:topic:<topic>`, leases `<keyPrefix>:lease:<key>`. Default `mastra`. */
+  keyPrefix?: string;
+  /** How long a blocking read waits for entries before it is sent again, in ms. Default 1000. */
+  blockMs?: number;
+  /** Entries kept per topic stream, approximately (`MAXLEN ~`); 0 keeps all. Default 10000. */
+  maxStreamLength?: number;
+  /**
+   * Sliding expiry of a topic's stream, in ms, refreshed by every write to it (publish, a group
+   * created on it, a nack's redelivery): a stream left unwritten that long is deleted by Redis,
+   * entries and groups with it. Mastra clears per-run topics itself, but never the per-thread
+   * ones (`agent.thread-stream.*`): set this in production (e.g. 7 days) or they stay forever.
+   * Keep it above the longest quiet spell of a live topic. 0 disables it. Default 0.
+   */
+  streamIdleTtlMs?: number;
+  /** How often a group subscription claims entries other consumers left unacked, in ms; 0 never. Default 30000. */
+  reclaimIntervalMs?: number;
+  /** How long an entry must have been left unacked before it is claimed, in ms (above the longest handling). Default 60000. */
+  reclaimIdleMs?: number;
+  /** Deliveries of an event at most (the first one included); a nack of the last one drops it. `Infinity` for no cap. Default 5. */
+  maxDeliveryAttempts?: number;
+  /** Where failures are logged (a failed write, a dropped event…). Default: `console` for warnings and errors. */
+  logger?: PubSubLogger;
+  /**
+   * Where a subscription that names no `startFrom` starts, by topic. Mastra subscribes to a
+   * thread's topic (`agent.thread-stream.*`) without one, and from `earliest` a new follower is
+   * handed the thread's finished runs again as if live: `'latest'` for those avoids it.
+   * Default: `earliest` for every topic (the PubSub contract).
+   */
+  defaultStartFrom?: (topic: string) => 'earliest' | 'latest';
+}
+
+type ResolvedOptions = Required<Omit<RedisPubSubOptions, 'url' | 'client'>> & { source: { url: string } | { client: RedisClient } };
+
+const consoleLogger: PubSubLogger = {
+  warn: (message, ...args) => console.warn(message, ...args),
+  error: (message, ...args) => console.error(message, ...args),
+};
+
+/**
+ * Mastra's event bus and leases on Redis Streams, for Mastra apps running as several processes
+ * (or several hosts) on one Redis: `new Mastra({ pubsub: new RedisPubSub({ url }) })`.
+ *
+ * - Each topic is a stream, `<keyPrefix>:topic:<topic>`. `publish` appends an entry (its `id` and
+ *   `createdAt` assigned here) and resolves once the command is queued on the writer connection,
+ *   not when Redis answers: Mastra awaits each publish of a run's chunks before reading the next
+ *   one, so a round trip per chunk would set the pace of every run. Writes keep their order on
+ *   that one connection; `flush()` waits for them and a failed one is logged.
+ * - `localOnly` events never reach Redis: this process's subscribers get the very object.
+ * - Without a group every subscriber gets every event. All such subscriptions of the process
+ *   share one connection (one XREAD over all their streams), however many topics Mastra
+ *   subscribes to and leaves (a reply topic per request, a topic per thread followed).
+ * - With a group, the members (in all processes) share the events through a Redis consumer
+ *   group: one connection per group and topic in each process, acks and nacks honoured, entries
+ *   a dead consumer held reclaimed.
+ * - Leases (`LeaseProvider`, used by Mastra's thread signals to elect one owner per thread) are
+ *   keys `<keyPrefix>:lease:<key>`, changed only by scripts that check the owner.
+ *
+ * @example
+ * const pubsub = new RedisPubSub({ url: process.env.REDIS_URL, streamIdleTtlMs: 7 * 24 * 3600_000 });
+ * const mastra = new Mastra({ agents, storage, pubsub });
+ * // at shutdown (Mastra's shutdown() does not close its pubsub)
+ * await mastra.shutdown();
+ * await pubsub.close();
+ */
+export class RedisPubSub extends PubSub implements LeaseProvider {
+  readonly #options: ResolvedOptions;
+  readonly #instanceId = randomUUID();
+  readonly #keys: PubSubKeys;
+  readonly #connections: Connections;
+  readonly #inFlight = new InFlight();
+  readonly #fanout: FanoutReader;
+  /** topic → group → this process's consumer. */
+  readonly #groups = new Map<string, Map<string, GroupConsumer>>();
+  readonly #leases: RedisLeases;
+  #consumers = 0;
+  #closing?: Promise<void>;
+
+  constructor(options: RedisPubSubOptions = {}) {
+    super();
+    this.#options = resolveOptions(options);
+    this.#keys = pubsubKeys(this.#options.keyPrefix);
+    const nameOf = (role: string) => `mastra-pubsub:${this.#instanceId}:${role.replace(/[^\w.:-]/g, '_')}`;
+    this.#connections = new Connections(this.#options.source, this.#options.logger, nameOf);
+    this.#fanout = new FanoutReader({ ...this.#redelivery(), connections: this.#connections, keys: this.#keys, instanceId: this.#instanceId, blockMs: this.#options.blockMs });
+    this.#leases = new RedisLeases(() => this.#connections.writer(), this.#keys.lease);
+  }
+
+  /** This instance's id: in the names of its connections (CLIENT LIST) and of its group consumers. */
+  get instanceId(): string {
+    return this.#instanceId;
+  }
+
+  /**
+   * `pull` only. Mastra reads this to decide how its workers consume: with `pull` it runs the
+   * OrchestrationWorker (topic `workflows`: the evented workflow engine) and the agent-schedule
+   * worker (`agent-schedules`) as members of consumer groups (`mastra-orchestration`,
+   * `mastra-agent-schedules`), so that across processes each event is handled by one process.
+   * Without `pull` it subscribes every process to those topics with no group: every process
+   * would run every workflow step and fire every scheduled agent run. With both declared,
+   * Mastra (1.71) does as with `pull` alone, so `push` would add nothing. Agent runs, thread
+   * signals and background tasks subscribe to their own topics whatever the mode (task dispatch
+   * in the group `background-task-workers`): they work either way.
+   */
+  override get supportedModes(): ReadonlyArray<PubSubDeliveryMode> {
+    return ['pull'];
+  }
+
+  async publish(topic: string, event: Omit<Event, 'id' | 'createdAt'>, options?: { localOnly?: boolean }): Promise<void> {
+    this.#assertOpen();
+    const full: Event = { ...event, id: randomUUID(), createdAt: new Date(), deliveryAttempt: 1 };
+    if (options?.localOnly) return this.#deliverLocal(topic, full);
+    const fields = entryFields(full);
+    // Only the very first publish waits, for the connection; the XADD's reply is never waited for here.
+    this.#append(this.#connections.openedWriter ?? (await this.#connections.writer()), topic, fields);
+  }
+
+  async subscribe(topic: string, cb: EventCallback, options?: SubscribeOptions): Promise<void> {
+    this.#assertOpen();
+    const startFrom = options?.startFrom ?? this.#options.defaultStartFrom(topic);
+    if (options?.group === undefined) return this.#fanout.add(topic, cb, startFrom);
+    const consumer = this.#groupConsumer(topic, options.group);
+    consumer.add(cb);
+    try {
+      await consumer.start(startFrom);
+    } catch (error) {
+      await this.#leaveGroup(topic, options.group, consumer, cb);
+      throw error;
+    }
+  }
+
+  async unsubscribe(topic: string, cb: EventCallback): Promise<void> {
+    this.#fanout.remove(topic, cb);
+    for (const [group, consumer] of this.#groups.get(topic) ?? []) await this.#leaveGroup(topic, group, consumer, cb);
+  }
+
+  /** Waits for the writes sent so far (publishes, acks, redeliveries) and the redeliveries scheduled. */
+  async flush(): Promise<void> {
+    await this.#inFlight.drain();
+  }
+
+  /** Deletes the topic's stream, its consumer groups with it. Never throws: a failure is logged (once closed, nothing is done). */
+  override async clearTopic(topic: string): Promise<void> {
+    // Mastra clears reply topics fire-and-forget, possibly after shutdown: nothing to say then.
+    if (this.#closing) return;
+    try {
+      const writer = await this.#connections.writer();
+      await writer.del(this.#keys.topic(topic));
+      this.#fanout.rewind(topic);
+    } catch (error) {
+      this.#options.logger.warn?.(`[RedisPubSub] could not clear ${topic}`, error);
+    }
+  }
+
+  /** Stops every reader, waits for the writes under way, and closes all connections. */
+  close(): Promise<void> {
+    this.#closing ??= this.#shutDown();
+    return this.#closing;
+  }
+
+  acquireLease(key: string, owner: string, ttlMs: number): Promise<{ acquired: boolean; owner?: string }> {
+    return this.#leases.acquireLease(key, owner, ttlMs);
+  }
+
+  getLeaseOwner(key: string): Promise<string | undefined> {
+    return this.#leases.getLeaseOwner(key);
+  }
+
+  releaseLease(key: string, owner: string): Promise<void> {
+    return this.#leases.releaseLease(key, owner);
+  }
+
+  renewLease(key: string, owner: string, ttlMs: number): Promise<boolean> {
+    return this.#leases.renewLease(key, owner, ttlMs);
+  }
+
+  transferLease(key: string, fromOwner: string, toOwner: string, ttlMs: number): Promise<boolean> {
+    return this.#leases.transferLease(key, fromOwner, toOwner, ttlMs);
+  }
+
+  /**
+   * Whether a run of this instance holds the lease on `key` (taken, renewed or handed over
+   * through this instance, not released, not expired), known without a round trip: the bridge
+   * asks it to tell whether a thread's run is here or in another process.
+   */
+  holdsLease(key: string): boolean {
+    return this.#leases.holdsLease(key);
+  }
+
+  #assertOpen(): void {
+    if (this.#closing) throw new Error('RedisPubSub is closed');
+  }
+
+  #redelivery() {
+    return { maxDeliveryAttempts: this.#options.maxDeliveryAttempts, inFlight: this.#inFlight, logger: this.#options.logger };
+  }
+
+  /** XADD (trimmed) and the idle TTL, queued on the writer in this tick: one pipeline, in order. */
+  #append(writer: RedisClient, topic: string, fields: EntryFields): void {
+    const key = this.#keys.topic(topic);
+    const ttl = this.#options.streamIdleTtlMs;
+    const written = Promise.all([writer.xAdd(key, '*', fields, trimming(this.#options.maxStreamLength)), ttl > 0 ? writer.pExpire(key, ttl) : undefined]);
+    this.#inFlight.track(written.catch((error: unknown) => this.#options.logger.error?.(`[RedisPubSub] publish to ${topic} failed`, error)));
+  }
+
+  #deliverLocal(topic: string, event: Event): void {
+    this.#fanout.deliverLocal(topic, event);
+    for (const consumer of this.#groups.get(topic)?.values() ?? []) consumer.deliverLocal(event);
+  }
+
+  #groupConsumer(topic: string, group: string): GroupConsumer {
+    const byGroup = this.#groups.get(topic) ?? new Map<string, GroupConsumer>();
+    this.#groups.set(topic, byGroup);
+    let consumer = byGroup.get(group);
+    if (!consumer) {
+      const { blockMs, maxStreamLength, streamIdleTtlMs, reclaimIntervalMs, reclaimIdleMs } = this.#options;
+      const name = `${this.#instanceId}:${++this.#consumers}`;
+      consumer = new GroupConsumer(topic, group, { ...this.#redelivery(), connections: this.#connections, keys: this.#keys, consumer: name, blockMs, maxStreamLength, streamIdleTtlMs, reclaimIntervalMs, reclaimIdleMs });
+      byGroup.set(group, consumer);
+    }
+    return consumer;
+  }
+
+  /** Removes `cb` from the group; the last member out stops the consumer and frees its connection. */
+  async #leaveGroup(topic: string, group: string, consumer: GroupConsumer, cb: EventCallback): Promise<void> {
+    if (!consumer.remove(cb) || consumer.size > 0) return;
+    const byGroup = this.#groups.get(topic);
+    if (byGroup?.get(group) === consumer) byGroup.delete(group);
+    if (byGroup?.size === 0) this.#groups.delete(topic);
+    await consumer.stop();
+  }
+
+  async #shutDown(): Promise<void> {
+    const consumers = [...this.#groups.values()].flatMap((byGroup) => [...byGroup.values()]);
+    this.#groups.clear();
+    await Promise.all([this.#fanout.close(), ...consumers.map((consumer) => consumer.stop())]);
+    await this.#inFlight.drain();
+    await this.#connections.close();
+  }
+}
+
+function resolveOptions(options: RedisPubSubOptions): ResolvedOptions {
+  if (options.url !== undefined && options.client !== undefined) throw new TypeError('RedisPubSub: give either url or client, not both');
+  const resolved: ResolvedOptions = {
+    source: options.client ? { client: options.client } : { url: options.url ?? 'redis://127.0.0.1:6379' },
+    keyPrefix: options.keyPrefix ?? 'mastra',
+    blockMs: options.blockMs ?? 1000,
+    maxStreamLength: options.maxStreamLength ?? 10_000,
+    streamIdleTtlMs: options.streamIdleTtlMs ?? 0,
+    reclaimIntervalMs: options.reclaimIntervalMs ?? 30_000,
+    reclaimIdleMs: options.reclaimIdleMs ?? 60_000,
+    maxDeliveryAttempts: options.maxDeliveryAttempts ?? 5,
+    logger: options.logger ?? consoleLogger,
+    defaultStartFrom: options.defaultStartFrom ?? (() => 'earliest'),
+  };
+  for (const name of ['blockMs', 'maxStreamLength', 'streamIdleTtlMs', 'reclaimIntervalMs', 'reclaimIdleMs'] as const) {
+    const value = resolved[name];
+    // blockMs 0 would be BLOCK 0: wait forever.
+    const least = name === 'blockMs' ? 1 : 0;
+    if (!Number.isSafeInteger(value) || value < least) throw new RangeError(`RedisPubSub: ${name} must be a whole number ≥ ${least}, got ${value}`);
+  }
+  const attempts = resolved.maxDeliveryAttempts;
+  if (attempts !== Number.POSITIVE_INFINITY && (!Number.isSafeInteger(attempts) || attempts < 1)) {
+    throw new RangeError(`RedisPubSub: maxDeliveryAttempts must be a whole number ≥ 1 or Infinity, got ${attempts}`);
+  }
+  if (!resolved.keyPrefix) throw new RangeError('RedisPubSub: keyPrefix must not be empty');
+  return resolved;
+}
