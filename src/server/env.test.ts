@@ -10,7 +10,14 @@ describe('readServerEnv', () => {
       DEMO_DELAY_MS: 20,
       SLOW_TASK_MS: 2000,
       AGUI_PREFIX: '/agui',
+      REDIS_PREFIX: 'mastra-agui-bridge',
     });
+  });
+
+  it('reads REDIS_PREFIX: letters, digits and _ . : -, at most 100', () => {
+    expect(readServerEnv({ REDIS_PREFIX: 'app:prod-1' }).REDIS_PREFIX).toBe('app:prod-1');
+    expect(() => readServerEnv({ REDIS_PREFIX: 'has space' })).toThrow(/REDIS_PREFIX/);
+    expect(() => readServerEnv({ REDIS_PREFIX: '' })).toThrow(/REDIS_PREFIX/);
   });
 
   it('reads IDEMPOTENCY_TTL_MS as a whole number of milliseconds, and refuses anything else', () => {

@@ -7,9 +7,9 @@ const parent = process.ppid;
 
 /** A connection URL fit for a log line: its password masked. */
 function redacted(url: string): string {
-  if (!URL.canParse(url)) return url;
-  const parsed = new URL(url);
-  if (parsed.password) parsed.password = '***';
+  const parsed = URL.canParse(url) ? new URL(url) : undefined;
+  if (!parsed?.password) return url;
+  parsed.password = '***';
   return parsed.href;
 }
 
