@@ -3,7 +3,8 @@
  * Server-Sent Events.
  *
  * This entry is the public API: `createBridge` and its configuration, the errors it answers with,
- * the wire types of its routes, and the chunk → event translator for custom transports. The
+ * the wire types of its routes, the chunk → event translator for custom transports, and the
+ * Redis scale-out (`createScaleOut`, and `RedisPubSub` for any Mastra app). The
  * browser/Node client is `mastra-agui-bridge/client`; the demo agent is `mastra-agui-bridge/demo`.
  *
  * @example
@@ -25,3 +26,5 @@ export type { ThreadMessage } from './translate/history.js';
 export type { ToolCallAnswer } from './runs/tool-proxy.js';
 export { RunTranslator, type RunTranslatorOptions } from './translate/run-translator.js';
 export type { MastraChunk } from './translate/chunks.js';
+export { createScaleOut, type ScaleOut, type ScaleOutOptions } from './redis/scale-out.js';
+export { RedisPubSub, type RedisPubSubOptions } from './redis/pubsub/index.js';
