@@ -11,7 +11,7 @@ import { createScaleOut } from '../redis/scale-out.js';
 import type { BridgeConfig } from '../config.js';
 import { createDemoAgent } from '../demo/agent.js';
 import type { ServerEnv } from './env.js';
-import { createStorage } from './storage.js';
+import { createStorage, initStorage } from './storage.js';
 
 /** A running standalone bridge. */
 export interface RunningServer {
@@ -94,6 +94,7 @@ function servePage(app: Hono, prefix: string): void {
  */
 export async function startServer(env: ServerEnv, bridgeConfig: BridgeConfig = {}): Promise<RunningServer> {
   const storage = createStorage(env.DATABASE_URL);
+  await initStorage(storage);
   // With REDIS_URL, Mastra's pub/sub and leases and the bridge's shared state live in Redis.
   const scaleOut = env.REDIS_URL ? await createScaleOut({ url: env.REDIS_URL, prefix: env.REDIS_PREFIX }) : undefined;
   const demo = createDemoAgent({ storage, delayMs: env.DEMO_DELAY_MS, slowTaskMs: env.SLOW_TASK_MS, model: env.MODEL });

@@ -1,3 +1,4 @@
+import { setTimeout as delay } from 'node:timers/promises';
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import type { MastraCompositeStore } from '@mastra/core/storage';
@@ -85,3 +86,34 @@ export function createStorage(url: string): MastraCompositeStore {
   prepareDatabase(target.url);
   return new LibSQLStore({ id: 'bridge', url: target.url });
 }
+
+/**
+ * Creates the storage's tables before the server listens, so that a storage that cannot be
+ * reached stops the start instead of failing requests. On PostgreSQL the creation runs under an
+ * advisory lock (one per database): several processes started at once on a new schema would
+ * otherwise race on the same `CREATE`/`ALTER` statements (duplicates, deadlocks, "multiple primary
+ * keys"), and the losers' first requests would fail.
+ *
+ * @example
+ * const storage = createStorage(env.DATABASE_URL);
+ * await initStorage(storage);
+ */
+export async function initStorage(storage: MastraCompositeStore): Promise<void> {
+  if (!(storage instanceof PostgresStore)) return storage.init();
+  const client = await storage.pool.connect();
+  try {
+    // Tried, not waited for: a session blocked in `pg_advisory_lock` holds a snapshot, and the
+    // holder's `CREATE INDEX CONCURRENTLY` waits for every snapshot: a deadlock nobody detects.
+    for (let wait = 10; !(await client.query(TRY_INIT_LOCK)).rows[0]?.locked; wait = Math.min(wait * 2, 500)) await delay(wait);
+    try {
+      await storage.init();
+    } finally {
+      await client.query(INIT_UNLOCK);
+    }
+  } finally {
+    client.release();
+  }
+}
+
+const TRY_INIT_LOCK = "SELECT pg_try_advisory_lock(hashtext('mastra-agui-bridge:init')) AS locked";
+const INIT_UNLOCK = "SELECT pg_advisory_unlock(hashtext('mastra-agui-bridge:init'))";
