@@ -1,65 +1,24 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { runInput, uid, userMessage } from './support/agui.js';
-import { killIfRunning, startServerProcess, type ServerProcess } from './support/process.js';
-import { postRun, sseEvents } from './support/run.js';
+import { uid } from './support/agui.js';
+import { createCluster, follow, history, LONG_MESSAGE, post, RESOURCE, startRun, text, type Cluster } from './support/cluster.js';
+import type { ServerProcess } from './support/process.js';
 import { http } from './support/server.js';
-import { isolatedPostgres, isolatedRedisPrefix, type IsolatedPostgres, type IsolatedRedis } from './support/services.js';
-import { openSse, type AnyEvent } from './support/sse.js';
 
 /**
  * Two real bridge processes on one Redis and one PostgreSQL schema: a thread followed on one is
  * steered from the other, with the answers and effects of one process.
  */
-const RESOURCE = 'scale-user';
-let db: IsolatedPostgres;
-let redis: IsolatedRedis;
+let cluster: Cluster;
 let a: ServerProcess;
 let b: ServerProcess;
 
-const env = () => ({ DATABASE_URL: db.url, REDIS_URL: redis.url, REDIS_PREFIX: redis.prefix, DEMO_DELAY_MS: '20', SLOW_TASK_MS: '200' });
-
 beforeAll(async () => {
-  [db, redis] = await Promise.all([isolatedPostgres('scale'), isolatedRedisPrefix('scale')]);
+  cluster = await createCluster('scale', { DEMO_DELAY_MS: '20', SLOW_TASK_MS: '200' });
   // One first, so that it creates the schema's tables alone.
-  a = await startServerProcess(env());
-  b = await startServerProcess(env());
+  a = await cluster.start();
+  b = await cluster.start();
 }, 60_000);
-afterAll(async () => {
-  killIfRunning(a);
-  killIfRunning(b);
-  await Promise.all([a?.exited, b?.exited]);
-  await Promise.all([db?.cleanup(), redis?.cleanup()]);
-});
-
-const follow = async (server: ServerProcess, threadId: string, headers: Record<string, string> = {}) => {
-  const reader = await openSse(`${server.url}/threads/${threadId}/events?resourceId=${RESOURCE}`, { headers });
-  await reader.waitForComment('connected');
-  return reader;
-};
-const post = (server: ServerProcess, path: string, body: Record<string, unknown> = {}) => http(`${server.url}${path}`, { body: { resourceId: RESOURCE, ...body } });
-const history = async (server: ServerProcess, threadId: string) =>
-  (await http(`${server.url}/threads/${threadId}/messages?resourceId=${RESOURCE}`)).body as Array<{ id: string; role: string; content: unknown }>;
-const text = (events: AnyEvent[]) => events.filter((e) => e.type === 'TEXT_MESSAGE_CONTENT').map((e) => e.delta as string).join('');
-
-/** Starts a `/run` on `server` and reads it until its first text; the rest is read on. */
-async function startRun(server: ServerProcess, threadId: string, content: string, extra: Record<string, unknown> = {}) {
-  const input = runInput({ threadId, messages: [userMessage(content)], forwardedProps: { resourceId: RESOURCE }, ...extra });
-  const res = await postRun(`${server.url}/run`, input);
-  expect(res.status).toBe(200);
-  const events: AnyEvent[] = [];
-  const iterator = sseEvents(res.body!)[Symbol.asyncIterator]();
-  for (;;) {
-    const { value, done } = await iterator.next();
-    if (done) break;
-    events.push(value);
-    if (value.type === 'TEXT_MESSAGE_CONTENT' || value.type === 'TOOL_CALL_END') break;
-  }
-  const rest = (async () => {
-    for (let next = await iterator.next(); !next.done; next = await iterator.next()) events.push(next.value);
-    return events;
-  })();
-  return { input, events, rest };
-}
+afterAll(() => cluster?.close());
 
 describe('a thread followed on A, steered from B', { timeout: 60_000 }, () => {
   it('send-message on B wakes the idle thread: A’s follower sees the whole run', async () => {
@@ -75,7 +34,7 @@ describe('a thread followed on A, steered from B', { timeout: 60_000 }, () => {
 
   it('send-message on B during a run on A joins that run', async () => {
     const threadId = uid('deliver');
-    const run = await startRun(a, threadId, 'a long answer that streams for a while, word after word after word');
+    const run = await startRun(a, threadId, LONG_MESSAGE);
     const sent = await post(b, `/threads/${threadId}/send-message`, { message: 'joined from B' });
     expect(sent.body).toMatchObject({ action: 'deliver', runId: run.events[0].runId });
     await run.rest;
@@ -85,7 +44,7 @@ describe('a thread followed on A, steered from B', { timeout: 60_000 }, () => {
 
   it('queue-message on B waits for A’s run, and runs after it; cancel on B cancels one', async () => {
     const threadId = uid('queue');
-    const run = await startRun(a, threadId, 'a long answer that streams for a while, word after word after word');
+    const run = await startRun(a, threadId, LONG_MESSAGE);
     const queued = await post(b, `/threads/${threadId}/queue-message`, { message: 'queued on B' });
     const dropped = await post(b, `/threads/${threadId}/queue-message`, { message: 'cancelled on B' });
     expect(queued.status).toBe(202);

@@ -97,4 +97,58 @@ describe('RedisEventLogs: one log per thread shared by processes', () => {
     await vi.waitFor(() => expect(second.seen).toHaveLength(5));
     second.log.close();
   });
+
+  /** As if its process died: no renewals, no release, nothing heard. */
+  const die = (log: ThreadEventLog) => {
+    clearTimeout((log as unknown as { leaseTimer: NodeJS.Timeout }).leaseTimer);
+    (log as unknown as { closed: boolean }).closed = true;
+  };
+
+  it('what a follower translated while the writer was dead is written when it takes over, once', async () => {
+    const key = `thread-${randomUUID()}`;
+    const first = await follow(a, key);
+    const second = await follow(b, key);
+    // Both translate r1: the writer's copy is numbered, the follower's matched away.
+    first.log.append(run('r1', 'before'));
+    second.log.append(run('r1', 'before'));
+    await vi.waitFor(() => expect(second.seen).toHaveLength(5));
+    die(first.log);
+    // The rest is translated by the follower alone, before it holds the lease: not dropped.
+    const cut = run('r2', 'after');
+    second.log.append(cut.slice(0, 3));
+    second.log.append(cut.slice(3));
+    await vi.waitFor(() => expect(second.seen).toHaveLength(10), { timeout: 5000, interval: 50 });
+    expect(second.seen.map((e) => e.event)).toEqual([...run('r1', 'before'), ...cut]);
+    const ids = second.seen.map((e) => e.id);
+    expect(ids).toEqual(ids.map((_, i) => ids[0] + i));
+    second.log.close();
+  });
+
+  it('a follower behind the writer does not write again what the writer wrote before it died', async () => {
+    const key = `thread-${randomUUID()}`;
+    const first = await follow(a, key);
+    const second = await follow(b, key);
+    first.log.append(run('r1', 'one'));
+    await vi.waitFor(() => expect(second.seen).toHaveLength(5));
+    die(first.log);
+    // The follower translates r1 only now, after the writer wrote it, then r2 alone.
+    second.log.append(run('r1', 'one'));
+    second.log.append(run('r2', 'two'));
+    await vi.waitFor(() => expect(second.seen).toHaveLength(10), { timeout: 5000, interval: 50 });
+    expect(second.seen.map((e) => e.event)).toEqual([...run('r1', 'one'), ...run('r2', 'two')]);
+    second.log.append(run('r3', 'three'));
+    await vi.waitFor(() => expect(second.seen).toHaveLength(15));
+    second.log.close();
+  });
+
+  it('a writer that lets go is replaced at once, and nothing the follower translated meanwhile is lost', async () => {
+    const key = `thread-${randomUUID()}`;
+    const first = await follow(a, key);
+    const second = await follow(b, key);
+    first.log.close();
+    second.log.append(run('r1', 'alone'));
+    await vi.waitFor(() => expect(second.seen).toHaveLength(5), { timeout: 5000, interval: 20 });
+    expect(second.seen.map((e) => e.event)).toEqual(run('r1', 'alone'));
+    second.log.close();
+  });
 });

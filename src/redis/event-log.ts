@@ -60,20 +60,32 @@ end
 return redis.call('HMGET', KEYS[1], 'last', 'open')
 `);
 
-/** Takes the writer's lease, or keeps it. KEYS: lease. ARGV: owner, ttl. Answers 1 when held. */
+/**
+ * Takes the writer's lease, or keeps it. KEYS: lease. ARGV: owner, ttl. Answers 1 when held, else
+ * minus the milliseconds the other writer's lease has left (so a follower tries again as it lapses).
+ */
 const HOLD = new LuaScript(`
 local owner = redis.call('GET', KEYS[1])
 if owner == ARGV[1] then return redis.call('PEXPIRE', KEYS[1], ARGV[2]) end
-if owner then return 0 end
+if owner then return -math.max(redis.call('PTTL', KEYS[1]), 0) end
 redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
 return 1
 `);
 
-/** Lets go of the writer's lease if still ours. KEYS: lease. ARGV: owner. */
+/**
+ * Lets go of the writer's lease if still ours, and says so on the thread's channel (`LET_GO_NOTICE`)
+ * so that another follower takes over at once. KEYS: lease. ARGV: owner, channel.
+ */
 const LET_GO = new LuaScript(`
-if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end
+if redis.call('GET', KEYS[1]) == ARGV[1] then
+  redis.call('DEL', KEYS[1])
+  redis.call('PUBLISH', ARGV[2], 'let-go')
+  return 1
+end
 return 0
 `);
+/** What the channel carries when a writer lets go (a batch always starts with its first id). */
+const LET_GO_NOTICE = 'let-go';
 
 const isTerminal = (e: Event) => e.type === EventType.RUN_FINISHED || e.type === EventType.RUN_ERROR;
 
@@ -124,7 +136,25 @@ class SharedLog implements ThreadEventLog {
   /** Events read from Redis before the listener was set (the open run's start). */
   private backlog: NumberedEvent[] = [];
   private writer = false;
+  /** Taking over from the last writer: what the feed translates meanwhile waits in `unwritten`. */
+  private takingOver = false;
   private closed = false;
+  /**
+   * While another process writes: what this feed translated that the log does not hold yet
+   * (`unwritten`), and what the log holds that this feed has not translated yet (`unseen`). Both
+   * feeds translate the same Mastra chunks into the same events in the same order, so every event
+   * ends up on both sides and is matched away within milliseconds. When the writer's process dies,
+   * what this feed translated since (the rest of the cut run, its RUN_ERROR, the next run) is left
+   * in `unwritten`, and is written when this log takes over: dropped, the followers of every
+   * process would miss it (a cut run without its terminal event, a run without its RUN_STARTED).
+   */
+  private readonly unwritten: Unmatched;
+  private readonly unseen: Unmatched;
+  /** The run of the last RUN_STARTED translated here, and written to the log: events are matched within their run. */
+  private translatedRun?: string;
+  private writtenRun?: string;
+  /** Off until `start` is done: what the log held before this feed subscribed to Mastra, it never translates. */
+  private pairing = false;
   private leaseTimer?: NodeJS.Timeout;
   /** Batches that arrived while a gap before them was being read. */
   private filling?: Promise<void>;
@@ -139,6 +169,11 @@ class SharedLog implements ThreadEventLog {
   ) {
     const id = `${redis.prefix}:log:${encodeURIComponent(key)}`;
     this.keys = { stream: `${id}:events`, meta: `${id}:meta`, lease: `${id}:writer`, channel: id };
+    // Long enough to outlast a dead writer's lease and the takeover after it, however busy.
+    const keepMs = 2 * options.writerLeaseMs;
+    const max = Math.max(options.replayBufferSize, UNMATCHED_MAX);
+    this.unwritten = new Unmatched(keepMs, max);
+    this.unseen = new Unmatched(keepMs, max);
   }
 
   get baseId(): number {
@@ -160,19 +195,33 @@ class SharedLog implements ThreadEventLog {
     this.last = this.base;
     this.ring = new ReplayRing(this.options.replayBufferSize, this.base);
     for (const entry of prefill ?? []) this.keep(entry.id, entry.event);
+    this.matchWritten(prefill?.map((e) => e.event) ?? []);
     this.backlog = prefill ?? [];
     const early = this.early ?? [];
     this.early = undefined;
     for (const message of early) this.received(message);
+    this.pairing = true;
     await this.holdLease();
   }
 
   append(events: readonly Event[]): void {
-    if (!this.writer || this.closed || events.length === 0) return;
-    const args = [this.keys.channel, String(this.options.retainedEvents), String(this.options.idleTtlMs), openChange(events), ...events.map((e) => JSON.stringify(e))];
-    APPEND.run(this.redis.client, [this.keys.stream, this.keys.meta], args).catch((error: unknown) =>
-      this.options.logger.error(`Thread log ${this.keys.channel}: append failed: ${errorMessage(error)}`),
-    );
+    if (this.closed || events.length === 0) return;
+    const writing = this.writer && !this.takingOver;
+    const fresh: Event[] = [];
+    for (const event of events) {
+      if (event.type === EventType.RUN_STARTED) this.translatedRun = event.runId;
+      // The common case, the writer with nothing to match: no key to make.
+      if (writing && this.unseen.size === 0) {
+        fresh.push(event);
+        continue;
+      }
+      const key = keyOf(this.translatedRun, event);
+      // The last writer wrote it already (this feed was behind it): not twice.
+      if (this.unseen.match(key)) continue;
+      if (writing) fresh.push(event);
+      else this.unwritten.push(key, event);
+    }
+    this.write(fresh);
   }
 
   onEvents(listener: NumberedListener): void {
@@ -197,7 +246,16 @@ class SharedLog implements ThreadEventLog {
     this.closed = true;
     clearTimeout(this.leaseTimer);
     void this.redis.subscriber.unsubscribe(this.keys.channel, this.onMessage).catch(() => {});
-    if (this.writer) void LET_GO.run(this.redis.client, [this.keys.lease], [this.owner]).catch(() => {});
+    if (this.writer) void LET_GO.run(this.redis.client, [this.keys.lease], [this.owner, this.keys.channel]).catch(() => {});
+  }
+
+  /** Numbers and appends events, in the order of the calls (one connection, scripts in order). */
+  private write(events: Event[]): void {
+    if (events.length === 0) return;
+    const args = [this.keys.channel, String(this.options.retainedEvents), String(this.options.idleTtlMs), openChange(events), ...events.map((e) => JSON.stringify(e))];
+    APPEND.run(this.redis.client, [this.keys.stream, this.keys.meta], args).catch((error: unknown) =>
+      this.options.logger.error(`Thread log ${this.keys.channel}: append failed: ${errorMessage(error)}`),
+    );
   }
 
   /** Exactly the events in `(after, upTo]`, or `undefined` when the stream no longer holds them all. */
@@ -211,6 +269,8 @@ class SharedLog implements ThreadEventLog {
   /** A batch from the channel: duplicates dropped, a gap before it read from the stream first. */
   private received(message: string): void {
     if (this.closed) return;
+    // The writer let go (its feed closed): take over now rather than at the next try.
+    if (message === LET_GO_NOTICE) return void (this.writer ? undefined : this.holdLease());
     const space = message.indexOf(' ');
     const firstId = Number(message.slice(0, space));
     const events = JSON.parse(message.slice(space + 1)) as Event[];
@@ -223,7 +283,20 @@ class SharedLog implements ThreadEventLog {
     if (fresh.length === 0) return;
     const from = firstId + events.length - fresh.length;
     fresh.forEach((event, i) => this.keep(from + i, event));
+    this.matchWritten(fresh);
     this.listener(fresh, from);
+  }
+
+  /** Pairs what another writer wrote with what this feed translated (see `unwritten`). */
+  private matchWritten(events: readonly Event[]): void {
+    // Our own batches coming back: nothing to pair.
+    const own = this.writer && !this.takingOver;
+    for (const event of events) {
+      if (event.type === EventType.RUN_STARTED) this.writtenRun = event.runId;
+      if (own || !this.pairing) continue;
+      const key = keyOf(this.writtenRun, event);
+      if (!this.unwritten.match(key)) this.unseen.push(key, event);
+    }
   }
 
   /** Reads what is missing before `firstId` from the stream, in order with the batches behind it. */
@@ -257,16 +330,102 @@ class SharedLog implements ThreadEventLog {
     this.last = id;
   }
 
-  /** Takes or keeps the writer's lease, again every third of its TTL. */
+  /**
+   * Takes or keeps the writer's lease, again every third of its TTL; a follower whose writer's
+   * lease lapses sooner tries again as it lapses, so that a dead writer is replaced within one
+   * TTL of its last renewal (not up to a third more).
+   */
   private async holdLease(): Promise<void> {
+    let next = this.options.writerLeaseMs / 3;
     try {
-      this.writer = (await HOLD.run(this.redis.client, [this.keys.lease], [this.owner, String(this.options.writerLeaseMs)])) === 1;
+      const held = Number(await HOLD.run(this.redis.client, [this.keys.lease], [this.owner, String(this.options.writerLeaseMs)]));
+      if (held === 1) {
+        if (!this.writer && !this.takingOver) await this.takeOver();
+      } else {
+        this.writer = false;
+        next = Math.min(next, -held + LAPSE_MARGIN_MS);
+      }
     } catch (error) {
       this.writer = false;
       this.options.logger.warn(`Thread log ${this.keys.channel}: writer lease: ${errorMessage(error)}`);
     }
     if (this.closed) return;
-    this.leaseTimer = setTimeout(() => void this.holdLease(), this.options.writerLeaseMs / 3);
+    clearTimeout(this.leaseTimer);
+    this.leaseTimer = setTimeout(() => void this.holdLease(), next);
     this.leaseTimer.unref();
+  }
+
+  /**
+   * Becomes the writer: first reads what the last writer wrote and this log has not seen (paired
+   * with what this feed translated), then writes what this feed translated that nobody wrote.
+   */
+  private async takeOver(): Promise<void> {
+    this.takingOver = true;
+    try {
+      const last = Number(await this.redis.client.hGet(this.keys.meta, 'last'));
+      if (last > this.last) this.fillThen(last + 1, []);
+      await this.filling;
+      if (this.closed) return;
+      this.writer = true;
+      this.write(this.unwritten.take());
+    } finally {
+      this.takingOver = false;
+    }
+  }
+}
+
+/** How long after a lapsing lease a follower tries to take it: Redis expires keys on time, give or take a millisecond. */
+const LAPSE_MARGIN_MS = 20;
+/** Unpaired events kept per side at least (see `SharedLog.unwritten`). */
+const UNMATCHED_MAX = 1000;
+
+/** An event as the two sides compare it: its run, and its JSON (a step's events repeat from run to run). */
+const keyOf = (runId: string | undefined, event: Event) => `${runId ?? ''}\u0000${JSON.stringify(event)}`;
+
+/**
+ * Events of one side not yet paired with the other, oldest first. Both sides hold the same events
+ * in the same order, so a match also drops what is before it: the other side will never have it
+ * (it translated from a later point, or differently). Entries older than `keepMs`, or past `max`,
+ * are forgotten.
+ */
+class Unmatched {
+  private entries: Array<{ key: string; event: Event; at: number }> = [];
+
+  constructor(
+    private readonly keepMs: number,
+    private readonly max: number,
+  ) {}
+
+  get size(): number {
+    return this.entries.length;
+  }
+
+  push(key: string, event: Event): void {
+    this.entries.push({ key, event, at: Date.now() });
+    this.prune();
+  }
+
+  /** Whether `key` is here: if so it leaves, with everything before it. */
+  match(key: string): boolean {
+    this.prune();
+    const at = this.entries.findIndex((e) => e.key === key);
+    if (at < 0) return false;
+    this.entries = this.entries.slice(at + 1);
+    return true;
+  }
+
+  /** Everything here, oldest first; nothing is left. */
+  take(): Event[] {
+    this.prune();
+    const events = this.entries.map((e) => e.event);
+    this.entries = [];
+    return events;
+  }
+
+  private prune(): void {
+    const since = Date.now() - this.keepMs;
+    let drop = Math.max(0, this.entries.length - this.max);
+    while (drop < this.entries.length && this.entries[drop].at < since) drop++;
+    if (drop > 0) this.entries = this.entries.slice(drop);
   }
 }

@@ -117,6 +117,10 @@ export class InboxRecovery {
     for await (const _chunk of output.fullStream) {
       // drained: the run stores its answer as it goes
     }
+    // Ended, as a `/run` leaves the inbox when it ends however it ends: `unanswered` never counts a
+    // `run` entry as answered (a partly stored answer is not one), so a rerun that left its entry
+    // behind would be run again by every later sweep, every 5 s, for ever.
+    await this.inbox.remove(entry.threadId, [entry.id]);
   }
 
   /**
