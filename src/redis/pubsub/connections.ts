@@ -118,6 +118,10 @@ export class Connections {
       url,
       name,
       socket: { reconnectStrategy: (retries: number, cause: Error) => (connected ? backoff(retries) : cause) },
+      // No per-command timeout: node-redis arms an AbortSignal timer for each command, and a run
+      // sends one per chunk (12 % of a busy server's CPU). A lost connection is still noticed (TCP
+      // keepalive, socket errors): its commands fail and the client reconnects.
+      commandOptions: { timeout: 0 },
     });
     client.once('ready', () => (connected = true));
     return client;

@@ -64,7 +64,7 @@ describe('publish', () => {
     expect(length).toBeLessThan(1000);
   });
 
-  it('streamIdleTtlMs: every write sets the stream to expire (a publish, a group created on it); 0 sets none', async () => {
+  it('streamIdleTtlMs: writes set the stream to expire (a publish, a group created on it); 0 sets none', async () => {
     const expiring = redis.pubsub({ streamIdleTtlMs: 60_000 });
     const [published, grouped, plain] = [newTopic(), newTopic(), newTopic()];
     await expiring.publish(published, event('x'));

@@ -6,6 +6,7 @@ import { InFlight } from './in-flight.js';
 import { entryFields, pubsubKeys, trimming, type EntryFields, type PubSubKeys } from './entry.js';
 import { FanoutReader } from './fanout-reader.js';
 import { GroupConsumer } from './group-consumer.js';
+import { IdleExpiry } from './idle-expiry.js';
 import { RedisLeases } from './leases.js';
 
 /** Options of {@link RedisPubSub}; every one has a default. */
@@ -25,9 +26,9 @@ export interface RedisPubSubOptions {
   /** Entries kept per topic stream, approximately (`MAXLEN ~`); 0 keeps all. Default 10000. */
   maxStreamLength?: number;
   /**
-   * Sliding expiry of a topic's stream, in ms, refreshed by every write to it (publish, a group
-   * created on it, a nack's redelivery): a stream left unwritten that long is deleted by Redis,
-   * entries and groups with it. Mastra clears per-run topics itself, but never the per-thread
+   * Sliding expiry of a topic's stream, in ms, refreshed by writes to it (a group created on it, a
+   * nack's redelivery, and publishes: the first in each window of half the TTL, at most a minute):
+   * a stream left unwritten that long is deleted by Redis, entries and groups with it. Mastra clears per-run topics itself, but never the per-thread
    * ones (`agent.thread-stream.*`): set this in production (e.g. 7 days) or they stay forever.
    * Keep it above the longest quiet spell of a live topic. 0 disables it. Default 0.
    */
@@ -92,6 +93,7 @@ export class RedisPubSub extends PubSub implements LeaseProvider {
   /** topic → group → this process's consumer. */
   readonly #groups = new Map<string, Map<string, GroupConsumer>>();
   readonly #leases: RedisLeases;
+  readonly #expiry: IdleExpiry;
   #consumers = 0;
   #closing?: Promise<void>;
 
@@ -103,6 +105,7 @@ export class RedisPubSub extends PubSub implements LeaseProvider {
     this.#connections = new Connections(this.#options.source, this.#options.logger, nameOf);
     this.#fanout = new FanoutReader({ ...this.#redelivery(), connections: this.#connections, keys: this.#keys, instanceId: this.#instanceId, blockMs: this.#options.blockMs });
     this.#leases = new RedisLeases(() => this.#connections.writer(), this.#keys.lease);
+    this.#expiry = new IdleExpiry(this.#options.streamIdleTtlMs);
   }
 
   /** This instance's id: in the names of its connections (CLIENT LIST) and of its group consumers. */
@@ -165,6 +168,7 @@ export class RedisPubSub extends PubSub implements LeaseProvider {
     try {
       const writer = await this.#connections.writer();
       await writer.del(this.#keys.topic(topic));
+      this.#expiry.forget(this.#keys.topic(topic));
       this.#fanout.rewind(topic);
     } catch (error) {
       this.#options.logger.warn?.(`[RedisPubSub] could not clear ${topic}`, error);
@@ -214,11 +218,10 @@ export class RedisPubSub extends PubSub implements LeaseProvider {
     return { maxDeliveryAttempts: this.#options.maxDeliveryAttempts, inFlight: this.#inFlight, logger: this.#options.logger };
   }
 
-  /** XADD (trimmed) and the idle TTL, queued on the writer in this tick: one pipeline, in order. */
+  /** XADD (trimmed) and, when due, the idle TTL, queued on the writer in this tick: one pipeline, in order. */
   #append(writer: RedisClient, topic: string, fields: EntryFields): void {
     const key = this.#keys.topic(topic);
-    const ttl = this.#options.streamIdleTtlMs;
-    const written = Promise.all([writer.xAdd(key, '*', fields, trimming(this.#options.maxStreamLength)), ttl > 0 ? writer.pExpire(key, ttl) : undefined]);
+    const written = Promise.all([writer.xAdd(key, '*', fields, trimming(this.#options.maxStreamLength)), this.#expiry.touch(writer, key)]);
     this.#inFlight.track(written.catch((error: unknown) => this.#options.logger.error?.(`[RedisPubSub] publish to ${topic} failed`, error)));
   }
 
@@ -254,6 +257,7 @@ export class RedisPubSub extends PubSub implements LeaseProvider {
     this.#groups.clear();
     await Promise.all([this.#fanout.close(), ...consumers.map((consumer) => consumer.stop())]);
     await this.#inFlight.drain();
+    this.#expiry.stop();
     await this.#connections.close();
   }
 }
