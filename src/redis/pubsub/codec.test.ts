@@ -77,3 +77,21 @@ describe('codec: what JSON loses comes back', () => {
     expect({ ...back, createdAt: 0, data: 0 }).toEqual({ ...event, createdAt: 0, data: 0 });
   });
 });
+
+describe('codec: the one-pass encoder writes what the copying one would', () => {
+  it('a cycle is cut where it closes, through objects and through an error’s cause', () => {
+    const loop: Record<string, unknown> = { name: 'loop' };
+    loop.self = loop;
+    expect(roundTrip(loop)).toEqual({ name: 'loop', self: null });
+    const error = new Error('outer') as Error & { cause?: unknown };
+    error.cause = error;
+    const back = roundTrip({ error }) as { error: Error };
+    expect(back.error).toBeInstanceOf(Error);
+    expect(back.error.message).toBe('outer');
+  });
+
+  it('an object owning the tag key, with undefined and function values, keeps only what JSON keeps', () => {
+    const value = { __codec: 'Date', v: 1, gone: undefined, fn: () => 1, at: new Date(5) };
+    expect(roundTrip(value)).toEqual({ __codec: 'Date', v: 1, at: new Date(5) });
+  });
+});

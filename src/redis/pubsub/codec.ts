@@ -32,7 +32,43 @@ type Tagged =
  * back.failure instanceof TypeError; // true
  */
 export function serialize(value: unknown): string {
-  return JSON.stringify(toJson(value, '', new Set())) ?? 'null';
+  try {
+    // One pass and no copy of the value (every chunk of a run is encoded here): JSON walks it,
+    // `tagSpecial` tags on the way.
+    return JSON.stringify(value, tagSpecial) ?? 'null';
+  } catch (error) {
+    // A cycle (JSON's TypeError; through an error's tag, which is a new object each time, a
+    // RangeError): the copying encoder cuts it where it closes.
+    if (!(error instanceof TypeError || error instanceof RangeError)) throw error;
+    return JSON.stringify(toJson(value, '', new Set())) ?? 'null';
+  }
+}
+
+/**
+ * `JSON.stringify`'s replacer: the same tags as `toJson`. `this[key]` is the value before its
+ * `toJSON()`, which is how a `Date` is still seen as one.
+ */
+function tagSpecial(this: Record<string, unknown>, key: string, value: unknown): unknown {
+  const original = this[key];
+  if (original instanceof Date) return { [TAG]: 'Date', v: Number.isNaN(original.getTime()) ? null : original.getTime() };
+  if (typeof value === 'bigint') return { [TAG]: 'BigInt', v: value.toString() };
+  if (value === null || typeof value !== 'object' || Array.isArray(value)) return value;
+  if (value instanceof Error) return errorFields(value);
+  if (Object.hasOwn(value, TAG)) return { [TAG]: 'Object', v: Object.entries(value).filter(([, v]) => isJsonValue(v)) };
+  return value;
+}
+
+/** Whether JSON keeps an object property holding `v` (it drops undefined, functions and symbols). */
+const isJsonValue = (v: unknown) => v !== undefined && typeof v !== 'function' && typeof v !== 'symbol';
+
+/** An error as its tag, its fields left for the replacer to encode as it walks on. */
+function errorFields(error: Error): Record<string, unknown> {
+  const props: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(error)) if (!ERROR_FIELDS.has(k)) props[k] = v;
+  const tagged: Record<string, unknown> = { [TAG]: 'Error', name: String(error.name), message: String(error.message), props };
+  if (typeof error.stack === 'string') tagged.stack = error.stack;
+  if (Object.hasOwn(error, 'cause')) tagged.cause = error.cause;
+  return tagged;
 }
 
 /**
