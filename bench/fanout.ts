@@ -3,12 +3,14 @@
  * sockets (no HTTP client per subscriber, so thousands cost little here), driven over IPC by
  * `bench/run.ts`.
  *
- * - `{ cmd: 'subscribe', origin, path, count }` → `{ subscribed: { count, ms } }` once every
- *   subscriber has its `: connected` comment.
- * - `{ cmd: 'latency', origin, threadId, resourceId, messages }` → `{ latency: { samples, postMs } }`:
- *   for each message, `POST send-message`, then the time until each subscriber has the user echo
- *   (its `TEXT_MESSAGE_CONTENT`); the next message waits until every subscriber saw that run end.
- *   One more message goes first, uncounted: the thread's first run also creates the thread.
+ * - `{ cmd: 'subscribe', origin, path, count, label? }` → `{ subscribed: { count, ms } }` once every
+ *   subscriber has its `: connected` comment. Subscribers add up over calls (until `close`), so
+ *   one thread can be followed on several servers; `label` (default the origin) names the group.
+ * - `{ cmd: 'latency', origin, threadId, resourceId, messages }` → `{ latency: { samples, postMs, byLabel } }`:
+ *   for each message, `POST send-message` to `origin`, then the time until each subscriber (on
+ *   whichever server) has the user echo (its `TEXT_MESSAGE_CONTENT`); the next message waits until
+ *   every subscriber saw that run end. `byLabel` splits the samples by subscriber group. One more
+ *   message goes first, uncounted: the thread's first run also creates the thread.
  * - `{ cmd: 'close' }` → `{ closed: true }`.
  */
 import { randomUUID } from 'node:crypto';
@@ -17,6 +19,8 @@ import net from 'node:net';
 
 interface Subscriber {
   socket: net.Socket;
+  /** The group it was subscribed in (`subscribe`'s `label`). */
+  label: string;
   connected: boolean;
   /** The last bytes seen, so that a needle split across two reads is still found. */
   tail: string;
@@ -27,9 +31,9 @@ interface Subscriber {
 const TAIL_CHARS = 512;
 let subscribers: Subscriber[] = [];
 
-function openSubscriber(origin: URL, path: string): Promise<Subscriber> {
+function openSubscriber(origin: URL, path: string, label: string): Promise<Subscriber> {
   return new Promise((resolve, reject) => {
-    const sub: Subscriber = { socket: net.connect({ host: origin.hostname, port: Number(origin.port) }), connected: false, tail: '', waits: [] };
+    const sub: Subscriber = { socket: net.connect({ host: origin.hostname, port: Number(origin.port) }), label, connected: false, tail: '', waits: [] };
     sub.socket.setEncoding('utf8');
     sub.socket.setNoDelay(true);
     sub.socket.once('connect', () => {
@@ -54,12 +58,12 @@ function openSubscriber(origin: URL, path: string): Promise<Subscriber> {
   });
 }
 
-async function subscribe(origin: string, path: string, count: number): Promise<{ count: number; ms: number }> {
+async function subscribe(origin: string, path: string, count: number, label = origin): Promise<{ count: number; ms: number }> {
   const url = new URL(origin);
   const start = performance.now();
   // In batches: thousands of simultaneous SYNs overflow the listen backlog and cost 1 s retransmits.
   for (let i = 0; i < count; i += 100) {
-    const batch = Array.from({ length: Math.min(100, count - i) }, () => openSubscriber(url, path));
+    const batch = Array.from({ length: Math.min(100, count - i) }, () => openSubscriber(url, path, label));
     subscribers.push(...(await Promise.all(batch)));
   }
   return { count: subscribers.length, ms: performance.now() - start };
@@ -100,6 +104,7 @@ interface LatencySpec {
 async function latency(spec: LatencySpec) {
   const samples: number[] = [];
   const postMs: number[] = [];
+  const byLabel: Record<string, number[]> = {};
   const nonce = randomUUID().slice(0, 8);
   // Message 0 is not counted: the thread's first run also creates it in Mastra's memory.
   for (let i = 0; i <= spec.messages; i++) {
@@ -115,8 +120,9 @@ async function latency(spec: LatencySpec) {
     if (i === 0) continue;
     postMs.push(posted);
     samples.push(...arrived);
+    arrived.forEach((ms, at) => (byLabel[subscribers[at].label] ??= []).push(ms));
   }
-  return { samples, postMs };
+  return { samples, postMs, byLabel };
 }
 
 function closeAll(): void {
@@ -124,7 +130,7 @@ function closeAll(): void {
   subscribers = [];
 }
 
-type Command = { cmd: 'subscribe'; origin: string; path: string; count: number } | ({ cmd: 'latency' } & LatencySpec) | { cmd: 'close' | 'exit' };
+type Command = { cmd: 'subscribe'; origin: string; path: string; count: number; label?: string } | ({ cmd: 'latency' } & LatencySpec) | { cmd: 'close' | 'exit' };
 
 process.on('message', (message: Command) => {
   const reply = (key: string, work: Promise<unknown>) =>
@@ -132,7 +138,7 @@ process.on('message', (message: Command) => {
       (value) => process.send?.({ [key]: value }),
       (error: Error) => process.send?.({ [key]: { error: error.message } }),
     );
-  if (message.cmd === 'subscribe') reply('subscribed', subscribe(message.origin, message.path, message.count));
+  if (message.cmd === 'subscribe') reply('subscribed', subscribe(message.origin, message.path, message.count, message.label));
   if (message.cmd === 'latency') reply('latency', latency(message));
   if (message.cmd === 'close') reply('closed', Promise.resolve(closeAll()).then(() => true));
   if (message.cmd === 'exit') process.exit(0);

@@ -5,7 +5,8 @@
  *
  * A round is closed-loop: `concurrency` workers each start a stream as soon as their last one
  * ended, until `streams` have run. Every stream asks the demo agent to echo `words` words (one
- * word per delta) on a thread of its own.
+ * word per delta) on a thread of its own. With `origins`, the workers are dealt out over those
+ * servers in turn (worker i always asks origin i mod n): one load split over several processes.
  */
 import { randomUUID } from 'node:crypto';
 import http from 'node:http';
@@ -17,6 +18,8 @@ export interface RoundSpec {
   target: Target;
   /** Server origin, e.g. `http://127.0.0.1:41234`. */
   origin: string;
+  /** Several servers sharing the round (each worker on one of them); `origin` is then unused. */
+  origins?: string[];
   concurrency: number;
   streams: number;
   words: number;
@@ -40,6 +43,8 @@ export interface RoundResult {
   eventsPerSec: number;
   samples: StreamSample[];
   errors: string[];
+  /** With `origins`: events each origin sent. */
+  eventsByOrigin?: Record<string, number>;
 }
 
 const agent = new http.Agent({ keepAlive: true, maxSockets: Infinity });
@@ -87,9 +92,9 @@ function endedWell(target: Target, lastFrame: string): boolean {
  * One stream. Events are SSE data frames: AG-UI events for the AG-UI servers, Mastra chunks for
  * Mastra's route (its closing `data: [DONE]` is not an event).
  */
-function runStream(spec: RoundSpec, text: string): Promise<StreamSample> {
+function runStream(spec: RoundSpec, text: string, origin = spec.origin): Promise<StreamSample> {
   const { path, body } = request(spec.target, text);
-  const url = new URL(path, spec.origin);
+  const url = new URL(path, origin);
   return new Promise((resolve, reject) => {
     const start = performance.now();
     let ttfe = Number.NaN;
@@ -139,22 +144,26 @@ export async function runRound(spec: RoundSpec): Promise<RoundResult> {
   const text = prompt(spec.words);
   const samples: StreamSample[] = [];
   const errors: string[] = [];
+  const byOrigin: Record<string, number> = Object.fromEntries((spec.origins ?? []).map((o) => [o, 0]));
   let issued = 0;
-  const worker = async () => {
+  const worker = async (origin: string) => {
     while (issued < spec.streams) {
       issued++;
       try {
-        samples.push(await runStream(spec, text));
+        const sample = await runStream(spec, text, origin);
+        samples.push(sample);
+        if (spec.origins) byOrigin[origin] += sample.events;
       } catch (error) {
         errors.push((error as Error).message);
       }
     }
   };
+  const originOf = (i: number) => (spec.origins ? spec.origins[i % spec.origins.length] : spec.origin);
   const start = performance.now();
-  await Promise.all(Array.from({ length: spec.concurrency }, worker));
+  await Promise.all(Array.from({ length: spec.concurrency }, (_, i) => worker(originOf(i))));
   const elapsedMs = performance.now() - start;
   const events = samples.reduce((n, s) => n + s.events, 0);
-  return { spec, elapsedMs, events, eventsPerSec: (events * 1000) / elapsedMs, samples, errors };
+  return { spec, elapsedMs, events, eventsPerSec: (events * 1000) / elapsedMs, samples, errors, ...(spec.origins && { eventsByOrigin: byOrigin }) };
 }
 
 process.on('message', (message: { cmd: string } & RoundSpec) => {

@@ -1,14 +1,15 @@
 /**
- * `npm run bench [-- --quick] [-- --profile] [-- --only=translator,http,fanout,durability]`
+ * `npm run bench [-- --quick] [-- --profile] [-- --only=translator,http,fanout,durability,scale]`
  *
  * Measures the bridge side by side with what a user would otherwise pick, and checks the
  * performance budget (docs/performance.md). The markdown report goes to stdout, progress to
  * stderr, everything measured to bench/results/latest.json.
  *
  * - `--quick`: smaller answers, fewer rounds and subscribers: a smoke run in under a minute.
- * - `--profile`: the three HTTP servers run with `--cpu-prof` (bench/results/profiles/<server>/)
- *   and the report adds their CPU split by owner (bench/lib/profile-summary.ts).
- * - `--only=…`: run some phases only.
+ * - `--profile`: the three HTTP servers (and the scale phase's three) run with `--cpu-prof`
+ *   (bench/results/profiles/<server>/) and the report adds their CPU split by owner
+ *   (bench/lib/profile-summary.ts).
+ * - `--only=…`: run some phases only. `scale` needs Redis and PostgreSQL (bench/lib/scale-phase.ts).
  * - `--concurrency=1,16`, `--reps=N`, `--words=N`: override the HTTP plan (to iterate on one line).
  * - `--baseline=<dir>`: also run the bridge of another checkout (e.g. a `git worktree` of main,
  *   with this checkout's `node_modules` symlinked into it) in the same interleave, for
@@ -22,6 +23,7 @@ import { runDurabilityPhase, type DurabilityPlan } from './lib/durability-phase.
 import { runFanoutPhase, type FanoutPlan } from './lib/fanout-phase.js';
 import { REPO_ROOT } from './lib/fixtures.js';
 import { runHttpPhase, type HttpPlan } from './lib/http-phase.js';
+import { requireScaleServices, runScalePhase, type ScalePlan } from './lib/scale-phase.js';
 import { summarise } from './lib/profile-summary.js';
 import { BenchProcess } from './lib/procs.js';
 import { evaluateBudget, renderMarkdown, type BenchReport } from './lib/report.js';
@@ -62,6 +64,10 @@ const DURABILITY_PLAN: DurabilityPlan = {
     : { messages: 30, runs: [{ concurrency: 1, streams: 10 }, { concurrency: 16, streams: 32 }], words: 500, reps: 5 }),
   ...(option('baseline') && { baselineDir: option('baseline') }),
 };
+
+const SCALE_PLAN: ScalePlan = quick
+  ? { words: 200, reps: 2, warmupRounds: 1, single: [{ concurrency: 1, streams: 4 }, { concurrency: 16, streams: 16 }], split: { concurrency: 32, streams: 32 }, followers: 1000, messages: 3 }
+  : { words: 500, reps: 5, warmupRounds: 2, single: [{ concurrency: 1, streams: 20 }, { concurrency: 16, streams: 48 }], split: { concurrency: 32, streams: 96 }, followers: 1000, messages: 10 };
 
 const RESULTS_DIR = join(REPO_ROOT, 'bench/results');
 
@@ -111,6 +117,8 @@ function profileSplits(dirs: Record<string, string>): Record<string, ReturnType<
 
 async function main(): Promise<void> {
   ensureBenchDependencies();
+  // Before the other phases: a run that would end on a missing Redis or PostgreSQL fails now.
+  if (runs('scale')) await requireScaleServices();
   const startedAt = new Date().toISOString();
   const partial: Omit<BenchReport, 'budget'> = { mode: quick ? 'quick' : 'full', startedAt, environment: environment() };
   if (profile) rmSync(join(RESULTS_DIR, 'profiles'), { recursive: true, force: true });
@@ -118,13 +126,15 @@ async function main(): Promise<void> {
   if (runs('http')) partial.http = await runHttpPhase(HTTP_PLAN, profile);
   if (runs('fanout')) partial.fanout = await runFanoutPhase(FANOUT_PLAN);
   if (runs('durability')) partial.durability = await runDurabilityPhase(DURABILITY_PLAN);
-  if (partial.http?.profileDirs) partial.profiles = profileSplits(partial.http.profileDirs);
+  if (runs('scale')) partial.scale = await runScalePhase(SCALE_PLAN, profile);
+  const profileDirs = { ...partial.http?.profileDirs, ...partial.scale?.profileDirs };
+  if (Object.keys(profileDirs).length > 0) partial.profiles = profileSplits(profileDirs);
   const report: BenchReport = { ...partial, budget: evaluateBudget(partial) };
   const markdown = renderMarkdown(report);
   mkdirSync(RESULTS_DIR, { recursive: true });
   writeFileSync(join(RESULTS_DIR, 'latest.json'), `${JSON.stringify({ ...report, markdown }, null, 2)}\n`);
   process.stdout.write(markdown);
-  log(`bench: wrote bench/results/latest.json (${report.budget.filter((b) => !b.pass).length} budget line(s) missed)`);
+  log(`bench: wrote bench/results/latest.json (${report.budget.filter((b) => b.pass === false).length} budget line(s) missed)`);
 }
 
 main().then(

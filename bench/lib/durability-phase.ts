@@ -43,9 +43,12 @@ function log(message: string): void {
 
 const SERVER_FILE = 'bench/servers/standalone.ts';
 
+/** Empty: a LibSQL file and no Redis, whatever the shell that started the bench exports. */
+const EMBEDDED = { DATABASE_URL: '', REDIS_URL: '', REDIS_PREFIX: '' };
+
 function startStandalone(name: string, baselineDir?: string): Promise<BenchServer> {
   // tsx compiles with the tsconfig of its working directory: the baseline's own for its sources.
-  return startServer(name, SERVER_FILE, baselineDir ? { env: { BRIDGE_DIR: resolve(baselineDir) }, cwd: resolve(baselineDir) } : {});
+  return startServer(name, SERVER_FILE, baselineDir ? { env: { ...EMBEDDED, BRIDGE_DIR: resolve(baselineDir) }, cwd: resolve(baselineDir) } : { env: EMBEDDED });
 }
 
 /** Collects one server's rounds. */

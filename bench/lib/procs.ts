@@ -1,5 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { REPO_ROOT } from './fixtures.js';
 
@@ -115,8 +115,14 @@ export interface BenchServer {
 
 export async function startServer(name: string, file: string, options: NodeProcessOptions = {}): Promise<BenchServer> {
   const proc = new BenchProcess(file, { ...options, env: { DEMO_DELAY_MS: '0', ...options.env } });
-  const match = await proc.waitForLine(/READY (\d+)/);
-  return { name, origin: `http://127.0.0.1:${match[1]}`, process: proc };
+  try {
+    const match = await proc.waitForLine(/READY (\d+)/);
+    return { name, origin: `http://127.0.0.1:${match[1]}`, process: proc };
+  } catch (error) {
+    // A server stuck before it listens has no IPC handler yet: it must not outlive the bench.
+    proc.child.kill('SIGKILL');
+    throw new Error(`${name}: ${(error as Error).message}`);
+  }
 }
 
 /** Resident set size of a process, from /proc (Linux), in bytes. */
@@ -138,4 +144,70 @@ export function cpuMsOf(pid: number): number {
   // The command name may hold spaces: fields are counted from the ')' that closes it (3rd field on).
   const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
   return ((Number(fields[11]) + Number(fields[12])) * 1000) / TICKS_PER_SECOND;
+}
+
+/** The command name of a process (`/proc/<pid>/comm`), or undefined when it is gone or unreadable. */
+function commOf(pid: number): string | undefined {
+  try {
+    return readFileSync(`/proc/${pid}/comm`, 'utf8').trim();
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * CPU time so far (ms, as `cpuMsOf`) of every process whose command name is one of `names`
+ * (`redis-server`; `postgres`: the postmaster and every backend), by pid. Linux only; empty
+ * where /proc cannot be read.
+ */
+export function cpuMsByName(names: readonly string[]): Map<number, number> {
+  const out = new Map<number, number>();
+  let entries: string[];
+  try {
+    entries = readdirSync('/proc');
+  } catch {
+    return out;
+  }
+  for (const entry of entries) {
+    if (!/^\d+$/.test(entry)) continue;
+    const pid = Number(entry);
+    const comm = commOf(pid);
+    if (!comm || !names.includes(comm)) continue;
+    try {
+      out.set(pid, cpuMsOf(pid));
+    } catch {
+      // exited meanwhile
+    }
+  }
+  return out;
+}
+
+/**
+ * CPU time spent between two `cpuMsByName` reads, ms: a process that started in between counts
+ * from zero; one that exited in between drops out (its last slice is lost).
+ */
+export function cpuMsBetween(before: Map<number, number>, after: Map<number, number>): number {
+  let sum = 0;
+  for (const [pid, ms] of after) sum += ms - (before.get(pid) ?? 0);
+  return sum;
+}
+
+/** The machine's CPU counters (`/proc/stat`, all cores), in ticks. */
+export interface MachineTicks {
+  busy: number;
+  steal: number;
+  total: number;
+}
+
+export function machineTicks(): MachineTicks {
+  const line = readFileSync('/proc/stat', 'utf8').split('\n')[0];
+  const [user, nice, system, idle, iowait, irq, softirq, steal] = line.trim().split(/\s+/).slice(1, 9).map(Number);
+  return { busy: user + nice + system + irq + softirq, steal, total: user + nice + system + idle + iowait + irq + softirq + steal };
+}
+
+/** Cores busy (and taken by the hypervisor, `steal`) between two `machineTicks` reads. */
+export function coresBetween(before: MachineTicks, after: MachineTicks, cores: number): { busy: number; steal: number } {
+  const total = after.total - before.total;
+  if (total <= 0) return { busy: Number.NaN, steal: Number.NaN };
+  return { busy: ((after.busy - before.busy) / total) * cores, steal: ((after.steal - before.steal) / total) * cores };
 }

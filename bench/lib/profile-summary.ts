@@ -38,6 +38,8 @@ export function groupOf(url: string, name: string): string {
   if (pkg) return pkg[1];
   // The demo agent's scripted model runs in all three servers: it is not the bridge's cost.
   if (url.includes('/src/demo/')) return 'demo model';
+  // The shared mode's Redis code (thread logs, locks, Mastra's pub/sub on Redis Streams).
+  if (url.includes('/src/redis/')) return 'bridge src/redis';
   if (url.includes('/src/')) return 'bridge src';
   if (url.includes('/bench/')) return 'bench harness';
   if (url.startsWith('node:')) return 'node internals';

@@ -2,6 +2,7 @@
 import type { DurabilityResult } from './durability-phase.js';
 import type { FanoutResult } from './fanout-phase.js';
 import { SERVER_LABEL, type HttpResult, type ServerName } from './http-phase.js';
+import type { ScaleCell, ScaleResult } from './scale-phase.js';
 import { formatMs, formatNumber, formatRatio, median } from './stats.js';
 import type { TranslatorResult } from '../translator.js';
 import type { ProfileSplit } from './profile-summary.js';
@@ -10,7 +11,8 @@ export interface BudgetLine {
   line: string;
   target: string;
   measured: string;
-  pass: boolean;
+  /** The verdict; none for a line shown for its data only. */
+  pass?: boolean;
 }
 
 export interface BenchReport {
@@ -21,6 +23,7 @@ export interface BenchReport {
   http?: HttpResult;
   fanout?: FanoutResult;
   durability?: DurabilityResult;
+  scale?: ScaleResult;
   profiles?: Record<string, ProfileSplit['owners']>;
   budget: BudgetLine[];
 }
@@ -39,19 +42,45 @@ function translatorBudget(result: TranslatorResult): BudgetLine[] {
   }));
 }
 
+/** `/run` events/s ÷ Mastra's loop alone (the floor), at every level. */
+const RUN_VS_FLOOR_MIN = 0.9;
+/** `/run` events/s ÷ Mastra's route, under load (16 and 64 streams). */
+const RUN_VS_MASTRA_MIN = 1.0;
+/** `/run` events/s ÷ `MastraAgent`, under load (16 and 64 streams). */
+const RUN_VS_AGUI_MIN = 1.15;
+
+/**
+ * The `/run` lines. The floor (Mastra's loop alone, no HTTP) caps what any server can do, so the
+ * bridge is held to it at every level, and to the other two servers under load only: at one
+ * stream all three sit close to the floor and their difference is near the noise (those ratios
+ * are still shown, with no verdict).
+ */
 function httpBudget(result: HttpResult): BudgetLine[] {
   const lines: BudgetLine[] = [];
+  const ratio = (c: { medianPairRatio: number; ratioOfMedians: number }) =>
+    `${formatRatio(c.medianPairRatio, 3)} (median of pairs; ${formatRatio(c.ratioOfMedians, 3)} of medians)`;
   for (const r of result.results) {
-    const vsMastra = r.concurrency === 1 ? 1.0 : 1.2;
-    const ratio = (c: { medianPairRatio: number; ratioOfMedians: number }) =>
-      `${formatRatio(c.medianPairRatio, 3)} (median of pairs; ${formatRatio(c.ratioOfMedians, 3)} of medians)`;
+    const underLoad = r.concurrency > 1;
+    const vsFloor = pairs(r.targets.bridge.samples, r.floor.samples);
+    lines.push({
+      line: `/run events/s ÷ floor (Mastra loop alone), ${r.concurrency} stream(s)`,
+      target: `≥ ${RUN_VS_FLOOR_MIN.toFixed(2)}×`,
+      measured: ratio(vsFloor),
+      pass: vsFloor.medianPairRatio >= RUN_VS_FLOOR_MIN,
+    });
+    const ceiling = r.floor.eventsPerSec / r.targets.mastra.eventsPerSec;
     lines.push({
       line: `/run events/s ÷ Mastra route, ${r.concurrency} stream(s)`,
-      target: `≥ ${vsMastra.toFixed(1)}×`,
-      measured: ratio(r.vsMastra),
-      pass: r.vsMastra.medianPairRatio >= vsMastra,
+      target: underLoad ? `≥ ${RUN_VS_MASTRA_MIN.toFixed(2)}×` : 'shown (no line at 1 stream)',
+      measured: `${ratio(r.vsMastra)}; floor ÷ Mastra route ${formatRatio(ceiling)}`,
+      ...(underLoad && { pass: r.vsMastra.medianPairRatio >= RUN_VS_MASTRA_MIN }),
     });
-    lines.push({ line: `/run events/s ÷ MastraAgent, ${r.concurrency} stream(s)`, target: '≥ 1.2×', measured: ratio(r.vsAgui), pass: r.vsAgui.medianPairRatio >= 1.2 });
+    lines.push({
+      line: `/run events/s ÷ MastraAgent, ${r.concurrency} stream(s)`,
+      target: underLoad ? `≥ ${RUN_VS_AGUI_MIN.toFixed(2)}×` : 'shown (no line at 1 stream)',
+      measured: ratio(r.vsAgui),
+      ...(underLoad && { pass: r.vsAgui.medianPairRatio >= RUN_VS_AGUI_MIN }),
+    });
     const ours = r.targets.bridge.ttfe;
     const theirs = r.targets.mastra.ttfe;
     // Judged on the median: p99 over a hundred streams is one stream, and one GC pause or a
@@ -64,6 +93,11 @@ function httpBudget(result: HttpResult): BudgetLine[] {
     });
   }
   return lines;
+}
+
+/** Median of the per-repetition ratios, and the ratio of the medians. */
+function pairs(ours: number[], theirs: number[]): { medianPairRatio: number; ratioOfMedians: number } {
+  return { medianPairRatio: median(ours.map((v, i) => v / theirs[i])), ratioOfMedians: median(ours) / median(theirs) };
 }
 
 function fanoutBudget(result: FanoutResult): BudgetLine[] {
@@ -118,12 +152,46 @@ function durabilityBudget({ bridge, baseline }: DurabilityResult): BudgetLine[] 
   return lines;
 }
 
+/** `/run` events/s of one process on Redis + PostgreSQL ÷ the same on a LibSQL file. */
+const SHARED_RUN_MIN_RATIO = 0.8;
+/** Aggregate `/run` events/s of two processes ÷ one. */
+const TWO_PROCESSES_MIN_RATIO = 1.5;
+/** send-message → user echo at followers spread over two processes. */
+const SCALE_FANOUT_P99_MAX_MS = 100;
+
+function scaleBudget(result: ScaleResult): BudgetLine[] {
+  const ratio = (c: { medianPairRatio: number; ratioOfMedians: number }) =>
+    `${formatRatio(c.medianPairRatio, 3)} (median of pairs; ${formatRatio(c.ratioOfMedians, 3)} of medians)`;
+  const { split, fanout } = result;
+  return [
+    ...result.single.map((s) => ({
+      line: `Scale: /run events/s, one process on Redis + PostgreSQL ÷ on a LibSQL file, ${s.concurrency} stream(s)`,
+      target: `≥ ${SHARED_RUN_MIN_RATIO.toFixed(2)}×`,
+      measured: ratio(s.ratio),
+      pass: s.ratio.medianPairRatio >= SHARED_RUN_MIN_RATIO,
+    })),
+    {
+      line: `Scale: /run aggregate events/s, two processes ÷ one (Redis + PostgreSQL), ${split.concurrency} streams`,
+      target: `≥ ${TWO_PROCESSES_MIN_RATIO.toFixed(2)}×`,
+      measured: `${ratio(split.ratio)}; machine busy ${split.one.cores.machine.toFixed(2)} → ${split.two.cores.machine.toFixed(2)} cores`,
+      pass: split.ratio.medianPairRatio >= TWO_PROCESSES_MIN_RATIO,
+    },
+    {
+      line: `Scale: send-message → user echo, ${formatNumber(fanout.spread.followers)} followers over two processes`,
+      target: `p99 < ${SCALE_FANOUT_P99_MAX_MS} ms`,
+      measured: `p99 ${formatMs(fanout.spread.p99)} (p50 ${formatMs(fanout.spread.p50)})`,
+      pass: fanout.spread.p99 < SCALE_FANOUT_P99_MAX_MS,
+    },
+  ];
+}
+
 export function evaluateBudget(report: Omit<BenchReport, 'budget'>): BudgetLine[] {
   return [
     ...(report.translator ? translatorBudget(report.translator) : []),
     ...(report.http ? httpBudget(report.http) : []),
     ...(report.fanout ? fanoutBudget(report.fanout) : []),
     ...(report.durability ? durabilityBudget(report.durability) : []),
+    ...(report.scale ? scaleBudget(report.scale) : []),
   ];
 }
 
@@ -223,6 +291,41 @@ function durabilityTable(result: DurabilityResult): string[] {
   ];
 }
 
+function scaleTable(result: ScaleResult): string[] {
+  const { plan, split, fanout } = result;
+  const cores = (c: ScaleCell, server: string) =>
+    [c.cores.serving, c.cores.redis, c.cores.postgres, c.cores.load, c.cores.machine, c.cores.steal].map((v) => v.toFixed(2)).concat(server);
+  const runRow = (streams: number, what: string, c: ScaleCell, ratio: string, servers: string) =>
+    row([streams, what, formatNumber(c.eventsPerSec), ratio, pctl(c.ttlb), c.serverCpuUsPerEvent.toFixed(1), c.servicesCpuUsPerEvent.toFixed(1), ...cores(c, servers), c.errors.length]);
+  const both = (c: { medianPairRatio: number; ratioOfMedians: number }) => `${formatRatio(c.medianPairRatio)} / ${formatRatio(c.ratioOfMedians)}`;
+  const share = split.two.shareByServer ?? {};
+  const fanoutRow = (where: string, f: { p50: number; p99: number; samples: number }, extra: string[]) => row([where, formatMs(f.p50), formatMs(f.p99), ...extra, formatNumber(f.samples)]);
+  return [
+    '### Scale-out: the standalone server on Redis + PostgreSQL',
+    '',
+    `\`/run\`: ${formatNumber(plan.words)}-word echo, each stream on a thread of its own; ${plan.single.map((s) => `${s.streams} streams at ${s.concurrency}`).join(', ')} (one process), ${split.streams} at ${split.concurrency} (one process vs two, the workers dealt out over both). ${plan.reps} interleaved rounds; ratios: median of the per-repetition ratios / ratio of the medians. The one-process rounds at ${split.concurrency} alternate between A and B.`,
+    '',
+    row(['streams', 'server(s)', 'events/s', 'ratio', 'last byte p50 / p99', 'server CPU µs/event', 'Redis + PG CPU µs/event', 'cores: serving process(es)', 'Redis', 'PostgreSQL', 'load generator', 'machine busy', 'steal', 'events by process', 'errors']),
+    row(['---:', '---', '---:', '---:', '---:', '---:', '---:', '---:', '---:', '---:', '---:', '---:', '---:', '---', '---:']),
+    ...result.single.flatMap((s) => [
+      runRow(s.concurrency, 'one process, LibSQL file', s.local, '', ''),
+      runRow(s.concurrency, 'one process, Redis + PostgreSQL', s.shared, both(s.ratio), ''),
+    ]),
+    runRow(split.concurrency, 'one process, Redis + PostgreSQL', split.one, '', ''),
+    runRow(split.concurrency, 'two processes, Redis + PostgreSQL', split.two, both(split.ratio), Object.entries(share).map(([k, v]) => `${k} ${(v * 100).toFixed(0)} %`).join(', ')),
+    '',
+    'Cores: CPU time (user + system, all threads) over wall time of the round, median of the rounds, from /proc: the serving process(es), Redis, every PostgreSQL process, the load generator; machine busy and steal (time the hypervisor gave to other guests) are the whole machine\'s.',
+    '',
+    `Fan-out: ${formatNumber(fanout.spread.followers)} followers of one thread, ${plan.messages} \`send-message\`s per round, one round per repetition; the time from the request until each follower has the user echo.`,
+    '',
+    row(['followers', 'send-message → user echo p50', 'p99', 'send-message round trip p50', 'samples']),
+    row(['---', '---:', '---:', '---:', '---:']),
+    fanoutRow(`${formatNumber(fanout.spread.followers)} over two processes, posted to A`, fanout.spread, [formatMs(fanout.spread.postP50)]),
+    ...Object.entries(fanout.spread.byServer).map(([name, f]) => fanoutRow(`… the ${formatNumber(f.samples / plan.messages / plan.reps)} on ${name}${name === 'A' ? ' (same process)' : ' (through Redis)'}`, f, [''])),
+    fanoutRow(`${formatNumber(fanout.local.followers)} on one process, LibSQL file (reference)`, fanout.local, [formatMs(fanout.local.postP50)]),
+  ];
+}
+
 function profileTable(profiles: Record<string, ProfileSplit['owners']>): string[] {
   const lines = [
     '### Server CPU by owner (`--cpu-prof`, share of busy time)',
@@ -243,7 +346,7 @@ function budgetTable(budget: BudgetLine[]): string[] {
     '',
     row(['budget line', 'target', 'measured', 'result']),
     row(['---', '---', '---', '---']),
-    ...budget.map((b) => row([b.line, b.target, b.measured, b.pass ? 'pass' : '**miss**'])),
+    ...budget.map((b) => row([b.line, b.target, b.measured, b.pass === undefined ? 'shown' : b.pass ? 'pass' : '**miss**'])),
   ];
 }
 
@@ -258,6 +361,7 @@ export function renderMarkdown(report: BenchReport): string {
     ...(report.http ? [...httpTable(report.http), ''] : []),
     ...(report.fanout ? [...fanoutTable(report.fanout), ''] : []),
     ...(report.durability ? [...durabilityTable(report.durability), ''] : []),
+    ...(report.scale ? [...scaleTable(report.scale), ''] : []),
     ...(report.profiles ? [...profileTable(report.profiles), ''] : []),
     ...budgetTable(report.budget),
     '',

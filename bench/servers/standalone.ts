@@ -1,8 +1,10 @@
 /**
- * The standalone server (`npm start`: LibSQL file, demo agent, durable inbox) on a fresh database
- * in a temporary folder, for the durability phase. `BRIDGE_DIR` names the checkout whose server
- * runs (default this one): a baseline checkout must share this one's `node_modules` (a symlink),
- * so that both load the same Mastra.
+ * The standalone server (`npm start`: demo agent, durable inbox) for the durability and scale
+ * phases. Storage: `DATABASE_URL` when set (the scale phase passes a PostgreSQL schema of its
+ * own), else a fresh LibSQL file in a temporary folder, removed at exit. `REDIS_URL` and
+ * `REDIS_PREFIX`, when set, turn on the shared mode (docs/scaling.md). `BRIDGE_DIR` names the
+ * checkout whose server runs (default this one): a baseline checkout must share this one's
+ * `node_modules` (a symlink), so that both load the same Mastra.
  *
  * Prints `READY <port>` and answers `{ cmd: 'exit' }` over IPC, as the other bench servers do.
  */
@@ -19,12 +21,22 @@ const dir = process.env.BRIDGE_DIR ?? REPO_ROOT;
 const load = <T>(file: string) => import(pathToFileURL(join(dir, file)).href) as Promise<T>;
 const [{ startServer }, { readServerEnv }] = await Promise.all([load<Standalone>('src/server/standalone.ts'), load<Env>('src/server/env.ts')]);
 
-const data = mkdtempSync(join(tmpdir(), 'bench-libsql-'));
-const server = await startServer(readServerEnv({ PORT: '0', DATABASE_URL: `file:${join(data, 'bridge.db')}`, DEMO_DELAY_MS: process.env.DEMO_DELAY_MS ?? '0' }));
+// An empty variable counts as unset: the phases pass `''` so that a shell's own DATABASE_URL or
+// REDIS_URL never reaches a server meant to run on a LibSQL file.
+const given = (name: string) => process.env[name] || undefined;
+const data = given('DATABASE_URL') ? undefined : mkdtempSync(join(tmpdir(), 'bench-libsql-'));
+const server = await startServer(
+  readServerEnv({
+    PORT: '0',
+    DATABASE_URL: data ? `file:${join(data, 'bridge.db')}` : given('DATABASE_URL'),
+    DEMO_DELAY_MS: process.env.DEMO_DELAY_MS ?? '0',
+    ...(given('REDIS_URL') && { REDIS_URL: given('REDIS_URL'), REDIS_PREFIX: given('REDIS_PREFIX') }),
+  }),
+);
 
 async function exit(): Promise<never> {
   await server.close().catch(() => {});
-  rmSync(data, { recursive: true, force: true });
+  if (data) rmSync(data, { recursive: true, force: true });
   process.exit(0);
 }
 process.on('message', (message: { cmd?: string }) => void (message.cmd === 'exit' && exit()));

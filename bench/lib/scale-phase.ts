@@ -1,0 +1,383 @@
+/**
+ * Scale-out: the standalone server in its shared mode (Redis + PostgreSQL, docs/scaling.md),
+ * measured in one run against what it replaces, rounds interleaved:
+ *
+ * - `/run` on one process: the embedded default (`local`: a LibSQL file, no Redis) against the
+ *   same server on Redis + PostgreSQL (`A`), at each `single` level.
+ * - `/run` at `split.concurrency` streams, each on a thread of its own: one process (A or B, in
+ *   turn) against two (A and B, the load generator's workers dealt out over both), all on the
+ *   same Redis prefix and PostgreSQL schema. Aggregate events/s.
+ * - Fan-out: `followers` subscribers of one thread, half on A and half on B, `send-message`
+ *   posted to A; the time until each follower has the user echo. For reference, as many
+ *   followers of one thread on `local`.
+ *
+ * Every round also reads the CPU time each server process, Redis, PostgreSQL (the postmaster and
+ * every backend) and the load generator spent, and the whole machine's busy and stolen time
+ * (/proc), as cores: on a small machine they say whether the servers or the machine set the pace.
+ *
+ * With `--profile`, the three servers run with `--cpu-prof` (bench/results/profiles/scale-<server>/).
+ *
+ * Each run gets a PostgreSQL schema and a Redis key prefix of its own, dropped and deleted at the
+ * end. Redis (`BENCH_REDIS_URL`, default `redis://127.0.0.1:6379`) and PostgreSQL
+ * (`BENCH_POSTGRES_URL`, default `postgres://postgres@127.0.0.1:5432/test`) must be up: the phase
+ * fails at once with the command that starts the one that is down.
+ */
+import { randomBytes, randomUUID } from 'node:crypto';
+import { createRequire } from 'node:module';
+import { cpus } from 'node:os';
+import { resolve } from 'node:path';
+import { createClient } from 'redis';
+import type { RoundResult } from '../load.js';
+import { BENCH_RESOURCE } from '../servers/shared.js';
+import { REPO_ROOT } from './fixtures.js';
+import { BenchProcess, coresBetween, cpuMsBetween, cpuMsByName, cpuMsOf, machineTicks, startServer, type BenchServer } from './procs.js';
+import { median, percentile } from './stats.js';
+
+export interface ScalePlan {
+  words: number;
+  reps: number;
+  warmupRounds: number;
+  /** One process, LibSQL file vs Redis + PostgreSQL: concurrency → streams per round. */
+  single: Array<{ concurrency: number; streams: number }>;
+  /** Two processes vs one: concurrency (split evenly) and streams per round. */
+  split: { concurrency: number; streams: number };
+  /** Followers of one thread, spread evenly over the two processes. */
+  followers: number;
+  /** `send-message`s per fan-out round (one round per repetition). */
+  messages: number;
+}
+
+/** Where CPU time went during a round, in cores (CPU ms ÷ wall ms). */
+export type CpuGroup = 'serving' | 'local' | 'A' | 'B' | 'redis' | 'postgres' | 'load' | 'machine' | 'steal';
+
+export interface ScaleCell {
+  eventsPerSec: number;
+  samples: number[];
+  /** Request → end of body, pooled over the rounds' streams. */
+  ttlb: { p50: number; p99: number };
+  errors: string[];
+  /** Median over the rounds, per group. */
+  cores: Record<CpuGroup, number>;
+  /** The serving process(es)' CPU per event, µs (median of rounds). */
+  serverCpuUsPerEvent: number;
+  /** Redis + PostgreSQL CPU per event, µs (median of rounds). */
+  servicesCpuUsPerEvent: number;
+  /** With two processes: each one's share of the events (median of rounds). */
+  shareByServer?: Record<string, number>;
+}
+
+export interface ScaleComparison {
+  medianPairRatio: number;
+  ratioOfMedians: number;
+  pairRatios: number[];
+}
+
+export interface ScaleFanout {
+  followers: number;
+  samples: number;
+  p50: number;
+  p99: number;
+  max: number;
+  postP50: number;
+  /** Per process the followers were on (A, B or local). */
+  byServer: Record<string, { samples: number; p50: number; p99: number }>;
+}
+
+export interface ScaleResult {
+  plan: ScalePlan;
+  single: Array<{ concurrency: number; streams: number; local: ScaleCell; shared: ScaleCell; ratio: ScaleComparison }>;
+  split: { concurrency: number; streams: number; one: ScaleCell; two: ScaleCell; ratio: ScaleComparison };
+  fanout: { spread: ScaleFanout; local: ScaleFanout };
+  /** Main-thread CPU profiles written with `--profile`, per server (`scale local`, `scale A`, `scale B`). */
+  profileDirs?: Record<string, string>;
+}
+
+const POSTGRES_URL = process.env.BENCH_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
+const REDIS_URL = process.env.BENCH_REDIS_URL ?? 'redis://127.0.0.1:6379';
+const START_COMMANDS = {
+  Redis: 'redis-server --daemonize yes --bind 127.0.0.1 -::1 --port 6379 --save "" --appendonly no',
+  PostgreSQL: 'pg_ctlcluster --skip-systemctl-redirect $(ls /etc/postgresql) main start',
+};
+const CHECK_TIMEOUT_MS = 3000;
+const SERVER_FILE = 'bench/servers/standalone.ts';
+const PREFIX = '/agui';
+
+/** The part of `pg` used here (`@mastra/pg`'s dependency, hoisted to the root; no `@types/pg`). */
+interface PgClient {
+  connect(): Promise<void>;
+  query(sql: string): Promise<unknown>;
+  end(): Promise<void>;
+  on(event: 'error', listener: (error: Error) => void): void;
+}
+const pg = createRequire(import.meta.url)('pg') as { Client: new (config: { connectionString: string; connectionTimeoutMillis: number }) => PgClient };
+
+type Failure = { error?: string };
+type ServerKey = 'local' | 'A' | 'B';
+
+function log(message: string): void {
+  process.stderr.write(`${message}\n`);
+}
+
+function withTimeout<T>(work: Promise<T>, what: string): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`${what} did not answer within ${CHECK_TIMEOUT_MS} ms`)), CHECK_TIMEOUT_MS);
+  });
+  return Promise.race([work, timeout]).finally(() => clearTimeout(timer));
+}
+
+/** A socket error's own words (connecting to `localhost` fails with an AggregateError that has none). */
+function reason(error: unknown): string {
+  if (error instanceof AggregateError && error.errors.length > 0) return error.errors.map(reason).join(', ');
+  const { message, code } = error as { message?: string; code?: string };
+  return message || code || String(error);
+}
+
+async function withPostgres<T>(work: (client: PgClient) => Promise<T>): Promise<T> {
+  const client = new pg.Client({ connectionString: POSTGRES_URL, connectionTimeoutMillis: CHECK_TIMEOUT_MS });
+  client.on('error', () => {});
+  try {
+    await client.connect();
+    return await work(client);
+  } finally {
+    await client.end().catch(() => {});
+  }
+}
+
+const redisClient = () => createClient({ url: REDIS_URL, socket: { connectTimeout: CHECK_TIMEOUT_MS, reconnectStrategy: false } });
+
+async function withRedis<T>(work: (client: ReturnType<typeof redisClient>) => Promise<T>): Promise<T> {
+  const client = redisClient();
+  client.on('error', () => {});
+  try {
+    await client.connect();
+    return await work(client);
+  } finally {
+    if (client.isOpen) client.destroy();
+  }
+}
+
+/** Fails at once, saying which service is down and how to start it (`bench/run.ts` asks before any phase runs). */
+export async function requireScaleServices(): Promise<void> {
+  const [redis, postgres] = await Promise.allSettled([
+    withTimeout(withRedis((c) => c.ping()), 'Redis'),
+    withTimeout(withPostgres((c) => c.query('SELECT 1')), 'PostgreSQL'),
+  ]);
+  const problems: string[] = [];
+  if (redis.status === 'rejected') problems.push(`Redis is not reachable at ${REDIS_URL} (${reason(redis.reason)}). Start it with:\n  ${START_COMMANDS.Redis}`);
+  if (postgres.status === 'rejected') {
+    problems.push(`PostgreSQL is not reachable at ${POSTGRES_URL.replace(/:[^:@/]*@/, ':***@')} (${reason(postgres.reason)}). Start it with:\n  ${START_COMMANDS.PostgreSQL}`);
+  }
+  if (problems.length > 0) throw new Error(`scale phase: it needs Redis and PostgreSQL (BENCH_REDIS_URL, BENCH_POSTGRES_URL).\n${problems.join('\n')}`);
+}
+
+/** A fresh schema and key prefix for this run; `cleanup()` drops and deletes them. */
+async function isolate(): Promise<{ databaseUrl: string; prefix: string; cleanup: () => Promise<void> }> {
+  const tag = randomBytes(6).toString('hex');
+  const schema = `bench_scale_${tag}`;
+  const prefix = `bench:scale:${tag}`;
+  await withPostgres((c) => c.query(`CREATE SCHEMA "${schema}"`));
+  return {
+    databaseUrl: `${POSTGRES_URL}${POSTGRES_URL.includes('?') ? '&' : '?'}schema=${schema}`,
+    prefix,
+    cleanup: async () => {
+      await withPostgres((c) => c.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`));
+      await withRedis(async (client) => {
+        for await (const keys of client.scanIterator({ MATCH: `${prefix}:*`, COUNT: 1000 })) if (keys.length > 0) await client.unlink(keys);
+      });
+    },
+  };
+}
+
+// ── CPU per round ────────────────────────────────────────────────────
+
+interface Snapshot {
+  at: number;
+  procs: Record<ServerKey | 'load', number>;
+  redis: Map<number, number>;
+  postgres: Map<number, number>;
+  machine: ReturnType<typeof machineTicks>;
+}
+
+type Measured = RoundResult & { cores: Record<CpuGroup, number>; serverCpuMs: number; servicesCpuMs: number };
+
+const cpuGroups: CpuGroup[] = ['serving', 'local', 'A', 'B', 'redis', 'postgres', 'load', 'machine', 'steal'];
+
+class CpuMeter {
+  private readonly cores = cpus().length;
+  constructor(private readonly pids: Record<ServerKey | 'load', number>) {}
+
+  snapshot(): Snapshot {
+    const procs = Object.fromEntries(Object.entries(this.pids).map(([k, pid]) => [k, cpuMsOf(pid)])) as Snapshot['procs'];
+    return { at: performance.now(), procs, redis: cpuMsByName(['redis-server']), postgres: cpuMsByName(['postgres']), machine: machineTicks() };
+  }
+
+  /** CPU ms per group between two snapshots, and the same as cores (`serving`: the processes `serving` names). */
+  between(before: Snapshot, after: Snapshot, serving: ServerKey[]): { ms: Record<Exclude<CpuGroup, 'machine' | 'steal'>, number>; cores: Record<CpuGroup, number> } {
+    const wall = after.at - before.at;
+    const ms = {
+      ...(Object.fromEntries(Object.keys(this.pids).map((k) => [k, after.procs[k as ServerKey] - before.procs[k as ServerKey]])) as Record<ServerKey | 'load', number>),
+      redis: cpuMsBetween(before.redis, after.redis),
+      postgres: cpuMsBetween(before.postgres, after.postgres),
+    };
+    const servingMs = serving.reduce((n, k) => n + ms[k], 0);
+    const machine = coresBetween(before.machine, after.machine, this.cores);
+    const cores = { ...(Object.fromEntries(Object.entries(ms).map(([k, v]) => [k, v / wall])) as Record<CpuGroup, number>), machine: machine.busy, steal: machine.steal };
+    return { ms: { ...ms, serving: servingMs }, cores: { ...cores, serving: servingMs / wall } };
+  }
+}
+
+// ── summaries ────────────────────────────────────────────────────────
+
+function summarise(rounds: Measured[], names?: Record<string, string>): ScaleCell {
+  const samples = rounds.flatMap((r) => r.samples);
+  const ttlb = samples.map((s) => s.ttlb);
+  const cell: ScaleCell = {
+    eventsPerSec: median(rounds.map((r) => r.eventsPerSec)),
+    samples: rounds.map((r) => r.eventsPerSec),
+    ttlb: { p50: percentile(ttlb, 50), p99: percentile(ttlb, 99) },
+    errors: rounds.flatMap((r) => r.errors),
+    cores: Object.fromEntries(cpuGroups.map((g) => [g, median(rounds.map((r) => r.cores[g]))])) as Record<CpuGroup, number>,
+    serverCpuUsPerEvent: median(rounds.map((r) => (r.serverCpuMs * 1000) / r.events)),
+    servicesCpuUsPerEvent: median(rounds.map((r) => (r.servicesCpuMs * 1000) / r.events)),
+  };
+  if (names) {
+    cell.shareByServer = Object.fromEntries(
+      Object.entries(names).map(([origin, name]) => [name, median(rounds.map((r) => (r.eventsByOrigin?.[origin] ?? 0) / r.events))]),
+    );
+  }
+  return cell;
+}
+
+function compare(ours: number[], theirs: number[]): ScaleComparison {
+  const pairRatios = ours.map((value, i) => value / theirs[i]);
+  return { medianPairRatio: median(pairRatios), ratioOfMedians: median(ours) / median(theirs), pairRatios };
+}
+
+function fanoutSummary(followers: number, rounds: Array<{ samples: number[]; postMs: number[]; byLabel: Record<string, number[]> }>): ScaleFanout {
+  const samples = rounds.flatMap((r) => r.samples);
+  const labels = [...new Set(rounds.flatMap((r) => Object.keys(r.byLabel)))];
+  return {
+    followers,
+    samples: samples.length,
+    p50: percentile(samples, 50),
+    p99: percentile(samples, 99),
+    max: Math.max(...samples),
+    postP50: percentile(rounds.flatMap((r) => r.postMs), 50),
+    byServer: Object.fromEntries(
+      labels.map((label) => {
+        const values = rounds.flatMap((r) => r.byLabel[label] ?? []);
+        return [label, { samples: values.length, p50: percentile(values, 50), p99: percentile(values, 99) }];
+      }),
+    ),
+  };
+}
+
+// ── the phase ────────────────────────────────────────────────────────
+
+export async function runScalePhase(plan: ScalePlan, profile = false): Promise<ScaleResult> {
+  await requireScaleServices();
+  const profileDirs = profile ? Object.fromEntries((['local', 'A', 'B'] as const).map((k) => [`scale ${k}`, resolve(REPO_ROOT, 'bench/results/profiles', `scale-${k}`)])) : undefined;
+  const flags = (key: ServerKey) => (profileDirs ? ['--cpu-prof', `--cpu-prof-dir=${profileDirs[`scale ${key}`]}`] : []);
+  const space = await isolate();
+  log(`scale: schema and Redis prefix ${space.prefix.split(':').at(-1)}; starting the LibSQL server and two servers on Redis + PostgreSQL…`);
+  const shared = { DATABASE_URL: space.databaseUrl, REDIS_URL, REDIS_PREFIX: space.prefix };
+  const started: BenchServer[] = [];
+  const processes: BenchProcess[] = [];
+  try {
+    // One at a time: the first shared server creates the schema's tables, the second finds them.
+    const local = await startServer('local', SERVER_FILE, { env: { DATABASE_URL: '', REDIS_URL: '', REDIS_PREFIX: '' }, flags: flags('local') });
+    started.push(local);
+    const a = await startServer('A', SERVER_FILE, { env: shared, flags: flags('A') });
+    started.push(a);
+    const b = await startServer('B', SERVER_FILE, { env: shared, flags: flags('B') });
+    started.push(b);
+    const load = new BenchProcess('bench/load.ts');
+    const fanout = new BenchProcess('bench/fanout.ts');
+    processes.push(load, fanout);
+    await Promise.all([load.ready(), fanout.ready()]);
+    const meter = new CpuMeter({ local: local.process.pid, A: a.process.pid, B: b.process.pid, load: load.pid });
+    const names: Record<string, ServerKey> = { [local.origin]: 'local', [a.origin]: 'A', [b.origin]: 'B' };
+
+    const round = async (servers: BenchServer[], concurrency: number, streams: number): Promise<Measured> => {
+      const origins = servers.map((s) => s.origin);
+      const before = meter.snapshot();
+      const result = await load.request<RoundResult>(
+        { cmd: 'round', target: 'bridge', origin: origins[0], ...(origins.length > 1 && { origins }), concurrency, streams, words: plan.words },
+        'round',
+      );
+      const { ms, cores } = meter.between(before, meter.snapshot(), servers.map((s) => names[s.origin]));
+      return { ...result, cores, serverCpuMs: ms.serving, servicesCpuMs: ms.redis + ms.postgres };
+    };
+
+    const fanoutRound = async (followersOn: BenchServer[], postTo: BenchServer, messages: number) => {
+      const threadId = `scale-fanout-${randomUUID()}`;
+      const path = `${PREFIX}/threads/${threadId}/events?resourceId=${BENCH_RESOURCE}`;
+      try {
+        for (const server of followersOn) {
+          const count = Math.round(plan.followers / followersOn.length);
+          const reply = await fanout.request<Failure>({ cmd: 'subscribe', origin: server.origin, path, count, label: names[server.origin] }, 'subscribed', 120_000);
+          if (reply.error) throw new Error(reply.error);
+        }
+        const spec = { cmd: 'latency', origin: postTo.origin, prefix: PREFIX, threadId, resourceId: BENCH_RESOURCE, messages };
+        const reply = await fanout.request<{ samples: number[]; postMs: number[]; byLabel: Record<string, number[]> } & Failure>(spec, 'latency', 300_000);
+        if (reply.error) throw new Error(reply.error);
+        return reply;
+      } finally {
+        await fanout.request({ cmd: 'close' }, 'closed');
+      }
+    };
+
+    // Unmeasured: JIT, first statements, Redis scripts loaded, the tables' first pages.
+    for (let i = 0; i < plan.warmupRounds; i++) {
+      for (const server of [local, a, b]) await round([server], 4, 8);
+      await round([a, b], 8, 16);
+    }
+    await fanoutRound([a, b], a, 1);
+    await fanoutRound([local], local, 1);
+
+    const single = plan.single.map(() => ({ local: [] as Measured[], shared: [] as Measured[] }));
+    const split = { one: [] as Measured[], two: [] as Measured[] };
+    const fanoutRounds = { spread: [] as Array<Awaited<ReturnType<typeof fanoutRound>>>, local: [] as Array<Awaited<ReturnType<typeof fanoutRound>>> };
+    for (let rep = 0; rep < plan.reps; rep++) {
+      const flip = rep % 2 === 1;
+      for (const [i, { concurrency, streams }] of plan.single.entries()) {
+        const order: Array<['local' | 'shared', BenchServer]> = [['local', local], ['shared', a]];
+        for (const [key, server] of flip ? order.reverse() : order) single[i][key].push(await round([server], concurrency, streams));
+      }
+      // The one process is A and B in turn, so each serves as many one-process rounds.
+      const one = flip ? b : a;
+      const order: Array<['one' | 'two', BenchServer[]]> = [['one', [one]], ['two', [a, b]]];
+      for (const [key, servers] of flip ? order.reverse() : order) split[key].push(await round(servers, plan.split.concurrency, plan.split.streams));
+      const fanouts: Array<['spread' | 'local', () => ReturnType<typeof fanoutRound>]> = [
+        ['spread', () => fanoutRound([a, b], a, plan.messages)],
+        ['local', () => fanoutRound([local], local, plan.messages)],
+      ];
+      for (const [key, run] of flip ? fanouts.reverse() : fanouts) fanoutRounds[key].push(await run());
+      const last = (rounds: Measured[]) => Math.round(rounds[rep].eventsPerSec);
+      const spreadP99 = percentile(fanoutRounds.spread[rep].samples, 99);
+      log(
+        `scale: rep ${rep + 1}/${plan.reps}: ${plan.single.map((s, i) => `c=${s.concurrency} local ${last(single[i].local)} / shared ${last(single[i].shared)}`).join(', ')}, ` +
+          `c=${plan.split.concurrency} one ${last(split.one)} / two ${last(split.two)} events/s, fan-out p99 ${spreadP99.toFixed(1)} ms`,
+      );
+    }
+
+    const twoNames = { [a.origin]: 'A', [b.origin]: 'B' };
+    return {
+      plan,
+      single: plan.single.map(({ concurrency, streams }, i) => {
+        const [l, s] = [summarise(single[i].local), summarise(single[i].shared)];
+        return { concurrency, streams, local: l, shared: s, ratio: compare(s.samples, l.samples) };
+      }),
+      split: (() => {
+        const [one, two] = [summarise(split.one), summarise(split.two, twoNames)];
+        return { ...plan.split, one, two, ratio: compare(two.samples, one.samples) };
+      })(),
+      fanout: { spread: fanoutSummary(plan.followers, fanoutRounds.spread), local: fanoutSummary(plan.followers, fanoutRounds.local) },
+      ...(profileDirs && { profileDirs }),
+    };
+  } finally {
+    await Promise.all([...processes.map((p) => p.stop()), ...started.map((s) => s.process.stop(profileDirs ? 30_000 : 5000))]);
+    await space.cleanup().catch((error: unknown) => log(`scale: cleanup failed: ${reason(error)}`));
+  }
+}
