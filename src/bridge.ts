@@ -2,9 +2,11 @@ import type { Mastra } from '@mastra/core';
 import { registerApiRoute, type ApiRoute } from '@mastra/core/server';
 import { Hono, type Context } from 'hono';
 import { cors } from 'hono/cors';
+import { authenticatorOf } from './auth/bearer-auth.js';
 import { resolveConfig, type BridgeConfig, type ResolvedConfig } from './config.js';
 import { createServices } from './container.js';
 import { errorResponse } from './http/errors.js';
+import { buildOpenApiDocument, OPENAPI_PATH } from './http/openapi.js';
 import { ROUTES, type RouteDef } from './http/routes.js';
 import type { Services } from './http/services.js';
 
@@ -50,9 +52,23 @@ export function createBridge(config: BridgeConfig = {}): Bridge {
     }
     return s;
   };
+  // Credentials first (with auth on): no validation, no lookup, for a caller who has none.
+  const authenticate = authenticatorOf(resolved.resolveResourceId);
   const handle = (route: RouteDef, s: Services) => async (c: Context) => {
     try {
+      await authenticate?.(c);
       return await route.handler(c, s);
+    } catch (error) {
+      return errorResponse(c, error, resolved.logger);
+    }
+  };
+  // Built once: converting every schema per request would be wasted work. No resource is
+  // resolved for it (the contract is the same for every caller), but with auth on it takes credentials.
+  const openapi = buildOpenApiDocument({ prefix: resolved.prefix });
+  const serveOpenApi = async (c: Context) => {
+    try {
+      await authenticate?.(c);
+      return c.json(openapi);
     } catch (error) {
       return errorResponse(c, error, resolved.logger);
     }
@@ -60,18 +76,21 @@ export function createBridge(config: BridgeConfig = {}): Bridge {
 
   return {
     config: resolved,
-    routes: () =>
-      ROUTES.map((route) =>
+    routes: () => [
+      ...ROUTES.map((route) =>
         registerApiRoute(`${resolved.prefix}${route.path}`, {
           method: route.method,
           createHandler: async ({ mastra }) => handle(route, servicesFor(mastra)),
         }),
       ),
+      registerApiRoute(`${resolved.prefix}${OPENAPI_PATH}`, { method: 'GET', handler: serveOpenApi }),
+    ],
     app: (mastra) => {
       const s = servicesFor(mastra);
       const app = new Hono();
       if (resolved.cors) app.use(`${resolved.prefix}/*`, cors(resolved.cors));
       for (const route of ROUTES) app.on(route.method, `${resolved.prefix}${route.path}`, handle(route, s));
+      app.get(`${resolved.prefix}${OPENAPI_PATH}`, serveOpenApi);
       app.notFound((c) => c.json({ error: `No route ${c.req.method} ${c.req.path}`, code: 'NOT_FOUND' }, 404));
       app.onError((error, c) => errorResponse(c, error, resolved.logger));
       return app;

@@ -7,6 +7,7 @@ export interface ErrorDetail {
 export type ErrorCode =
   | 'INVALID_INPUT'
   | 'UNAUTHORIZED'
+  | 'FORBIDDEN'
   | 'AGENT_NOT_FOUND'
   | 'THREAD_NOT_FOUND'
   | 'RUN_NOT_FOUND'
@@ -15,6 +16,8 @@ export type ErrorCode =
   | 'PAYLOAD_TOO_LARGE'
   | 'MEMORY_NOT_CONFIGURED'
   | 'INTERNAL_ERROR'
+  /** Storage, Redis or a key server unreachable: try again later. */
+  | 'UNAVAILABLE'
   /** An unknown route (the standalone app's fallback). */
   | 'NOT_FOUND';
 
@@ -27,10 +30,12 @@ export type ErrorCode =
  */
 export class BridgeError extends Error {
   constructor(
-    readonly status: 400 | 401 | 404 | 409 | 413 | 500,
+    readonly status: 400 | 401 | 403 | 404 | 409 | 413 | 500 | 503,
     readonly code: ErrorCode,
     message: string,
     readonly details?: ErrorDetail[],
+    /** Headers the answer carries (`WWW-Authenticate` on a 401). */
+    readonly headers?: Record<string, string>,
   ) {
     super(message);
     this.name = 'BridgeError';
@@ -41,7 +46,17 @@ export const invalidInput = (message: string, details?: ErrorDetail[]) => new Br
 export const notFound = (code: 'AGENT_NOT_FOUND' | 'THREAD_NOT_FOUND' | 'RUN_NOT_FOUND' | 'TOOL_CALL_NOT_FOUND', message: string) =>
   new BridgeError(404, code, message);
 export const conflict = (message: string) => new BridgeError(409, 'CONFLICT', message);
-export const unauthorized = (message = 'Unauthorized') => new BridgeError(401, 'UNAUTHORIZED', message);
+/** How a 401 says which credentials it wants (RFC 6750). */
+const BEARER_CHALLENGE = 'Bearer realm="mastra-agui-bridge"';
+/** `invalid` when a credential was sent and refused (RFC 6750's `invalid_token`), else no credential came. */
+export const unauthorized = (message = 'Unauthorized', invalid = false) =>
+  new BridgeError(401, 'UNAUTHORIZED', message, undefined, {
+    'WWW-Authenticate': invalid ? `${BEARER_CHALLENGE}, error="invalid_token"` : BEARER_CHALLENGE,
+  });
+export const forbidden = (message: string) => new BridgeError(403, 'FORBIDDEN', message);
+/** Something the answer depends on is down; `Retry-After` in seconds. */
+export const unavailable = (message: string, retryAfterSec = 5) =>
+  new BridgeError(503, 'UNAVAILABLE', message, undefined, { 'Retry-After': String(retryAfterSec) });
 
 /** Thrown by `createBridge` when its configuration does not validate. */
 export class BridgeConfigError extends Error {

@@ -42,5 +42,5 @@ export function toErrorBody(error: unknown, logger: BridgeLogger): { status: Con
 /** Writes an error answer. */
 export function errorResponse(c: Context, error: unknown, logger: BridgeLogger): Response {
   const { status, body } = toErrorBody(error, logger);
-  return c.json(body, status);
+  return c.json(body, status, error instanceof BridgeError ? error.headers : undefined);
 }

@@ -21,7 +21,7 @@ export interface Answer {
 }
 
 const KEY_RULE = 'must be 1 to 256 printable ASCII characters';
-const KeyHeaderSchema = z.object({
+export const KeyHeaderSchema = z.object({
   'idempotency-key': z.string().regex(/^[\x20-\x7e]{1,256}$/, KEY_RULE),
 });
 

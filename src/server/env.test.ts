@@ -25,4 +25,20 @@ describe('readServerEnv', () => {
     expect(() => readServerEnv({ IDEMPOTENCY_TTL_MS: '1.5' })).toThrow(/IDEMPOTENCY_TTL_MS/);
     expect(() => readServerEnv({ IDEMPOTENCY_TTL_MS: '-1' })).toThrow(/IDEMPOTENCY_TTL_MS/);
   });
+
+  it('reads the authentication variables; refuses a short secret, both secret and JWKS, and malformed API keys, never echoing a value', () => {
+    const secret = 's'.repeat(32);
+    const env = readServerEnv({ AUTH_JWT_SECRET: secret, AUTH_ISSUER: 'https://id/', AUTH_AUDIENCE: 'agents', AUTH_RESOURCE_CLAIM: 'uid', AUTH_API_KEYS: 'k-0123456789abcdef:billing, k-fedcba9876543210:reports' });
+    expect(env).toMatchObject({ AUTH_JWT_SECRET: secret, AUTH_ISSUER: 'https://id/', AUTH_AUDIENCE: 'agents', AUTH_RESOURCE_CLAIM: 'uid' });
+    expect(env.AUTH_API_KEYS).toEqual({ 'k-0123456789abcdef': 'billing', 'k-fedcba9876543210': 'reports' });
+    expect(readServerEnv({ AUTH_JWT_SECRET: '', AUTH_API_KEYS: '' })).not.toHaveProperty('AUTH_JWT_SECRET', '');
+    expect(() => readServerEnv({ AUTH_JWT_SECRET: 'short-secret' })).toThrow(/AUTH_JWT_SECRET: must be at least 32 bytes/);
+    expect(() => readServerEnv({ AUTH_JWT_SECRET: 'short-secret' })).not.toThrow(/short-secret/);
+    expect(() => readServerEnv({ AUTH_JWT_SECRET: secret, AUTH_JWKS_URL: 'https://id/jwks.json' })).toThrow(/not both/);
+    expect(() => readServerEnv({ AUTH_JWKS_URL: 'ftp://id/jwks.json' })).toThrow(/AUTH_JWKS_URL/);
+    expect(() => readServerEnv({ AUTH_API_KEYS: 'no-resource-0123456789' })).toThrow(/key:resourceId/);
+    expect(() => readServerEnv({ AUTH_API_KEYS: 'short:billing' })).toThrow(/at least 16/);
+    expect(() => readServerEnv({ AUTH_API_KEYS: 'k-0123456789abcdef:a,k-0123456789abcdef:b' })).toThrow(/twice/);
+    expect(() => readServerEnv({ AUTH_API_KEYS: 'short:billing' })).not.toThrow(/short:billing/);
+  });
 });

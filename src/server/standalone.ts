@@ -10,6 +10,8 @@ import { createBridge, type Bridge } from '../bridge.js';
 import { createScaleOut } from '../redis/scale-out.js';
 import type { BridgeConfig } from '../config.js';
 import { createDemoAgent } from '../demo/agent.js';
+import { authFromEnv, exposureWarning } from './auth.js';
+import { serveHealth } from './health.js';
 import type { ServerEnv } from './env.js';
 import { createStorage, initStorage } from './storage.js';
 
@@ -99,13 +101,19 @@ export async function startServer(env: ServerEnv, bridgeConfig: BridgeConfig = {
   const scaleOut = env.REDIS_URL ? await createScaleOut({ url: env.REDIS_URL, prefix: env.REDIS_PREFIX }) : undefined;
   const demo = createDemoAgent({ storage, delayMs: env.DEMO_DELAY_MS, slowTaskMs: env.SLOW_TASK_MS, model: env.MODEL });
   const mastra = new Mastra({ agents: { demo }, storage, logger: false, backgroundTasks: { enabled: true }, ...(scaleOut && { pubsub: scaleOut.pubsub }) });
+  const resolveResourceId = authFromEnv(env);
+  const warning = exposureWarning(env, resolveResourceId !== undefined);
+  if (warning) console.warn(`warning: ${warning}`);
   const bridge = createBridge({
     prefix: env.AGUI_PREFIX,
+    ...(resolveResourceId && { resolveResourceId }),
     ...(env.IDEMPOTENCY_TTL_MS !== undefined && { idempotencyTtlMs: env.IDEMPOTENCY_TTL_MS }),
     ...(scaleOut && { scaleOut }),
     ...bridgeConfig,
   });
   const app = bridge.app(mastra);
+  let closing = false;
+  serveHealth(app, { storage, redis: scaleOut?.redis.client, closing: () => closing, logger: bridge.config.logger });
   servePage(app, bridge.config.prefix);
   let server: ServerType;
   try {
@@ -135,6 +143,7 @@ export async function startServer(env: ServerEnv, bridgeConfig: BridgeConfig = {
     bridge,
     mastra,
     close: async () => {
+      closing = true;
       bridge.shutdown();
       await new Promise<void>((resolve) => {
         server.close(() => resolve());

@@ -80,10 +80,10 @@ export async function* sseEvents(body: ReadableStream<Uint8Array>): AsyncGenerat
 }
 
 /** A raw `POST /run` (no AG-UI client), for tests that read the bytes or leave mid-stream. */
-export async function postRun(url: string, input: RunAgentInput, init: { accept?: string; signal?: AbortSignal } = {}): Promise<Response> {
+export async function postRun(url: string, input: RunAgentInput, init: { accept?: string; signal?: AbortSignal; headers?: Record<string, string> } = {}): Promise<Response> {
   return fetch(url, {
     method: 'POST',
-    headers: { 'content-type': 'application/json', accept: init.accept ?? 'text/event-stream' },
+    headers: { 'content-type': 'application/json', accept: init.accept ?? 'text/event-stream', ...init.headers },
     body: JSON.stringify(input),
     signal: init.signal,
   });

@@ -10,13 +10,13 @@ import { threadScope } from './threads.js';
  * 16 digits today (see `feedBase`); any such id is valid, and one the thread cannot replay gets a
  * snapshot, so only what cannot be an id at all is refused.
  */
-const seqId = z
+export const seqId = z
   .string()
   .regex(/^\d{1,16}$/, 'must be a decimal integer (digits only, at most 16)')
   .transform(Number)
   .refine(Number.isSafeInteger, `must be at most ${Number.MAX_SAFE_INTEGER}`);
 
-const EventsQuerySchema = z.object({
+export const EventsQuerySchema = z.object({
   resourceId: z.string().min(1).max(512).optional(),
   agentId: z.string().min(1).max(512).optional(),
   snapshot: z.enum(['0', '1', 'true', 'false']).optional(),

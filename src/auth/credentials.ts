@@ -1,0 +1,30 @@
+import type { Context } from 'hono';
+import { unauthorized } from '../errors.js';
+
+/** The one route a token may come in the query on: a browser `EventSource` cannot send headers. */
+const QUERY_TOKEN_ROUTE = /\/threads\/:threadId\/events$/;
+
+/**
+ * The bearer credential of a request: `Authorization: Bearer <token>`, or `?access_token=` on
+ * `GET …/threads/:threadId/events` only. `undefined` when none was sent; a malformed header, or an
+ * `access_token` on any other route, is refused (`401`).
+ *
+ * @example
+ * const token = bearerToken(c);
+ * if (!token) throw unauthorized('A bearer token is required');
+ */
+export function bearerToken(c: Context): string | undefined {
+  const header = c.req.header('authorization');
+  const query = c.req.query('access_token');
+  if (header !== undefined) {
+    const match = /^Bearer +(\S+) *$/i.exec(header);
+    if (!match) throw unauthorized('Authorization must be "Bearer <token>"', true);
+    return match[1];
+  }
+  if (query === undefined) return undefined;
+  if (c.req.method !== 'GET' || !QUERY_TOKEN_ROUTE.test(c.req.routePath)) {
+    throw unauthorized('access_token is accepted on the events stream only: send "Authorization: Bearer <token>"', true);
+  }
+  if (query.length === 0) throw unauthorized('access_token is empty', true);
+  return query;
+}
