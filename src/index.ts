@@ -28,4 +28,4 @@ export { RunTranslator, type RunTranslatorOptions } from './translate/run-transl
 export type { MastraChunk } from './translate/chunks.js';
 export { createScaleOut, type ScaleOut, type ScaleOutOptions } from './redis/scale-out.js';
 export { RedisPubSub, type RedisPubSubOptions } from './redis/pubsub/index.js';
-export { apiKeyAuth, apiKeyVerifier, bearerAuth, jwtAuth, jwtVerifier, type BearerAuth, type JwtOptions, type TokenVerifier } from './auth/index.js';
+export { apiKeyAuth, apiKeyVerifier, bearerAuth, jwtAuth, jwtVerifier, mastraAuthResource, type BearerAuth, type JwtOptions, type MastraAuthResourceOptions, type TokenVerifier } from './auth/index.js';

@@ -1,8 +1,10 @@
 import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { SignJWT } from 'jose';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { readServerEnv } from '../src/server/env.js';
 import { startServer, type RunningServer } from '../src/server/standalone.js';
 import { uid } from './support/agui.js';
 import { CHROMIUM_PATH, hasChromium, isEventStream, launchChromium, startCutProxy, type CutProxy, type ProxiedRequest } from './support/browser.js';
@@ -308,5 +310,61 @@ describe.skipIf(!hasChromium)(`the demo page in chromium${hasChromium ? '' : ` (
     mkdirSync(ARTIFACTS, { recursive: true });
     await page.setViewportSize({ width: 1280, height: 1200 });
     await page.screenshot({ path: new URL('page.png', ARTIFACTS).pathname });
+  });
+});
+
+describe.skipIf(!hasChromium)('the demo page on a server that requires a token', () => {
+  const SECRET = 'a-browser-test-secret-of-at-least-32-bytes';
+  let dir: string;
+  let server: RunningServer;
+  let browser: Browser;
+  beforeAll(async () => {
+    dir = mkdtempSync(join(tmpdir(), 'agui-page-auth-'));
+    server = await startServer(
+      readServerEnv({ PORT: '0', DATABASE_URL: `file:${join(dir, 'page.db')}`, DEMO_DELAY_MS: '0', AUTH_JWT_SECRET: SECRET }),
+      { logger: silentLogger },
+    );
+    browser = await launchChromium();
+  });
+  afterAll(async () => {
+    await browser?.close();
+    await server?.close();
+    if (dir) rmSync(dir, { recursive: true, force: true });
+  });
+
+  const tokenFor = (sub: string) => new SignJWT({}).setProtectedHeader({ alg: 'HS256' }).setSubject(sub).setExpirationTime('1h').sign(new TextEncoder().encode(SECRET));
+
+  it('asks for a token, says when one is refused, then works as the token’s subject; the token outlives a reload in the tab', async () => {
+    const context = await browser.newContext();
+    try {
+      const page = await context.newPage();
+      const errors: string[] = [];
+      page.on('pageerror', (error) => errors.push(error.message));
+      await page.goto(`${new URL(server.url).origin}/`);
+      await page.waitForSelector('#token-form:not([hidden])');
+      expect(await page.textContent('#action-status')).toMatch(/requires an access token/);
+
+      await page.fill('#token', 'not-a-valid-token');
+      await page.click('#token-form button[type="submit"]');
+      await page.waitForFunction(() => /The token was refused/.test(document.querySelector('#action-status')?.textContent ?? ''));
+      expect(await page.isVisible('#token-form')).toBe(true);
+
+      const subject = uid('token-user');
+      await page.fill('#token', await tokenFor(subject));
+      await page.click('#token-form button[type="submit"]');
+      await page.waitForSelector('#connection[data-state="live"]');
+      expect(await page.isHidden('#token-form')).toBe(true);
+      expect(await page.inputValue('#resource')).toBe(subject);
+      await page.fill('#message', 'hello with a token');
+      await page.click('#send');
+      await page.waitForFunction(() => [...document.querySelectorAll('#transcript .item.assistant .bubble')].some((n) => n.textContent === 'Echo: hello with a token'));
+
+      await page.reload();
+      await page.waitForSelector('#connection[data-state="live"]');
+      expect(await page.isHidden('#token-form')).toBe(true);
+      expect(errors).toEqual([]);
+    } finally {
+      await context.close();
+    }
   });
 });

@@ -11,12 +11,17 @@ import { Transcript } from './transcript.js';
 
 const prefix = document.querySelector('meta[name="agui-prefix"]')?.content ?? '/agui';
 const baseUrl = prefix.startsWith('%') ? '/agui' : prefix;
+/** `bearer:<claim>` when the server requires a token whose `<claim>` names the resource, else `none`. */
+const authMeta = document.querySelector('meta[name="agui-auth"]')?.content ?? 'none';
+const auth = authMeta.startsWith('bearer') ? { claim: authMeta.split(':')[1] || 'sub' } : undefined;
 /** Caps of the page's own lists (the log for devtools, the notices of a thread). */
 const MAX_LOG = 5000;
 const MAX_NOTICES = 200;
 const $ = (selector) => document.querySelector(selector);
 
 const ui = {
+  tokenForm: $('#token-form'),
+  token: $('#token'),
   resourceForm: $('#resource-form'),
   resource: $('#resource'),
   threads: $('#threads'),
@@ -57,6 +62,8 @@ const store = {
 const app = {
   // `?resource=` picks the resource (a link to someone's threads), else the one this tab used last.
   resourceId: new URLSearchParams(location.search).get('resource') || store.get('resource') || 'demo-user',
+  /** The bearer token this tab uses when the server requires one (sessionStorage: gone with the tab). */
+  token: auth ? store.get('token') : undefined,
   /** @type {BridgeClient} the REST and signal calls, as `resourceId` */
   client: undefined,
   threadId: undefined,
@@ -87,7 +94,48 @@ const transcript = new Transcript(ui.transcript, () => ({
 
 function setResource(resourceId) {
   app.resourceId = resourceId;
-  app.client = new BridgeClient({ baseUrl, resourceId });
+  app.client = new BridgeClient({ baseUrl, resourceId, headers: authHeaders() });
+}
+
+// ── access token (servers with auth on) ──────────────────────────────────
+
+const authHeaders = () => (app.token ? { Authorization: `Bearer ${app.token}` } : undefined);
+
+/** The resource a JWT names (its payload is readable; the server verifies it), or undefined (an API key). */
+function tokenResource(token) {
+  try {
+    const payload = JSON.parse(atob(token.split('.')[1].replace(/-/g, '+').replace(/_/g, '/')));
+    const resource = payload?.[auth.claim];
+    return typeof resource === 'string' && resource ? resource : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** Shows the token form; `why` says why (no token yet, or what happened to the last one). */
+function askForToken(why, tone = 'error') {
+  app.token = undefined;
+  store.set('token', null);
+  ui.tokenForm.hidden = false;
+  ui.token.value = '';
+  ui.token.focus();
+  say(why, tone);
+}
+
+function useToken(token) {
+  app.token = token;
+  store.set('token', token);
+  ui.tokenForm.hidden = true;
+  const resource = tokenResource(token) ?? ui.resource.value.trim();
+  setResource(resource);
+  store.set('resource', resource);
+}
+
+/** Whether `error` is the server refusing the token: then the page asks for another one. */
+function tokenRefused(error) {
+  if (!(auth && error instanceof BridgeRequestError && error.status === 401)) return false;
+  askForToken(`The token was refused: ${error.message.split(': ').slice(1).join(': ') || 'unauthorized'}. Enter another one.`);
+  return true;
 }
 
 // ── status line ──────────────────────────────────────────────────────────
@@ -128,6 +176,7 @@ async function loadThreads(selectId) {
   try {
     threads = await app.client.listThreads({ limit: 50 });
   } catch (error) {
+    if (tokenRefused(error)) return;
     say(`Could not list threads: ${describeError(error)}`, 'error');
   }
   renderThreads(threads);
@@ -191,6 +240,7 @@ function follow(threadId) {
     baseUrl,
     threadId,
     resourceId: app.resourceId,
+    headers: authHeaders(),
     // `?lastEventId=` rather than the header: a copy of this page served from another origin
     // resumes without a CORS preflight (docs/client.md, CORS).
     connect: { lastEventIdIn: 'query' },
@@ -466,5 +516,14 @@ window.bridgeDemo = {
   },
 };
 
+ui.tokenForm.addEventListener('submit', async (event) => {
+  event.preventDefault();
+  const token = ui.token.value.trim();
+  if (!token) return;
+  useToken(token);
+  await loadThreads();
+});
+
 setResource(app.resourceId);
-loadThreads();
+if (auth && !app.token) askForToken('This server requires an access token: enter yours to load your threads.', 'info');
+else loadThreads();

@@ -2,3 +2,4 @@ export { apiKeyVerifier, parseApiKeys } from './api-keys.js';
 export { apiKeyAuth, bearerAuth, jwtAuth, type BearerAuth, type TokenVerifier } from './bearer-auth.js';
 export { bearerToken } from './credentials.js';
 export { jwtVerifier, type JwtOptions } from './jwt.js';
+export { mastraAuthResource, type MastraAuthResourceOptions } from './mastra-auth.js';

@@ -63,10 +63,11 @@ const PAGE_CSP = "default-src 'self'; script-src 'self'; style-src 'self'; img-s
 
 /**
  * Serves the demo page (`web/`, see docs/client.md): `GET /`, its assets under `GET /ui/<file>`,
- * and the client bundle it imports at `GET /ui/client.js`. The page learns the bridge prefix from a
- * meta tag filled in here.
+ * and the client bundle it imports at `GET /ui/client.js`. The page learns the bridge prefix, and
+ * whether it needs a token (`auth`: `none`, or `bearer:<claim naming the resource>`), from meta
+ * tags filled in here.
  */
-function servePage(app: Hono, prefix: string): void {
+function servePage(app: Hono, prefix: string, auth: string): void {
   const root = findPackageRoot();
   if (!root) return;
   const dir = join(root, 'web');
@@ -74,7 +75,7 @@ function servePage(app: Hono, prefix: string): void {
   const headers = { 'Cache-Control': 'no-cache', 'X-Content-Type-Options': 'nosniff' };
   app.get('/', async (c) => {
     const html = await readFile(join(dir, 'index.html'), 'utf8');
-    return c.html(html.replaceAll('%AGUI_PREFIX%', prefix), 200, { ...headers, 'Content-Security-Policy': PAGE_CSP });
+    return c.html(html.replaceAll('%AGUI_PREFIX%', prefix).replaceAll('%AGUI_AUTH%', auth), 200, { ...headers, 'Content-Security-Policy': PAGE_CSP });
   });
   app.get('/ui/client.js', async (c) => c.body(await client(), 200, { ...headers, 'Content-Type': PAGE_TYPES['.js'] }));
   app.get('/ui/:file', async (c) => {
@@ -114,7 +115,8 @@ export async function startServer(env: ServerEnv, bridgeConfig: BridgeConfig = {
   const app = bridge.app(mastra);
   let closing = false;
   serveHealth(app, { storage, redis: scaleOut?.redis.client, closing: () => closing, logger: bridge.config.logger });
-  servePage(app, bridge.config.prefix);
+  // The page asks for a token when the server wants one, and reads the resource from this claim.
+  servePage(app, bridge.config.prefix, resolveResourceId ? `bearer:${env.AUTH_RESOURCE_CLAIM ?? 'sub'}` : 'none');
   let server: ServerType;
   try {
     server = await new Promise<ServerType>((resolve, reject) => {
