@@ -1,14 +1,18 @@
 import type { Mastra } from '@mastra/core';
 import { registerApiRoute, type ApiRoute } from '@mastra/core/server';
-import { Hono, type Context } from 'hono';
+import { Hono, type Context, type MiddlewareHandler } from 'hono';
 import { cors } from 'hono/cors';
 import { authenticatorOf } from './auth/bearer-auth.js';
+import { markRateLimited } from './limits/limited-request.js';
 import { resolveConfig, type BridgeConfig, type ResolvedConfig } from './config.js';
 import { createServices } from './container.js';
 import { errorResponse } from './http/errors.js';
 import { buildOpenApiDocument, OPENAPI_PATH } from './http/openapi.js';
 import { ROUTES, type RouteDef } from './http/routes.js';
 import type { Services } from './http/services.js';
+import { httpMetrics } from './observability/http-metrics.js';
+import { BridgeMetrics } from './observability/metrics.js';
+import { requestLog } from './observability/request-log.js';
 
 /** The bridge: its routes for a Mastra server, or a standalone Hono app. */
 export interface Bridge {
@@ -22,6 +26,13 @@ export interface Bridge {
   shutdown(): void;
   /** Threads followed right now (one Mastra subscription each), for health checks and metrics. */
   subscriptionCount(): number;
+  /**
+   * The bridge's Prometheus metrics (`agui_bridge_*`), on a registry of its own, shared by every
+   * Mastra instance the bridge serves. See docs/operations.md.
+   */
+  readonly metrics: BridgeMetrics;
+  /** The metrics in the Prometheus text format, for a `/metrics` route of your own (`metrics.contentType`). */
+  metricsText(): Promise<string>;
   /**
    * Sends again the messages a crash left acknowledged and unanswered (the durable inbox), in
    * their order and under their ids; answers how many. Call once at start-up, after the server
@@ -42,11 +53,12 @@ export interface Bridge {
  */
 export function createBridge(config: BridgeConfig = {}): Bridge {
   const resolved = resolveConfig(config);
+  const metrics = new BridgeMetrics();
   const services = new Map<Mastra, Services>();
   const servicesFor = (mastra: Mastra): Services => {
     let s = services.get(mastra);
     if (!s) {
-      services.set(mastra, (s = createServices(resolved, mastra)));
+      services.set(mastra, (s = createServices(resolved, mastra, metrics)));
       s.recovery.start();
       void s.control.start?.().catch((error: unknown) => resolved.logger.error(`Thread control failed to start: ${(error as Error)?.message ?? error}`));
     }
@@ -57,11 +69,14 @@ export function createBridge(config: BridgeConfig = {}): Bridge {
   const handle = (route: RouteDef, s: Services) => async (c: Context) => {
     try {
       await authenticate?.(c);
+      if (route.limited) markRateLimited(c);
       return await route.handler(c, s);
     } catch (error) {
       return errorResponse(c, error, resolved.logger);
     }
   };
+  // Per route, so that both know the route's pattern (never the concrete path).
+  const observe = (pattern: string): [MiddlewareHandler, MiddlewareHandler] => [requestLog(resolved.logger, pattern), httpMetrics(metrics, pattern)];
   // Built once: converting every schema per request would be wasted work. No resource is
   // resolved for it (the contract is the same for every caller), but with auth on it takes credentials.
   const openapi = buildOpenApiDocument({ prefix: resolved.prefix });
@@ -76,21 +91,28 @@ export function createBridge(config: BridgeConfig = {}): Bridge {
 
   return {
     config: resolved,
+    metrics,
+    metricsText: () => metrics.text(),
     routes: () => [
       ...ROUTES.map((route) =>
         registerApiRoute(`${resolved.prefix}${route.path}`, {
           method: route.method,
+          middleware: observe(`${resolved.prefix}${route.path}`),
           createHandler: async ({ mastra }) => handle(route, servicesFor(mastra)),
         }),
       ),
-      registerApiRoute(`${resolved.prefix}${OPENAPI_PATH}`, { method: 'GET', handler: serveOpenApi }),
+      registerApiRoute(`${resolved.prefix}${OPENAPI_PATH}`, { method: 'GET', middleware: observe(`${resolved.prefix}${OPENAPI_PATH}`), handler: serveOpenApi }),
     ],
     app: (mastra) => {
       const s = servicesFor(mastra);
       const app = new Hono();
       if (resolved.cors) app.use(`${resolved.prefix}/*`, cors(resolved.cors));
-      for (const route of ROUTES) app.on(route.method, `${resolved.prefix}${route.path}`, handle(route, s));
-      app.get(`${resolved.prefix}${OPENAPI_PATH}`, serveOpenApi);
+      for (const route of ROUTES) {
+        const pattern = `${resolved.prefix}${route.path}`;
+        app.on(route.method, pattern, ...observe(pattern), handle(route, s));
+      }
+      const openapiPath = `${resolved.prefix}${OPENAPI_PATH}`;
+      app.get(openapiPath, ...observe(openapiPath), serveOpenApi);
       app.notFound((c) => c.json({ error: `No route ${c.req.method} ${c.req.path}`, code: 'NOT_FOUND' }, 404));
       app.onError((error, c) => errorResponse(c, error, resolved.logger));
       return app;

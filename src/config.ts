@@ -51,6 +51,39 @@ export const BridgeConfigSchema = z
     threadBusyWaitMs: z.number().int().min(0).max(3600 * 1000).default(30_000),
     /** How long the answer to a request with an `Idempotency-Key` is kept for its retries (0: not kept). */
     idempotencyTtlMs: z.number().int().min(0).max(365 * 24 * 3600 * 1000).default(24 * 3600 * 1000),
+    /**
+     * Hosts whose `http(s)` URLs may appear in input messages' image/file parts, which the server
+     * then downloads (Mastra fetches every part URL the model does not take itself). Exact host
+     * names, or `*.example.com` for any subdomain of `example.com`; ports are not matched. Default
+     * `[]`: every remote URL is refused with `400 INVALID_INPUT` (a caller could otherwise make the
+     * server request internal addresses); `data:` URLs and base64 are always accepted.
+     *
+     * @example
+     * createBridge({ allowedUrlHosts: ['cdn.example.com', '*.images.example.com'] });
+     */
+    allowedUrlHosts: z
+      .array(z.string().regex(/^(\*\.)?[A-Za-z0-9]([A-Za-z0-9.-]*[A-Za-z0-9])?$|^\[[0-9A-Fa-f:.]+\]$/, 'must be a host name, "*.example.com" or a bracketed IPv6 address'))
+      .default([]),
+    /**
+     * Caps per resource (the caller), each answered `429 RATE_LIMITED` with `Retry-After` when
+     * reached; none by default. `requestsPerMinute` counts `/run` and the steering routes (shared by
+     * all processes with `scaleOut`); the stream and run caps are per process.
+     *
+     * @example
+     * createBridge({ limits: { requestsPerMinute: 300, streamsPerResource: 50, streams: 10_000, runsPerResource: 10 } });
+     */
+    limits: z
+      .object({
+        requestsPerMinute: positiveInt(1_000_000).optional(),
+        /** Open event streams (`GET …/events`) of one resource. */
+        streamsPerResource: positiveInt(1_000_000).optional(),
+        /** Open event streams of every resource together. */
+        streams: positiveInt(10_000_000).optional(),
+        /** `/run`s streaming at once for one resource. */
+        runsPerResource: positiveInt(1_000_000).optional(),
+      })
+      .strict()
+      .default({}),
     cors: z.custom<CorsOptions>((v) => v === undefined || (typeof v === 'object' && v !== null)).optional(),
     logger: LoggerSchema.optional(),
     /** Several bridge processes on one Redis (`createScaleOut`); without it, everything lives in this process. */

@@ -19,7 +19,11 @@ import { InProcessThreadControl, type ThreadControl } from './signals/thread-con
 import { InProcessThreadLocks, type ThreadLocks } from './threads/thread-locks.js';
 import { ThreadStore } from './threads/thread-store.js';
 import { TOKENS } from './tokens.js';
+import { Limits } from './limits/limits.js';
+import { TokenBucketLimiter, type RateLimiter } from './limits/rate-limiter.js';
+import { BridgeMetrics } from './observability/metrics.js';
 import { RedisEventLogs } from './redis/event-log.js';
+import { RedisRateLimiter } from './redis/rate-limiter.js';
 import { RedisRunAnnouncements } from './redis/run-announcements.js';
 import type { ScaleOut } from './redis/scale-out.js';
 import { RedisThreadControl } from './redis/thread-control.js';
@@ -32,11 +36,16 @@ import { RedisToolProxy } from './redis/tool-proxy.js';
  * thread locks, run announcements) is bound to its in-process implementation here; a deployment
  * over shared stores binds other implementations of the same interfaces, and nothing else changes.
  * The container stays private; handlers get the resolved `Services`.
+ *
+ * `metrics` is the bridge's, shared by every Mastra instance it serves (one registry per bridge);
+ * without it the container makes its own.
  */
-export function createServices(config: ResolvedConfig, mastra: Mastra): Services {
+export function createServices(config: ResolvedConfig, mastra: Mastra, metrics?: BridgeMetrics): Services {
   const container = new Container({ defaultScope: 'Singleton' });
   container.bind(TOKENS.Config).toConstantValue(config);
   container.bind(TOKENS.Mastra).toConstantValue(mastra);
+  if (metrics) container.bind(TOKENS.Metrics).toConstantValue(metrics);
+  else container.bind(TOKENS.Metrics).to(BridgeMetrics);
 
   // The state that is per process unless shared: behind interfaces.
   if (config.scaleOut) bindShared(container, config.scaleOut, config);
@@ -44,6 +53,10 @@ export function createServices(config: ResolvedConfig, mastra: Mastra): Services
   container.bind<DurableInbox>(TOKENS.Inbox).to(MastraInbox);
   // Shared through Mastra's storage already: the answers kept for `Idempotency-Key` retries.
   container.bind<IdempotencyStore>(TOKENS.IdempotencyStore).to(MastraIdempotencyStore);
+
+  container
+    .bind(TOKENS.Limits)
+    .toDynamicValue((context) => new Limits(config.limits, rateLimiter(config), (limit) => context.get<BridgeMetrics>(TOKENS.Metrics).limitRefused(limit)));
 
   // Services.
   container.bind(TOKENS.AgentProvider).to(AgentProvider);
@@ -66,7 +79,15 @@ export function createServices(config: ResolvedConfig, mastra: Mastra): Services
     hub: container.get<ThreadHub>(TOKENS.ThreadHub),
     locks: container.get<ThreadLocks>(TOKENS.ThreadLocks),
     idempotency: container.get<IdempotencyStore>(TOKENS.IdempotencyStore),
+    limits: container.get<Limits>(TOKENS.Limits),
   };
+}
+
+/** Requests per minute counted in this process, or in Redis for every process of a deployment. */
+function rateLimiter({ limits, scaleOut }: ResolvedConfig): RateLimiter | undefined {
+  const perMinute = limits.requestsPerMinute;
+  if (perMinute === undefined) return undefined;
+  return scaleOut ? new RedisRateLimiter(scaleOut.redis, perMinute) : new TokenBucketLimiter(perMinute);
 }
 
 function bindInProcess(container: Container): void {

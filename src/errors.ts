@@ -16,6 +16,8 @@ export type ErrorCode =
   | 'PAYLOAD_TOO_LARGE'
   | 'MEMORY_NOT_CONFIGURED'
   | 'INTERNAL_ERROR'
+  /** A configured limit (requests per minute, open streams, concurrent runs). */
+  | 'RATE_LIMITED'
   /** Storage, Redis or a key server unreachable: try again later. */
   | 'UNAVAILABLE'
   /** An unknown route (the standalone app's fallback). */
@@ -30,7 +32,7 @@ export type ErrorCode =
  */
 export class BridgeError extends Error {
   constructor(
-    readonly status: 400 | 401 | 403 | 404 | 409 | 413 | 500 | 503,
+    readonly status: 400 | 401 | 403 | 404 | 409 | 413 | 429 | 500 | 503,
     readonly code: ErrorCode,
     message: string,
     readonly details?: ErrorDetail[],
@@ -54,6 +56,9 @@ export const unauthorized = (message = 'Unauthorized', invalid = false) =>
     'WWW-Authenticate': invalid ? `${BEARER_CHALLENGE}, error="invalid_token"` : BEARER_CHALLENGE,
   });
 export const forbidden = (message: string) => new BridgeError(403, 'FORBIDDEN', message);
+/** A limit refused the request; `Retry-After` in whole seconds (at least 1). */
+export const rateLimited = (message: string, retryAfterSec: number) =>
+  new BridgeError(429, 'RATE_LIMITED', message, undefined, { 'Retry-After': String(Math.max(1, Math.ceil(retryAfterSec))) });
 /** Something the answer depends on is down; `Retry-After` in seconds. */
 export const unavailable = (message: string, retryAfterSec = 5) =>
   new BridgeError(503, 'UNAVAILABLE', message, undefined, { 'Retry-After': String(retryAfterSec) });

@@ -19,6 +19,8 @@ export { createBridge, type Bridge } from './bridge.js';
 export { BridgeConfigSchema, consoleLogger, type BridgeConfig, type BridgeLogger, type CorsOptions, type ResolveResourceId, type ResolvedConfig } from './config.js';
 export { BridgeConfigError, BridgeError, type ErrorCode, type ErrorDetail } from './errors.js';
 export type { ErrorBody } from './http/errors.js';
+export { pinoLogger } from './observability/pino-logger.js';
+export type { BridgeMetrics, FollowerJoin, RunOrigin, RunOutcome } from './observability/metrics.js';
 export type { AgentInfo } from './agents/agent-provider.js';
 export { AGUI_CONTEXT_KEY } from './runs/run-service.js';
 export type { ThreadInfo } from './threads/thread-store.js';

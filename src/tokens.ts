@@ -21,4 +21,8 @@ export const TOKENS = {
   InboxRecovery: Symbol.for('mastra-agui-bridge.InboxRecovery'),
   IdempotencyStore: Symbol.for('mastra-agui-bridge.IdempotencyStore'),
   ThreadControl: Symbol.for('mastra-agui-bridge.ThreadControl'),
+  /** Caps on callers (`Limits`). */
+  Limits: Symbol.for('mastra-agui-bridge.Limits'),
+  /** The bridge's Prometheus metrics (`BridgeMetrics`): one registry per bridge. */
+  Metrics: Symbol.for('mastra-agui-bridge.Metrics'),
 } as const;

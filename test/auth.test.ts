@@ -95,13 +95,25 @@ describe('JWT (HS256) and API keys on every route', () => {
     expect(await says(noneToken(alice))).toMatch(/not accepted|malformed/);
   });
 
-  it('the subject is the resource: another resource’s token gets 404 on every route of the thread', async () => {
+  it('the subject is the resource: another resource’s token gets 404 THREAD_NOT_FOUND on every route of the thread', async () => {
     const token = await hsToken(bob);
-    for (const route of concreteRoutes(threadId).filter((r) => r.path.startsWith(`/threads/${threadId}`))) {
-      const res = await send(tb.base, route, bearer(token));
-      // A body the route refuses is 400 before the thread is looked up; any other answer must not reveal the thread.
-      expect([400, 404], `${route.method} ${route.path}: ${JSON.stringify(res.body)}`).toContain(res.status);
-      if (res.status === 404) expect(res.body.code).toBe('THREAD_NOT_FOUND');
+    // A valid body for each route, so that nothing but the thread's owner decides the answer.
+    const bodies: Record<string, unknown> = {
+      [`PATCH /threads/${threadId}`]: { title: 'taken' },
+      [`POST /threads/${threadId}/send-message`]: { message: 'hi' },
+      [`POST /threads/${threadId}/queue-message`]: { message: 'hi' },
+      [`POST /threads/${threadId}/signals`]: { type: 'notification', contents: 'hi' },
+      [`POST /threads/${threadId}/state`]: { id: 'cart', cacheKey: 'v1', contents: 'c' },
+      [`POST /threads/${threadId}/notifications`]: { source: 'ci', kind: 'build', summary: 'hi' },
+      [`POST /threads/${threadId}/tool-approval`]: { toolCallId: 'call-1', approved: true },
+    };
+    const threadRoutes = concreteRoutes(threadId).filter((r) => r.path.startsWith(`/threads/${threadId}`));
+    expect(threadRoutes.length).toBeGreaterThanOrEqual(15);
+    for (const route of threadRoutes) {
+      const label = `${route.method} ${route.path}`;
+      const res = await http(`${tb.base}${route.path}`, { method: route.method, headers: bearer(token), ...(label in bodies ? { body: bodies[label] } : route.method === 'POST' ? { body: {} } : {}) });
+      expect(res.status, `${label}: ${JSON.stringify(res.body)}`).toBe(404);
+      expect(res.body.code, label).toBe('THREAD_NOT_FOUND');
     }
     const read = await http(`${tb.base}/threads/${threadId}`, { headers: bearer(token) });
     expect(read.status).toBe(404);

@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { readServerEnv } from '../src/server/env.js';
 import { startServer, type RunningServer } from '../src/server/standalone.js';
 import { silentLogger } from './support/server.js';
 
@@ -12,7 +13,7 @@ describe('the standalone server serves the demo page', () => {
   const servers: RunningServer[] = [];
   const start = async (prefix: string) => {
     const server = await startServer(
-      { PORT: 0, HOST: '127.0.0.1', DATABASE_URL: `file:${join(dir, `${servers.length}.db`)}`, DEMO_DELAY_MS: 0, SLOW_TASK_MS: 100, AGUI_PREFIX: prefix, REDIS_PREFIX: 'unused' },
+      readServerEnv({ PORT: '0', DATABASE_URL: `file:${join(dir, `${servers.length}.db`)}`, DEMO_DELAY_MS: '0', SLOW_TASK_MS: '100', AGUI_PREFIX: prefix }),
       { logger: silentLogger },
     );
     servers.push(server);

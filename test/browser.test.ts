@@ -45,7 +45,7 @@ describe.skipIf(!hasChromium)(`the demo page in chromium${hasChromium ? '' : ` (
   beforeAll(async () => {
     dir = mkdtempSync(join(tmpdir(), 'agui-page-'));
     server = await startServer(
-      { PORT: 0, HOST: '127.0.0.1', DATABASE_URL: `file:${join(dir, 'page.db')}`, DEMO_DELAY_MS: 20, SLOW_TASK_MS: 300, AGUI_PREFIX: '/agui', REDIS_PREFIX: 'unused' },
+      readServerEnv({ PORT: '0', DATABASE_URL: `file:${join(dir, 'page.db')}`, DEMO_DELAY_MS: '20', SLOW_TASK_MS: '300' }),
       { retryMs: 250, logger: silentLogger },
     );
     proxy = await startCutProxy(server.url);

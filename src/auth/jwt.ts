@@ -41,8 +41,8 @@ export function jwtVerifier(options: JwtOptions): TokenVerifier {
   return async (token) => {
     let payload: JWTPayload;
     try {
-      ({ payload } =
-        typeof key === 'function' ? await jwtVerify(token, key, verifyOptions) : await jwtVerify(token, key, verifyOptions));
+      // Two calls for jose's two overloads (a key, or a key lookup), the same options.
+      ({ payload } = await (typeof key === 'function' ? jwtVerify(token, key, verifyOptions) : jwtVerify(token, key, verifyOptions)));
     } catch (error) {
       throw refusal(error);
     }

@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { EventType, type Event, type Message } from '@ag-ui/core';
 import type { Agent } from '@mastra/core/agent';
 import type { BridgeLogger } from '../config.js';
+import type { EventCounter, FollowerJoin } from '../observability/metrics.js';
 import type { MastraChunk } from '../translate/chunks.js';
 import { ThreadTranslator, type RunAnnouncement } from '../translate/thread-translator.js';
 import { errorMessage } from '../translate/values.js';
@@ -22,6 +23,13 @@ export interface FeedOptions {
   /** The task manager's stream for this thread, where background-task progress arrives. */
   backgroundStream?: (signal: AbortSignal) => ReadableStream<unknown> | undefined;
   logger: BridgeLogger;
+  metrics?: FeedMetrics;
+}
+
+/** What a feed counts: events written (per follower, one `inc` per batch) and how followers join. */
+export interface FeedMetrics {
+  events: EventCounter;
+  joined(kind: FollowerJoin): void;
 }
 
 export interface AttachOptions {
@@ -93,13 +101,17 @@ export class ThreadFeed {
     const { lastEventId } = options;
     if (lastEventId !== undefined && this.canReplayAfter(lastEventId)) {
       client.position = lastEventId;
+      this.options.metrics?.joined('replay');
     } else if (lastEventId !== undefined && (await this.replayFromStore(client, lastEventId))) {
       // sent; the ring goes on from there
+      this.options.metrics?.joined('replay');
     } else {
       // Join first: the snapshot frames carry the position the client resumes from, and a client
       // joining inside a run resumes before that run's RUN_STARTED, so ids would otherwise go back.
       this.joinCurrentRun(client);
-      if ((options.snapshot || lastEventId !== undefined) && !(await this.sendSnapshot(client))) return;
+      const snapshot = options.snapshot || lastEventId !== undefined;
+      this.options.metrics?.joined(snapshot ? 'snapshot' : 'live');
+      if (snapshot && !(await this.sendSnapshot(client))) return;
     }
     this.catchUp(client);
   }
@@ -170,20 +182,27 @@ export class ThreadFeed {
       else if (isTerminal(events[i])) this.runStartSeq = undefined;
     }
     this.lastPublish = Date.now();
-    for (const client of this.clients) this.deliver(client, events, firstId);
+    let sent = 0;
+    for (const client of this.clients) sent += this.deliver(client, events, firstId);
+    this.options.metrics?.events.inc(sent);
   }
 
-  private deliver(client: Client, events: readonly Event[], firstId: number): void {
-    if (client.loading) return;
+  /** Sends the batch to one client; answers how many events it sent. */
+  private deliver(client: Client, events: readonly Event[], firstId: number): number {
+    if (client.loading) return 0;
     let from = 0;
     if (client.awaitingRun) {
       from = events.findIndex((e) => e.type === EventType.RUN_STARTED);
-      if (from < 0) return void (client.position = firstId + events.length - 1);
+      if (from < 0) {
+        client.position = firstId + events.length - 1;
+        return 0;
+      }
       client.awaitingRun = false;
     }
     client.out.sendShared(from === 0 ? events : events.slice(from), firstId + from);
     client.position = firstId + events.length - 1;
     this.cutOffIfBehind(client);
+    return events.length - from;
   }
 
   /**
@@ -207,6 +226,7 @@ export class ThreadFeed {
     client.loading = false;
     if (!older) return false;
     for (const { id: eventId, event } of older) client.out.sendShared([event], eventId);
+    this.options.metrics?.events.inc(older.length);
     client.position = older.length > 0 ? older[older.length - 1].id : id;
     return true;
   }
@@ -216,11 +236,14 @@ export class ThreadFeed {
     const missed = this.log.since(client.position);
     // The ring moved past it while its snapshot loaded: a gap it cannot see. It comes back for a new snapshot.
     if (!missed) return this.cutOff(client);
+    let sent = 0;
     for (const { id, event } of missed) {
       if (client.awaitingRun && event.type !== EventType.RUN_STARTED) continue;
       client.awaitingRun = false;
       client.out.sendShared([event], id);
+      sent++;
     }
+    this.options.metrics?.events.inc(sent);
     if (missed.length > 0) client.position = missed[missed.length - 1].id;
     this.cutOffIfBehind(client);
   }
@@ -256,6 +279,7 @@ export class ThreadFeed {
       { type: EventType.RUN_FINISHED, threadId, runId },
     ];
     for (const event of snapshot) client.out.send([event], client.position);
+    this.options.metrics?.events.inc(snapshot.length);
     client.loading = false;
     return true;
   }

@@ -4,12 +4,13 @@ import type { Agent } from '@mastra/core/agent';
 import { inject, injectable } from 'inversify';
 import type { ResolvedConfig } from '../config.js';
 import { BridgeError } from '../errors.js';
+import type { BridgeMetrics } from '../observability/metrics.js';
 import type { RunAnnouncements } from '../runs/run-announcements.js';
 import type { ThreadScope, ThreadStore } from '../threads/thread-store.js';
 import { TOKENS } from '../tokens.js';
 import type { ThreadEventLogs } from './event-log.js';
 import type { FeedSink } from './feed-sink.js';
-import { ThreadFeed, type AttachOptions } from './thread-feed.js';
+import { ThreadFeed, type AttachOptions, type FeedMetrics } from './thread-feed.js';
 
 /**
  * One `ThreadFeed` per thread (keyed by agent, resource and thread), shared by all its SSE
@@ -24,6 +25,7 @@ export class ThreadHub {
   private readonly feeds = new Map<string, ThreadFeed>();
   private readonly starting = new Map<string, Promise<ThreadFeed>>();
   private readonly lingering = new Map<string, NodeJS.Timeout>();
+  private readonly feedMetrics: FeedMetrics;
 
   constructor(
     @inject(TOKENS.Config) private readonly config: ResolvedConfig,
@@ -31,11 +33,24 @@ export class ThreadHub {
     @inject(TOKENS.ThreadStore) private readonly threads: ThreadStore,
     @inject(TOKENS.EventLogs) private readonly logs: ThreadEventLogs,
     @inject(TOKENS.RunAnnouncements) private readonly announcements: RunAnnouncements,
-  ) {}
+    @inject(TOKENS.Metrics) metrics: BridgeMetrics,
+  ) {
+    // Read when scraped: the hub's own counts, nothing kept in step on attach and detach.
+    metrics.trackFollowers(() => this.followerCount);
+    metrics.trackFollowedThreads(() => this.subscriptionCount);
+    this.feedMetrics = { events: metrics.threadEvents, joined: (kind) => metrics.followerJoined(kind) };
+  }
 
   /** Number of live Mastra subscriptions (one per followed thread). */
   get subscriptionCount(): number {
     return this.feeds.size;
+  }
+
+  /** Number of open thread events streams, over every followed thread. */
+  get followerCount(): number {
+    let count = 0;
+    for (const feed of this.feeds.values()) count += feed.clientCount;
+    return count;
   }
 
   async attach(target: { agent: Agent } & ThreadScope, out: FeedSink, options: AttachOptions): Promise<void> {
@@ -81,6 +96,7 @@ export class ThreadHub {
           includeExisting: true,
         }),
       logger: this.config.logger,
+      metrics: this.feedMetrics,
     });
     await feed.start();
     this.feeds.set(key, feed);

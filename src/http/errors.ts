@@ -3,6 +3,7 @@ import type { ContentfulStatusCode } from 'hono/utils/http-status';
 import { ZodError } from 'zod';
 import type { BridgeLogger } from '../config.js';
 import { BridgeError, type ErrorDetail } from '../errors.js';
+import { errorsOnRequestLine, setRequestError } from '../observability/context.js';
 
 /** The wire shape of every error answer. */
 export interface ErrorBody {
@@ -39,8 +40,16 @@ export function toErrorBody(error: unknown, logger: BridgeLogger): { status: Con
   return { status: 500, body: { error: message || 'Internal error', code: 'INTERNAL_ERROR' } };
 }
 
-/** Writes an error answer. */
+/** Takes the unexpected error off the log for the request log to write, on the request's own line. */
+const quiet: BridgeLogger = { debug: () => {}, info: () => {}, warn: () => {}, error: () => {} };
+
+/**
+ * Writes an error answer. Where the request log runs, an unexpected error goes on the request's
+ * line (at `error`, with its stack and the request id) instead of a line of its own.
+ */
 export function errorResponse(c: Context, error: unknown, logger: BridgeLogger): Response {
-  const { status, body } = toErrorBody(error, logger);
+  const onRequestLine = errorsOnRequestLine(c);
+  const { status, body } = toErrorBody(error, onRequestLine ? quiet : logger);
+  if (onRequestLine && body.code === 'INTERNAL_ERROR') setRequestError(c, error);
   return c.json(body, status, error instanceof BridgeError ? error.headers : undefined);
 }

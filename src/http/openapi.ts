@@ -80,6 +80,7 @@ const ERROR_CODES = [
   'PAYLOAD_TOO_LARGE',
   'MEMORY_NOT_CONFIGURED',
   'INTERNAL_ERROR',
+  'RATE_LIMITED',
   'UNAVAILABLE',
   'NOT_FOUND',
 ] as const satisfies readonly ErrorCode[];
@@ -110,6 +111,7 @@ const ERROR_RESPONSES = {
   },
   409: { name: 'Conflict', codes: ['CONFLICT'], when: 'the request clashes with the current state (see docs/api.md)' },
   413: { name: 'PayloadTooLarge', codes: ['PAYLOAD_TOO_LARGE'], when: 'the body is over `maxBodyBytes`' },
+  429: { name: 'TooManyRequests', codes: ['RATE_LIMITED'], when: 'a configured limit (requests per minute, open streams, concurrent runs) was reached; `Retry-After` says when to try again' },
   500: { name: 'InternalError', codes: ['MEMORY_NOT_CONFIGURED', 'INTERNAL_ERROR'], when: 'no agent with memory for a thread route, or anything unexpected' },
   503: { name: 'Unavailable', codes: ['UNAVAILABLE'], when: 'a service the answer depends on (the token key server) is unreachable; `Retry-After` says when to try again' },
 } as const satisfies Record<number, { name: string; codes: readonly ErrorCode[]; when: string }>;
@@ -138,7 +140,7 @@ interface RouteDoc {
   headers?: z.ZodObject;
   body?: z.ZodType;
   ok: Success[];
-  /** Beyond 400, 401, 403, 500 and 503 (every route) and 413 (every route with a body). */
+  /** Beyond 400, 401, 403, 429, 500 and 503 (every route) and 413 (every route with a body). */
   errors?: ErrorStatus[];
   /** Reads no input and resolves no resource: it has no error answers. */
   open?: true;
@@ -321,7 +323,7 @@ function successResponse(ok: Success): OpenApiResponse {
 }
 
 function operation(doc: RouteDoc, path: string, operationId: string | undefined): OpenApiOperation {
-  const errors = new Set<ErrorStatus>(doc.open ? [] : [400, 401, 403, ...(doc.body ? [413 as const] : []), ...(doc.errors ?? []), 500, 503]);
+  const errors = new Set<ErrorStatus>(doc.open ? [] : [400, 401, 403, ...(doc.body ? [413 as const] : []), ...(doc.errors ?? []), 429, 500, 503]);
   const responses: OpenApiOperation['responses'] = {};
   for (const ok of doc.ok) responses[ok.status] = successResponse(ok);
   for (const status of [...errors].sort((a, b) => a - b)) responses[status] = { $ref: `#/components/responses/${ERROR_RESPONSES[status].name}` };

@@ -2,7 +2,7 @@ import type { Context } from 'hono';
 import { z } from 'zod';
 import { BridgeError, invalidInput } from '../errors.js';
 import { zodDetails } from './errors.js';
-import { PathIdSchema } from './schemas.js';
+import { MAX_JSON_DEPTH, nestingExceeds, PathIdSchema } from './schemas.js';
 
 const tooLarge = (limit: number) => new BridgeError(413, 'PAYLOAD_TOO_LARGE', `Request body exceeds ${limit} bytes`);
 
@@ -35,6 +35,9 @@ export async function readJsonBody(c: Context, limit: number): Promise<unknown> 
   // without a CORS preflight, and it must not reach a hook that trusts cookies.
   if (!JSON_MEDIA_TYPE.test(c.req.header('content-type') ?? '')) {
     throw invalidInput('Content-Type must be application/json');
+  }
+  if (nestingExceeds(text, MAX_JSON_DEPTH)) {
+    throw invalidInput(`JSON body nested deeper than ${MAX_JSON_DEPTH} levels`, [{ path: '', message: `must be nested at most ${MAX_JSON_DEPTH} levels deep` }]);
   }
   try {
     return JSON.parse(text) as unknown;

@@ -25,12 +25,14 @@ export interface RouteDef {
   method: Method;
   path: string;
   handler: (c: Context, services: Services) => Promise<Response>;
+  /** Counted against the caller's requests per minute (`limits.requestsPerMinute`): the routes that run or steer agents. */
+  limited?: true;
 }
 
 /** Every route of the bridge, in one table (paths are relative to the configured prefix). */
 export const ROUTES: readonly RouteDef[] = [
-  { method: 'POST', path: '/run', handler: runAgent },
-  { method: 'POST', path: '/runs/:runId/tool-calls/:toolCallId/result', handler: postToolResult },
+  { method: 'POST', path: '/run', handler: runAgent, limited: true },
+  { method: 'POST', path: '/runs/:runId/tool-calls/:toolCallId/result', handler: postToolResult, limited: true },
   { method: 'GET', path: '/agents', handler: listAgents },
   { method: 'GET', path: '/agents/:agentId', handler: getAgent },
   { method: 'POST', path: '/threads', handler: createThread },
@@ -40,14 +42,14 @@ export const ROUTES: readonly RouteDef[] = [
   { method: 'DELETE', path: '/threads/:threadId', handler: deleteThread },
   { method: 'GET', path: '/threads/:threadId/messages', handler: listMessages },
   { method: 'GET', path: '/threads/:threadId/events', handler: threadEvents },
-  { method: 'POST', path: '/threads/:threadId/send-message', handler: sendMessage },
-  { method: 'POST', path: '/threads/:threadId/queue-message', handler: queueMessage },
-  { method: 'POST', path: '/threads/:threadId/signals', handler: sendSignal },
-  { method: 'POST', path: '/threads/:threadId/state', handler: sendState },
-  { method: 'POST', path: '/threads/:threadId/notifications', handler: sendNotification },
+  { method: 'POST', path: '/threads/:threadId/send-message', handler: sendMessage, limited: true },
+  { method: 'POST', path: '/threads/:threadId/queue-message', handler: queueMessage, limited: true },
+  { method: 'POST', path: '/threads/:threadId/signals', handler: sendSignal, limited: true },
+  { method: 'POST', path: '/threads/:threadId/state', handler: sendState, limited: true },
+  { method: 'POST', path: '/threads/:threadId/notifications', handler: sendNotification, limited: true },
   { method: 'GET', path: '/threads/:threadId/notifications', handler: listNotifications },
-  { method: 'POST', path: '/threads/:threadId/tool-approval', handler: toolApproval },
+  { method: 'POST', path: '/threads/:threadId/tool-approval', handler: toolApproval, limited: true },
   { method: 'GET', path: '/threads/:threadId/pending-approvals', handler: pendingApprovals },
-  { method: 'POST', path: '/threads/:threadId/abort', handler: abortThread },
-  { method: 'DELETE', path: '/threads/:threadId/queue/:signalId', handler: cancelQueued },
+  { method: 'POST', path: '/threads/:threadId/abort', handler: abortThread, limited: true },
+  { method: 'DELETE', path: '/threads/:threadId/queue/:signalId', handler: cancelQueued, limited: true },
 ];

@@ -9,6 +9,7 @@ import type { ThreadLocks } from '../threads/thread-locks.js';
 import type { ThreadStore } from '../threads/thread-store.js';
 import type { ThreadControl } from '../signals/thread-control.js';
 import type { ToolProxy } from '../runs/tool-proxy.js';
+import type { Limits } from '../limits/limits.js';
 import type { ResourceResolver } from './resource-resolver.js';
 
 /** What handlers may call: the services, resolved once by the container. */
@@ -29,4 +30,6 @@ export interface Services {
   idempotency: IdempotencyStore;
   /** Abort, queue and cancel-queued wherever the thread's run runs; started with the bridge. */
   control: ThreadControl;
+  /** Caps on callers: requests per minute, open streams, runs at once (`config.limits`). */
+  limits: Limits;
 }

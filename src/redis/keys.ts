@@ -23,6 +23,8 @@ export function redisKeys(prefix: string) {
     tool: (runId: string, toolCallId: string) => `${prefix}:tool:${part(runId)}:${part(toolCallId)}`,
     /** A run's announcement, as JSON. */
     announce: (runId: string) => `${prefix}:announce:${part(runId)}`,
+    /** Requests of a resource in one window of the rate limit (expires with the window). */
+    rate: (resourceId: string, window: number) => `${prefix}:rate:${part(resourceId)}:${window}`,
   };
 }
 

@@ -1,5 +1,6 @@
 import type { Tool } from '@ag-ui/core';
 import { createTool } from '@mastra/core/tools';
+import type { LevelGauge } from '../observability/metrics.js';
 import type { ToolProxy } from './tool-proxy.js';
 
 /** The toolset name under which proxied frontend tools are passed to Mastra. */
@@ -11,6 +12,8 @@ export interface ProxiedRun {
   resourceId: string;
   proxy: ToolProxy;
   signal: AbortSignal;
+  /** Counts the calls waiting for their result (a metric), whichever proxy holds them. */
+  waiting?: LevelGauge;
 }
 
 /**
@@ -36,7 +39,13 @@ function toMastraTool(tool: Tool, proxied: ProxiedRun | undefined) {
       execute: async (_input: unknown, ctx: { agent?: { toolCallId?: string } }) => {
         const toolCallId = ctx?.agent?.toolCallId;
         if (!toolCallId) throw new Error(`Frontend tool ${tool.name} was called without a tool call id`);
-        const answer = await proxied.proxy.wait(proxied.runId, toolCallId, tool.name, proxied.signal, proxied.resourceId);
+        proxied.waiting?.inc();
+        let answer;
+        try {
+          answer = await proxied.proxy.wait(proxied.runId, toolCallId, tool.name, proxied.signal, proxied.resourceId);
+        } finally {
+          proxied.waiting?.dec();
+        }
         if (answer.isError) throw new Error(typeof answer.content === 'string' ? answer.content : JSON.stringify(answer.content));
         return answer.content;
       },

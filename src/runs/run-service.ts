@@ -20,6 +20,7 @@ import { ResultCapture } from './result-capture.js';
 import type { RunAnnouncement, RunAnnouncements } from './run-announcements.js';
 import { findResumeTargets, resume, type ResumeTarget } from './resume.js';
 import { takeThreadTurn, type ThreadTurn } from '../threads/thread-lease.js';
+import { terminalOutcome, type BridgeMetrics, type RunOutcome } from '../observability/metrics.js';
 import type { ToolProxy } from './tool-proxy.js';
 
 /** The request-context key under which tools find the AG-UI `context`, `state` and `forwardedProps`. */
@@ -102,7 +103,10 @@ export class RunService {
     @inject(TOKENS.ToolProxy) private readonly proxy: ToolProxy,
     @inject(TOKENS.RunAnnouncements) private readonly announcements: RunAnnouncements,
     @inject(TOKENS.Inbox) private readonly inbox: DurableInbox,
-  ) {}
+    @inject(TOKENS.Metrics) private readonly metrics: BridgeMetrics,
+  ) {
+    metrics.trackOpenRuns(() => this.active.size);
+  }
 
   /** Controllers of the runs streaming now, so that a shutdown can end each one cleanly. */
   private readonly active = new Set<AbortController>();
@@ -198,6 +202,7 @@ export class RunService {
     ];
     return {
       stream: async (write) => {
+        this.metrics.runEvents.inc(events.length);
         await write(events);
       },
     };
@@ -208,9 +213,11 @@ export class RunService {
     input: RunAgentInput,
     options: RunOptions,
     plan: RunPlan,
-    write: EventSink,
+    sink: EventSink,
     clientSignal: AbortSignal,
   ): Promise<void> {
+    const counted = this.counted(sink);
+    const write = counted.write;
     const controller = new AbortController();
     const signal = controller.signal;
     const onClientAbort = () => controller.abort(clientSignal.reason);
@@ -228,6 +235,7 @@ export class RunService {
       appendsTo: plan.announcement.appendsTo,
     });
     await write(translator.start());
+    this.metrics.runStarted(agent.id, 'run');
     const context: PipeContext = { translator, capture, write, runId: input.runId, frontendTools, options, signal };
     const streamOptions = {
       requestContext: agUiRequestContext(input),
@@ -236,7 +244,7 @@ export class RunService {
       ...(plan.memory && !readOnly(options) && { savePerStep: true }),
       abortSignal: signal,
       onStepFinish: capture.onStepFinish,
-      ...(input.tools?.length && frontendToolOptions(input.tools, { runId: input.runId, resourceId: options.resourceId, proxy: this.proxy, signal }, options.frontendToolMode)),
+      ...(input.tools?.length && frontendToolOptions(input.tools, { runId: input.runId, resourceId: options.resourceId, proxy: this.proxy, signal, waiting: this.metrics.toolsWaiting }, options.frontendToolMode)),
     };
     try {
       if (plan.resume.length > 0) {
@@ -275,12 +283,29 @@ export class RunService {
         await write(translator.fail(errorMessage(error), 'RUN_FAILED'));
       }
     } finally {
+      // No terminal event written means the run broke: the handler ends the stream with RUN_ERROR.
+      this.metrics.runEnded(agent.id, 'run', counted.outcome() ?? 'error');
       this.active.delete(controller);
       clientSignal.removeEventListener('abort', onClientAbort);
       this.proxy.rejectRun(input.runId, 'The run ended before the tool call was answered');
       if (!translator.finished) controller.abort();
       if (plan.inboxId) await this.inbox.remove(input.threadId, [plan.inboxId]).catch(() => {});
     }
+  }
+
+  /**
+   * The sink with the run's events counted, one `inc` per batch, and its terminal event noted
+   * (the last of its batch) for the run's outcome.
+   */
+  private counted(sink: EventSink): { write: EventSink; outcome: () => RunOutcome | undefined } {
+    const events = this.metrics.runEvents;
+    let outcome: RunOutcome | undefined;
+    const write: EventSink = (batch) => {
+      events.inc(batch.length);
+      outcome ??= terminalOutcome(batch[batch.length - 1]);
+      return sink(batch);
+    };
+    return { write, outcome: () => outcome };
   }
 
   /** Streams one Mastra output through the translator into the sink; waits only when the sink asks to. */

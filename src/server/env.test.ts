@@ -11,7 +11,24 @@ describe('readServerEnv', () => {
       SLOW_TASK_MS: 2000,
       AGUI_PREFIX: '/agui',
       REDIS_PREFIX: 'mastra-agui-bridge',
+      RATE_LIMIT_PER_MINUTE: 300,
+      MAX_STREAMS_PER_RESOURCE: 50,
+      MAX_STREAMS: 10_000,
+      MAX_RUNS_PER_RESOURCE: 10,
+      HEADERS_TIMEOUT_MS: 10_000,
+      REQUEST_TIMEOUT_MS: 30_000,
+      KEEP_ALIVE_TIMEOUT_MS: 5000,
+      ALLOWED_HOSTS: [],
+      ALLOWED_URL_HOSTS: [],
+      CORS_ORIGINS: [],
     });
+  });
+
+  it('reads the limits (0: no cap), the timeouts and the lists', () => {
+    const env = readServerEnv({ RATE_LIMIT_PER_MINUTE: '0', MAX_STREAMS: '7', HEADERS_TIMEOUT_MS: '2000', ALLOWED_HOSTS: ' bridge.internal , ,api.example.com', CORS_ORIGINS: 'https://app.example.com' });
+    expect(env).toMatchObject({ RATE_LIMIT_PER_MINUTE: 0, MAX_STREAMS: 7, HEADERS_TIMEOUT_MS: 2000, ALLOWED_HOSTS: ['bridge.internal', 'api.example.com'], CORS_ORIGINS: ['https://app.example.com'] });
+    expect(() => readServerEnv({ MAX_RUNS_PER_RESOURCE: '-1' })).toThrow(/MAX_RUNS_PER_RESOURCE/);
+    expect(() => readServerEnv({ REQUEST_TIMEOUT_MS: '10' })).toThrow(/REQUEST_TIMEOUT_MS/);
   });
 
   it('reads REDIS_PREFIX: letters, digits and _ . : -, at most 100', () => {

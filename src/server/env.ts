@@ -31,6 +31,19 @@ const apiKeys = z.string().transform((text, ctx) => {
   }
 });
 
+/** A cap: a whole number, `0` for none. */
+const cap = (max: number, fallback: number) => z.coerce.number().int().min(0).max(max).default(fallback);
+/** A duration in milliseconds, at least `min`, at most an hour. */
+const ms = (min: number, fallback: number) => z.coerce.number().int().min(min).max(3_600_000).default(fallback);
+/** A comma-separated list; empty items are dropped. */
+const list = z
+  .string()
+  .optional()
+  .transform((text) => (text ?? '').split(',').map((item) => item.trim()).filter(Boolean));
+
+/** pino's levels; `silent` logs nothing. */
+export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
+
 const httpsUrl = z.string().refine((url) => URL.canParse(url) && ['http:', 'https:'].includes(new URL(url).protocol), { message: 'must be an http(s):// URL' });
 
 /** The standalone server's environment, validated once at start. */
@@ -61,9 +74,34 @@ export const ServerEnvSchema = z.object({
   AUTH_RESOURCE_CLAIM: optional(z.string().min(1)),
   /** `key:resourceId` pairs for server-to-server callers (auth on). */
   AUTH_API_KEYS: optional(apiKeys),
+  /** Bearer token `GET /metrics` wants; unset: the metrics are open. */
+  METRICS_TOKEN: optional(z.string().min(1)),
+  /** The least level logged (pino's levels); unset: `info` (see `logLevel`). */
+  LOG_LEVEL: optional(z.enum(LOG_LEVELS)),
+  /** Requests per minute per resource on `/run` and the steering routes (0: no cap). */
+  RATE_LIMIT_PER_MINUTE: cap(1_000_000, 300),
+  /** Open event streams per resource, and in total (0: no cap). */
+  MAX_STREAMS_PER_RESOURCE: cap(1_000_000, 50),
+  MAX_STREAMS: cap(10_000_000, 10_000),
+  /** `/run`s streaming at once per resource (0: no cap). */
+  MAX_RUNS_PER_RESOURCE: cap(1_000_000, 10),
+  /** How long a client may take to send its request headers, and its whole request (not the response: streams are not cut). */
+  HEADERS_TIMEOUT_MS: ms(1000, 10_000),
+  REQUEST_TIMEOUT_MS: ms(1000, 30_000),
+  /** How long an idle keep-alive connection stays open. */
+  KEEP_ALIVE_TIMEOUT_MS: ms(100, 5000),
+  /** Host names the server answers to besides loopback's (DNS rebinding; see docs/security.md). */
+  ALLOWED_HOSTS: list,
+  /** Hosts whose http(s) URLs input messages may carry (the server downloads them). */
+  ALLOWED_URL_HOSTS: list,
+  /** Browser origins allowed to call the bridge (CORS); none by default. */
+  CORS_ORIGINS: list,
 }).refine((env) => !(env.AUTH_JWT_SECRET && env.AUTH_JWKS_URL), { message: 'set AUTH_JWT_SECRET or AUTH_JWKS_URL, not both', path: ['AUTH_JWT_SECRET'] });
 
 export type ServerEnv = z.output<typeof ServerEnvSchema>;
+
+/** The level the server logs at: `LOG_LEVEL`, else `info`. */
+export const logLevel = (env: Pick<ServerEnv, 'LOG_LEVEL'>): (typeof LOG_LEVELS)[number] => env.LOG_LEVEL ?? 'info';
 
 export function readServerEnv(env: NodeJS.ProcessEnv = process.env): ServerEnv {
   const parsed = ServerEnvSchema.safeParse(env);

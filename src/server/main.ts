@@ -1,6 +1,6 @@
 import { readServerEnv } from './env.js';
 import { startedByNpm, watchParent } from './parent.js';
-import { startServer } from './standalone.js';
+import { serverLogger, startServer } from './standalone.js';
 
 /** The process that started this one, read before anything else (see `watchParent`). */
 const parent = process.ppid;
@@ -16,21 +16,24 @@ function redacted(url: string): string {
 /** `npm start` / the package's bin: the standalone bridge on the embedded default. */
 async function main(): Promise<void> {
   const env = readServerEnv();
-  const server = await startServer(env);
+  const log = serverLogger(env);
+  const server = await startServer(env, {}, { log });
   const model = env.MODEL ?? `the scripted demo model (DEMO_DELAY_MS=${env.DEMO_DELAY_MS})`;
+  const storage = redacted(env.DATABASE_URL);
   const shared = env.REDIS_URL ? `, shared through ${redacted(env.REDIS_URL)} as ${env.REDIS_PREFIX}` : '';
-  console.log(`mastra-agui-bridge listening on ${server.url} (pid ${process.pid}, agent "demo", ${model}, storage ${redacted(env.DATABASE_URL)}${shared})`);
-  console.log(`Demo page: ${new URL('/', server.url).href}`);
-  console.log(`Try:\n  curl -N ${server.url}/run -H 'content-type: application/json' \\\n    -d '{"threadId":"t1","runId":"r1","messages":[{"id":"m1","role":"user","content":"hello"}]}'`);
+  // The message keeps the words scripts and tests look for (`listening on <url> (pid <n>`).
+  log.info({ url: server.url, agent: 'demo', model, storage }, `mastra-agui-bridge listening on ${server.url} (pid ${process.pid}, agent "demo", ${model}, storage ${storage}${shared})`);
+  log.info({ url: new URL('/', server.url).href }, 'demo page');
+  log.info({ example: `curl -N ${server.url}/run -H 'content-type: application/json' -d '{"threadId":"t1","runId":"r1","messages":[{"id":"m1","role":"user","content":"hello"}]}'` }, 'try the demo agent');
   let stopping = false;
   const stop = (reason: string) => {
     if (stopping) return;
     stopping = true;
-    console.log(`${reason}: closing open streams and storage…`);
+    log.info({ reason }, `${reason}: closing open streams and storage…`);
     server.close().then(
       () => process.exit(0),
       (error: unknown) => {
-        console.error(error);
+        log.error({ err: error }, 'shutdown failed');
         process.exit(1);
       },
     );
@@ -49,7 +52,8 @@ async function main(): Promise<void> {
   }
 }
 
+// One line on stderr (the environment may be what failed, so no LOG_LEVEL): the reason, no stack.
 main().catch((error: unknown) => {
-  console.error(error instanceof Error ? error.message : error);
+  serverLogger({}, process.stderr).fatal(error instanceof Error ? error.message : String(error));
   process.exit(1);
 });

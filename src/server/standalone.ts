@@ -6,13 +6,18 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import { serve, type ServerType } from '@hono/node-server';
 import { Mastra } from '@mastra/core';
 import type { Hono } from 'hono';
+import { pino, type Logger } from 'pino';
 import { createBridge, type Bridge } from '../bridge.js';
 import { createScaleOut } from '../redis/scale-out.js';
-import type { BridgeConfig } from '../config.js';
+import type { BridgeConfig, CorsOptions } from '../config.js';
+import type { LimitsOptions } from '../limits/limits.js';
 import { createDemoAgent } from '../demo/agent.js';
 import { authFromEnv, exposureWarning } from './auth.js';
 import { serveHealth } from './health.js';
-import type { ServerEnv } from './env.js';
+import { hostCheck } from './host-check.js';
+import { logLevel, type ServerEnv } from './env.js';
+import { serveMetrics } from '../observability/metrics-route.js';
+import { pinoLogger } from '../observability/pino-logger.js';
 import { createStorage, initStorage } from './storage.js';
 
 /** A running standalone bridge. */
@@ -20,6 +25,8 @@ export interface RunningServer {
   url: string;
   bridge: Bridge;
   mastra: Mastra;
+  /** The server's pino logger (the bridge logs through it too, unless `bridgeConfig.logger` was given). */
+  log: Logger;
   /** Ends open runs with their terminal event, stops listening, closes storage. */
   close(): Promise<void>;
 }
@@ -87,15 +94,84 @@ function servePage(app: Hono, prefix: string, auth: string): void {
   });
 }
 
+/** The caps of `docs/security.md#limits` from the environment; `0` is no cap. */
+function limitsFromEnv(env: ServerEnv): LimitsOptions {
+  const cap = (value: number) => (value > 0 ? value : undefined);
+  return {
+    requestsPerMinute: cap(env.RATE_LIMIT_PER_MINUTE),
+    streamsPerResource: cap(env.MAX_STREAMS_PER_RESOURCE),
+    streams: cap(env.MAX_STREAMS),
+    runsPerResource: cap(env.MAX_RUNS_PER_RESOURCE),
+  };
+}
+
+/** CORS for frontends on `origins`: the headers the bridge reads, and those a page may read back. */
+const corsFor = (origins: string[]): CorsOptions => ({
+  origin: origins,
+  allowHeaders: ['Authorization', 'Content-Type', 'Accept', 'Last-Event-ID', 'Idempotency-Key', 'X-Request-Id'],
+  exposeHeaders: ['X-Request-Id', 'Retry-After', 'WWW-Authenticate'],
+  maxAge: 600,
+});
+
+/**
+ * Socket timeouts that fit a streaming API: a client gets `HEADERS_TIMEOUT_MS` to send its
+ * headers and `REQUEST_TIMEOUT_MS` for its whole request (body included), so a slow sender
+ * (slowloris) cannot hold a socket; responses are not timed, so event streams live on. Node checks
+ * these on an interval (30 s by default): once a second here, so they hold to about a second.
+ */
+const socketTimeouts = (env: ServerEnv) => ({
+  headersTimeout: env.HEADERS_TIMEOUT_MS,
+  requestTimeout: env.REQUEST_TIMEOUT_MS,
+  keepAliveTimeout: env.KEEP_ALIVE_TIMEOUT_MS,
+  connectionsCheckingInterval: 1000,
+});
+
+/** Answered whatever the `Host`: orchestrators probe, and Prometheus scrapes, by address. */
+const UNGUARDED = new Set(['/healthz', '/readyz', '/metrics']);
+
+type Fetch = Hono['fetch'];
+
+/** `app.fetch` behind the `Host` check (`hostCheck`): a foreign `Host` is `403`, before any route. */
+function guarded(app: Hono, env: ServerEnv): Fetch {
+  const accepts = hostCheck({ bind: env.HOST, allowed: env.ALLOWED_HOSTS });
+  if (!accepts) return app.fetch;
+  return (request, ...rest) => {
+    if (accepts(request.headers.get('host')) || UNGUARDED.has(new URL(request.url).pathname)) return app.fetch(request, ...rest);
+    return Response.json({ error: 'This server does not answer to that Host (set ALLOWED_HOSTS to add it)', code: 'FORBIDDEN' }, { status: 403 });
+  };
+}
+
+/** How `startServer` runs, beside the environment. */
+export interface StartOptions {
+  /** Where the server logs; default: pino at `LOG_LEVEL`, JSON lines on stdout. */
+  log?: Logger;
+}
+
+/**
+ * The standalone server's logger: pino at `LOG_LEVEL` (default `info`), one JSON line per entry on
+ * `process.stdout` (synchronous for files and pipes on Linux, and a write to a closed pipe is an
+ * `error` event the caller can ignore, not a crash).
+ *
+ * @example
+ * const log = serverLogger(env);
+ * log.info({ url }, 'listening');
+ */
+export function serverLogger(env: Pick<ServerEnv, 'LOG_LEVEL'>, destination: NodeJS.WritableStream = process.stdout): Logger {
+  return pino({ level: logLevel(env) }, destination);
+}
+
 /**
  * Starts the bridge standalone: the storage `DATABASE_URL` names (LibSQL or PostgreSQL), the demo
- * agent, background tasks on, and the demo page at `/`.
+ * agent, background tasks on, the demo page at `/`, and `GET /metrics` (behind `METRICS_TOKEN`
+ * when set). The bridge logs through pino (`options.log`, else `serverLogger(env)`), unless
+ * `bridgeConfig.logger` says otherwise.
  *
  * @example
  * const server = await startServer(readServerEnv());
- * console.log(server.url);
+ * server.log.info(`listening on ${server.url}`);
  */
-export async function startServer(env: ServerEnv, bridgeConfig: BridgeConfig = {}): Promise<RunningServer> {
+export async function startServer(env: ServerEnv, bridgeConfig: BridgeConfig = {}, options: StartOptions = {}): Promise<RunningServer> {
+  const log = options.log ?? serverLogger(env);
   const storage = createStorage(env.DATABASE_URL);
   await initStorage(storage);
   // With REDIS_URL, Mastra's pub/sub and leases and the bridge's shared state live in Redis.
@@ -104,9 +180,13 @@ export async function startServer(env: ServerEnv, bridgeConfig: BridgeConfig = {
   const mastra = new Mastra({ agents: { demo }, storage, logger: false, backgroundTasks: { enabled: true }, ...(scaleOut && { pubsub: scaleOut.pubsub }) });
   const resolveResourceId = authFromEnv(env);
   const warning = exposureWarning(env, resolveResourceId !== undefined);
-  if (warning) console.warn(`warning: ${warning}`);
+  if (warning) log.warn(`warning: ${warning}`);
   const bridge = createBridge({
+    logger: pinoLogger(log),
     prefix: env.AGUI_PREFIX,
+    limits: limitsFromEnv(env),
+    allowedUrlHosts: env.ALLOWED_URL_HOSTS,
+    ...(env.CORS_ORIGINS.length > 0 && { cors: corsFor(env.CORS_ORIGINS) }),
     ...(resolveResourceId && { resolveResourceId }),
     ...(env.IDEMPOTENCY_TTL_MS !== undefined && { idempotencyTtlMs: env.IDEMPOTENCY_TTL_MS }),
     ...(scaleOut && { scaleOut }),
@@ -115,12 +195,16 @@ export async function startServer(env: ServerEnv, bridgeConfig: BridgeConfig = {
   const app = bridge.app(mastra);
   let closing = false;
   serveHealth(app, { storage, redis: scaleOut?.redis.client, closing: () => closing, logger: bridge.config.logger });
+  // The process's own metrics (CPU, memory, event loop, GC) only here: a library bridge leaves
+  // them to its host, which may collect them already.
+  bridge.metrics.collectProcessMetrics();
+  serveMetrics(app, bridge.metrics, env.METRICS_TOKEN);
   // The page asks for a token when the server wants one, and reads the resource from this claim.
   servePage(app, bridge.config.prefix, resolveResourceId ? `bearer:${env.AUTH_RESOURCE_CLAIM ?? 'sub'}` : 'none');
   let server: ServerType;
   try {
     server = await new Promise<ServerType>((resolve, reject) => {
-      const s = serve({ fetch: app.fetch, hostname: env.HOST, port: env.PORT }, () => {
+      const s = serve({ fetch: guarded(app, env), hostname: env.HOST, port: env.PORT, serverOptions: socketTimeouts(env) }, () => {
         s.off('error', reject);
         resolve(s);
       });
@@ -137,13 +221,14 @@ export async function startServer(env: ServerEnv, bridgeConfig: BridgeConfig = {
   const host = env.HOST.includes(':') ? `[${env.HOST}]` : env.HOST;
   // What a crash left acknowledged and unanswered is sent again now that the server listens.
   bridge.recover(mastra).then(
-    (resent) => resent > 0 && console.log(`recovered ${resent} acknowledged message(s) left unanswered by the last run of the server`),
-    (error: unknown) => console.error(`recovery failed: ${(error as Error)?.message ?? error}`),
+    (resent) => resent > 0 && log.info({ resent }, `recovered ${resent} acknowledged message(s) left unanswered by the last run of the server`),
+    (error: unknown) => log.error({ err: error }, `recovery failed: ${(error as Error)?.message ?? error}`),
   );
   return {
     url: `http://${host}:${port}${env.AGUI_PREFIX}`,
     bridge,
     mastra,
+    log,
     close: async () => {
       closing = true;
       bridge.shutdown();

@@ -6,7 +6,8 @@ import { inject, injectable } from 'inversify';
 import type { z } from 'zod';
 import { AgentProvider } from '../agents/agent-provider.js';
 import { BridgeError, conflict, notFound } from '../errors.js';
-import { decision, type Sent, type SignalDecision } from './decision.js';
+import { decision, type OnWake, type Sent, type SignalDecision } from './decision.js';
+import { statusOutcome, type BridgeMetrics } from '../observability/metrics.js';
 export type { SignalDecision } from './decision.js';
 import type { ThreadControl } from './thread-control.js';
 import { ThreadStore, type ThreadScope } from '../threads/thread-store.js';
@@ -48,10 +49,13 @@ export class SignalRouter {
     @inject(TOKENS.ThreadStore) private readonly threads: ThreadStore,
     @inject(TOKENS.Inbox) private readonly inbox: DurableInbox,
     @inject(TOKENS.ThreadControl) private readonly control: ThreadControl,
+    @inject(TOKENS.Metrics) private readonly metrics: BridgeMetrics,
   ) {}
 
   sendMessage(scope: ThreadScope, body: z.output<typeof SendMessageSchema>): Promise<SignalDecision> {
-    return this.accept(scope, 'send', body.message, (agent, id) => decision(agent.sendMessage(withId(body.message, id) as never, this.target(scope, body)) as Sent));
+    return this.accept(scope, 'send', body.message, (agent, id) =>
+      decision(agent.sendMessage(withId(body.message, id) as never, this.target(scope, body)) as Sent, this.watchWoken(agent)),
+    );
   }
 
   queueMessage(scope: ThreadScope, body: z.output<typeof SendMessageSchema>): Promise<SignalDecision> {
@@ -62,9 +66,9 @@ export class SignalRouter {
   signal(scope: ThreadScope, body: z.output<typeof SignalSchema>): Promise<SignalDecision> {
     const { type, contents, tagName, attributes, transient } = body;
     const signal = { type, contents, ...(tagName && { tagName }), ...(attributes && { attributes }), ...(transient !== undefined && { transient }) };
-    const send = (agent: Agent, id?: string) => decision(agent.sendSignal({ ...signal, ...(id && { id }) } as never, this.target(scope, body)) as Sent);
+    const send = (agent: Agent, id?: string) => decision(agent.sendSignal({ ...signal, ...(id && { id }) } as never, this.target(scope, body)) as Sent, this.watchWoken(agent));
     // A transient signal is never stored: nothing to keep for it.
-    return transient ? this.route(scope, send) : this.accept(scope, 'signal', signal, send);
+    return transient ? this.route(scope, 'signal', send) : this.accept(scope, 'signal', signal, send);
   }
 
   /** A state signal; an unchanged `cacheKey` is skipped by Mastra and answered `{ skipped: true }`. */
@@ -72,8 +76,13 @@ export class SignalRouter {
     const agent = await this.ownedThreadAgent(scope, 'existing');
     const { id, cacheKey, contents, mode, value, delta } = body;
     const result = await agent.sendStateSignal({ id, cacheKey, contents, mode, value, delta } as never, this.target(scope, body));
-    if (result.skipped) return { skipped: true, reason: result.reason };
-    return decision(result as Sent);
+    if (result.skipped) {
+      this.metrics.signalDecision('state', 'skipped');
+      return { skipped: true, reason: result.reason };
+    }
+    const answer = await decision(result as Sent, this.watchWoken(agent));
+    this.metrics.signalDecision('state', answer.action);
+    return answer;
   }
 
   async notify(scope: ThreadScope, body: z.output<typeof NotificationSchema>) {
@@ -81,6 +90,9 @@ export class SignalRouter {
     const { resourceId: _r, agentId: _a, ...notification } = body;
     const result = await agent.sendNotificationSignal(notification as never, { resourceId: scope.resourceId, threadId: scope.threadId });
     const accepted = result.accepted ? await result.accepted : undefined;
+    if (accepted?.action === 'wake') this.watchWoken(agent)(accepted);
+    // The signal's routing when one was sent, else what the delivery policy did with the record.
+    this.metrics.signalDecision('notification', accepted?.action ?? result.decision.action);
     // Delivered or summarised now, it is a signal a run is to answer: kept as any other.
     if (result.signal && accepted && isAnswered(accepted.action)) await this.keep(scope, agent, 'signal', result.signal.id, signalFields(result.signal));
     const runId = accepted && 'runId' in accepted ? accepted.runId : result.runId;
@@ -159,7 +171,7 @@ export class SignalRouter {
    * `discard`) keeps nothing.
    */
   private async accept(scope: ThreadScope, kind: InboxEntry['kind'], message: unknown, send: Send): Promise<SignalDecision> {
-    const answer = await this.route(scope, send);
+    const answer = await this.route(scope, kind, send);
     if (isAnswered(answer.action)) {
       const { agent } = await this.agents.withMemory(scope.agentId);
       await this.keep(scope, agent, kind, answer.signalId, message);
@@ -179,7 +191,7 @@ export class SignalRouter {
    * same id, until it wakes a run. Only with leases in this process (Mastra's default pub/sub):
    * with a shared one, `deliver` may be a real hand-off to another process's run.
    */
-  private async route(scope: ThreadScope, send: Send): Promise<SignalDecision> {
+  private async route(scope: ThreadScope, kind: string, send: Send): Promise<SignalDecision> {
     // Claimed, not only checked: a wake creates a missing thread anyway, but a persisted signal
     // would be stored under no thread, unreadable by its sender and the id left to anyone.
     const agent = await this.ownedThreadAgent(scope, 'claim');
@@ -189,7 +201,10 @@ export class SignalRouter {
     for (let attempt = 1; ; attempt++) {
       const idle = leasesInProcess && agent.getActiveThreadRunId(thread) === undefined;
       const answer = await send(agent, id);
-      if (!(idle && answer.action === 'deliver') || attempt === LOST_SIGNAL_SENDS) return answer;
+      if (!(idle && answer.action === 'deliver') || attempt === LOST_SIGNAL_SENDS) {
+        this.metrics.signalDecision(kind, answer.action);
+        return answer;
+      }
       id = answer.signalId;
       await delay(LOST_SIGNAL_RETRY_MS);
     }
@@ -207,6 +222,21 @@ export class SignalRouter {
     else if (mode === 'existing') await this.threads.load(owned);
     else await this.threads.assertNotForeign(owned);
     return agent;
+  }
+
+  /**
+   * Counts a run a signal woke, and its end: Mastra streams that run itself, so its end is read
+   * from the output's status once it settles.
+   */
+  private watchWoken(agent: Agent): OnWake {
+    return ({ output }) => {
+      this.metrics.runStarted(agent.id, 'signal');
+      const finished = output._waitUntilFinished?.() ?? Promise.resolve();
+      finished.then(
+        () => this.metrics.runEnded(agent.id, 'signal', statusOutcome(output.status)),
+        () => this.metrics.runEnded(agent.id, 'signal', 'error'),
+      );
+    };
   }
 
   private target(scope: ThreadScope, body: Routing) {

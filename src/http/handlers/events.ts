@@ -2,6 +2,7 @@ import type { Context } from 'hono';
 import { z } from 'zod';
 import { encoderFor, EventStream } from '../../sse/event-stream.js';
 import { parseInput } from '../request.js';
+import { IdSchema } from '../schemas.js';
 import type { Services } from '../services.js';
 import { threadScope } from './threads.js';
 
@@ -17,8 +18,8 @@ export const seqId = z
   .refine(Number.isSafeInteger, `must be at most ${Number.MAX_SAFE_INTEGER}`);
 
 export const EventsQuerySchema = z.object({
-  resourceId: z.string().min(1).max(512).optional(),
-  agentId: z.string().min(1).max(512).optional(),
+  resourceId: IdSchema.optional(),
+  agentId: IdSchema.optional(),
   snapshot: z.enum(['0', '1', 'true', 'false']).optional(),
   lastEventId: seqId.optional(),
 });
@@ -34,8 +35,14 @@ export async function threadEvents(c: Context, s: Services): Promise<Response> {
   const scope = await threadScope(c, s, q);
   const { agent } = await s.agents.withMemory(scope.agentId);
   await s.threads.assertNotForeign({ ...scope, agentId: agent.id });
+  // A stream slot of the resource until the client goes (`limits.streamsPerResource`, `limits.streams`).
+  const release = s.limits.openStream(scope.resourceId);
   const out = new EventStream(encoderFor(c.req.header('accept')), { Connection: 'keep-alive' });
+  out.onCancel(release);
   out.raw(`retry: ${s.config.retryMs}\n: connected\n\n`);
-  await s.hub.attach({ ...scope, agent }, out, { lastEventId, snapshot: q.snapshot === '1' || q.snapshot === 'true' });
+  await s.hub.attach({ ...scope, agent }, out, { lastEventId, snapshot: q.snapshot === '1' || q.snapshot === 'true' }).catch((error: unknown) => {
+    release();
+    throw error;
+  });
   return out.response;
 }

@@ -2,30 +2,42 @@ import { EventType, type Event } from '@ag-ui/core';
 import { RunAgentInputSchema } from '@ag-ui/core/schemas';
 import type { Context } from 'hono';
 import type { PreparedRun } from '../../runs/run-service.js';
+import { invalidInput } from '../../errors.js';
 import { errorMessage } from '../../translate/values.js';
 import { encoderFor, EventStream } from '../../sse/event-stream.js';
 import { parseInput, readJsonBody } from '../request.js';
-import { ForwardedPropsSchema } from '../schemas.js';
+import { ForwardedPropsSchema, RunIdsSchema } from '../schemas.js';
 import type { Services } from '../services.js';
+import { createUrlPolicy, messageUrlDetails } from '../url-policy.js';
 
 const isTerminal = (event: Event | undefined) => event?.type === EventType.RUN_FINISHED || event?.type === EventType.RUN_ERROR;
 
 /** `POST /run`: one AG-UI run, streamed. Everything refusable is refused before the stream opens. */
 export async function runAgent(c: Context, s: Services): Promise<Response> {
   const input = parseInput(RunAgentInputSchema, await readJsonBody(c, s.config.maxBodyBytes), 'body');
+  parseInput(RunIdsSchema, input, 'body');
+  const refusedUrls = messageUrlDetails(input.messages, createUrlPolicy(s.config.allowedUrlHosts));
+  if (refusedUrls.length > 0) throw invalidInput('Input messages name URLs the server may not fetch', refusedUrls);
   const props = parseInput(ForwardedPropsSchema, input.forwardedProps ?? {}, 'body', 'forwardedProps');
   const resourceId = await s.resources.resolve(c, props.resourceId);
-  const run = await s.runs.prepare(input, {
-    agentId: props.agentId,
-    resourceId,
-    memoryOptions: props.memoryOptions,
-    structuredOutput: props.structuredOutput,
-    frontendToolMode: props.frontendToolMode ?? s.config.frontendToolMode,
-  });
+  // A run slot of the resource from here until the stream ends (`limits.runsPerResource`).
+  const release = s.limits.startRun(resourceId);
+  const run = await s.runs
+    .prepare(input, {
+      agentId: props.agentId,
+      resourceId,
+      memoryOptions: props.memoryOptions,
+      structuredOutput: props.structuredOutput,
+      frontendToolMode: props.frontendToolMode ?? s.config.frontendToolMode,
+    })
+    .catch((error: unknown) => {
+      release();
+      throw error;
+    });
   const out = new EventStream(encoderFor(c.req.header('accept')));
   const abort = new AbortController();
   out.onCancel(() => abort.abort());
-  void pump(out, run, abort.signal, input.threadId, input.runId, s);
+  void pump(out, run, abort.signal, input.threadId, input.runId, s).finally(release);
   return out.response;
 }
 

@@ -9,10 +9,24 @@ import {
   TargetSchema,
   ToolApprovalSchema,
 } from '../../signals/schemas.js';
+import { invalidInput } from '../../errors.js';
 import { idempotent, type Answer } from '../idempotency.js';
 import { parseBody, parseInput, pathParam } from '../request.js';
 import type { Services } from '../services.js';
+import { contentsUrlDetails, createUrlPolicy } from '../url-policy.js';
 import { threadScope } from './threads.js';
+
+type Contents = Parameters<typeof contentsUrlDetails>[0];
+
+/** Refuses file parts whose URL the server would fetch and may not (`allowedUrlHosts`), before anything is sent. */
+function assertFetchable(s: Services, contents: Contents, at: string): void {
+  const details = contentsUrlDetails(contents, at, createUrlPolicy(s.config.allowedUrlHosts));
+  if (details.length > 0) throw invalidInput('File parts name URLs the server may not fetch', details);
+}
+
+/** Where a send-message body keeps its contents: `message` itself, or `message.contents`. */
+const messageContents = (message: Contents | { contents: Contents }): [Contents, string] =>
+  typeof message === 'object' && 'contents' in message ? [message.contents, 'message.contents'] : [message, 'message'];
 
 /** Reads a body with `schema` and resolves the caller's scope on the thread. */
 async function scoped<T extends { resourceId?: string; agentId?: string }>(c: Context, s: Services, body: T) {
@@ -24,22 +38,32 @@ const accepted = (body: unknown): Answer => ({ status: 202, body });
 
 /** `POST /threads/:threadId/send-message` (`Idempotency-Key` honoured) */
 export function sendMessage(c: Context, s: Services): Promise<Response> {
-  return idempotent(c, s, 'send-message', SendMessageSchema, async (body, scope) => accepted(await s.signals.sendMessage(scope, body)));
+  return idempotent(c, s, 'send-message', SendMessageSchema, async (body, scope) => {
+    assertFetchable(s, ...messageContents(body.message));
+    return accepted(await s.signals.sendMessage(scope, body));
+  });
 }
 
 /** `POST /threads/:threadId/queue-message` (`Idempotency-Key` honoured) */
 export function queueMessage(c: Context, s: Services): Promise<Response> {
-  return idempotent(c, s, 'queue-message', SendMessageSchema, async (body, scope) => accepted(await s.signals.queueMessage(scope, body)));
+  return idempotent(c, s, 'queue-message', SendMessageSchema, async (body, scope) => {
+    assertFetchable(s, ...messageContents(body.message));
+    return accepted(await s.signals.queueMessage(scope, body));
+  });
 }
 
 /** `POST /threads/:threadId/signals` (`Idempotency-Key` honoured) */
 export function sendSignal(c: Context, s: Services): Promise<Response> {
-  return idempotent(c, s, 'signals', SignalSchema, async (body, scope) => accepted(await s.signals.signal(scope, body)));
+  return idempotent(c, s, 'signals', SignalSchema, async (body, scope) => {
+    assertFetchable(s, body.contents, 'contents');
+    return accepted(await s.signals.signal(scope, body));
+  });
 }
 
 /** `POST /threads/:threadId/state`: `200 { skipped }` when the cacheKey is unchanged. */
 export async function sendState(c: Context, s: Services): Promise<Response> {
   const { body, scope } = await scoped(c, s, await parseBody(c, StateSignalSchema, s.config.maxBodyBytes));
+  assertFetchable(s, body.contents, 'contents');
   const result = await s.signals.state(scope, body);
   return 'skipped' in result ? c.json(result, 200) : c.json(result, 202);
 }

@@ -1,0 +1,59 @@
+/** A request let through, or refused with when to try again. */
+export type RateDecision = { allowed: true } | { allowed: false; retryAfterSec: number };
+
+/** Counts requests per key (a resource); `take` answers whether one more may go now. */
+export interface RateLimiter {
+  take(key: string): RateDecision | Promise<RateDecision>;
+}
+
+/** How often buckets that have filled up again are dropped (they hold nothing a new one would not). */
+const SWEEP_MS = 60_000;
+
+/**
+ * Requests per minute per key, in this process: a token bucket of `perMinute` tokens, refilled
+ * continuously (a burst of `perMinute`, then one every `60 / perMinute` s). Idle keys cost nothing
+ * after a sweep.
+ *
+ * @example
+ * const limiter = new TokenBucketLimiter(120);
+ * const decision = limiter.take('user-1');
+ * if (!decision.allowed) throw rateLimited('Too many requests', decision.retryAfterSec);
+ */
+export class TokenBucketLimiter implements RateLimiter {
+  private readonly buckets = new Map<string, { tokens: number; at: number }>();
+  private readonly perMs: number;
+  private readonly sweeper: NodeJS.Timeout;
+
+  constructor(
+    private readonly perMinute: number,
+    private readonly now: () => number = Date.now,
+  ) {
+    this.perMs = perMinute / 60_000;
+    this.sweeper = setInterval(() => this.sweep(), SWEEP_MS);
+    this.sweeper.unref();
+  }
+
+  take(key: string): RateDecision {
+    const now = this.now();
+    const bucket = this.buckets.get(key) ?? { tokens: this.perMinute, at: now };
+    bucket.tokens = Math.min(this.perMinute, bucket.tokens + (now - bucket.at) * this.perMs);
+    bucket.at = now;
+    this.buckets.set(key, bucket);
+    if (bucket.tokens >= 1) {
+      bucket.tokens -= 1;
+      return { allowed: true };
+    }
+    return { allowed: false, retryAfterSec: (1 - bucket.tokens) / this.perMs / 1000 };
+  }
+
+  stop(): void {
+    clearInterval(this.sweeper);
+  }
+
+  private sweep(): void {
+    const now = this.now();
+    for (const [key, bucket] of this.buckets) {
+      if (bucket.tokens + (now - bucket.at) * this.perMs >= this.perMinute) this.buckets.delete(key);
+    }
+  }
+}

@@ -1,0 +1,33 @@
+const LOOPBACK_HOSTS = ['localhost', '127.0.0.1', '[::1]'];
+const LOOPBACK_BINDS = new Set(['127.0.0.1', '::1', 'localhost']);
+
+/**
+ * Whether a request's `Host` is one this server answers to. On a server bound to loopback, a
+ * page on another site whose name resolves to 127.0.0.1 (DNS rebinding) would otherwise read and
+ * steer every thread from the victim's browser. Bound to loopback, the accepted names are
+ * `localhost`, `127.0.0.1`, `[::1]` and `allowed`; bound elsewhere, only `allowed` when it is
+ * given. `undefined` when every host is accepted. Ports are not compared (a proxy may change them).
+ *
+ * @example
+ * const accepts = hostCheck({ bind: '127.0.0.1', allowed: ['bridge.internal'] });
+ * accepts?.(request.headers.get('host')); // false for 'evil.example:4111'
+ */
+export function hostCheck(options: { bind: string; allowed?: readonly string[] }): ((host: string | null | undefined) => boolean) | undefined {
+  const allowed = (options.allowed ?? []).map((h) => h.toLowerCase());
+  const loopback = LOOPBACK_BINDS.has(options.bind);
+  if (!loopback && allowed.length === 0) return undefined;
+  const accepted = new Set(loopback ? [...LOOPBACK_HOSTS, ...allowed] : allowed);
+  return (host) => {
+    const name = hostName(host);
+    return name !== undefined && accepted.has(name);
+  };
+}
+
+/** The name part of a `Host` header, lower-cased: `[::1]:4111` → `[::1]`, `Example.com:80` → `example.com`. */
+function hostName(header: string | null | undefined): string | undefined {
+  if (!header) return undefined;
+  const host = header.trim().toLowerCase();
+  if (host.startsWith('[')) return host.slice(0, host.indexOf(']') + 1) || undefined;
+  const colon = host.indexOf(':');
+  return colon < 0 ? host : host.slice(0, colon);
+}
