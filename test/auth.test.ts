@@ -219,9 +219,12 @@ describe('JWT from a JWKS endpoint (RS256, ES256), with key rotation', () => {
 
   it('an unknown kid is refused; an HS256 token keyed with the public key (algorithm confusion) is refused', async () => {
     const stranger = await signingKey('RS256', 'nobody');
-    const unknown = await http(`${base}/agents`, { headers: bearer(await stranger.sign('x')) });
-    expect(unknown.status).toBe(401);
-    expect(unknown.body.error).toBe('The token is signed with an unknown key');
+    const strangerToken = await stranger.sign('x');
+    for (const route of concreteRoutes(uid('t'))) {
+      const unknown = await send(base, route, bearer(strangerToken));
+      expect(unknown.status, `${route.method} ${route.path}`).toBe(401);
+      expect(unknown.body.error).toBe('The token is signed with an unknown key');
+    }
     const pem = new TextEncoder().encode(await exportSPKI(rsa.publicKey));
     const confused = await new SignJWT({}).setProtectedHeader({ alg: 'HS256', kid: 'rsa-1' }).setSubject('x').setExpirationTime('1h').sign(pem);
     const res = await http(`${base}/agents`, { headers: bearer(confused) });

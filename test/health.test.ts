@@ -6,17 +6,17 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startServer, type RunningServer } from '../src/server/standalone.js';
 import { readServerEnv } from '../src/server/env.js';
 import { http, silentLogger } from './support/server.js';
-import { isolatedPostgres, POSTGRES_URL, type IsolatedPostgres } from './support/services.js';
+import { isolatedPostgres, isolatedRedisPrefix, POSTGRES_URL, REDIS_URL, type IsolatedPostgres, type IsolatedRedis } from './support/services.js';
 
 const API_KEY = 'svc-key-0123456789abcdef';
 
-/** A TCP proxy to PostgreSQL that the test can cut (every connection dropped, new ones refused) and restore. */
-async function cuttableProxy(target: URL) {
+/** A TCP proxy to `target` (PostgreSQL, Redis) that the test can cut (every connection dropped, new ones refused) and restore. */
+async function cuttableProxy(target: URL, defaultPort: number) {
   const sockets = new Set<net.Socket>();
   let open = true;
   const server = net.createServer((client) => {
     if (!open) return void client.destroy();
-    const upstream = net.connect(Number(target.port || 5432), target.hostname);
+    const upstream = net.connect(Number(target.port || defaultPort), target.hostname);
     for (const s of [client, upstream]) {
       sockets.add(s);
       s.on('close', () => sockets.delete(s));
@@ -68,7 +68,7 @@ describe('readiness follows PostgreSQL', () => {
   beforeAll(async () => {
     db = await isolatedPostgres('readyz');
     const target = new URL(POSTGRES_URL);
-    proxy = await cuttableProxy(target);
+    proxy = await cuttableProxy(target, 5432);
     const url = new URL(db.url);
     url.port = String(proxy.port);
     server = await startServer(readServerEnv({ PORT: '0', DATABASE_URL: url.toString(), DEMO_DELAY_MS: '0' }), { logger: silentLogger });
@@ -92,5 +92,37 @@ describe('readiness follows PostgreSQL', () => {
     expect((await http(`${origin}/healthz`)).status).toBe(200);
     proxy.restore();
     await expect.poll(async () => (await http(`${origin}/readyz`)).status, { timeout: 10_000, interval: 100 }).toBe(200);
+  });
+});
+
+describe('readiness follows Redis when REDIS_URL is set', () => {
+  let redis: IsolatedRedis;
+  let db: IsolatedPostgres;
+  let proxy: Awaited<ReturnType<typeof cuttableProxy>>;
+  let server: RunningServer;
+  let origin: string;
+  beforeAll(async () => {
+    [redis, db] = await Promise.all([isolatedRedisPrefix('readyz'), isolatedPostgres('readyz-redis')]);
+    proxy = await cuttableProxy(new URL(REDIS_URL), 6379);
+    const url = new URL(REDIS_URL);
+    url.port = String(proxy.port);
+    server = await startServer(readServerEnv({ PORT: '0', DATABASE_URL: db.url, REDIS_URL: url.toString(), REDIS_PREFIX: redis.prefix, DEMO_DELAY_MS: '0' }), { logger: silentLogger });
+    origin = new URL(server.url).origin;
+  }, 60_000);
+  afterAll(async () => {
+    proxy?.restore();
+    await server?.close();
+    await proxy?.close();
+    await Promise.all([db?.cleanup(), redis?.cleanup()]);
+  });
+
+  it('503 naming redis while Redis cannot be reached, 200 again once it can', async () => {
+    expect((await http(`${origin}/readyz`)).status).toBe(200);
+    proxy.cut();
+    const down = await http(`${origin}/readyz`);
+    expect(down.status).toBe(503);
+    expect(down.body.details).toEqual([{ path: 'redis', message: expect.any(String) }]);
+    proxy.restore();
+    await expect.poll(async () => (await http(`${origin}/readyz`)).status, { timeout: 15_000, interval: 100 }).toBe(200);
   });
 });

@@ -175,14 +175,15 @@ export async function startServer(env: ServerEnv, bridgeConfig: BridgeConfig = {
   const storage = createStorage(env.DATABASE_URL);
   await initStorage(storage);
   // With REDIS_URL, Mastra's pub/sub and leases and the bridge's shared state live in Redis.
-  const scaleOut = env.REDIS_URL ? await createScaleOut({ url: env.REDIS_URL, prefix: env.REDIS_PREFIX }) : undefined;
+  const logger = bridgeConfig.logger ?? pinoLogger(log);
+  const scaleOut = env.REDIS_URL ? await createScaleOut({ url: env.REDIS_URL, prefix: env.REDIS_PREFIX, logger }) : undefined;
   const demo = createDemoAgent({ storage, delayMs: env.DEMO_DELAY_MS, slowTaskMs: env.SLOW_TASK_MS, model: env.MODEL });
   const mastra = new Mastra({ agents: { demo }, storage, logger: false, backgroundTasks: { enabled: true }, ...(scaleOut && { pubsub: scaleOut.pubsub }) });
   const resolveResourceId = authFromEnv(env);
   const warning = exposureWarning(env, resolveResourceId !== undefined);
   if (warning) log.warn(`warning: ${warning}`);
   const bridge = createBridge({
-    logger: pinoLogger(log),
+    logger,
     prefix: env.AGUI_PREFIX,
     limits: limitsFromEnv(env),
     allowedUrlHosts: env.ALLOWED_URL_HOSTS,
