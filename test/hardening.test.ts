@@ -87,6 +87,21 @@ describe('ids on /run', () => {
   });
 });
 
+describe('ids in signal bodies', () => {
+  it('a control character or a lone surrogate in a signal body’s resourceId or toolCallId is 400 naming the field', async () => {
+    const threadId = uid('signal-ids');
+    for (const [route, body, field] of [
+      ['send-message', { message: 'hi', resourceId: 'bad\u0000id' }, 'resourceId'],
+      ['queue-message', { message: 'hi', agentId: 'demo\ud800' }, 'agentId'],
+      ['tool-approval', { toolCallId: 'call\u0007', approved: true }, 'toolCallId'],
+    ] as const) {
+      const res = await http(`${b.base}/threads/${threadId}/${route}`, { body });
+      expect(res.status, route).toBe(400);
+      expect(res.body.details.map((d: { path: string }) => d.path), route).toContain(field);
+    }
+  });
+});
+
 describe('forwardedProps', () => {
   const valid = () => runInput({ messages: [userMessage('hi')] });
 

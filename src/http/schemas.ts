@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { IdSchema } from '../id.js';
 
 /**
  * How deep a JSON body may nest (arrays and objects). `JSON.parse` itself copes with any depth,
@@ -37,19 +38,8 @@ export function nestingExceeds(text: string, max: number): boolean {
 
 const [QUOTE, BACKSLASH, OPEN_BRACKET, CLOSE_BRACKET, OPEN_BRACE, CLOSE_BRACE] = ['"', '\\', '[', ']', '{', '}'].map((c) => c.charCodeAt(0));
 
-/**
- * Code points an id may not hold: a lone UTF-16 surrogate (it has no UTF-8 form: a `threadId`
- * holding one failed the run with `URI malformed` after the stream opened) and control characters
- * (PostgreSQL refuses NUL in text; none belongs in an id).
- */
-const UNSAFE_ID_CHAR = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]|[\u0000-\u001f\u007f]/;
-
-/** An id as every route takes it: 1 to 512 characters, no lone surrogate, no control character. */
-const id = z
-  .string()
-  .min(1)
-  .max(512)
-  .refine((value) => !UNSAFE_ID_CHAR.test(value), 'must not contain control characters or lone UTF-16 surrogates');
+/** An id as every route takes it (`IdSchema`). */
+const id = IdSchema;
 
 /**
  * `RunAgentInput` fields that become ids in Mastra's storage and on the wire (`RUN_STARTED`): AG-UI's
@@ -253,6 +243,6 @@ export const MessagesQuerySchema = z
   })
   .superRefine(pageInRange);
 
-/** An id as every route takes it (see `id`): path ids, and `resourceId`/`agentId` in queries. */
-export const IdSchema = id;
+/** Path ids, and `resourceId`/`agentId` in queries: ids as everywhere (`IdSchema`). */
+export { IdSchema };
 export const PathIdSchema = id;

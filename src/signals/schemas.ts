@@ -1,6 +1,8 @@
 import { z } from 'zod';
+import { IdSchema } from '../id.js';
 
-const id = z.string().min(1).max(512);
+/** Ids as on every route: no control characters or lone surrogates either. */
+const id = IdSchema;
 /** XML-safe names: Mastra renders tags and attributes into the prompt as XML. */
 const xmlName = z
   .string()
