@@ -8,6 +8,7 @@ import { InProcessEventLogs } from './feed/in-process-event-log.js';
 import { ThreadHub } from './feed/thread-hub.js';
 import { ResourceResolver } from './http/resource-resolver.js';
 import type { Services } from './http/services.js';
+import { createUrlPolicy } from './http/url-policy.js';
 import { MastraIdempotencyStore, type IdempotencyStore } from './idempotency/idempotency-store.js';
 import { InProcessRunAnnouncements, type RunAnnouncements } from './runs/run-announcements.js';
 import { RunService } from './runs/run-service.js';
@@ -80,6 +81,7 @@ export function createServices(config: ResolvedConfig, mastra: Mastra, metrics?:
     locks: container.get<ThreadLocks>(TOKENS.ThreadLocks),
     idempotency: container.get<IdempotencyStore>(TOKENS.IdempotencyStore),
     limits: container.get<Limits>(TOKENS.Limits),
+    urlPolicy: createUrlPolicy(config.allowedUrlHosts),
   };
 }
 

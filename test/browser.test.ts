@@ -10,6 +10,7 @@ import { uid } from './support/agui.js';
 import { CHROMIUM_PATH, hasChromium, isEventStream, launchChromium, startCutProxy, type CutProxy, type ProxiedRequest } from './support/browser.js';
 import { silentLogger } from './support/server.js';
 import { openSse } from './support/sse.js';
+import { useStandaloneServer } from './support/standalone.js';
 
 /**
  * The demo page in real headless chromium (Debian's, driven by playwright-core), against the real
@@ -315,22 +316,12 @@ describe.skipIf(!hasChromium)(`the demo page in chromium${hasChromium ? '' : ` (
 
 describe.skipIf(!hasChromium)('the demo page on a server that requires a token', () => {
   const SECRET = 'a-browser-test-secret-of-at-least-32-bytes';
-  let dir: string;
-  let server: RunningServer;
+  const s = useStandaloneServer({ AUTH_JWT_SECRET: SECRET });
   let browser: Browser;
   beforeAll(async () => {
-    dir = mkdtempSync(join(tmpdir(), 'agui-page-auth-'));
-    server = await startServer(
-      readServerEnv({ PORT: '0', DATABASE_URL: `file:${join(dir, 'page.db')}`, DEMO_DELAY_MS: '0', AUTH_JWT_SECRET: SECRET }),
-      { logger: silentLogger },
-    );
     browser = await launchChromium();
   });
-  afterAll(async () => {
-    await browser?.close();
-    await server?.close();
-    if (dir) rmSync(dir, { recursive: true, force: true });
-  });
+  afterAll(() => browser?.close());
 
   const tokenFor = (sub: string) => new SignJWT({}).setProtectedHeader({ alg: 'HS256' }).setSubject(sub).setExpirationTime('1h').sign(new TextEncoder().encode(SECRET));
 
@@ -340,7 +331,7 @@ describe.skipIf(!hasChromium)('the demo page on a server that requires a token',
       const page = await context.newPage();
       const errors: string[] = [];
       page.on('pageerror', (error) => errors.push(error.message));
-      await page.goto(`${new URL(server.url).origin}/`);
+      await page.goto(`${s.origin}/`);
       await page.waitForSelector('#token-form:not([hidden])');
       expect(await page.textContent('#action-status')).toMatch(/requires an access token/);
 

@@ -1,11 +1,9 @@
-import { mkdtempSync, rmSync } from 'node:fs';
 import net from 'node:net';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startServer, type RunningServer } from '../src/server/standalone.js';
 import { readServerEnv } from '../src/server/env.js';
 import { http, silentLogger } from './support/server.js';
+import { useStandaloneServer } from './support/standalone.js';
 import { isolatedPostgres, isolatedRedisPrefix, POSTGRES_URL, REDIS_URL, type IsolatedPostgres, type IsolatedRedis } from './support/services.js';
 
 const API_KEY = 'svc-key-0123456789abcdef';
@@ -37,26 +35,14 @@ async function cuttableProxy(target: URL, defaultPort: number) {
 }
 
 describe('health and readiness of the standalone server', () => {
-  let dir: string;
-  let server: RunningServer;
-  let origin: string;
-  beforeAll(async () => {
-    dir = mkdtempSync(join(tmpdir(), 'agui-health-'));
-    // Auth on: the probes must still answer without credentials.
-    const env = readServerEnv({ PORT: '0', DATABASE_URL: `file:${join(dir, 'bridge.db')}`, DEMO_DELAY_MS: '0', AUTH_API_KEYS: `${API_KEY}:ops` });
-    server = await startServer(env, { logger: silentLogger });
-    origin = new URL(server.url).origin;
-  });
-  afterAll(async () => {
-    await server?.close();
-    rmSync(dir, { recursive: true, force: true });
-  });
+  // Auth on: the probes must still answer without credentials.
+  const s = useStandaloneServer({ AUTH_API_KEYS: `${API_KEY}:ops` });
 
   it('GET /healthz and /readyz answer 200 without credentials; the bridge routes still want them', async () => {
-    expect(await http(`${origin}/healthz`)).toMatchObject({ status: 200, body: { status: 'ok' } });
-    expect(await http(`${origin}/readyz`)).toMatchObject({ status: 200, body: { status: 'ready' } });
-    expect((await http(`${server.url}/agents`)).status).toBe(401);
-    expect((await http(`${server.url}/agents`, { headers: { authorization: `Bearer ${API_KEY}` } })).status).toBe(200);
+    expect(await http(`${s.origin}/healthz`)).toMatchObject({ status: 200, body: { status: 'ok' } });
+    expect(await http(`${s.origin}/readyz`)).toMatchObject({ status: 200, body: { status: 'ready' } });
+    expect((await http(`${s.server.url}/agents`)).status).toBe(401);
+    expect((await http(`${s.server.url}/agents`, { headers: { authorization: `Bearer ${API_KEY}` } })).status).toBe(200);
   });
 });
 

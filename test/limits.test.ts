@@ -1,14 +1,10 @@
-import { mkdtempSync, rmSync } from 'node:fs';
 import net from 'node:net';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { readServerEnv } from '../src/server/env.js';
-import { startServer, type RunningServer } from '../src/server/standalone.js';
+import { describe, expect, it } from 'vitest';
 import { runInput, uid, userMessage } from './support/agui.js';
 import { postRun, sseEvents } from './support/run.js';
-import { http, silentLogger, useTestBridge } from './support/server.js';
+import { http, useTestBridge } from './support/server.js';
 import { openSse } from './support/sse.js';
+import { useStandaloneServer } from './support/standalone.js';
 
 describe('requests per minute per resource', () => {
   const tb = useTestBridge({ config: { limits: { requestsPerMinute: 3 } } });
@@ -89,23 +85,12 @@ describe('open event streams and concurrent runs', () => {
 });
 
 describe('slow clients on the standalone server', () => {
-  let dir: string;
-  let server: RunningServer;
-  let port: number;
-  beforeAll(async () => {
-    dir = mkdtempSync(join(tmpdir(), 'agui-slow-'));
-    server = await startServer(readServerEnv({ PORT: '0', DATABASE_URL: `file:${join(dir, 'bridge.db')}`, DEMO_DELAY_MS: '0', HEADERS_TIMEOUT_MS: '1000', REQUEST_TIMEOUT_MS: '1500' }), { logger: silentLogger });
-    port = Number(new URL(server.url).port);
-  });
-  afterAll(async () => {
-    await server?.close();
-    rmSync(dir, { recursive: true, force: true });
-  });
+  const s = useStandaloneServer({ HEADERS_TIMEOUT_MS: '1000', REQUEST_TIMEOUT_MS: '1500' });
 
   /** Writes `parts` one by one, `gapMs` apart, and resolves with what the server said once it closed the socket (and when). */
   function trickle(parts: string[], gapMs: number): Promise<{ reply: string; closedAfterMs: number }> {
     return new Promise((resolve, reject) => {
-      const socket = net.connect(port, '127.0.0.1');
+      const socket = net.connect(Number(new URL(s.server.url).port), '127.0.0.1');
       const started = Date.now();
       let reply = '';
       let timer: NodeJS.Timeout | undefined;

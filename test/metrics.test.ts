@@ -1,7 +1,4 @@
-import { mkdtempSync, rmSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { serve, type ServerType } from '@hono/node-server';
 import { Mastra } from '@mastra/core';
 import { InMemoryStore } from '@mastra/core/storage';
@@ -12,10 +9,11 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { createDemoAgent } from '../src/demo/agent.js';
 import { createBridge } from '../src/index.js';
 import { readServerEnv } from '../src/server/env.js';
-import { startServer, type RunningServer } from '../src/server/standalone.js';
+import type { RunningServer } from '../src/server/standalone.js';
 import { runInput, runStrict, uid, userMessage } from './support/agui.js';
 import { http, silentLogger } from './support/server.js';
 import { openSse } from './support/sse.js';
+import { useStandaloneServer } from './support/standalone.js';
 
 const quiet = { log: pino({ level: 'silent' }) };
 
@@ -42,19 +40,10 @@ async function delta(origin: string, action: () => Promise<unknown>): Promise<(s
 }
 
 describe('GET /metrics follows real traffic', () => {
-  let dir: string;
+  const standalone = useStandaloneServer({}, { logger: silentLogger }, quiet);
   let server: RunningServer;
   let origin: string;
-  beforeAll(async () => {
-    dir = mkdtempSync(join(tmpdir(), 'agui-metrics-'));
-    const env = readServerEnv({ PORT: '0', DATABASE_URL: `file:${join(dir, 'bridge.db')}`, DEMO_DELAY_MS: '0' });
-    server = await startServer(env, { logger: silentLogger }, quiet);
-    origin = new URL(server.url).origin;
-  });
-  afterAll(async () => {
-    await server?.close();
-    rmSync(dir, { recursive: true, force: true });
-  });
+  beforeAll(() => ({ server, origin } = standalone));
 
   it('serves the Prometheus text format, open without METRICS_TOKEN, with the process metrics', async () => {
     const res = await fetch(`${origin}/metrics`);
@@ -174,19 +163,9 @@ describe('GET /metrics follows real traffic', () => {
 
 describe('METRICS_TOKEN', () => {
   const token = 'metrics-token-0123456789';
-  let dir: string;
-  let server: RunningServer;
+  const standalone = useStandaloneServer({ METRICS_TOKEN: token }, { logger: silentLogger }, quiet);
   let origin: string;
-  beforeAll(async () => {
-    dir = mkdtempSync(join(tmpdir(), 'agui-metrics-token-'));
-    const env = readServerEnv({ PORT: '0', DATABASE_URL: `file:${join(dir, 'bridge.db')}`, DEMO_DELAY_MS: '0', METRICS_TOKEN: token });
-    server = await startServer(env, { logger: silentLogger }, quiet);
-    origin = new URL(server.url).origin;
-  });
-  afterAll(async () => {
-    await server?.close();
-    rmSync(dir, { recursive: true, force: true });
-  });
+  beforeAll(() => ({ origin } = standalone));
 
   it('wants Authorization: Bearer <METRICS_TOKEN>; anything else is 401', async () => {
     expect((await http(`${origin}/metrics`)).status).toBe(401);

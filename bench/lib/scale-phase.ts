@@ -23,10 +23,9 @@
  * fails at once with the command that starts the one that is down.
  */
 import { randomBytes, randomUUID } from 'node:crypto';
-import { createRequire } from 'node:module';
 import { cpus } from 'node:os';
 import { resolve } from 'node:path';
-import { createClient } from 'redis';
+import { checkService, deleteKeys, reason, schemaUrl, withPostgres } from '../../scripts/services.js';
 import type { RoundResult } from '../load.js';
 import { BENCH_RESOURCE } from '../servers/shared.js';
 import { REPO_ROOT } from './fixtures.js';
@@ -94,22 +93,8 @@ export interface ScaleResult {
 
 const POSTGRES_URL = process.env.BENCH_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 const REDIS_URL = process.env.BENCH_REDIS_URL ?? 'redis://127.0.0.1:6379';
-const START_COMMANDS = {
-  Redis: 'redis-server --daemonize yes --bind 127.0.0.1 -::1 --port 6379 --save "" --appendonly no',
-  PostgreSQL: 'pg_ctlcluster --skip-systemctl-redirect $(ls /etc/postgresql) main start',
-};
-const CHECK_TIMEOUT_MS = 3000;
 const SERVER_FILE = 'bench/servers/standalone.ts';
 const PREFIX = '/agui';
-
-/** The part of `pg` used here (`@mastra/pg`'s dependency, hoisted to the root; no `@types/pg`). */
-interface PgClient {
-  connect(): Promise<void>;
-  query(sql: string): Promise<unknown>;
-  end(): Promise<void>;
-  on(event: 'error', listener: (error: Error) => void): void;
-}
-const pg = createRequire(import.meta.url)('pg') as { Client: new (config: { connectionString: string; connectionTimeoutMillis: number }) => PgClient };
 
 type Failure = { error?: string };
 type ServerKey = 'local' | 'A' | 'B';
@@ -118,56 +103,10 @@ function log(message: string): void {
   process.stderr.write(`${message}\n`);
 }
 
-function withTimeout<T>(work: Promise<T>, what: string): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`${what} did not answer within ${CHECK_TIMEOUT_MS} ms`)), CHECK_TIMEOUT_MS);
-  });
-  return Promise.race([work, timeout]).finally(() => clearTimeout(timer));
-}
-
-/** A socket error's own words (connecting to `localhost` fails with an AggregateError that has none). */
-function reason(error: unknown): string {
-  if (error instanceof AggregateError && error.errors.length > 0) return error.errors.map(reason).join(', ');
-  const { message, code } = error as { message?: string; code?: string };
-  return message || code || String(error);
-}
-
-async function withPostgres<T>(work: (client: PgClient) => Promise<T>): Promise<T> {
-  const client = new pg.Client({ connectionString: POSTGRES_URL, connectionTimeoutMillis: CHECK_TIMEOUT_MS });
-  client.on('error', () => {});
-  try {
-    await client.connect();
-    return await work(client);
-  } finally {
-    await client.end().catch(() => {});
-  }
-}
-
-const redisClient = () => createClient({ url: REDIS_URL, socket: { connectTimeout: CHECK_TIMEOUT_MS, reconnectStrategy: false } });
-
-async function withRedis<T>(work: (client: ReturnType<typeof redisClient>) => Promise<T>): Promise<T> {
-  const client = redisClient();
-  client.on('error', () => {});
-  try {
-    await client.connect();
-    return await work(client);
-  } finally {
-    if (client.isOpen) client.destroy();
-  }
-}
-
 /** Fails at once, saying which service is down and how to start it (`bench/run.ts` asks before any phase runs). */
 export async function requireScaleServices(): Promise<void> {
-  const [redis, postgres] = await Promise.allSettled([
-    withTimeout(withRedis((c) => c.ping()), 'Redis'),
-    withTimeout(withPostgres((c) => c.query('SELECT 1')), 'PostgreSQL'),
-  ]);
-  const problems: string[] = [];
-  if (redis.status === 'rejected') problems.push(`Redis is not reachable at ${REDIS_URL} (${reason(redis.reason)}). Start it with:\n  ${START_COMMANDS.Redis}`);
-  if (postgres.status === 'rejected') {
-    problems.push(`PostgreSQL is not reachable at ${POSTGRES_URL.replace(/:[^:@/]*@/, ':***@')} (${reason(postgres.reason)}). Start it with:\n  ${START_COMMANDS.PostgreSQL}`);
-  }
+  const checks = await Promise.allSettled([checkService('Redis', REDIS_URL), checkService('PostgreSQL', POSTGRES_URL)]);
+  const problems = checks.flatMap((check) => (check.status === 'rejected' ? [reason(check.reason)] : []));
   if (problems.length > 0) throw new Error(`scale phase: it needs Redis and PostgreSQL (BENCH_REDIS_URL, BENCH_POSTGRES_URL).\n${problems.join('\n')}`);
 }
 
@@ -176,15 +115,13 @@ async function isolate(): Promise<{ databaseUrl: string; prefix: string; cleanup
   const tag = randomBytes(6).toString('hex');
   const schema = `bench_scale_${tag}`;
   const prefix = `bench:scale:${tag}`;
-  await withPostgres((c) => c.query(`CREATE SCHEMA "${schema}"`));
+  await withPostgres(POSTGRES_URL, (c) => c.query(`CREATE SCHEMA "${schema}"`));
   return {
-    databaseUrl: `${POSTGRES_URL}${POSTGRES_URL.includes('?') ? '&' : '?'}schema=${schema}`,
+    databaseUrl: schemaUrl(POSTGRES_URL, schema),
     prefix,
     cleanup: async () => {
-      await withPostgres((c) => c.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`));
-      await withRedis(async (client) => {
-        for await (const keys of client.scanIterator({ MATCH: `${prefix}:*`, COUNT: 1000 })) if (keys.length > 0) await client.unlink(keys);
-      });
+      await withPostgres(POSTGRES_URL, (c) => c.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`));
+      await deleteKeys(REDIS_URL, prefix);
     },
   };
 }

@@ -17,9 +17,9 @@ export function bearerToken(c: Context): string | undefined {
   const header = c.req.header('authorization');
   const query = c.req.query('access_token');
   if (header !== undefined) {
-    const match = /^Bearer +(\S+) *$/i.exec(header);
-    if (!match) throw unauthorized('Authorization must be "Bearer <token>"', true);
-    return match[1];
+    const token = bearerIn(header);
+    if (token === undefined) throw unauthorized('Authorization must be "Bearer <token>"', true);
+    return token;
   }
   if (query === undefined) return undefined;
   if (c.req.method !== 'GET' || !QUERY_TOKEN_ROUTE.test(c.req.routePath)) {
@@ -27,4 +27,15 @@ export function bearerToken(c: Context): string | undefined {
   }
   if (query.length === 0) throw unauthorized('access_token is empty', true);
   return query;
+}
+
+/**
+ * The token of an `Authorization: Bearer <token>` header, or `undefined` for any other header.
+ *
+ * @example
+ * bearerIn('Bearer abc'); // 'abc'
+ * bearerIn('Basic abc');  // undefined
+ */
+export function bearerIn(header: string | undefined): string | undefined {
+  return /^Bearer +(\S+) *$/i.exec(header ?? '')?.[1];
 }

@@ -12,6 +12,7 @@ import {
   ToolApprovalSchema,
 } from '../signals/schemas.js';
 import type { ErrorCode, ErrorDetail } from '../errors.js';
+import { IdSchema } from '../id.js';
 import { EventsQuerySchema, seqId } from './handlers/events.js';
 import { KeyHeaderSchema } from './idempotency.js';
 import { ROUTES, type Method } from './routes.js';
@@ -21,7 +22,6 @@ import {
   ForwardedPropsSchema,
   ListThreadsQuerySchema,
   MessagesQuerySchema,
-  PathIdSchema,
   ToolResultBodySchema,
   UpdateThreadSchema,
 } from './schemas.js';
@@ -140,7 +140,7 @@ interface RouteDoc {
   headers?: z.ZodObject;
   body?: z.ZodType;
   ok: Success[];
-  /** Beyond 400, 401, 403, 429, 500 and 503 (every route) and 413 (every route with a body). */
+  /** Beyond 400, 401, 403, 500 and 503 (every route), 413 (every route with a body) and 429 (the rate-limited ones). */
   errors?: ErrorStatus[];
   /** Reads no input and resolves no resource: it has no error answers. */
   open?: true;
@@ -201,7 +201,8 @@ const ROUTE_DOCS: Record<string, RouteDoc> = {
     query: EventsQuerySchema,
     headers: EventsHeaderSchema,
     ok: [{ ...EVENTS, description: `Every run on the thread, one \`RUN_STARTED … RUN_FINISHED|RUN_ERROR\` bracket each; every frame has an \`id:\`; open until the client leaves. ${EVENTS.description}` }],
-    errors: [404],
+    // The open-stream caps (`limits.streamsPerResource`, `limits.streams`).
+    errors: [404, 429],
   },
   'POST /threads/:threadId/send-message': {
     summary: 'Send a message now (wakes an idle thread or joins the active run)',
@@ -303,7 +304,7 @@ function parametersOf(schema: z.ZodObject, where: 'query' | 'header'): OpenApiPa
 
 /** `:name` segments as OpenAPI path parameters, each an id like the handler's `pathParam`. */
 function pathParameters(path: string): OpenApiParameter[] {
-  return [...path.matchAll(/:(\w+)/g)].map(([, name]) => ({ name, in: 'path', required: true, schema: toJsonSchema(PathIdSchema) }));
+  return [...path.matchAll(/:(\w+)/g)].map(([, name]) => ({ name, in: 'path', required: true, schema: toJsonSchema(IdSchema) }));
 }
 
 const openApiPath = (path: string) => path.replace(/:(\w+)/g, '{$1}');
@@ -322,8 +323,9 @@ function successResponse(ok: Success): OpenApiResponse {
   return { description: ok.description, content: { 'application/json': { schema: { type: ok.body } } } };
 }
 
-function operation(doc: RouteDoc, path: string, operationId: string | undefined): OpenApiOperation {
-  const errors = new Set<ErrorStatus>(doc.open ? [] : [400, 401, 403, ...(doc.body ? [413 as const] : []), ...(doc.errors ?? []), 429, 500, 503]);
+function operation(doc: RouteDoc, path: string, operationId: string | undefined, limited: boolean): OpenApiOperation {
+  // 429 where a limit applies: the rate-limited routes (`RouteDef.limited`) and those that list it.
+  const errors = new Set<ErrorStatus>(doc.open ? [] : [400, 401, 403, ...(doc.body ? [413 as const] : []), ...(limited ? [429 as const] : []), ...(doc.errors ?? []), 500, 503]);
   const responses: OpenApiOperation['responses'] = {};
   for (const ok of doc.ok) responses[ok.status] = successResponse(ok);
   for (const status of [...errors].sort((a, b) => a - b)) responses[status] = { $ref: `#/components/responses/${ERROR_RESPONSES[status].name}` };
@@ -354,14 +356,14 @@ function errorComponents(): Record<string, OpenApiResponse> {
 }
 
 /** Every route of `ROUTES` with its description, and the document's own route; fails on a mismatch. */
-function describedRoutes(): { method: Method; path: string; doc: RouteDoc; operationId?: string }[] {
+function describedRoutes(): { method: Method; path: string; doc: RouteDoc; operationId?: string; limited?: boolean }[] {
   const keys = new Set(ROUTES.map((r) => `${r.method} ${r.path}`));
   const stale = Object.keys(ROUTE_DOCS).filter((key) => !keys.has(key));
   if (stale.length) throw new Error(`OpenAPI descriptions for routes that do not exist: ${stale.join(', ')}`);
   const routes = ROUTES.map((r) => {
     const doc = ROUTE_DOCS[`${r.method} ${r.path}`];
     if (!doc) throw new Error(`No OpenAPI description for ${r.method} ${r.path}: add it to ROUTE_DOCS in src/http/openapi.ts`);
-    return { method: r.method, path: r.path, doc, operationId: r.handler.name || undefined };
+    return { method: r.method, path: r.path, doc, operationId: r.handler.name || undefined, limited: r.limited };
   });
   return [...routes, { method: 'GET', path: OPENAPI_PATH, doc: OPENAPI_DOC, operationId: 'openapi' }];
 }
@@ -384,9 +386,9 @@ function packageVersion(): string {
  */
 export function buildOpenApiDocument(options: { prefix: string; version?: string }): OpenApiDocument {
   const paths: OpenApiDocument['paths'] = {};
-  for (const { method, path, doc, operationId } of describedRoutes()) {
+  for (const { method, path, doc, operationId, limited } of describedRoutes()) {
     const key = openApiPath(path);
-    paths[key] = { ...paths[key], [method.toLowerCase() as Lowercase<Method>]: operation(doc, path, operationId) };
+    paths[key] = { ...paths[key], [method.toLowerCase() as Lowercase<Method>]: operation(doc, path, operationId, limited === true) };
   }
   return {
     openapi: '3.1.0',

@@ -2,7 +2,8 @@ import type { Context } from 'hono';
 import { z } from 'zod';
 import { BridgeError, invalidInput } from '../errors.js';
 import { zodDetails } from './errors.js';
-import { MAX_JSON_DEPTH, nestingExceeds, PathIdSchema } from './schemas.js';
+import { IdSchema } from '../id.js';
+import { MAX_JSON_DEPTH, nestingExceeds } from './json-depth.js';
 
 const tooLarge = (limit: number) => new BridgeError(413, 'PAYLOAD_TOO_LARGE', `Request body exceeds ${limit} bytes`);
 
@@ -85,7 +86,7 @@ export function parseInput<S extends z.ZodType>(schema: S, value: unknown, where
 
 /** A path parameter validated as an id; a failure names it (`path.threadId`) in `details`. */
 export function pathParam(c: Context, name: string): string {
-  return parseInput(z.object({ [name]: PathIdSchema }), { [name]: c.req.param(name) }, 'path')[name];
+  return parseInput(z.object({ [name]: IdSchema }), { [name]: c.req.param(name) }, 'path')[name];
 }
 
 /** Reads and validates a JSON body in one step. */

@@ -1,42 +1,7 @@
 import { z } from 'zod';
 import { IdSchema } from '../id.js';
-
-/**
- * How deep a JSON body may nest (arrays and objects). `JSON.parse` itself copes with any depth,
- * but what reads the value afterwards walks it recursively (zod, Mastra's storage and
- * serialisers, `JSON.stringify`), and a few thousand levels overflow the stack there: a
- * `POST /threads` with 5,000-level metadata answered 500 "Maximum call stack size exceeded". No real request
- * needs more than a few dozen levels (a JSON Schema in `structuredOutput`, application state),
- * and 100 keeps every recursive walk far from the stack limit.
- */
-export const MAX_JSON_DEPTH = 100;
-
-/**
- * Whether JSON text opens more than `max` arrays/objects at once. One pass over the text, without
- * recursion or parsing: brackets inside strings do not count, and escapes inside strings are
- * skipped. The text need not be valid JSON (a malformed body is refused by `JSON.parse` after).
- *
- * @example
- * nestingExceeds('{"a":[[1]]}', 2); // true (three levels)
- * nestingExceeds('{"a":"[[[["}', 1); // false (brackets in a string)
- */
-export function nestingExceeds(text: string, max: number): boolean {
-  let depth = 0;
-  let inString = false;
-  for (let i = 0; i < text.length; i++) {
-    const ch = text.charCodeAt(i);
-    if (inString) {
-      if (ch === BACKSLASH) i++;
-      else if (ch === QUOTE) inString = false;
-    } else if (ch === QUOTE) inString = true;
-    else if (ch === OPEN_BRACKET || ch === OPEN_BRACE) {
-      if (++depth > max) return true;
-    } else if (ch === CLOSE_BRACKET || ch === CLOSE_BRACE) depth--;
-  }
-  return false;
-}
-
-const [QUOTE, BACKSLASH, OPEN_BRACKET, CLOSE_BRACKET, OPEN_BRACE, CLOSE_BRACE] = ['"', '\\', '[', ']', '{', '}'].map((c) => c.charCodeAt(0));
+import { MAX_JSON_DEPTH, nestingExceeds } from './json-depth.js';
+import { jsonSchemaProblem } from './json-schema-check.js';
 
 /** An id as every route takes it (`IdSchema`). */
 const id = IdSchema;
@@ -134,59 +99,6 @@ function structuredOutputProblem(schema: object): { path: PropertyKey[]; message
   return jsonSchemaProblem(schema);
 }
 
-const SCHEMA_TYPES = new Set(['string', 'number', 'integer', 'boolean', 'object', 'array', 'null']);
-/** Keywords whose value is one schema, a map of schemas, or a list of schemas. */
-const ONE_SCHEMA = ['additionalProperties', 'additionalItems', 'not', 'contains', 'propertyNames', 'if', 'then', 'else', 'unevaluatedProperties', 'unevaluatedItems'];
-const SCHEMA_MAP = ['properties', 'patternProperties', '$defs', 'definitions', 'dependentSchemas'];
-const SCHEMA_LIST = ['anyOf', 'oneOf', 'allOf', 'prefixItems'];
-const isRecord = (v: unknown): v is Record<string, unknown> => !!v && typeof v === 'object' && !Array.isArray(v);
-
-/**
- * The first keyword of a JSON Schema whose value has the wrong type, by path, or `undefined`.
- * Not a full meta-schema check: the keywords that shape a schema (`type`, the subschema keywords,
- * `required`, `enum`, `pattern`), which Mastra and the model provider would otherwise fail on
- * after the stream opened. Iterative: the body's nesting limit already bounds the walk.
- */
-export function jsonSchemaProblem(root: object): { path: PropertyKey[]; message: string } | undefined {
-  const stack: Array<{ node: unknown; path: PropertyKey[] }> = [{ node: root, path: [] }];
-  for (let next = stack.pop(); next; next = stack.pop()) {
-    const { node, path } = next;
-    if (typeof node === 'boolean') continue;
-    if (!isRecord(node)) return { path, message: 'a schema must be an object or a boolean' };
-    const problem = keywordProblem(node);
-    if (problem) return { path: [...path, problem.key], message: problem.message };
-    for (const key of ONE_SCHEMA) if (key in node) stack.push({ node: node[key], path: [...path, key] });
-    for (const key of SCHEMA_MAP) for (const [name, sub] of Object.entries(node[key] ?? {})) stack.push({ node: sub, path: [...path, key, name] });
-    const items = Array.isArray(node.items) ? node.items : 'items' in node ? [node.items] : [];
-    const lists = SCHEMA_LIST.flatMap((key) => ((node[key] as unknown[] | undefined) ?? []).map((sub, i) => ({ node: sub, path: [...path, key, i] })));
-    stack.push(...items.map((sub, i) => ({ node: sub, path: Array.isArray(node.items) ? [...path, 'items', i] : [...path, 'items'] })), ...lists);
-  }
-  return undefined;
-}
-
-/** The shape of the keywords of one schema object (its subschemas are checked by the caller). */
-function keywordProblem(node: Record<string, unknown>): { key: string; message: string } | undefined {
-  const types = Array.isArray(node.type) ? node.type : node.type === undefined ? [] : [node.type];
-  if (types.some((t) => typeof t !== 'string' || !SCHEMA_TYPES.has(t))) return { key: 'type', message: `must be one of ${[...SCHEMA_TYPES].join(', ')}` };
-  for (const key of SCHEMA_MAP) if (key in node && !isRecord(node[key])) return { key, message: 'must be an object of schemas' };
-  for (const key of SCHEMA_LIST) if (key in node && !(Array.isArray(node[key]) && (node[key] as unknown[]).length > 0)) return { key, message: 'must be a non-empty array of schemas' };
-  if ('required' in node && !(Array.isArray(node.required) && node.required.every((r) => typeof r === 'string'))) return { key: 'required', message: 'must be an array of strings' };
-  if ('enum' in node && !Array.isArray(node.enum)) return { key: 'enum', message: 'must be an array' };
-  for (const key of ['description', 'title', '$ref', 'format']) if (key in node && typeof node[key] !== 'string') return { key, message: 'must be a string' };
-  if ('pattern' in node && !compiles(node.pattern)) return { key: 'pattern', message: 'must be a valid regular expression' };
-  return undefined;
-}
-
-function compiles(pattern: unknown): boolean {
-  if (typeof pattern !== 'string') return false;
-  try {
-    new RegExp(pattern, 'u');
-    return true;
-  } catch {
-    return false;
-  }
-}
-
 export const ToolResultBodySchema = z.object({ content: z.unknown(), isError: z.boolean().optional() }).strict().refine((b) => 'content' in b, {
   message: 'content is required',
   path: ['content'],
@@ -242,7 +154,3 @@ export const MessagesQuerySchema = z
     format: z.enum(['mastra', 'agui']).default('mastra'),
   })
   .superRefine(pageInRange);
-
-/** Path ids, and `resourceId`/`agentId` in queries: ids as everywhere (`IdSchema`). */
-export { IdSchema };
-export const PathIdSchema = id;

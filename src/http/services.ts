@@ -11,6 +11,7 @@ import type { ThreadControl } from '../signals/thread-control.js';
 import type { ToolProxy } from '../runs/tool-proxy.js';
 import type { Limits } from '../limits/limits.js';
 import type { ResourceResolver } from './resource-resolver.js';
+import type { UrlPolicy } from './url-policy.js';
 
 /** What handlers may call: the services, resolved once by the container. */
 export interface Services {
@@ -32,4 +33,6 @@ export interface Services {
   control: ThreadControl;
   /** Caps on callers: requests per minute, open streams, runs at once (`config.limits`). */
   limits: Limits;
+  /** Which URLs in input messages the server may fetch (`config.allowedUrlHosts`), built once. */
+  urlPolicy: UrlPolicy;
 }

@@ -1,6 +1,7 @@
 import { createClient, type RedisClientType } from 'redis';
 import { consoleLogger, type BridgeLogger } from '../config.js';
 import { errorMessage } from '../translate/values.js';
+import { failFastThenReconnect } from './reconnect.js';
 
 /** A node-redis client as `createClient()` makes it (RESP3, no modules of its own). */
 export type RedisClient = RedisClientType;
@@ -24,9 +25,6 @@ export interface RedisConnection {
   close(): Promise<void>;
 }
 
-/** Backoff between reconnects once connected: 50 ms doubling, at most 2 s. */
-const backoff = (retries: number) => Math.min(50 * 2 ** retries, 2000);
-
 /**
  * Opens the command and subscriber connections. The first connect fails at once (with the
  * socket's error) when Redis is not reachable, rather than retrying forever as node-redis would;
@@ -36,11 +34,9 @@ const backoff = (retries: number) => Math.min(50 * 2 ** retries, 2000);
  * const redis = await connectRedis(process.env.REDIS_URL ?? 'redis://127.0.0.1:6379', 'bridge', config.logger);
  */
 export async function connectRedis(url: string, prefix: string, logger: BridgeLogger = consoleLogger): Promise<RedisConnection> {
+  const reconnect = failFastThenReconnect();
   let connected = false;
-  const client: RedisClient = createClient({
-    url,
-    socket: { reconnectStrategy: (retries: number, cause: Error) => (connected ? backoff(retries) : cause) },
-  });
+  const client: RedisClient = createClient({ url, socket: { reconnectStrategy: reconnect.strategy } });
   const subscriber = client.duplicate();
   // node-redis emits 'error' on every failed (re)connect; unheard, it would crash the process.
   for (const [name, c] of [['commands', client], ['subscriber', subscriber]] as const) {
@@ -56,6 +52,7 @@ export async function connectRedis(url: string, prefix: string, logger: BridgeLo
     throw error;
   }
   connected = true;
+  reconnect.connected();
   return {
     client,
     subscriber,

@@ -6,6 +6,8 @@ import { ReplayRing } from '../feed/replay-ring.js';
 import { errorMessage } from '../translate/values.js';
 import type { RedisConnection } from './connection.js';
 import { LuaScript } from './lua.js';
+import { RELEASE_IF_OWNER } from './owned-key.js';
+import { keyOf, Unmatched } from './unmatched.js';
 
 export interface SharedLogOptions {
   /** Events kept per thread in the process (the ring a feed replays from). */
@@ -19,6 +21,13 @@ export interface SharedLogOptions {
   logger: BridgeLogger;
 }
 
+/** A new thread's counter: Redis's clock in milliseconds × 1000, as a feed's base in one process (`feedBase`). */
+const CLOCK_BASE = `
+local function clockBase()
+  local t = redis.call('TIME')
+  return (tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)) * 1000
+end`;
+
 /**
  * Numbers a batch and appends it: ids continue the thread's counter (started from the server's
  * clock, like a feed's base in one process), each event an entry `<id>-0` of the thread's stream,
@@ -26,12 +35,8 @@ export interface SharedLogOptions {
  * remembered (`open`) or forgotten. KEYS: stream, meta. ARGV: channel, maxlen, ttl, open change
  * (`keep`, `clear` or the index of the batch's last RUN_STARTED, 0-based), events…
  */
-const APPEND = new LuaScript(`
-local last = tonumber(redis.call('HGET', KEYS[2], 'last'))
-if not last then
-  local t = redis.call('TIME')
-  last = (tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)) * 1000
-end
+const APPEND = new LuaScript(`${CLOCK_BASE}
+local last = tonumber(redis.call('HGET', KEYS[2], 'last')) or clockBase()
 local first = last + 1
 local n = #ARGV - 4
 for i = 1, n do
@@ -51,10 +56,9 @@ return string.format('%.0f', first)
 `);
 
 /** The counter (started from the server's clock when the thread has none) and the open run's start. KEYS: meta. ARGV: ttl. */
-const POSITION = new LuaScript(`
+const POSITION = new LuaScript(`${CLOCK_BASE}
 if redis.call('HSETNX', KEYS[1], 'last', '0') == 1 then
-  local t = redis.call('TIME')
-  redis.call('HSET', KEYS[1], 'last', string.format('%.0f', (tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)) * 1000))
+  redis.call('HSET', KEYS[1], 'last', string.format('%.0f', clockBase()))
   redis.call('PEXPIRE', KEYS[1], ARGV[1])
 end
 return redis.call('HMGET', KEYS[1], 'last', 'open')
@@ -72,19 +76,7 @@ redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
 return 1
 `);
 
-/**
- * Lets go of the writer's lease if still ours, and says so on the thread's channel (`LET_GO_NOTICE`)
- * so that another follower takes over at once. KEYS: lease. ARGV: owner, channel.
- */
-const LET_GO = new LuaScript(`
-if redis.call('GET', KEYS[1]) == ARGV[1] then
-  redis.call('DEL', KEYS[1])
-  redis.call('PUBLISH', ARGV[2], 'let-go')
-  return 1
-end
-return 0
-`);
-/** What the channel carries when a writer lets go (a batch always starts with its first id). */
+/** What the thread's channel carries when a writer lets go (a batch always starts with its first id): another follower takes over at once. */
 const LET_GO_NOTICE = 'let-go';
 
 const isTerminal = (e: Event) => e.type === EventType.RUN_FINISHED || e.type === EventType.RUN_ERROR;
@@ -246,7 +238,7 @@ class SharedLog implements ThreadEventLog {
     this.closed = true;
     clearTimeout(this.leaseTimer);
     void this.redis.subscriber.unsubscribe(this.keys.channel, this.onMessage).catch(() => {});
-    if (this.writer) void LET_GO.run(this.redis.client, [this.keys.lease], [this.owner, this.keys.channel]).catch(() => {});
+    if (this.writer) void RELEASE_IF_OWNER.run(this.redis.client, [this.keys.lease], [this.owner, this.keys.channel, LET_GO_NOTICE]).catch(() => {});
   }
 
   /** Numbers and appends events, in the order of the calls (one connection, scripts in order). */
@@ -378,54 +370,3 @@ class SharedLog implements ThreadEventLog {
 const LAPSE_MARGIN_MS = 20;
 /** Unpaired events kept per side at least (see `SharedLog.unwritten`). */
 const UNMATCHED_MAX = 1000;
-
-/** An event as the two sides compare it: its run, and its JSON (a step's events repeat from run to run). */
-const keyOf = (runId: string | undefined, event: Event) => `${runId ?? ''}\u0000${JSON.stringify(event)}`;
-
-/**
- * Events of one side not yet paired with the other, oldest first. Both sides hold the same events
- * in the same order, so a match also drops what is before it: the other side will never have it
- * (it translated from a later point, or differently). Entries older than `keepMs`, or past `max`,
- * are forgotten.
- */
-class Unmatched {
-  private entries: Array<{ key: string; event: Event; at: number }> = [];
-
-  constructor(
-    private readonly keepMs: number,
-    private readonly max: number,
-  ) {}
-
-  get size(): number {
-    return this.entries.length;
-  }
-
-  push(key: string, event: Event): void {
-    this.entries.push({ key, event, at: Date.now() });
-    this.prune();
-  }
-
-  /** Whether `key` is here: if so it leaves, with everything before it. */
-  match(key: string): boolean {
-    this.prune();
-    const at = this.entries.findIndex((e) => e.key === key);
-    if (at < 0) return false;
-    this.entries = this.entries.slice(at + 1);
-    return true;
-  }
-
-  /** Everything here, oldest first; nothing is left. */
-  take(): Event[] {
-    this.prune();
-    const events = this.entries.map((e) => e.event);
-    this.entries = [];
-    return events;
-  }
-
-  private prune(): void {
-    const since = Date.now() - this.keepMs;
-    let drop = Math.max(0, this.entries.length - this.max);
-    while (drop < this.entries.length && this.entries[drop].at < since) drop++;
-    if (drop > 0) this.entries = this.entries.slice(drop);
-  }
-}

@@ -1,11 +1,11 @@
 import { randomUUID } from 'node:crypto';
 import type { BridgeLogger, ResolvedConfig } from '../config.js';
+import { serviceDown } from '../../scripts/services.js';
 import { connectRedis, type RedisConnection } from './connection.js';
 
 // Helpers for the tests of the Redis services (not part of the bridge itself).
 
 const url = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
-const START_REDIS = 'redis-server --daemonize yes --bind 127.0.0.1 -::1 --port 6379 --save "" --appendonly no';
 
 /** A logger that keeps quiet: the tests provoke the warnings on purpose. */
 export const quietLogger: BridgeLogger = { debug: () => {}, info: () => {}, warn: () => {}, error: () => {} };
@@ -29,7 +29,7 @@ export function testRedis(name: string) {
     prefix,
     async connect(): Promise<RedisConnection> {
       const connection = await connectRedis(url, prefix, quietLogger).catch((error: unknown) => {
-        throw new Error(`Redis is not reachable at ${url} (${(error as Error).message}); start it with: ${START_REDIS}`);
+        throw serviceDown('Redis', url, error);
       });
       opened.push(connection);
       return connection;

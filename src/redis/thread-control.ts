@@ -3,6 +3,7 @@ import type { Agent } from '@mastra/core/agent';
 import type { BridgeLogger } from '../config.js';
 import type { SignalDecision } from '../signals/decision.js';
 import { InProcessThreadControl, APPROVAL_MEMORY_MS, type ThreadControl, type ThreadTarget } from '../signals/thread-control.js';
+import { threadLeaseKey } from '../threads/thread-lease.js';
 import { errorMessage } from '../translate/values.js';
 import type { RedisConnection } from './connection.js';
 
@@ -30,9 +31,6 @@ interface Reply {
 
 /** How long a request waits for the process that holds the thread: past it, nobody does. */
 const REPLY_TIMEOUT_MS = 2000;
-
-/** Mastra's key for a thread's lease: resource and thread id joined by NUL. */
-const threadKey = (thread: ThreadTarget) => `${thread.resourceId}\0${thread.threadId}`;
 
 /**
  * Abort, queue and cancel-queued for several bridge processes on one Redis. Mastra 1.71 does
@@ -112,7 +110,7 @@ export class RedisThreadControl implements ThreadControl {
   }
 
   private holds(thread: ThreadTarget): boolean {
-    return this.leases.holdsLease(threadKey(thread));
+    return this.leases.holdsLease(threadLeaseKey(thread));
   }
 
   /** Asks the process that holds the thread; `undefined` when none answers in time. */

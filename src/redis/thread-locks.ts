@@ -7,6 +7,7 @@ import { errorMessage } from '../translate/values.js';
 import type { RedisConnection } from './connection.js';
 import { redisKeys, type RedisKeys } from './keys.js';
 import { LuaScript } from './lua.js';
+import { RELEASE_IF_OWNER, RENEW_IF_OWNER } from './owned-key.js';
 
 /** What `TAKE` answers when the lock is now ours (otherwise: the holder's PTTL, or -2 when free). */
 const TAKEN = -1;
@@ -40,19 +41,8 @@ redis.call('PEXPIRE', KEYS[3], 2 * ttl)
 return redis.call('PTTL', KEYS[1])
 `);
 
-/** Extends the lock if still ours. KEYS: lock. ARGV: token, ttl. Answers 1 when extended. */
-const RENEW = new LuaScript(`
-if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('PEXPIRE', KEYS[1], ARGV[2]) end
-return 0
-`);
-
-/** Deletes the lock if still ours and tells the waiters (on the lock's own name). KEYS: lock. ARGV: token. */
-const RELEASE = new LuaScript(`
-if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end
-redis.call('DEL', KEYS[1])
-redis.call('PUBLISH', KEYS[1], 'released')
-return 1
-`);
+/** What a release publishes on the lock's own name: waiters try again at once. */
+const RELEASED = 'released';
 
 /** Tuning of `RedisThreadLocks`; the defaults suit a deployment. */
 export interface RedisThreadLocksOptions {
@@ -149,7 +139,7 @@ export class RedisThreadLocks implements ThreadLocks {
     let stopped = false;
     const renew = async () => {
       try {
-        const held = Number(await RENEW.run(this.redis.client, [key], [token, String(this.ttlMs)])) === 1;
+        const held = Number(await RENEW_IF_OWNER.run(this.redis.client, [key], [token, String(this.ttlMs)])) === 1;
         if (!held) {
           // Nothing to stop the task with: say so, and leave the lock to whoever holds it now.
           this.logger.warn(`Lock ${key} expired while its task was still running; another process may have taken it`);
@@ -175,7 +165,7 @@ export class RedisThreadLocks implements ThreadLocks {
   /** The task's outcome stands even when Redis cannot be told: the lock then expires by itself. */
   private async release(key: string, token: string): Promise<void> {
     try {
-      await RELEASE.run(this.redis.client, [key], [token]);
+      await RELEASE_IF_OWNER.run(this.redis.client, [key], [token, key, RELEASED]);
     } catch (error) {
       this.logger.warn(`Lock ${key}: release failed (it expires within ${this.ttlMs} ms): ${errorMessage(error)}`);
     }

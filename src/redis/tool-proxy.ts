@@ -1,7 +1,7 @@
 import { inject, injectable } from 'inversify';
 import type { BridgeLogger, ResolvedConfig } from '../config.js';
 import { conflict, notFound } from '../errors.js';
-import type { ToolCallAnswer, ToolProxy } from '../runs/tool-proxy.js';
+import { toolCancelled, toolTimedOut, type ToolCallAnswer, type ToolProxy } from '../runs/tool-proxy.js';
 import { TOKENS } from '../tokens.js';
 import { errorMessage } from '../translate/values.js';
 import type { RedisConnection } from './connection.js';
@@ -222,12 +222,10 @@ class WaitingCall {
 
   private armTimers(): void {
     const { toolName, signal, timeoutMs, recheckMs } = this.options;
-    // Whole seconds would print a sub-second timeout as "0 s"; say milliseconds below one second.
-    const limit = timeoutMs < 1000 ? `${timeoutMs} ms` : `${Math.round(timeoutMs / 1000)} s`;
-    const timeout = setTimeout(() => this.close(`Frontend tool ${toolName} timed out: no result was posted within ${limit}`), timeoutMs);
+    const timeout = setTimeout(() => this.close(toolTimedOut(toolName, timeoutMs)), timeoutMs);
     const recheck = setInterval(this.onWake, recheckMs);
     recheck.unref();
-    const onAbort = () => this.close(`Frontend tool ${toolName} was cancelled: the client disconnected`);
+    const onAbort = () => this.close(toolCancelled(toolName));
     signal?.addEventListener('abort', onAbort, { once: true });
     this.cleanups.push(() => clearTimeout(timeout), () => clearInterval(recheck), () => signal?.removeEventListener('abort', onAbort));
     if (signal?.aborted) onAbort();

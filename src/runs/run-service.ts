@@ -170,19 +170,17 @@ export class RunService {
     messages: MastraInputMessage[],
     options: RunOptions,
   ): Promise<string | undefined> {
-    {
-      await assertIdsFree(memory, messages.map((m) => m.id), input.threadId);
-      await this.threads.rememberToolMessageIds(scope, clientToolMessageIds(fresh));
-      const newIds = new Set(fresh.map((m) => m.id));
-      const conversation = messages.filter((m) => newIds.has(m.id) && (m.role === 'user' || m.role === 'assistant'));
-      if (readOnly(options) || conversation.length === 0) return undefined;
-      await this.threads.storeInput(scope, conversation);
-      // In the inbox while the run lasts: cut by a crash, the restarted process runs it again.
-      const { threadId, resourceId, agentId } = scope;
-      const inboxId = conversation.at(-1)!.id;
-      await this.inbox.add({ id: inboxId, kind: 'run', threadId, resourceId, agentId, message: conversation, acceptedAt: Date.now() });
-      return inboxId;
-    }
+    await assertIdsFree(memory, messages.map((m) => m.id), input.threadId);
+    await this.threads.rememberToolMessageIds(scope, clientToolMessageIds(fresh));
+    const newIds = new Set(fresh.map((m) => m.id));
+    const conversation = messages.filter((m) => newIds.has(m.id) && (m.role === 'user' || m.role === 'assistant'));
+    if (readOnly(options) || conversation.length === 0) return undefined;
+    await this.threads.storeInput(scope, conversation);
+    // In the inbox while the run lasts: cut by a crash, the restarted process runs it again.
+    const { threadId, resourceId, agentId } = scope;
+    const inboxId = conversation.at(-1)!.id;
+    await this.inbox.add({ id: inboxId, kind: 'run', threadId, resourceId, agentId, message: conversation, acceptedAt: Date.now() });
+    return inboxId;
   }
 
   /**

@@ -62,13 +62,8 @@ export class InProcessToolProxy implements ToolProxy {
   wait(runId: string, toolCallId: string, toolName: string, signal: AbortSignal | undefined, resourceId: string): Promise<ToolCallAnswer> {
     const k = key(runId, toolCallId);
     const entry = this.slot(k, resourceId);
-    // Whole seconds would print a sub-second timeout as "0 s"; say milliseconds below one second.
-    const limit = this.timeoutMs < 1000 ? `${this.timeoutMs} ms` : `${Math.round(this.timeoutMs / 1000)} s`;
-    const timer = setTimeout(
-      () => entry.reject(new Error(`Frontend tool ${toolName} timed out: no result was posted within ${limit}`)),
-      this.timeoutMs,
-    );
-    const onAbort = () => entry.reject(new Error(`Frontend tool ${toolName} was cancelled: the client disconnected`));
+    const timer = setTimeout(() => entry.reject(new Error(toolTimedOut(toolName, this.timeoutMs))), this.timeoutMs);
+    const onAbort = () => entry.reject(new Error(toolCancelled(toolName)));
     signal?.addEventListener('abort', onAbort, { once: true });
     if (signal?.aborted) onAbort();
     return entry.promise.finally(() => {
@@ -121,3 +116,13 @@ export class InProcessToolProxy implements ToolProxy {
 }
 
 const key = (runId: string, toolCallId: string) => `${runId}\0${toolCallId}`;
+
+/** Why a proxied tool failed when no result came in time (every `ToolProxy` says it alike). */
+export function toolTimedOut(toolName: string, timeoutMs: number): string {
+  // Whole seconds would print a sub-second timeout as "0 s"; say milliseconds below one second.
+  const limit = timeoutMs < 1000 ? `${timeoutMs} ms` : `${Math.round(timeoutMs / 1000)} s`;
+  return `Frontend tool ${toolName} timed out: no result was posted within ${limit}`;
+}
+
+/** Why a proxied tool failed when its run's client went away. */
+export const toolCancelled = (toolName: string) => `Frontend tool ${toolName} was cancelled: the client disconnected`;

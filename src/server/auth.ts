@@ -3,6 +3,7 @@ import { apiKeyVerifier } from '../auth/api-keys.js';
 import { bearerAuth, type TokenVerifier } from '../auth/bearer-auth.js';
 import { jwtVerifier } from '../auth/jwt.js';
 import type { ServerEnv } from './env.js';
+import { isLoopback } from './host-check.js';
 
 /**
  * The standalone server's authentication from its environment: API keys (`AUTH_API_KEYS`) and
@@ -29,10 +30,8 @@ export function authFromEnv(env: ServerEnv): ResolveResourceId | undefined {
   return verifiers.length > 0 ? bearerAuth(...verifiers) : undefined;
 }
 
-const LOOPBACK = new Set(['127.0.0.1', '::1', 'localhost']);
-
 /** The warning to print when the server is reachable from other machines with auth off, else `undefined`. */
 export function exposureWarning(env: ServerEnv, authOn: boolean): string | undefined {
-  if (authOn || LOOPBACK.has(env.HOST)) return undefined;
+  if (authOn || isLoopback(env.HOST)) return undefined;
   return `HOST=${env.HOST} with authentication off: anyone who can reach this port can read and steer every thread by claiming its resourceId. Set AUTH_JWT_SECRET, AUTH_JWKS_URL or AUTH_API_KEYS (docs/security.md).`;
 }

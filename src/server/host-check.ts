@@ -1,6 +1,9 @@
 const LOOPBACK_HOSTS = ['localhost', '127.0.0.1', '[::1]'];
 const LOOPBACK_BINDS = new Set(['127.0.0.1', '::1', 'localhost']);
 
+/** Whether a server bound to `host` (`HOST`) is reachable from this machine only. */
+export const isLoopback = (host: string) => LOOPBACK_BINDS.has(host);
+
 /**
  * Whether a request's `Host` is one this server answers to. On a server bound to loopback, a
  * page on another site whose name resolves to 127.0.0.1 (DNS rebinding) would otherwise read and
@@ -14,7 +17,7 @@ const LOOPBACK_BINDS = new Set(['127.0.0.1', '::1', 'localhost']);
  */
 export function hostCheck(options: { bind: string; allowed?: readonly string[] }): ((host: string | null | undefined) => boolean) | undefined {
   const allowed = (options.allowed ?? []).map((h) => h.toLowerCase());
-  const loopback = LOOPBACK_BINDS.has(options.bind);
+  const loopback = isLoopback(options.bind);
   if (!loopback && allowed.length === 0) return undefined;
   const accepted = new Set(loopback ? [...LOOPBACK_HOSTS, ...allowed] : allowed);
   return (host) => {

@@ -1,17 +1,10 @@
 import { readServerEnv } from './env.js';
 import { startedByNpm, watchParent } from './parent.js';
+import { redactedUrl } from './redact.js';
 import { serverLogger, startServer } from './standalone.js';
 
 /** The process that started this one, read before anything else (see `watchParent`). */
 const parent = process.ppid;
-
-/** A connection URL fit for a log line: its password masked. */
-function redacted(url: string): string {
-  const parsed = URL.canParse(url) ? new URL(url) : undefined;
-  if (!parsed?.password) return url;
-  parsed.password = '***';
-  return parsed.href;
-}
 
 /** `npm start` / the package's bin: the standalone bridge on the embedded default. */
 async function main(): Promise<void> {
@@ -19,8 +12,8 @@ async function main(): Promise<void> {
   const log = serverLogger(env);
   const server = await startServer(env, {}, { log });
   const model = env.MODEL ?? `the scripted demo model (DEMO_DELAY_MS=${env.DEMO_DELAY_MS})`;
-  const storage = redacted(env.DATABASE_URL);
-  const shared = env.REDIS_URL ? `, shared through ${redacted(env.REDIS_URL)} as ${env.REDIS_PREFIX}` : '';
+  const storage = redactedUrl(env.DATABASE_URL);
+  const shared = env.REDIS_URL ? `, shared through ${redactedUrl(env.REDIS_URL)} as ${env.REDIS_PREFIX}` : '';
   // The message keeps the words scripts and tests look for (`listening on <url> (pid <n>`).
   log.info({ url: server.url, agent: 'demo', model, storage }, `mastra-agui-bridge listening on ${server.url} (pid ${process.pid}, agent "demo", ${model}, storage ${storage}${shared})`);
   log.info({ url: new URL('/', server.url).href }, 'demo page');

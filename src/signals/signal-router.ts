@@ -6,14 +6,15 @@ import { inject, injectable } from 'inversify';
 import type { z } from 'zod';
 import { AgentProvider } from '../agents/agent-provider.js';
 import { BridgeError, conflict, notFound } from '../errors.js';
-import { decision, type OnWake, type Sent, type SignalDecision } from './decision.js';
 import { statusOutcome, type BridgeMetrics } from '../observability/metrics.js';
-export type { SignalDecision } from './decision.js';
-import type { ThreadControl } from './thread-control.js';
+import type { DurableInbox, InboxEntry } from '../threads/inbox.js';
 import { ThreadStore, type ThreadScope } from '../threads/thread-store.js';
 import { TOKENS } from '../tokens.js';
-import type { DurableInbox, InboxEntry } from '../threads/inbox.js';
+import { decision, type OnWake, type Sent, type SignalDecision } from './decision.js';
 import type { NotificationSchema, SendMessageSchema, SignalSchema, StateSignalSchema, ToolApprovalSchema } from './schemas.js';
+import type { ThreadControl } from './thread-control.js';
+
+export type { SignalDecision } from './decision.js';
 
 export interface PendingApproval {
   runId: string;

@@ -10,7 +10,7 @@ const FIRST_WAIT_MS = 5;
 const LONGEST_WAIT_MS = 100;
 
 /** Mastra's key for a thread's lease: resource and thread id joined by NUL. */
-const threadKey = (resourceId: string, threadId: string) => `${resourceId}\0${threadId}`;
+export const threadLeaseKey = (thread: { resourceId: string; threadId: string }) => `${thread.resourceId}\0${thread.threadId}`;
 
 function leasesOf(agent: Agent): LeaseProvider | undefined {
   const pubsub = agent.getPubSub() as Partial<LeaseProvider>;
@@ -19,7 +19,7 @@ function leasesOf(agent: Agent): LeaseProvider | undefined {
 
 /** The run holding the thread's lease, in any process on the same leases; `undefined` when idle (or without leases). */
 export async function threadLeaseOwner(agent: Agent, scope: { resourceId: string; threadId: string }): Promise<string | undefined> {
-  return leasesOf(agent)?.getLeaseOwner(threadKey(scope.resourceId, scope.threadId));
+  return leasesOf(agent)?.getLeaseOwner(threadLeaseKey(scope));
 }
 
 /** The thread is `runId`'s until Mastra registers the run under the same owner (it then renews and releases the lease itself). */
@@ -39,7 +39,7 @@ export interface ThreadTurn {
  */
 export async function takeThreadTurn(agent: Agent, scope: { resourceId: string; threadId: string }, runId: string, waitMs: number): Promise<ThreadTurn> {
   const leases = leasesOf(agent);
-  const key = threadKey(scope.resourceId, scope.threadId);
+  const key = threadLeaseKey(scope);
   if (!leases) return { release: async () => {} };
   const deadline = Date.now() + waitMs;
   for (let wait = FIRST_WAIT_MS; ; wait = Math.min(wait * 2, LONGEST_WAIT_MS)) {

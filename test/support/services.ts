@@ -1,6 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { createRequire } from 'node:module';
-import { createClient } from 'redis';
+import { checkService, deleteKeys, schemaUrl, withPostgres } from '../../scripts/services.js';
 
 // The real PostgreSQL and Redis the integration tests use, with a check that fails at once and
 // says how to start the one that is down, and helpers that give each test file its own corner.
@@ -9,93 +8,6 @@ import { createClient } from 'redis';
 export const POSTGRES_URL = process.env.TEST_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 /** The test Redis (`REDIS_URL`). */
 export const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
-
-/** What starts each service on the CI image (`.ci/run` runs the same commands). */
-export const START_COMMANDS = {
-  PostgreSQL: 'pg_ctlcluster --skip-systemctl-redirect $(ls /etc/postgresql) main start',
-  Redis: 'redis-server --daemonize yes --bind 127.0.0.1 -::1 --port 6379 --save "" --appendonly no --dir /var/lib/redis --logfile /var/log/redis/ci.log',
-} as const;
-
-/** How long a reachability check may take: a service that is up answers in milliseconds. */
-const CHECK_TIMEOUT_MS = 3000;
-
-/** The part of `pg`'s client the helpers use (the repository has no `@types/pg`). */
-interface PgClient {
-  connect(): Promise<void>;
-  query(sql: string, values?: unknown[]): Promise<{ rows: Array<Record<string, unknown>> }>;
-  end(): Promise<void>;
-  on(event: 'error', listener: (error: Error) => void): void;
-}
-interface PgModule {
-  Client: new (config: { connectionString: string; connectionTimeoutMillis: number }) => PgClient;
-}
-/** `pg` as `@mastra/pg` itself loads it (a dependency of it, hoisted to the root). */
-const pg = createRequire(import.meta.url)('pg') as PgModule;
-
-/** The URL without its password, fit for an error message. */
-function redact(url: string): string {
-  if (!URL.canParse(url)) return url.replace(/:[^:@/]*@/, ':***@');
-  const parsed = new URL(url);
-  if (parsed.password) parsed.password = '***';
-  return parsed.href;
-}
-
-/** A socket error's own words: connecting to `localhost` fails with an AggregateError that has none. */
-function reason(error: unknown): string {
-  if (error instanceof AggregateError && error.errors.length > 0) return error.errors.map(reason).join(', ');
-  const { message, code } = error as { message?: string; code?: string };
-  return message || code || String(error);
-}
-
-function withTimeout<T>(work: Promise<T>, what: string): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`${what} did not answer within ${CHECK_TIMEOUT_MS} ms`)), CHECK_TIMEOUT_MS);
-  });
-  return Promise.race([work, timeout]).finally(() => clearTimeout(timer));
-}
-
-/** Runs `work` on a fresh connection to the test PostgreSQL, then closes it. */
-async function withPostgres<T>(work: (client: PgClient) => Promise<T>): Promise<T> {
-  const client = new pg.Client({ connectionString: POSTGRES_URL, connectionTimeoutMillis: CHECK_TIMEOUT_MS });
-  // A connection the server drops emits 'error'; unheard, it would crash the test worker.
-  client.on('error', () => {});
-  try {
-    await client.connect();
-    return await work(client);
-  } finally {
-    await client.end().catch(() => {});
-  }
-}
-
-/** A client of the test Redis that gives up at the first failed connect instead of retrying. */
-const redisClient = () => createClient({ url: REDIS_URL, socket: { connectTimeout: CHECK_TIMEOUT_MS, reconnectStrategy: false } });
-
-/** Runs `work` on a fresh connection to the test Redis, then closes it. */
-async function withRedis<T>(work: (client: ReturnType<typeof redisClient>) => Promise<T>): Promise<T> {
-  const client = redisClient();
-  client.on('error', () => {});
-  try {
-    await client.connect();
-    return await work(client);
-  } finally {
-    if (client.isOpen) client.destroy();
-  }
-}
-
-/**
- * The error a test file fails with when a service is down: which one, where, and how to start it.
- * A PostgreSQL that answered with an error (it has a SQLSTATE `code`) is up: starting it would not
- * help, so the error says what it answered instead (a missing database, a refused login).
- */
-function down(service: keyof typeof START_COMMANDS, url: string, error: unknown): Error {
-  const { code } = error as { code?: unknown };
-  if (service === 'PostgreSQL' && typeof code === 'string' && /^[0-9A-Z]{5}$/.test(code)) {
-    const fix = code === '3D000' ? ` Create it with: createdb -h 127.0.0.1 -U postgres ${new URL(url).pathname.slice(1)}` : '';
-    return new Error(`PostgreSQL at ${redact(url)} refused the test connection: ${reason(error)} (SQLSTATE ${code}).${fix}`);
-  }
-  return new Error(`${service} is not reachable at ${redact(url)} (${reason(error)}). Start it with:\n  ${START_COMMANDS[service]}`);
-}
 
 // Once per test file: vitest gives each file its own copy of this module.
 let postgresChecked: Promise<void> | undefined;
@@ -109,10 +21,7 @@ let redisChecked: Promise<void> | undefined;
  * beforeAll(() => requirePostgres());
  */
 export function requirePostgres(): Promise<void> {
-  postgresChecked ??= withTimeout(withPostgres((c) => c.query('SELECT 1')), 'PostgreSQL').then(
-    () => undefined,
-    (error: unknown) => Promise.reject(down('PostgreSQL', POSTGRES_URL, error)),
-  );
+  postgresChecked ??= checkService('PostgreSQL', POSTGRES_URL);
   return postgresChecked;
 }
 
@@ -124,10 +33,7 @@ export function requirePostgres(): Promise<void> {
  * beforeAll(() => requireRedis());
  */
 export function requireRedis(): Promise<void> {
-  redisChecked ??= withTimeout(withRedis((c) => c.ping()), 'Redis').then(
-    () => undefined,
-    (error: unknown) => Promise.reject(down('Redis', REDIS_URL, error)),
-  );
+  redisChecked ??= checkService('Redis', REDIS_URL);
   return redisChecked;
 }
 
@@ -161,12 +67,12 @@ export interface IsolatedPostgres {
 export async function isolatedPostgres(label = 'test'): Promise<IsolatedPostgres> {
   await requirePostgres();
   const schema = `test_${tag(label)}_${random()}`;
-  await withPostgres((c) => c.query(`CREATE SCHEMA "${schema}"`));
+  await withPostgres(POSTGRES_URL, (c) => c.query(`CREATE SCHEMA "${schema}"`));
   return {
     schema,
-    url: `${POSTGRES_URL}${POSTGRES_URL.includes('?') ? '&' : '?'}schema=${schema}`,
-    query: (sql, values) => withPostgres(async (c) => (await c.query(sql, values)).rows),
-    cleanup: () => withPostgres(async (c) => void (await c.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`))),
+    url: schemaUrl(POSTGRES_URL, schema),
+    query: (sql, values) => withPostgres(POSTGRES_URL, async (c) => (await c.query(sql, values)).rows),
+    cleanup: () => withPostgres(POSTGRES_URL, async (c) => void (await c.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`))),
   };
 }
 
@@ -196,9 +102,6 @@ export async function isolatedRedisPrefix(label = 'test'): Promise<IsolatedRedis
   return {
     prefix,
     url: REDIS_URL,
-    cleanup: () =>
-      withRedis(async (client) => {
-        for await (const keys of client.scanIterator({ MATCH: `${prefix}:*`, COUNT: 500 })) if (keys.length > 0) await client.unlink(keys);
-      }),
+    cleanup: () => deleteKeys(REDIS_URL, prefix),
   };
 }

@@ -2,7 +2,7 @@ import type { Context } from 'hono';
 import { z } from 'zod';
 import { encoderFor, EventStream } from '../../sse/event-stream.js';
 import { parseInput } from '../request.js';
-import { IdSchema } from '../schemas.js';
+import { IdSchema } from '../../id.js';
 import type { Services } from '../services.js';
 import { threadScope } from './threads.js';
 

@@ -8,7 +8,7 @@ import { encoderFor, EventStream } from '../../sse/event-stream.js';
 import { parseInput, readJsonBody } from '../request.js';
 import { ForwardedPropsSchema, RunIdsSchema } from '../schemas.js';
 import type { Services } from '../services.js';
-import { createUrlPolicy, messageUrlDetails } from '../url-policy.js';
+import { messageUrlDetails } from '../url-policy.js';
 
 const isTerminal = (event: Event | undefined) => event?.type === EventType.RUN_FINISHED || event?.type === EventType.RUN_ERROR;
 
@@ -16,7 +16,7 @@ const isTerminal = (event: Event | undefined) => event?.type === EventType.RUN_F
 export async function runAgent(c: Context, s: Services): Promise<Response> {
   const input = parseInput(RunAgentInputSchema, await readJsonBody(c, s.config.maxBodyBytes), 'body');
   parseInput(RunIdsSchema, input, 'body');
-  const refusedUrls = messageUrlDetails(input.messages, createUrlPolicy(s.config.allowedUrlHosts));
+  const refusedUrls = messageUrlDetails(input.messages, s.urlPolicy);
   if (refusedUrls.length > 0) throw invalidInput('Input messages name URLs the server may not fetch', refusedUrls);
   const props = parseInput(ForwardedPropsSchema, input.forwardedProps ?? {}, 'body', 'forwardedProps');
   const resourceId = await s.resources.resolve(c, props.resourceId);

@@ -13,14 +13,14 @@ import { invalidInput } from '../../errors.js';
 import { idempotent, type Answer } from '../idempotency.js';
 import { parseBody, parseInput, pathParam } from '../request.js';
 import type { Services } from '../services.js';
-import { contentsUrlDetails, createUrlPolicy } from '../url-policy.js';
+import { contentsUrlDetails } from '../url-policy.js';
 import { threadScope } from './threads.js';
 
 type Contents = Parameters<typeof contentsUrlDetails>[0];
 
 /** Refuses file parts whose URL the server would fetch and may not (`allowedUrlHosts`), before anything is sent. */
 function assertFetchable(s: Services, contents: Contents, at: string): void {
-  const details = contentsUrlDetails(contents, at, createUrlPolicy(s.config.allowedUrlHosts));
+  const details = contentsUrlDetails(contents, at, s.urlPolicy);
   if (details.length > 0) throw invalidInput('File parts name URLs the server may not fetch', details);
 }
 

@@ -1,4 +1,5 @@
 import { createClient, type RedisClientType } from 'redis';
+import { failFastThenReconnect } from '../reconnect.js';
 import type { PubSubLogger } from './delivery.js';
 
 /** A node-redis client as `createClient()` makes it. */
@@ -6,9 +7,6 @@ export type RedisClient = RedisClientType;
 
 /** Where the connections come from: a URL, or a client of the caller's (unconnected) to copy. */
 export type ConnectionSource = { url: string } | { client: RedisClient };
-
-/** Backoff between reconnects once connected: 50 ms doubling, at most 2 s. */
-const backoff = (retries: number) => Math.min(50 * 2 ** retries, 2000);
 
 /**
  * The connections of one `RedisPubSub`: the writer (every non-blocking command: publishes, acks,
@@ -113,17 +111,17 @@ export class Connections {
 
   /** Fails the first connect at once when Redis is not reachable; reconnects by itself once connected. */
   #fromUrl(url: string, name: string): RedisClient {
-    let connected = false;
+    const reconnect = failFastThenReconnect();
     const client: RedisClient = createClient({
       url,
       name,
-      socket: { reconnectStrategy: (retries: number, cause: Error) => (connected ? backoff(retries) : cause) },
+      socket: { reconnectStrategy: reconnect.strategy },
       // No per-command timeout: node-redis arms an AbortSignal timer for each command, and a run
       // sends one per chunk (12 % of a busy server's CPU). A lost connection is still noticed (TCP
       // keepalive, socket errors): its commands fail and the client reconnects.
       commandOptions: { timeout: 0 },
     });
-    client.once('ready', () => (connected = true));
+    client.once('ready', reconnect.connected);
     return client;
   }
 

@@ -1,5 +1,6 @@
 import type { LeaseProvider } from '@mastra/core/events';
 import { LuaScript, type ScriptRunner } from '../lua.js';
+import { RELEASE_IF_OWNER, RENEW_IF_OWNER } from '../owned-key.js';
 
 // Each lease is one key: its value the owner, its TTL the lease's. Every change checks the owner
 // in the same script that makes it, so an owner that lost its lease (expired, taken) can never
@@ -17,18 +18,6 @@ if holder == ARGV[1] then
   return {1, holder}
 end
 return {0, holder}
-`);
-
-/** KEYS: lease. ARGV: owner. */
-const RELEASE = new LuaScript(`
-if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end
-return 0
-`);
-
-/** KEYS: lease. ARGV: owner, ttl ms. */
-const RENEW = new LuaScript(`
-if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('PEXPIRE', KEYS[1], ARGV[2]) end
-return 0
 `);
 
 /** KEYS: lease. ARGV: from owner, to owner, ttl ms. The key is never empty in between. */
@@ -84,12 +73,12 @@ export class RedisLeases implements LeaseProvider {
 
   async releaseLease(key: string, owner: string): Promise<void> {
     this.#forget(key, owner);
-    await RELEASE.run(await this.connection(), [this.keyOf(key)], [owner]);
+    await RELEASE_IF_OWNER.run(await this.connection(), [this.keyOf(key)], [owner, '', '']);
   }
 
   async renewLease(key: string, owner: string, ttlMs: number): Promise<boolean> {
     const expiresAt = Date.now() + ttlMs;
-    const renewed = (await RENEW.run(await this.connection(), [this.keyOf(key)], [owner, ttl(ttlMs)])) === 1;
+    const renewed = (await RENEW_IF_OWNER.run(await this.connection(), [this.keyOf(key)], [owner, ttl(ttlMs)])) === 1;
     if (renewed) this.#held.set(key, { owner, expiresAt });
     else this.#forget(key, owner);
     return renewed;

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Event, EventCallback } from '@mastra/core/events';
 import { createClient } from 'redis';
+import { serviceDown } from '../../../scripts/services.js';
 import type { RedisClient } from './connections.js';
 import type { PubSubLogger } from './delivery.js';
 import { RedisPubSub, type RedisPubSubOptions } from './redis-pubsub.js';
@@ -8,7 +9,6 @@ import { RedisPubSub, type RedisPubSubOptions } from './redis-pubsub.js';
 // Helpers for the tests of RedisPubSub (not part of it).
 
 export const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
-const START_REDIS = 'redis-server --daemonize yes --bind 127.0.0.1 -::1 --port 6379 --save "" --appendonly no';
 
 /** Keeps quiet: the tests provoke warnings on purpose. */
 export const quietLogger: PubSubLogger = { debug: () => {}, warn: () => {}, error: () => {} };
@@ -35,7 +35,7 @@ export function pubsubTestbed(name: string) {
       const client: RedisClient = createClient({ url: REDIS_URL, socket: { reconnectStrategy: false } });
       client.on('error', () => {});
       await client.connect().catch((error: unknown) => {
-        throw new Error(`Redis is not reachable at ${REDIS_URL} (${(error as Error).message}); start it with: ${START_REDIS}`);
+        throw serviceDown('Redis', REDIS_URL, error);
       });
       inspect = client;
       return client;

@@ -1,6 +1,7 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { Hono } from 'hono';
-import type { BridgeMetrics } from './metrics.js';
+import { bearerIn } from '../auth/credentials.js';
+import type { BridgeMetrics } from '../observability/metrics.js';
 
 /**
  * `GET /metrics` at the server root, in the Prometheus text format. Open unless `token` is set;
@@ -27,7 +28,7 @@ export function serveMetrics(app: Hono, metrics: BridgeMetrics, token?: string):
  * bearerMatches('Bearer s3cret', 's3cret'); // true
  */
 export function bearerMatches(header: string | undefined, token: string): boolean {
-  const given = /^Bearer +(\S+) *$/i.exec(header ?? '')?.[1];
+  const given = bearerIn(header);
   const same = timingSafeEqual(digest(given ?? ''), digest(token));
   return given !== undefined && same;
 }
