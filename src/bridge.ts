@@ -7,12 +7,16 @@ import { markRateLimited } from './limits/limited-request.js';
 import { resolveConfig, type BridgeConfig, type ResolvedConfig } from './config.js';
 import { createServices } from './container.js';
 import { errorResponse } from './http/errors.js';
+import { unavailable } from './errors.js';
 import { buildOpenApiDocument, OPENAPI_PATH } from './http/openapi.js';
 import { ROUTES, type RouteDef } from './http/routes.js';
 import type { Services } from './http/services.js';
 import { httpMetrics } from './observability/http-metrics.js';
 import { BridgeMetrics } from './observability/metrics.js';
 import { requestLog } from './observability/request-log.js';
+
+/** How often a drain looks whether the runs in flight have ended. */
+const DRAIN_POLL_MS = 100;
 
 /** The bridge: its routes for a Mastra server, or a standalone Hono app. */
 export interface Bridge {
@@ -24,6 +28,20 @@ export interface Bridge {
   app(mastra: Mastra): Hono;
   /** Ends every open run (each stream gets its terminal event); call before closing the server. */
   shutdown(): void;
+  /**
+   * Drains the bridge for a replacement: from now on `/run` and the steering routes answer `503
+   * UNAVAILABLE` with `Retry-After` (a balancer sends them to another process), while the runs in
+   * flight go on; resolves `true` once none is left, or `false` when `graceMs` ran out first. Then
+   * call `shutdown()`, which cancels what is left.
+   *
+   * @example
+   * process.on('SIGTERM', async () => {
+   *   await bridge.drain(25_000);
+   *   bridge.shutdown();
+   *   server.close();
+   * });
+   */
+  drain(graceMs: number): Promise<boolean>;
   /** Threads followed right now (one Mastra subscription each), for health checks and metrics. */
   subscriptionCount(): number;
   /**
@@ -66,8 +84,11 @@ export function createBridge(config: BridgeConfig = {}): Bridge {
   };
   // Credentials first (with auth on): no validation, no lookup, for a caller who has none.
   const authenticate = authenticatorOf(resolved.resolveResourceId);
+  let draining = false;
   const handle = (route: RouteDef, s: Services) => async (c: Context) => {
     try {
+      // Before credentials: a draining process answers the same to everyone, and checks nothing.
+      if (draining && route.limited) throw unavailable('This server is shutting down; try again', 1);
       await authenticate?.(c);
       if (route.limited) markRateLimited(c);
       return await route.handler(c, s);
@@ -119,6 +140,14 @@ export function createBridge(config: BridgeConfig = {}): Bridge {
     },
     subscriptionCount: () => [...services.values()].reduce((sum, s) => sum + s.hub.subscriptionCount, 0),
     recover: (mastra) => servicesFor(mastra).recovery.recover(),
+    drain: async (graceMs) => {
+      draining = true;
+      const inFlight = () => [...services.values()].reduce((sum, s) => sum + s.runs.inFlight + s.agents.activeThreadRuns(), 0);
+      const deadline = Date.now() + graceMs;
+      // Mastra tells no event when a thread run ends: a glance every 100 ms costs nothing here.
+      while (inFlight() > 0 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, DRAIN_POLL_MS));
+      return inFlight() === 0;
+    },
     shutdown: () => {
       for (const s of services.values()) {
         s.recovery.stop();

@@ -33,6 +33,11 @@ export class AgentProvider {
     return Object.entries(this.mastra.listAgents() as Record<string, Agent>);
   }
 
+  /** How many runs of this process's agents are streaming on their threads now (Mastra's own count). */
+  activeThreadRuns(): number {
+    return this.entries().reduce((sum, [, agent]) => sum + agent.listActiveThreadRuns().length, 0);
+  }
+
   /** The agent for an id (or the default when none is given); unknown ids are `404 AGENT_NOT_FOUND`. */
   get(agentId?: string): Agent {
     const entries = this.entries();

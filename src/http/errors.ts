@@ -3,7 +3,8 @@ import type { ContentfulStatusCode } from 'hono/utils/http-status';
 import { ZodError } from 'zod';
 import type { BridgeLogger } from '../config.js';
 import { BridgeError, type ErrorDetail } from '../errors.js';
-import { errorsOnRequestLine, setRequestError } from '../observability/context.js';
+import { errorsOnRequestLine, requestId, setRequestError } from '../observability/context.js';
+import { isUnavailable, UNAVAILABLE_MESSAGE } from '../translate/failure.js';
 
 /** The wire shape of every error answer. */
 export interface ErrorBody {
@@ -28,7 +29,7 @@ export function zodDetails(error: ZodError, prefix = ''): ErrorDetail[] {
  * Maps anything thrown by a handler or service to a status and an error body: the one place where
  * errors become HTTP. Unexpected errors are logged with their stack and answered `500 INTERNAL_ERROR`.
  */
-export function toErrorBody(error: unknown, logger: BridgeLogger): { status: ContentfulStatusCode; body: ErrorBody } {
+export function toErrorBody(error: unknown, logger: BridgeLogger, reqId?: string): { status: ContentfulStatusCode; body: ErrorBody } {
   if (error instanceof BridgeError) {
     return { status: error.status, body: { error: error.message, code: error.code, ...(error.details && { details: error.details }) } };
   }
@@ -36,9 +37,22 @@ export function toErrorBody(error: unknown, logger: BridgeLogger): { status: Con
     return { status: 400, body: { error: 'Invalid input', code: 'INVALID_INPUT', details: zodDetails(error) } };
   }
   const message = error instanceof Error ? error.message : String(error);
+  if (isUnavailable(error)) {
+    // An outage, not a defect: the client is told to come back, the log says what failed.
+    logger.warn(`Dependency unavailable: ${message}`);
+    return { status: 503, body: { error: UNAVAILABLE_MESSAGE, code: 'UNAVAILABLE' } };
+  }
   logger.error(`Unexpected error: ${message}`, { stack: error instanceof Error ? error.stack : undefined });
-  return { status: 500, body: { error: message || 'Internal error', code: 'INTERNAL_ERROR' } };
+  return { status: 500, body: { error: internalErrorMessage(reqId), code: 'INTERNAL_ERROR' } };
 }
+
+/** What a client is told of a defect: nothing of its detail (that is in the log), the request id to quote. */
+export function internalErrorMessage(reqId: string | undefined): string {
+  return reqId ? `Internal error (request id ${reqId})` : 'Internal error';
+}
+
+/** `Retry-After` of an answer to an outage, in seconds. */
+const OUTAGE_RETRY_AFTER = { 'Retry-After': '2' };
 
 /** Takes the unexpected error off the log for the request log to write, on the request's own line. */
 const quiet: BridgeLogger = { debug: () => {}, info: () => {}, warn: () => {}, error: () => {} };
@@ -49,7 +63,8 @@ const quiet: BridgeLogger = { debug: () => {}, info: () => {}, warn: () => {}, e
  */
 export function errorResponse(c: Context, error: unknown, logger: BridgeLogger): Response {
   const onRequestLine = errorsOnRequestLine(c);
-  const { status, body } = toErrorBody(error, onRequestLine ? quiet : logger);
+  const { status, body } = toErrorBody(error, onRequestLine && !isUnavailable(error) ? quiet : logger, requestId(c));
   if (onRequestLine && body.code === 'INTERNAL_ERROR') setRequestError(c, error);
-  return c.json(body, status, error instanceof BridgeError ? error.headers : undefined);
+  const headers = error instanceof BridgeError ? error.headers : status === 503 ? OUTAGE_RETRY_AFTER : undefined;
+  return c.json(body, status, headers);
 }

@@ -15,6 +15,7 @@ import { toolResultMessageId, type MessagePosition } from '../translate/ids.js';
 import { selectNewMessages, toMastraMessages, type MastraInputMessage } from '../translate/messages.js';
 import { RunTranslator } from '../translate/run-translator.js';
 import { errorMessage } from '../translate/values.js';
+import { runFailure } from '../translate/failure.js';
 import { frontendToolOptions } from './frontend-tools.js';
 import { ResultCapture } from './result-capture.js';
 import type { RunAnnouncement, RunAnnouncements } from './run-announcements.js';
@@ -112,6 +113,11 @@ export class RunService {
   private readonly active = new Set<AbortController>();
 
   /** Cancels every open run: each stream ends with `RUN_FINISHED { outcome: cancelled }`. */
+  /** How many `/run`s are streaming now. */
+  get inFlight(): number {
+    return this.active.size;
+  }
+
   shutdown(): void {
     for (const controller of this.active) controller.abort(new Error('The server is shutting down'));
   }
@@ -277,8 +283,10 @@ export class RunService {
     } catch (error) {
       if (signal.aborted) await write(translator.cancel());
       else {
-        this.config.logger.error(`Run ${input.runId} failed: ${errorMessage(error)}`, { stack: (error as Error)?.stack });
-        await write(translator.fail(errorMessage(error), 'RUN_FAILED'));
+        const { message, code } = runFailure(error, 'RUN_FAILED');
+        if (code === 'UNAVAILABLE') this.config.logger.warn(`Run ${input.runId} cut by an outage: ${errorMessage(error)}`);
+        else this.config.logger.error(`Run ${input.runId} failed: ${errorMessage(error)}`, { stack: (error as Error)?.stack });
+        await write(translator.fail(message, code));
       }
     } finally {
       // No terminal event written means the run broke: the handler ends the stream with RUN_ERROR.

@@ -90,6 +90,11 @@ export const ServerEnvSchema = z.object({
   REQUEST_TIMEOUT_MS: ms(1000, 30_000),
   /** How long an idle keep-alive connection stays open. */
   KEEP_ALIVE_TIMEOUT_MS: ms(100, 5000),
+  /**
+   * On SIGTERM, how long the runs in flight may take to finish (new runs and steering answer 503
+   * meanwhile) before the rest is cancelled: under Kubernetes' 30 s grace by default. `0`: cancel at once.
+   */
+  SHUTDOWN_GRACE_MS: z.coerce.number().int().min(0).max(3_600_000).default(25_000),
   /** Host names the server answers to besides loopback's (DNS rebinding; see docs/security.md). */
   ALLOWED_HOSTS: list,
   /** Hosts whose http(s) URLs input messages may carry (the server downloads them). */

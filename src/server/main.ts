@@ -22,8 +22,11 @@ async function main(): Promise<void> {
   const stop = (reason: string) => {
     if (stopping) return;
     stopping = true;
-    log.info({ reason }, `${reason}: closing open streams and storage…`);
-    server.close().then(
+    // SIGTERM is a replacement (a deploy, a scale-in): the runs in flight may finish first. SIGINT
+    // and a vanished parent are someone at a terminal, or nobody: close at once.
+    const drain = reason === 'SIGTERM';
+    log.info({ reason }, drain ? `${reason}: draining (runs in flight may finish), then closing…` : `${reason}: closing open streams and storage…`);
+    (drain ? server.drainAndClose() : server.close()).then(
       () => process.exit(0),
       (error: unknown) => {
         log.error({ err: error }, 'shutdown failed');

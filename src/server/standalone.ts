@@ -26,6 +26,11 @@ export interface RunningServer {
   log: Logger;
   /** Ends open runs with their terminal event, stops listening, closes storage. */
   close(): Promise<void>;
+  /**
+   * Drains, then closes: readiness `503` at once, new runs and steering `503` + `Retry-After`, the
+   * runs in flight finish within `SHUTDOWN_GRACE_MS`, then `close()`. What SIGTERM does.
+   */
+  drainAndClose(): Promise<void>;
 }
 
 /** The caps of `docs/security.md#limits` from the environment; `0` is no cap. */
@@ -159,22 +164,29 @@ export async function startServer(env: ServerEnv, bridgeConfig: BridgeConfig = {
     (resent) => resent > 0 && log.info({ resent }, `recovered ${resent} acknowledged message(s) left unanswered by the last run of the server`),
     (error: unknown) => log.error({ err: error }, `recovery failed: ${(error as Error)?.message ?? error}`),
   );
+  const close = async () => {
+    closing = true;
+    bridge.shutdown();
+    await new Promise<void>((resolve) => {
+      server.close(() => resolve());
+      // Let the cancelled streams write their terminal event, then drop idle keep-alive sockets.
+      setTimeout(() => (server as { closeAllConnections?: () => void }).closeAllConnections?.(), 200).unref();
+    });
+    await mastra.shutdown().catch(() => {});
+    await scaleOut?.close().catch(() => {});
+    await storage.close().catch(() => {});
+  };
   return {
     url: `http://${host}:${port}${env.AGUI_PREFIX}`,
     bridge,
     mastra,
     log,
-    close: async () => {
+    close,
+    drainAndClose: async () => {
       closing = true;
-      bridge.shutdown();
-      await new Promise<void>((resolve) => {
-        server.close(() => resolve());
-        // Let the cancelled streams write their terminal event, then drop idle keep-alive sockets.
-        setTimeout(() => (server as { closeAllConnections?: () => void }).closeAllConnections?.(), 200).unref();
-      });
-      await mastra.shutdown().catch(() => {});
-      await scaleOut?.close().catch(() => {});
-      await storage.close().catch(() => {});
+      const drained = await bridge.drain(env.SHUTDOWN_GRACE_MS);
+      if (!drained) log.warn(`shutdown: runs still in flight after SHUTDOWN_GRACE_MS=${env.SHUTDOWN_GRACE_MS}; cancelling them`);
+      await close();
     },
   };
 }

@@ -1,6 +1,7 @@
 import { EventType, type Event, type Interrupt, type Message, type RunFinishedOutcome, type TokenUsage } from '@ag-ui/core';
 import { CAPTURED_TOOL_RESULTS, isDataChunk, isSignalEcho, type CapturedToolResult, type MastraChunk, type SignalEchoChunk } from './chunks.js';
 import { backgroundTaskId, interruptId, MessageNumbering, toolResultMessageId, type MessagePosition } from './ids.js';
+import { runFailure } from './failure.js';
 import { declinedContent, errorMessage, signalText, toolErrorContent, toolResultContent, toTokenUsage } from './values.js';
 
 export interface RunTranslatorOptions {
@@ -225,9 +226,12 @@ export class RunTranslator {
       case 'finish':
         this.usage = toTokenUsage(chunk.payload.output?.usage, chunk.payload.metadata);
         return this.finish(out);
-      case 'error':
-        out.push(...this.fail(errorMessage(chunk.payload.error), 'MODEL_ERROR'));
+      case 'error': {
+        // Mastra reports a storage failure during the run as an `error` chunk too.
+        const { message, code } = runFailure(chunk.payload.error, 'MODEL_ERROR');
+        out.push(...this.fail(message, code));
         return;
+      }
       case 'tripwire':
         out.push(...this.fail(chunk.payload.reason || 'The run was stopped by a guardrail', 'TRIPWIRE'));
         return;

@@ -4,6 +4,9 @@ import type { Context } from 'hono';
 import type { PreparedRun } from '../../runs/run-service.js';
 import { invalidInput } from '../../errors.js';
 import { errorMessage } from '../../translate/values.js';
+import { runFailure } from '../../translate/failure.js';
+import { requestId } from '../../observability/context.js';
+import { internalErrorMessage } from '../errors.js';
 import { encoderFor, EventStream } from '../../sse/event-stream.js';
 import { parseInput, readJsonBody } from '../request.js';
 import { ForwardedPropsSchema, RunIdsSchema } from '../schemas.js';
@@ -37,12 +40,18 @@ export async function runAgent(c: Context, s: Services): Promise<Response> {
   const out = new EventStream(encoderFor(c.req.header('accept')));
   const abort = new AbortController();
   out.onCancel(() => abort.abort());
-  void pump(out, run, abort.signal, input.threadId, input.runId, s).finally(release);
+  void pump(out, run, abort.signal, { threadId: input.threadId, runId: input.runId, requestId: requestId(c) }, s).finally(release);
   return out.response;
 }
 
 /** Writes the run's events; whatever escapes the run still ends the stream with `RUN_ERROR`. */
-async function pump(out: EventStream, run: PreparedRun, signal: AbortSignal, threadId: string, runId: string, s: Services): Promise<void> {
+async function pump(
+  out: EventStream,
+  run: PreparedRun,
+  signal: AbortSignal,
+  { threadId, runId, requestId }: { threadId: string; runId: string; requestId?: string },
+  s: Services,
+): Promise<void> {
   let last: Event | undefined;
   const write = (batch: Event[]) => {
     out.send(batch);
@@ -53,8 +62,12 @@ async function pump(out: EventStream, run: PreparedRun, signal: AbortSignal, thr
   try {
     await run.stream(write, signal);
   } catch (error) {
-    s.config.logger.error(`Run ${runId} on thread ${threadId} broke: ${errorMessage(error)}`, { stack: (error as Error)?.stack });
-    if (!isTerminal(last)) out.send([{ type: EventType.RUN_ERROR, message: errorMessage(error), code: 'INTERNAL_ERROR' }]);
+    const { message, code } = runFailure(error, 'INTERNAL_ERROR');
+    if (code === 'UNAVAILABLE') s.config.logger.warn(`Run ${runId} on thread ${threadId} cut by an outage: ${errorMessage(error)}`);
+    else s.config.logger.error(`Run ${runId} on thread ${threadId} broke: ${errorMessage(error)}`, { stack: (error as Error)?.stack });
+    // A defect's own message is for the log: the client gets the request id to quote.
+    const told = code === 'UNAVAILABLE' ? message : internalErrorMessage(requestId);
+    if (!isTerminal(last)) out.send([{ type: EventType.RUN_ERROR, message: told, code }]);
   } finally {
     out.close();
   }

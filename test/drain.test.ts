@@ -1,0 +1,72 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, afterEach, describe, expect, it } from 'vitest';
+import { assistantText, runInput, uid, userMessage } from './support/agui.js';
+import { killIfRunning, startServerProcess, type ServerProcess } from './support/process.js';
+import { postRun, sseEvents } from './support/run.js';
+import { http } from './support/server.js';
+
+/**
+ * SIGTERM is a replacement, not an outage: readiness goes 503 at once, new runs and steering are
+ * 503 + Retry-After (a balancer retries them elsewhere), and the runs in flight finish within
+ * SHUTDOWN_GRACE_MS; what is left after it is cancelled.
+ */
+describe('SIGTERM drains the standalone server', { timeout: 60_000 }, () => {
+  const dir = mkdtempSync(join(tmpdir(), 'agui-drain-'));
+  let server: ServerProcess | undefined;
+  afterEach(() => killIfRunning(server));
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+  /** A `/run` with a long answer; resolves once its first words arrived, with the rest still coming. */
+  async function startLongRun(url: string, words: number) {
+    const threadId = uid('drain');
+    const res = await postRun(`${url}/run`, runInput({ threadId, messages: [userMessage(`hello ${'word '.repeat(words)}`)] }));
+    // Read by hand: leaving a `for await` would cancel the stream.
+    const events = sseEvents(res.body!);
+    const seen: Array<Record<string, any>> = [];
+    for (let next = await events.next(); !next.done; next = await events.next()) {
+      seen.push(next.value);
+      if (next.value.type === 'TEXT_MESSAGE_CONTENT') break;
+    }
+    const rest = (async () => {
+      for await (const event of events) seen.push(event);
+      return seen;
+    })();
+    return { threadId, rest };
+  }
+
+  it('runs in flight finish; readiness, new runs and steering answer 503 meanwhile; then it exits 0', async () => {
+    server = await startServerProcess({ DATABASE_URL: `file:${join(dir, 'a.db')}`, DEMO_DELAY_MS: '40' });
+    const origin = new URL(server.url).origin;
+    const { threadId, rest } = await startLongRun(server.url, 40);
+    server.child.kill('SIGTERM');
+    await expect.poll(async () => (await http(`${origin}/readyz`)).status, { interval: 20 }).toBe(503);
+
+    const run = await http(`${server.url}/run`, { body: runInput({ threadId: uid('late'), messages: [userMessage('hi')] }) });
+    expect(run.status).toBe(503);
+    expect(run.body).toMatchObject({ code: 'UNAVAILABLE' });
+    expect(Number(run.headers.get('retry-after'))).toBeGreaterThan(0);
+    const steer = await http(`${server.url}/threads/${threadId}/send-message`, { body: { message: 'more' } });
+    expect(steer.status).toBe(503);
+    expect(steer.headers.get('retry-after')).not.toBeNull();
+    // Reads still answer while the runs finish.
+    expect((await http(`${server.url}/agents`)).status).toBe(200);
+
+    const events = await rest;
+    const terminal = events.at(-1)!;
+    expect(terminal.type).toBe('RUN_FINISHED');
+    expect(terminal.outcome).toBeUndefined();
+    expect(assistantText(events as never)).toContain('word word');
+    expect(await server.exited).toEqual({ code: 0, signal: null });
+  });
+
+  it('what is still running when SHUTDOWN_GRACE_MS runs out is cancelled, and it exits', async () => {
+    server = await startServerProcess({ DATABASE_URL: `file:${join(dir, 'b.db')}`, DEMO_DELAY_MS: '40', SHUTDOWN_GRACE_MS: '300' });
+    const { rest } = await startLongRun(server.url, 200);
+    server.child.kill('SIGTERM');
+    const terminal = (await rest).at(-1)!;
+    expect(terminal).toMatchObject({ type: 'RUN_FINISHED', outcome: { type: 'cancelled' } });
+    expect(await server.exited).toEqual({ code: 0, signal: null });
+  });
+});
