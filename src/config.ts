@@ -3,6 +3,7 @@ import type { cors } from 'hono/cors';
 import { z } from 'zod';
 import { BridgeConfigError } from './errors.js';
 import type { ScaleOut } from './redis/scale-out.js';
+import { redactInternals } from './translate/failure.js';
 
 /** Decides who the caller is. Return the resource id, or `null`/`undefined` (or throw) to answer 401. */
 export type ResolveResourceId = (c: Context, claimed: string | undefined) => string | null | undefined | Promise<string | null | undefined>;
@@ -110,5 +111,27 @@ export function resolveConfig(config: BridgeConfig = {}): ResolvedConfig {
   if (!parsed.success) {
     throw new BridgeConfigError(parsed.error.issues.map((i) => ({ path: [...i.path, ...('keys' in i ? i.keys : [])].join('.'), message: i.message })));
   }
-  return { ...parsed.data, logger: parsed.data.logger ?? consoleLogger };
+  return { ...parsed.data, logger: redactingLogger(parsed.data.logger ?? consoleLogger) };
+}
+
+const REDACTING = Symbol('redacting');
+
+/**
+ * `logger` with the addresses, store URLs and paths taken out of its warnings and errors (where a
+ * driver's message lands: `connect ECONNREFUSED 10.0.0.5:5432`); the failure's kind stays. Debug
+ * and info lines are passed as they are: the bridge writes no error text there.
+ *
+ * @example
+ * const logger = redactingLogger(consoleLogger);
+ * logger.warn('storage: connect ECONNREFUSED 10.0.0.5:5432'); // "storage: connect ECONNREFUSED <address>"
+ */
+export function redactingLogger(logger: BridgeLogger): BridgeLogger {
+  if (REDACTING in logger) return logger;
+  return {
+    [REDACTING]: true,
+    debug: (message, meta) => logger.debug(message, meta),
+    info: (message, meta) => logger.info(message, meta),
+    warn: (message, meta) => logger.warn(redactInternals(message), meta),
+    error: (message, meta) => logger.error(redactInternals(message), meta),
+  } as BridgeLogger;
 }

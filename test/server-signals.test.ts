@@ -147,7 +147,8 @@ describe('npm start: signals reach the server', { timeout: 60_000 }, () => {
   for (const signal of ['SIGTERM', 'SIGINT'] as const) {
     it(`${signal} to npm during a streaming run: terminal events on open streams, shutdown line, npm exits 0, no server left`, async () => {
       const threadId = uid(`signals-${signal}`);
-      const app = await npmStart({ DATABASE_URL: `file:${join(dir, `${signal}.db`)}`, DEMO_DELAY_MS: '50' });
+      // No grace: SIGTERM drains first (test/drain.test.ts), here it cancels at once as SIGINT does.
+      const app = await npmStart({ DATABASE_URL: `file:${join(dir, `${signal}.db`)}`, DEMO_DELAY_MS: '50', SHUTDOWN_GRACE_MS: '0' });
       expect(app.serverPid).not.toBe(app.npm.pid);
       const events = await openEvents(app.url, threadId, resourceId);
       const { text, run } = longRun(app.url, threadId, resourceId, () => app.npm.kill(signal));
@@ -156,7 +157,7 @@ describe('npm start: signals reach the server', { timeout: 60_000 }, () => {
       await events.ended;
       expect(await app.npmExited).toEqual({ code: 0, signal: null });
       await app.outputClosed;
-      expect(app.stdout()).toContain(`${signal}: closing open streams and storage…`);
+      expect(app.stdout()).toContain(signal === 'SIGTERM' ? 'SIGTERM: draining' : `${signal}: closing open streams and storage…`);
       expect(app.stderr()).not.toMatch(/error/i);
       // npm waited for the server and reaped it: gone, not orphaned.
       expect(alive(app.serverPid)).toBe(false);

@@ -57,7 +57,7 @@ describe('standalone server process', { timeout: 60_000 }, () => {
 
     server.child.kill('SIGTERM');
     expect(await server.exited).toEqual({ code: 0, signal: null });
-    expect(server.output().stdout).toContain('SIGTERM: closing');
+    expect(server.output().stdout).toContain('SIGTERM: draining');
     expect(server.output().stderr).toBe('');
   });
 
@@ -75,8 +75,8 @@ describe('standalone server process', { timeout: 60_000 }, () => {
     expect((await server.exited).code).toBe(0);
   });
 
-  it('SIGTERM during a streaming run: the stream ends with a terminal event, the process exits 0', async () => {
-    server = await startServerProcess({ DATABASE_URL: databaseUrl, DEMO_DELAY_MS: '50' });
+  it('SIGTERM during a streaming run with SHUTDOWN_GRACE_MS=0: the stream ends cancelled, the process exits 0', async () => {
+    server = await startServerProcess({ DATABASE_URL: databaseUrl, DEMO_DELAY_MS: '50', SHUTDOWN_GRACE_MS: '0' });
     const running = server;
     // A long echo: one word every 50 ms, far longer than the test waits for.
     const long = Array.from({ length: 400 }, (_, i) => `word${i}`).join(' ');

@@ -2,6 +2,8 @@ import { createClient, type RedisClientType } from 'redis';
 import { consoleLogger, type BridgeLogger } from '../config.js';
 import { errorMessage } from '../translate/values.js';
 import { failFastThenReconnect } from './reconnect.js';
+import { HANDSHAKE_TIMEOUTS } from './pubsub/connections.js';
+import { watchConnection } from './pubsub/watchdog.js';
 
 /** A node-redis client as `createClient()` makes it (RESP3, no modules of its own). */
 export type RedisClient = RedisClientType;
@@ -36,7 +38,9 @@ export interface RedisConnection {
 export async function connectRedis(url: string, prefix: string, logger: BridgeLogger = consoleLogger): Promise<RedisConnection> {
   const reconnect = failFastThenReconnect();
   let connected = false;
-  const client: RedisClient = createClient({ url, socket: { reconnectStrategy: reconnect.strategy } });
+  // Commands fail at once while the connection is down (a 503 to the caller, not a wait), and a
+  // connection that stops answering is replaced by its watchdog: see `watchConnection`.
+  const client: RedisClient = createClient({ url, disableOfflineQueue: true, socket: { reconnectStrategy: reconnect.strategy, ...HANDSHAKE_TIMEOUTS } });
   const subscriber = client.duplicate();
   // node-redis emits 'error' on every failed (re)connect; unheard, it would crash the process.
   for (const [name, c] of [['commands', client], ['subscriber', subscriber]] as const) {
@@ -53,11 +57,16 @@ export async function connectRedis(url: string, prefix: string, logger: BridgeLo
   }
   connected = true;
   reconnect.connected();
+  const watchdogs = [
+    watchConnection(client, { onReplaced: (why) => logger.warn(`Redis commands connection replaced: ${why}`) }),
+    watchConnection(subscriber, { onReplaced: (why) => logger.warn(`Redis subscriber connection replaced: ${why}`) }),
+  ];
   return {
     client,
     subscriber,
     prefix,
     close: async () => {
+      for (const watchdog of watchdogs) watchdog.stop();
       await Promise.all(clients.filter((c) => c.isOpen).map((c) => c.close()));
     },
   };

@@ -1,5 +1,5 @@
 import type { LeaseProvider, PubSub } from '@mastra/core/events';
-import { consoleLogger, type BridgeLogger } from '../config.js';
+import { consoleLogger, redactingLogger, type BridgeLogger } from '../config.js';
 import { connectRedis, type RedisConnection } from './connection.js';
 import { RedisPubSub } from './pubsub/index.js';
 import type { LocalLeases } from './thread-control.js';
@@ -42,7 +42,8 @@ export interface ScaleOutOptions {
  * @example
  * const scaleOut = await createScaleOut({ url: 'redis://127.0.0.1:6379' });
  */
-export async function createScaleOut({ url, prefix = 'mastra-agui-bridge', logger = consoleLogger }: ScaleOutOptions): Promise<ScaleOut> {
+export async function createScaleOut({ url, prefix = 'mastra-agui-bridge', logger: given = consoleLogger }: ScaleOutOptions): Promise<ScaleOut> {
+  const logger = redactingLogger(given);
   const redis = await connectRedis(url, prefix, logger);
   const pubsub = new RedisPubSub({
     url,

@@ -18,6 +18,8 @@ describe('readServerEnv', () => {
       HEADERS_TIMEOUT_MS: 10_000,
       REQUEST_TIMEOUT_MS: 30_000,
       KEEP_ALIVE_TIMEOUT_MS: 5000,
+      SHUTDOWN_GRACE_MS: 25_000,
+      DATABASE_TIMEOUT_MS: 2500,
       ALLOWED_HOSTS: [],
       ALLOWED_URL_HOSTS: [],
       CORS_ORIGINS: [],

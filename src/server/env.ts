@@ -51,6 +51,8 @@ export const ServerEnvSchema = z.object({
   PORT: port.default(4111),
   HOST: z.string().min(1).default('127.0.0.1'),
   DATABASE_URL: databaseUrl.default('file:.data/bridge.db'),
+  /** PostgreSQL: how long opening a connection, and each query, may take before it fails (and its request is 503). */
+  DATABASE_TIMEOUT_MS: ms(100, 2500),
   /** Redis for several processes sharing threads; none: everything stays in this process. */
   REDIS_URL: redisUrl.optional(),
   /** What every Redis key and channel of this deployment starts with: processes that share threads share it. */

@@ -16,6 +16,8 @@ import { logLevel, type ServerEnv } from './env.js';
 import { serveMetrics } from './metrics-route.js';
 import { pinoLogger } from '../observability/pino-logger.js';
 import { createStorage, initStorage } from './storage.js';
+import { errorMessage } from '../translate/values.js';
+import { redactInternals } from '../translate/failure.js';
 
 /** A running standalone bridge. */
 export interface RunningServer {
@@ -111,7 +113,10 @@ export function serverLogger(env: Pick<ServerEnv, 'LOG_LEVEL'>, destination: Nod
  */
 export async function startServer(env: ServerEnv, bridgeConfig: BridgeConfig = {}, options: StartOptions = {}): Promise<RunningServer> {
   const log = options.log ?? serverLogger(env);
-  const storage = createStorage(env.DATABASE_URL);
+  const storage = createStorage(env.DATABASE_URL, {
+    timeoutMs: env.DATABASE_TIMEOUT_MS,
+    onPoolError: (error) => log.warn(`storage: an idle connection was lost (${redactInternals(errorMessage(error))}); the pool opens another`),
+  });
   await initStorage(storage);
   // With REDIS_URL, Mastra's pub/sub and leases and the bridge's shared state live in Redis.
   const logger = bridgeConfig.logger ?? pinoLogger(log);

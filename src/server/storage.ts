@@ -4,6 +4,7 @@ import { dirname } from 'node:path';
 import type { MastraCompositeStore } from '@mastra/core/storage';
 import { LibSQLStore } from '@mastra/libsql';
 import { PostgresStore } from '@mastra/pg';
+import pg from 'pg';
 
 /** What a `DATABASE_URL` names: a LibSQL database, or a PostgreSQL database and schema. */
 export type DatabaseTarget =
@@ -77,14 +78,45 @@ function prepareDatabase(url: string): void {
  * // at shutdown
  * await storage.close();
  */
-export function createStorage(url: string): MastraCompositeStore {
+export function createStorage(url: string, options: StorageOptions = {}): MastraCompositeStore {
   const target = parseDatabaseUrl(url);
-  if (target.kind === 'postgres') {
-    const { connectionString, schemaName } = target;
-    return new PostgresStore({ id: 'bridge', connectionString, ...(schemaName && { schemaName }) });
-  }
+  if (target.kind === 'postgres') return postgresStore(target, options);
   prepareDatabase(target.url);
   return new LibSQLStore({ id: 'bridge', url: target.url });
+}
+
+/** How the standalone server's storage behaves when its database does not answer. */
+export interface StorageOptions {
+  /**
+   * PostgreSQL: how long a connection may take to open, and a query to answer, before it fails
+   * (and the request with it, `503`). Default 2500 ms: a database that hangs is then an error a
+   * client can retry, not a request that never ends and a pool slot held for ever.
+   */
+  timeoutMs?: number;
+  /** Where the pool reports a connection it lost while idle (the pool drops it and opens another). */
+  onPoolError?: (error: Error) => void;
+}
+
+const DEFAULT_TIMEOUT_MS = 2500;
+
+/**
+ * A `PostgresStore` on a pool of its own with connect and query timeouts (`PostgresStore` builds
+ * its pool from the connection string alone and drops such options), ended with the store.
+ */
+function postgresStore({ connectionString, schemaName }: Extract<DatabaseTarget, { kind: 'postgres' }>, options: StorageOptions): PostgresStore {
+  const timeout = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
+  const pool = new pg.Pool({ connectionString, max: 20, idleTimeoutMillis: 30_000, connectionTimeoutMillis: timeout, query_timeout: timeout, keepAlive: true });
+  // Unheard, an idle connection the server closes is an uncaught error that ends the process.
+  pool.on('error', (error) => options.onPoolError?.(error));
+  let ended = false;
+  return new (class extends PostgresStore {
+    override async close(): Promise<void> {
+      await super.close();
+      if (ended) return;
+      ended = true;
+      await pool.end();
+    }
+  })({ id: 'bridge', pool, ...(schemaName && { schemaName }) });
 }
 
 /**

@@ -32,7 +32,10 @@ const UNREACHABLE_CODES = new Set([
   'SQLITE_BUSY',
 ]);
 
-/** node-redis's errors for a connection that is down, closing, or did not answer in time. */
+/**
+ * node-redis's errors for a connection that is down, closing, or did not answer in time (their
+ * `name` is plain `Error`: their class tells).
+ */
 const UNREACHABLE_NAMES = new Set([
   'ConnectionTimeoutError',
   'SocketClosedUnexpectedlyError',
@@ -46,7 +49,7 @@ const UNREACHABLE_NAMES = new Set([
 
 /** Messages of drivers that say the same without a code (pg's pool, node-redis' timeouts). */
 const UNREACHABLE_MESSAGES =
-  /connection terminated|timeout exceeded when trying to connect|connection timeout|query read timeout|the client is closed|socket closed unexpectedly|command timed out|connection is closed|client is offline/i;
+  /connection terminated|timeout exceeded when trying to connect|connection timeout|query read timeout|timeout expired|not queryable|the client is closed|the client is offline|disconnects client|socket closed unexpectedly|socket timeout|^(LOADING|MASTERDOWN|TRYAGAIN|CLUSTERDOWN)\b/i;
 
 /** Errors of the model provider (the AI SDK names its errors `AI_…`): never a dependency of ours. */
 const MODEL_NAMES = /^AI_/;
@@ -81,6 +84,7 @@ export function isUnavailable(error: unknown): boolean {
     if (typeof e.name === 'string' && MODEL_NAMES.test(e.name)) return false;
     if (typeof e.code === 'string' && UNREACHABLE_CODES.has(e.code)) return true;
     if (typeof e.name === 'string' && UNREACHABLE_NAMES.has(e.name)) return true;
+    if (UNREACHABLE_NAMES.has((e as { constructor?: { name?: string } }).constructor?.name ?? '')) return true;
     if (typeof e.message === 'string' && UNREACHABLE_MESSAGES.test(e.message)) return true;
   }
   return false;

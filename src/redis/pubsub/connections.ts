@@ -1,6 +1,13 @@
 import { createClient, type RedisClientType } from 'redis';
 import { failFastThenReconnect } from '../reconnect.js';
 import type { PubSubLogger } from './delivery.js';
+import { watchConnection, type Watchdog } from './watchdog.js';
+
+/**
+ * A TCP connect, and a connection that sends and receives nothing (a handshake left unanswered),
+ * given up after 2 s. A ready connection is never idle that long: its watchdog pings it.
+ */
+export const HANDSHAKE_TIMEOUTS = { connectTimeout: 2000, socketTimeout: 2000 };
 
 /** A node-redis client as `createClient()` makes it. */
 export type RedisClient = RedisClientType;
@@ -27,6 +34,7 @@ export class Connections {
   #writer?: RedisClient;
   #writerReady?: Promise<RedisClient>;
   readonly #readers = new Set<RedisClient>();
+  readonly #watchdogs = new Map<RedisClient, Watchdog>();
   #closed = false;
 
   /** `nameOf(role)`: the CLIENT SETNAME of each connection this makes, so CLIENT LIST tells whose it is. */
@@ -78,13 +86,24 @@ export class Connections {
   /** Closes a reader's connection (its blocking read, if any, ended first by its owner). */
   async release(client: RedisClient): Promise<void> {
     this.#readers.delete(client);
+    this.#unwatch(client);
     await quit(client);
   }
 
   /** Drops a reader's connection at once, failing the command it waits on (for a read that leaves nothing behind). */
   drop(client: RedisClient): void {
     this.#readers.delete(client);
+    this.#unwatch(client);
     if (client.isOpen) client.destroy();
+  }
+
+  /**
+   * Runs a blocking read (`… BLOCK blockMs`) on a reader's connection, which is replaced if the read
+   * takes much longer than it may block (Redis hangs): the read then fails and its loop reads again.
+   */
+  blocking<T>(client: RedisClient, blockMs: number, read: () => Promise<T>): Promise<T> {
+    const watchdog = this.#watchdogs.get(client);
+    return watchdog ? watchdog.blocking(blockMs, read) : read();
   }
 
   /** Closes every connection: the readers first (their loops have stopped), then the writer. */
@@ -92,7 +111,15 @@ export class Connections {
     this.#closed = true;
     await Promise.all([...this.#readers].map((client) => this.release(client)));
     const writer = await this.#writerReady?.catch(() => undefined);
-    if (writer) await quit(writer);
+    if (writer) {
+      this.#unwatch(writer);
+      await quit(writer);
+    }
+  }
+
+  #unwatch(client: RedisClient): void {
+    this.#watchdogs.get(client)?.stop();
+    this.#watchdogs.delete(client);
   }
 
   #assertOpen(): void {
@@ -115,7 +142,12 @@ export class Connections {
     const client: RedisClient = createClient({
       url,
       name,
-      socket: { reconnectStrategy: reconnect.strategy },
+      // While the connection is down, commands fail at once (the bridge answers 503) rather than
+      // wait in a queue for as long as Redis is away.
+      disableOfflineQueue: true,
+      // A new connection whose handshake goes unanswered is given up and tried again (a ready one
+      // is pinged by its watchdog, which keeps it from counting as idle).
+      socket: { reconnectStrategy: reconnect.strategy, ...HANDSHAKE_TIMEOUTS },
       // No per-command timeout: node-redis arms an AbortSignal timer for each command, and a run
       // sends one per chunk (12 % of a busy server's CPU). A lost connection is still noticed (TCP
       // keepalive, socket errors): its commands fail and the client reconnects.
@@ -128,6 +160,8 @@ export class Connections {
   async #connect(client: RedisClient, role: string): Promise<RedisClient> {
     try {
       await client.connect();
+      const onReplaced = (reason: string) => this.#logger.warn?.(`[RedisPubSub] ${role} connection replaced: ${reason}`);
+      this.#watchdogs.set(client, watchConnection(client, { onReplaced }));
       return client;
     } catch (error) {
       if (client.isOpen) client.destroy();

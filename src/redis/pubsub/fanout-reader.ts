@@ -154,7 +154,8 @@ export class FanoutReader {
       const starts = this.#starts();
       try {
         this.#reading = starts;
-        const reply = await reader.xRead(this.#streams(starts), { BLOCK: this.#options.blockMs, COUNT: READ_COUNT });
+        const { blockMs } = this.#options;
+        const reply = await this.#options.connections.blocking(reader, blockMs, () => reader.xRead(this.#streams(starts), { BLOCK: blockMs, COUNT: READ_COUNT }));
         this.#reading = undefined;
         this.#dispatch(streamBatches(reply), starts);
         failures = 0;

@@ -142,7 +142,9 @@ export class GroupConsumer {
     let failures = 0;
     while (!this.#stop.signal.aborted) {
       try {
-        const reply = await reader.xReadGroup(this.#group, this.#options.consumer, { key: this.#key, id: '>' }, { COUNT: READ_COUNT, BLOCK: this.#options.blockMs });
+        const { blockMs, consumer, connections } = this.#options;
+        const read = () => reader.xReadGroup(this.#group, consumer, { key: this.#key, id: '>' }, { COUNT: READ_COUNT, BLOCK: blockMs });
+        const reply = await connections.blocking(reader, blockMs, read);
         for (const { messages } of streamBatches(reply)) for (const message of messages) this.#receive(message, false);
         failures = 0;
       } catch (error) {

@@ -210,6 +210,9 @@ export class RedisPubSub extends PubSub implements LeaseProvider {
     return this.#leases.holdsLease(key);
   }
 
+  /** True from a failed publish to the next that succeeds. */
+  #publishFailing = false;
+
   #assertOpen(): void {
     if (this.#closing) throw new Error('RedisPubSub is closed');
   }
@@ -222,7 +225,16 @@ export class RedisPubSub extends PubSub implements LeaseProvider {
   #append(writer: RedisClient, topic: string, fields: EntryFields): void {
     const key = this.#keys.topic(topic);
     const written = Promise.all([writer.xAdd(key, '*', fields, trimming(this.#options.maxStreamLength)), this.#expiry.touch(writer, key)]);
-    this.#inFlight.track(written.catch((error: unknown) => this.#options.logger.error?.(`[RedisPubSub] publish to ${topic} failed`, error)));
+    this.#inFlight.track(
+      written.then(
+        () => void (this.#publishFailing = false),
+        (error: unknown) => {
+          // Once per outage: while Redis is away every chunk of every run fails the same way.
+          if (!this.#publishFailing) this.#options.logger.error?.(`[RedisPubSub] publish to ${topic} failed (further failures are not logged until one succeeds)`, error);
+          this.#publishFailing = true;
+        },
+      ),
+    );
   }
 
   #deliverLocal(topic: string, event: Event): void {
