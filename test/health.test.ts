@@ -82,4 +82,14 @@ describe('readiness follows Redis when REDIS_URL is set', () => {
     proxy.mode('forward');
     await expect.poll(async () => (await http(`${origin}/readyz`)).status, { timeout: 15_000, interval: 100 }).toBe(200);
   });
+
+  it('/healthz stays 200 through an outage, and is 503 only once the Redis client is closed for good (a restart mends that)', async () => {
+    proxy.mode('refuse');
+    expect((await http(`${origin}/healthz`)).status).toBe(200);
+    proxy.mode('forward');
+    server.bridge.config.scaleOut!.redis.client.destroy();
+    const dead = await http(`${origin}/healthz`);
+    expect(dead.status).toBe(503);
+    expect(dead.body.code).toBe('UNAVAILABLE');
+  });
 });

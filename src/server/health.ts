@@ -19,7 +19,7 @@ export interface Dependencies {
 }
 
 /**
- * `GET /healthz` (liveness: the process serves) and `GET /readyz` (readiness: storage answers a
+ * `GET /healthz` (liveness: the process serves, and can heal) and `GET /readyz` (readiness: storage answers a
  * query, and Redis a `PING` when configured; `503 UNAVAILABLE` with `Retry-After` when one does
  * not, or while shutting down). Both at the server root, without credentials: load balancers and
  * orchestrators call them. A failed check names the service, not its address or credentials.
@@ -28,7 +28,14 @@ export interface Dependencies {
  * serveHealth(app, { storage, redis: scaleOut?.redis.client, closing: () => shuttingDown, logger });
  */
 export function serveHealth(app: Hono, deps: Dependencies): void {
-  app.get('/healthz', (c) => c.json({ status: 'ok' }));
+  // Liveness fails only for what a restart mends: a Redis client closed for good (it no longer
+  // reconnects). A dependency that is down is readiness's business: restarting every process
+  // while Redis or the database is away would heal nothing and add a cold start to the outage.
+  app.get('/healthz', (c) =>
+    deps.redis && !deps.redis.isOpen && !deps.closing()
+      ? c.json({ error: 'Not live: the Redis client is closed and will not reconnect', code: 'UNAVAILABLE' }, 503)
+      : c.json({ status: 'ok' }),
+  );
   app.get('/readyz', async (c) => {
     if (deps.closing()) return unavailable(c, [{ path: 'server', message: 'shutting down' }]);
     const failed = (await Promise.all(checksOf(deps).map((check) => runCheck(check, deps.logger)))).filter((f) => f !== undefined);
