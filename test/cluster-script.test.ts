@@ -16,7 +16,9 @@ let base: string;
 
 beforeAll(async () => {
   [db, redis] = await Promise.all([isolatedPostgres('cluster'), isolatedRedisPrefix('cluster')]);
-  const port = 20_000 + Math.floor(Math.random() * 20_000);
+  // Below Linux's ephemeral range (32768+), where other tests' sockets take their ports from: the
+  // script listens on this port and the next two.
+  const port = 10_000 + Math.floor(Math.random() * 20_000);
   cluster = spawn(process.execPath, ['--import', 'tsx', 'scripts/cluster.ts'], {
     cwd: REPO_ROOT,
     env: { ...process.env, PORT: String(port), REDIS_URL: redis.url, REDIS_PREFIX: redis.prefix, DATABASE_URL: db.url, DEMO_DELAY_MS: '5' },

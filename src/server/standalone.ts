@@ -115,7 +115,7 @@ export async function startServer(env: ServerEnv, bridgeConfig: BridgeConfig = {
   const log = options.log ?? serverLogger(env);
   const storage = createStorage(env.DATABASE_URL, {
     timeoutMs: env.DATABASE_TIMEOUT_MS,
-    onPoolError: (error) => log.warn(`storage: an idle connection was lost (${redactInternals(errorMessage(error))}); the pool opens another`),
+    onPoolError: (error) => log.warn(`storage: a connection was lost (${redactInternals(errorMessage(error))}); the pool opens another`),
   });
   await initStorage(storage);
   // With REDIS_URL, Mastra's pub/sub and leases and the bridge's shared state live in Redis.

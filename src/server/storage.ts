@@ -93,7 +93,7 @@ export interface StorageOptions {
    * client can retry, not a request that never ends and a pool slot held for ever.
    */
   timeoutMs?: number;
-  /** Where the pool reports a connection it lost while idle (the pool drops it and opens another). */
+  /** Where the pool reports a connection it lost (the pool drops it and opens another). */
   onPoolError?: (error: Error) => void;
 }
 
@@ -106,8 +106,12 @@ const DEFAULT_TIMEOUT_MS = 2500;
 function postgresStore({ connectionString, schemaName }: Extract<DatabaseTarget, { kind: 'postgres' }>, options: StorageOptions): PostgresStore {
   const timeout = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
   const pool = new pg.Pool({ connectionString, max: 20, idleTimeoutMillis: 30_000, connectionTimeoutMillis: timeout, query_timeout: timeout, keepAlive: true });
-  // Unheard, an idle connection the server closes is an uncaught error that ends the process.
-  pool.on('error', (error) => options.onPoolError?.(error));
+  // Unheard, a connection the server closes is an uncaught error that ends the process: the pool
+  // reports idle ones; one checked out (between two queries of a transaction) reports on itself,
+  // and its query fails anyway.
+  const lost = (error: Error) => options.onPoolError?.(error);
+  pool.on('error', lost);
+  pool.on('connect', (client) => client.on('error', lost));
   let ended = false;
   return new (class extends PostgresStore {
     override async close(): Promise<void> {
