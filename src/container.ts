@@ -15,6 +15,7 @@ import { RunService } from './runs/run-service.js';
 import { InProcessToolProxy, type ToolProxy } from './runs/tool-proxy.js';
 import { MastraInbox, type DurableInbox } from './threads/inbox.js';
 import { InboxRecovery } from './signals/inbox-recovery.js';
+import { RecoveryGate } from './threads/recovery-gate.js';
 import { SignalRouter } from './signals/signal-router.js';
 import { InProcessThreadControl, type ThreadControl } from './signals/thread-control.js';
 import { InProcessThreadLocks, type ThreadLocks } from './threads/thread-locks.js';
@@ -66,6 +67,7 @@ export function createServices(config: ResolvedConfig, mastra: Mastra, metrics?:
   container.bind(TOKENS.RunService).to(RunService);
   container.bind(TOKENS.SignalRouter).to(SignalRouter);
   container.bind(TOKENS.InboxRecovery).to(InboxRecovery);
+  container.bind(TOKENS.RecoveryGate).to(RecoveryGate);
   container.bind(TOKENS.ThreadHub).to(ThreadHub);
   return {
     config,

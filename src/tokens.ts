@@ -19,6 +19,8 @@ export const TOKENS = {
   EventLogs: Symbol.for('mastra-agui-bridge.EventLogs'),
   Inbox: Symbol.for('mastra-agui-bridge.Inbox'),
   InboxRecovery: Symbol.for('mastra-agui-bridge.InboxRecovery'),
+  /** New input on a thread waits behind what recovery answers there (`RecoveryGate`). */
+  RecoveryGate: Symbol.for('mastra-agui-bridge.RecoveryGate'),
   IdempotencyStore: Symbol.for('mastra-agui-bridge.IdempotencyStore'),
   ThreadControl: Symbol.for('mastra-agui-bridge.ThreadControl'),
   /** Caps on callers (`Limits`). */

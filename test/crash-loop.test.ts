@@ -11,9 +11,12 @@ import { http } from './support/server.js';
  * The standalone server killed with `kill -9` again and again over a mixed workload (long `/run`s,
  * `send-message` bursts, `queue-message`s, user `signals`, on several threads), restarted each time on the same
  * LibSQL file. At the end, every message the server acknowledged (a `202`, or a `/run` that sent
- * `RUN_STARTED`) is stored exactly once and answered (an assistant message follows it).
+ * `RUN_STARTED`) is stored exactly once (under one id, and its text under no other) and answered
+ * (an assistant message follows it), and recovery ran the agent for nothing else: the scripted
+ * model answers a prompt that ends with an answer with "The background task has finished.", and
+ * no such text is stored.
  */
-const KILLS = 20;
+const KILLS = 40;
 const THREADS = 3;
 const RESOURCE = 'loop-user';
 
@@ -26,17 +29,17 @@ function random(seed: number): () => number {
   };
 }
 
-describe(`${KILLS} kills of a server under load, each followed by a restart on the same database`, { timeout: 240_000 }, () => {
+describe(`${KILLS} kills of a server under load, each followed by a restart on the same database`, { timeout: 420_000 }, () => {
   const dir = mkdtempSync(join(tmpdir(), 'agui-crash-loop-'));
   const databaseUrl = `file:${join(dir, 'loop.db')}`;
   let server: ServerProcess | undefined;
   afterEach(() => killIfRunning(server));
   afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
-  it('loses nothing it acknowledged, and stores nothing twice', async () => {
+  it('loses nothing it acknowledged, stores nothing twice, runs nothing nobody asked for', async () => {
     const next = random(20261124);
     const threads = Array.from({ length: THREADS }, () => uid('loop-thread'));
-    const acknowledged: Array<{ threadId: string; id: string }> = [];
+    const acknowledged: Array<{ threadId: string; id: string; text: string }> = [];
 
     for (let round = 0; round < KILLS; round++) {
       server = await startServerProcess({ DATABASE_URL: databaseUrl, DEMO_DELAY_MS: '8' });
@@ -46,26 +49,28 @@ describe(`${KILLS} kills of a server under load, each followed by a restart on t
       let count = 0;
       let kill!: () => void;
       const killed = new Promise<void>((resolve) => (kill = resolve));
-      const ack = (threadId: string, id: string) => {
-        acknowledged.push({ threadId, id });
+      const ack = (threadId: string, id: string, text: string) => {
+        acknowledged.push({ threadId, id, text });
         if (++count === killAfter) kill();
       };
       const work = threads.map(async (threadId, t) => {
-        const text = (kind: string) => `${kind} ${round}.${t} ${'word '.repeat(4 + Math.floor(next() * 12))}`;
+        // Each text once in the whole test: a second copy under another id would show.
+        const text = (kind: string, i = 0) => `${kind} ${round}.${t}.${i} ${'word '.repeat(4 + Math.floor(next() * 12))}`.trim();
         try {
           if (next() < 0.6) {
             const message = userMessage(text('run'));
             const res = await postRun(`${url}/run`, runInput({ threadId, messages: [message], forwardedProps: { resourceId: RESOURCE } }));
             for await (const event of sseEvents(res.body!)) {
-              if (event.type === 'RUN_STARTED') ack(threadId, message.id);
+              if (event.type === 'RUN_STARTED') ack(threadId, message.id, message.content as string);
             }
           }
           for (let i = 0; i < 3; i++) {
             const pick = next();
             const route = pick < 0.4 ? 'send-message' : pick < 0.8 ? 'queue-message' : 'signals';
-            const body = route === 'signals' ? { type: 'user', contents: text(route) } : { message: text(route) };
+            const sent = text(route, i + 1);
+            const body = route === 'signals' ? { type: 'user', contents: sent } : { message: sent };
             const answer = await http(`${url}/threads/${threadId}/${route}`, { body: { resourceId: RESOURCE, ...body } });
-            if (answer.status === 202 && (answer.body.action === 'wake' || answer.body.action === 'deliver')) ack(threadId, answer.body.signalId);
+            if (answer.status === 202 && (answer.body.action === 'wake' || answer.body.action === 'deliver')) ack(threadId, answer.body.signalId, sent);
           }
         } catch {
           // the server died under this request: nothing was acknowledged by it
@@ -82,7 +87,7 @@ describe(`${KILLS} kills of a server under load, each followed by a restart on t
     server = await startServerProcess({ DATABASE_URL: databaseUrl, DEMO_DELAY_MS: '0' });
     const url = server.url;
     const history = async (threadId: string) =>
-      (await http(`${url}/threads/${threadId}/messages?resourceId=${RESOURCE}`)).body as Array<{ id: string; role: string }>;
+      (await http(`${url}/threads/${threadId}/messages?resourceId=${RESOURCE}`)).body as Array<{ id: string; role: string; content: unknown }>;
     await vi.waitFor(
       async () => {
         for (const threadId of threads) {
@@ -97,9 +102,18 @@ describe(`${KILLS} kills of a server under load, each followed by a restart on t
       },
       { timeout: 60_000, interval: 200 },
     );
+    const textOf = (content: unknown) => (typeof content === 'string' ? content : JSON.stringify(content));
     for (const threadId of threads) {
-      const ids = (await history(threadId)).map((m) => m.id);
+      const rows = await history(threadId);
+      const ids = rows.map((m) => m.id);
       expect(new Set(ids).size, 'no message stored twice').toBe(ids.length);
+      // Steering messages are stored as `signal` rows, a `/run`'s as `user` rows.
+      const userTexts = rows.filter((m) => m.role === 'user' || m.role === 'signal').map((m) => textOf(m.content));
+      for (const { text } of acknowledged.filter((a) => a.threadId === threadId)) {
+        expect(userTexts.filter((stored) => stored.includes(text)), `"${text}" stored once`).toHaveLength(1);
+      }
+      const unasked = rows.filter((m) => m.role === 'assistant' && textOf(m.content).includes('The background task has finished.'));
+      expect(unasked.map((m) => textOf(m.content)), 'runs nobody asked for').toEqual([]);
     }
   });
 });

@@ -72,6 +72,7 @@ export class BridgeMetrics {
   private readonly followerJoins: Counter<'kind'>;
   private readonly signalDecisions: Counter<'kind' | 'action'>;
   private readonly limitRefusals: Counter<'limit'>;
+  private readonly recoveryRuns: Counter<'kind'>;
   private readonly httpRequests: Counter<'method' | 'route' | 'status'>;
   private readonly httpDuration: Histogram<'method' | 'route' | 'status'>;
   private readonly openRuns = new Set<GaugeSource>();
@@ -92,6 +93,7 @@ export class BridgeMetrics {
     this.followerJoins = counter('follower_joins_total', 'Thread events streams opened, by how they began (live, replay after Last-Event-ID, snapshot)', ['kind']);
     this.signalDecisions = counter('signal_decisions_total', 'Routing decisions of the signal routes, by route kind and action', ['kind', 'action']);
     this.limitRefusals = counter('limit_refusals_total', 'Requests refused by a configured limit', ['limit']);
+    this.recoveryRuns = counter('recovery_runs_total', 'Runs recovery started for acknowledged input a crash left unanswered (continue: stored messages a cut run took; resend: messages never stored)', ['kind']);
     this.httpRequests = counter('http_requests_total', 'HTTP requests to the bridge routes, by route pattern and status', ['method', 'route', 'status']);
     this.httpDuration = new Histogram({
       name: `${METRIC_PREFIX}http_request_duration_seconds`,
@@ -122,6 +124,11 @@ export class BridgeMetrics {
   /** A signal route's answer: `kind` is the route (`send`, `queue`, `signal`, `state`, `notification`), `action` Mastra's decision or `skipped`. */
   signalDecision(kind: string, action: string): void {
     this.signalDecisions.inc({ kind, action });
+  }
+
+  /** A run recovery started: `continue` answers stored messages a cut run took, `resend` sends one never stored. */
+  recoveryRun(kind: 'continue' | 'resend'): void {
+    this.recoveryRuns.inc({ kind });
   }
 
   /** A request refused by a limit (`LimitName`: `requests_per_minute`, `streams`, …): called where the `429` is decided. */

@@ -7,6 +7,7 @@ import type { ResolvedConfig } from '../config.js';
 import { conflict, invalidInput } from '../errors.js';
 import { AgentProvider } from '../agents/agent-provider.js';
 import type { DurableInbox } from '../threads/inbox.js';
+import type { RecoveryGate } from '../threads/recovery-gate.js';
 import { ThreadStore, type ThreadScope } from '../threads/thread-store.js';
 import { TOKENS } from '../tokens.js';
 import { endsStep, isPause, type MastraChunk } from '../translate/chunks.js';
@@ -105,6 +106,7 @@ export class RunService {
     @inject(TOKENS.RunAnnouncements) private readonly announcements: RunAnnouncements,
     @inject(TOKENS.Inbox) private readonly inbox: DurableInbox,
     @inject(TOKENS.Metrics) private readonly metrics: BridgeMetrics,
+    @inject(TOKENS.RecoveryGate) private readonly gate: RecoveryGate,
   ) {
     metrics.trackOpenRuns(() => this.active.size);
   }
@@ -130,6 +132,8 @@ export class RunService {
     let inboxId: string | undefined;
     let storedIds = new Set<string>();
     if (memory) {
+      // After what a crash left unanswered on the thread: its input must come after theirs.
+      await this.gate.pass(input.threadId);
       const { existed } = await this.threads.claim(scope);
       if (existed) {
         const history = await this.threads.history(scope, {}, { backgroundTasks: false });

@@ -1,4 +1,5 @@
 import type { Agent } from '@mastra/core/agent';
+import type { MastraDBMessage } from '@mastra/core/memory';
 import { inject, injectable } from 'inversify';
 import type { z } from 'zod';
 import { AgentProvider } from '../agents/agent-provider.js';
@@ -10,7 +11,11 @@ import { threadLeaseOwner } from '../threads/thread-lease.js';
 import type { ThreadLocks } from '../threads/thread-locks.js';
 import type { SendMessageSchema } from './schemas.js';
 import { decision, type Sent } from './decision.js';
-import { withId } from './signal-router.js';
+import { isAnswered, withId } from './signal-router.js';
+import { setTimeout as delay } from 'node:timers/promises';
+import type { RecoveryGate } from '../threads/recovery-gate.js';
+import type { BridgeMetrics } from '../observability/metrics.js';
+import { errorMessage } from '../translate/values.js';
 
 /** How often answered messages are swept out of the durable inbox. */
 const SETTLE_EVERY_MS = 5_000;
@@ -29,36 +34,82 @@ function byThread(entries: InboxEntry[]): InboxEntry[][] {
   return [...groups.values()];
 }
 
+const idsOf = (entries: InboxEntry[]) => entries.map((e) => e.id);
+
+/** How a thread's history stands towards its inbox entries. */
+interface Standing {
+  /** Stored, with an answer after it: nothing to do but forget the entry. */
+  answered: InboxEntry[];
+  /** Stored, and no answer after it: a run took it and was cut. */
+  cut: InboxEntry[];
+  /** Never stored: no run ever saw it. */
+  unseen: InboxEntry[];
+}
+
 /**
- * What the durable inbox holds after the routes acknowledged it: `recover()` sends again, after a
+ * An assistant message that ends the model's turn: not one whose last part is a tool's result the
+ * model has yet to answer (a run cut between its steps), which a run goes on from.
+ */
+function endsTurn(message: MastraDBMessage): boolean {
+  if (message.role !== 'assistant') return false;
+  const last = message.content.parts?.findLast((part) => part.type !== 'step-start');
+  return !(last?.type === 'tool-invocation' && last.toolInvocation.state === 'result');
+}
+
+/** How often recovery of a thread is tried when storage fails it (it may still be coming up). */
+const RECOVERY_ATTEMPTS = 3;
+const RECOVERY_RETRY_MS = 2000;
+
+/**
+ * What the durable inbox holds after the routes acknowledged it: `recover()` answers, after a
  * restart, what a crash left unanswered; a sweep (every 5 s, off the request path, from `start()`
- * to `stop()`) drops what the history now answers.
+ * to `stop()`) drops what the history now answers and, with several processes, adopts a dead
+ * process's orphans.
+ *
+ * The agent runs only for acknowledged input that no run answered, once each, in the order it was
+ * acknowledged, never with nothing new (a run whose prompt ends with an answer would append to it):
+ * - an entry whose message is stored with an answer after it is dropped, whatever its kind (an
+ *   answer's text cut short by a crash is what the client saw; it is not answered twice);
+ * - entries stored with no answer after them (or only a tool's result the model had yet to answer)
+ *   were taken by a run that was cut: one run with no new input goes on from there, as the cut run
+ *   would have;
+ * - entries never stored are sent again under their ids, one run each, each waiting for the one
+ *   before it, as queued messages would.
+ * Meanwhile new input on the thread waits (`RecoveryGate`), so that it comes after them.
  *
  * @example
- * await recovery.recover(); // once, at start-up: how many messages were sent again
+ * await recovery.recover(); // once, at start-up: how many messages it answered
  * recovery.start();         // the sweep
  */
 @injectable()
 export class InboxRecovery {
   private sweeper?: NodeJS.Timeout;
+  private readonly resendOrphans: boolean;
 
   constructor(
     @inject(TOKENS.AgentProvider) private readonly agents: AgentProvider,
     @inject(TOKENS.ThreadStore) private readonly threads: ThreadStore,
     @inject(TOKENS.Inbox) private readonly inbox: DurableInbox,
     @inject(TOKENS.ThreadLocks) private readonly locks: ThreadLocks,
-    @inject(TOKENS.Config) config: ResolvedConfig,
+    @inject(TOKENS.RecoveryGate) private readonly gate: RecoveryGate,
+    @inject(TOKENS.Metrics) private readonly metrics: BridgeMetrics,
+    @inject(TOKENS.Config) private readonly config: ResolvedConfig,
   ) {
     // One process restarts and recovers what it held; among several, a survivor must do it.
     this.resendOrphans = !!config.scaleOut;
   }
 
-  private readonly resendOrphans: boolean;
-
   /** Starts the sweep of answered entries (idempotent). */
   start(): void {
     if (this.sweeper) return;
-    this.sweeper = setInterval(() => void this.settle().catch(() => {}), SETTLE_EVERY_MS);
+    this.sweeper = setInterval(
+      () =>
+        void this.settle().catch((error: unknown) => {
+          // An outage: the next sweep tries again.
+          this.config.logger.debug(`inbox sweep failed: ${errorMessage(error)}`);
+        }),
+      SETTLE_EVERY_MS,
+    );
     this.sweeper.unref();
   }
 
@@ -68,96 +119,120 @@ export class InboxRecovery {
   }
 
   /**
-   * Sends again what a crash left unanswered (`DurableInbox.pending()`), thread by thread in the
-   * order it was accepted and under the same ids, one run at a time (each waits for the run
-   * before it to end, as a queued message would). Entries the history already answers are dropped.
+   * Answers what a crash left unanswered (`DurableInbox.pending()`), every thread at once, each
+   * behind its gate; answers how many messages that was.
    */
   async recover(): Promise<number> {
     // Among several processes the inbox holds the live ones' entries too: only orphans are sent.
     if (this.resendOrphans) return this.settle();
-    let resent = 0;
-    for (const entries of byThread(await this.inbox.pending())) {
-      for (const entry of await this.unanswered(entries)) {
-        await this.resend(entry);
-        resent++;
-      }
-    }
-    return resent;
+    const groups = byThread(await this.gate.holdAll(this.inbox.pending()));
+    const answered = await Promise.all(groups.map((entries) => this.gate.hold(entries[0].threadId, this.recoverWithRetries(entries))));
+    return answered.reduce((sum, n) => sum + n, 0);
   }
 
-  /** Sends one entry again under its id, and waits for the run it wakes to end. */
-  private async resend(entry: InboxEntry): Promise<void> {
-    const { agent } = await this.agents.withMemory(entry.agentId);
+  private async recoverWithRetries(entries: InboxEntry[]): Promise<number> {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await this.recoverThread(entries);
+      } catch (error) {
+        if (attempt === RECOVERY_ATTEMPTS) throw error;
+        await delay(RECOVERY_RETRY_MS);
+      }
+    }
+  }
+
+  /** One thread's entries, by the rules above; answers how many it answered. */
+  private async recoverThread(entries: InboxEntry[]): Promise<number> {
+    const [{ threadId, resourceId, agentId }] = entries;
+    const { answered, cut, unseen } = await this.standing(entries);
+    await this.inbox.remove(threadId, idsOf(answered));
+    const { agent } = await this.agents.withMemory(agentId);
+    if (cut.length > 0) {
+      await this.continueThread(agent, { resourceId, threadId });
+      await this.inbox.remove(threadId, idsOf(cut));
+    }
+    for (const entry of unseen) await this.resend(agent, entry);
+    return cut.length + unseen.length;
+  }
+
+  /**
+   * A run with no new input: its prompt ends with the stored messages no run answered, which it
+   * answers, as the cut run would have.
+   */
+  private async continueThread(agent: Agent, target: { resourceId: string; threadId: string }): Promise<void> {
+    this.metrics.recoveryRun('continue');
+    const memory = { thread: target.threadId, resource: target.resourceId };
+    const output = await agent.stream([], { memory, savePerStep: true });
+    for await (const _chunk of output.fullStream) {
+      // drained: the run stores its answer as it goes
+    }
+  }
+
+  /** Sends one entry again under its id, waits for the run that takes it to end, and forgets the entry. */
+  private async resend(agent: Agent, entry: InboxEntry): Promise<void> {
+    this.metrics.recoveryRun('resend');
     const target = { resourceId: entry.resourceId, threadId: entry.threadId };
-    if (entry.kind === 'run') return this.rerun(agent, entry);
     // Subscribed first: the run it wakes may end before a later subscription would see it.
     const subscription = await agent.subscribeToThread(target);
     try {
+      // A queued message is sent as a message: it is the thread's next input either way.
       const sent =
         entry.kind === 'signal'
           ? agent.sendSignal({ ...(entry.message as object), id: entry.id } as never, target)
           : agent.sendMessage(withId(entry.message as z.output<typeof SendMessageSchema>['message'], entry.id) as never, target);
       const answer = await decision(sent as Sent);
-      if (answer.action !== 'wake' || !answer.runId) return;
-      for await (const chunk of subscription.stream as AsyncIterable<{ type: string; runId?: string }>) {
-        if (chunk.runId === answer.runId && RUN_ENDS.has(chunk.type)) return;
+      if (isAnswered(answer.action) && answer.runId) {
+        for await (const chunk of subscription.stream as AsyncIterable<{ type: string; runId?: string }>) {
+          if (chunk.runId === answer.runId && RUN_ENDS.has(chunk.type)) break;
+        }
+      } else {
+        this.config.logger.warn(`Recovery of message ${entry.id} on thread ${entry.threadId}: Mastra answered ${answer.action}; it is not sent again`);
       }
     } finally {
       subscription.unsubscribe();
     }
-  }
-
-  /**
-   * A `/run` cut before its answer: its messages are stored, so the same input (same ids: Mastra
-   * upserts, one copy) runs again, to its end.
-   */
-  private async rerun(agent: Agent, entry: InboxEntry): Promise<void> {
-    const memory = { thread: entry.threadId, resource: entry.resourceId };
-    const output = await agent.stream(entry.message as never, { memory, savePerStep: true } as never);
-    for await (const _chunk of output.fullStream) {
-      // drained: the run stores its answer as it goes
-    }
-    // Ended, as a `/run` leaves the inbox when it ends however it ends: `unanswered` never counts a
-    // `run` entry as answered (a partly stored answer is not one), so a rerun that left its entry
-    // behind would be run again by every later sweep, every 5 s, for ever.
+    // Sent once, whatever came of it: an entry left behind would be sent again by every recovery.
     await this.inbox.remove(entry.threadId, [entry.id]);
   }
 
   /**
-   * Drops the inbox entries the history now answers (a message stored, and an answer after it);
-   * with several processes, sends again what no process will answer.
+   * Drops the inbox entries the history now answers; with several processes, adopts the orphans
+   * of a thread no run holds.
    */
   private async settle(): Promise<number> {
-    let resent = 0;
+    let adopted = 0;
     for (const entries of byThread(await this.inbox.pending())) {
-      const left = await this.unanswered(entries);
-      if (this.resendOrphans && left.some((e) => Date.now() - e.acceptedAt > ORPHAN_AFTER_MS)) resent += await this.adopt(left);
+      const { answered, cut, unseen } = await this.standing(entries);
+      await this.inbox.remove(entries[0].threadId, idsOf(answered));
+      const left = [...cut, ...unseen];
+      if (this.resendOrphans && left.some((e) => Date.now() - e.acceptedAt > ORPHAN_AFTER_MS)) adopted += await this.adopt(left);
     }
-    return resent;
+    return adopted;
   }
 
-  /** Sends a thread's orphans again, in one process at a time, if no run holds the thread; answers how many. */
+  /** Answers a thread's orphans, in one process at a time, if no run holds the thread; answers how many. */
   private adopt(entries: InboxEntry[]): Promise<number> {
     const [{ threadId, resourceId, agentId }] = entries;
     return this.locks.exclusive(`inbox-adopt:${threadId}`, async () => {
       const { agent } = await this.agents.withMemory(agentId);
       if (await threadLeaseOwner(agent, { resourceId, threadId })) return 0;
       // Read again under the lock: another process may have answered them meanwhile.
-      const orphans = await this.unanswered(entries);
-      for (const entry of orphans) await this.resend(entry);
-      return orphans.length;
+      const pending = (await this.inbox.pending()).filter((e) => e.threadId === threadId);
+      return pending.length === 0 ? 0 : this.gate.hold(threadId, this.recoverThread(pending));
     });
   }
 
-  /** The entries of one thread that no stored answer follows; the others leave the inbox. */
-  private async unanswered(entries: InboxEntry[]): Promise<InboxEntry[]> {
+  /** Where each entry stands in the thread's stored history. */
+  private async standing(entries: InboxEntry[]): Promise<Standing> {
     const [{ threadId, resourceId, agentId }] = entries;
-    const { stored } = await this.threads.history({ threadId, resourceId, agentId }, {}, { backgroundTasks: false }).catch(() => ({ stored: [] }));
+    const { stored } = await this.threads.history({ threadId, resourceId, agentId }, {}, { backgroundTasks: false });
     const position = new Map(stored.map((m, i) => [m.id, i]));
-    const lastAnswer = stored.findLastIndex((m) => m.role === 'assistant');
-    // A `/run` leaves the inbox when it ends: a partly stored answer is not an answer.
-    const answered = entries.filter((e) => e.kind !== 'run' && (position.get(e.id) ?? Infinity) < lastAnswer);
-    await this.inbox.remove(threadId, answered.map((e) => e.id));
-    return entries.filter((e) => !answered.includes(e));
+    const lastAnswer = stored.findLastIndex(endsTurn);
+    const standing: Standing = { answered: [], cut: [], unseen: [] };
+    for (const entry of entries) {
+      const at = position.get(entry.id);
+      standing[at === undefined ? 'unseen' : at < lastAnswer ? 'answered' : 'cut'].push(entry);
+    }
+    return standing;
   }
 }

@@ -8,6 +8,7 @@ import { AgentProvider } from '../agents/agent-provider.js';
 import { BridgeError, conflict, notFound } from '../errors.js';
 import { statusOutcome, type BridgeMetrics } from '../observability/metrics.js';
 import type { DurableInbox, InboxEntry } from '../threads/inbox.js';
+import type { RecoveryGate } from '../threads/recovery-gate.js';
 import { ThreadStore, type ThreadScope } from '../threads/thread-store.js';
 import { TOKENS } from '../tokens.js';
 import { decision, type OnWake, type Sent, type SignalDecision } from './decision.js';
@@ -30,6 +31,8 @@ const LOST_SIGNAL_SENDS = 400;
 
 /** Sends a signal (again under `id`, when given) and answers Mastra's decision. */
 type Send = (agent: Agent, id?: string) => Promise<SignalDecision>;
+/** Takes back what Mastra may still hold of a send that looked lost, before it is sent again. */
+type TakeBack = (agent: Agent, signalId: string) => Promise<void>;
 
 type Routing = { ifActive?: { behavior?: 'deliver' | 'persist' | 'discard'; attributes?: Record<string, unknown> }; ifIdle?: { behavior?: 'wake' | 'persist' | 'discard'; attributes?: Record<string, unknown> } };
 
@@ -51,6 +54,7 @@ export class SignalRouter {
     @inject(TOKENS.Inbox) private readonly inbox: DurableInbox,
     @inject(TOKENS.ThreadControl) private readonly control: ThreadControl,
     @inject(TOKENS.Metrics) private readonly metrics: BridgeMetrics,
+    @inject(TOKENS.RecoveryGate) private readonly gate: RecoveryGate,
   ) {}
 
   sendMessage(scope: ThreadScope, body: z.output<typeof SendMessageSchema>): Promise<SignalDecision> {
@@ -61,7 +65,15 @@ export class SignalRouter {
 
   queueMessage(scope: ThreadScope, body: z.output<typeof SendMessageSchema>): Promise<SignalDecision> {
     // Behind the thread's run wherever it runs: Mastra alone would queue only behind a run of this process.
-    return this.accept(scope, 'queue', body.message, (agent) => this.control.queue(agent, scope, body.message, this.routing(body)));
+    // Mastra gives a queued message a new id each time it is queued: one that met a finishing run
+    // is taken back (if Mastra still holds it) and sent again as a message under the id it got,
+    // which Mastra keeps, so that it is stored once whichever copy runs.
+    const send: Send = (agent, id) =>
+      id
+        ? decision(agent.sendMessage(withId(body.message, id) as never, this.target(scope, body)) as Sent, this.watchWoken(agent))
+        : this.control.queue(agent, scope, body.message, this.routing(body));
+    const takeBack = async (agent: Agent, signalId: string) => void (await this.control.cancelQueued(agent, scope, [signalId]));
+    return this.accept(scope, 'queue', body.message, send, takeBack);
   }
 
   signal(scope: ThreadScope, body: z.output<typeof SignalSchema>): Promise<SignalDecision> {
@@ -171,8 +183,8 @@ export class SignalRouter {
    * once the history answers it. A decision that means no run will answer it (`persist`,
    * `discard`) keeps nothing.
    */
-  private async accept(scope: ThreadScope, kind: InboxEntry['kind'], message: unknown, send: Send): Promise<SignalDecision> {
-    const answer = await this.route(scope, kind, send);
+  private async accept(scope: ThreadScope, kind: InboxEntry['kind'], message: unknown, send: Send, takeBack?: TakeBack): Promise<SignalDecision> {
+    const answer = await this.route(scope, kind, send, takeBack);
     if (isAnswered(answer.action)) {
       const { agent } = await this.agents.withMemory(scope.agentId);
       await this.keep(scope, agent, kind, answer.signalId, message);
@@ -189,10 +201,11 @@ export class SignalRouter {
    * Sends through `send` and answers Mastra's decision. A thread that was idle just before a
    * synchronous decision of `deliver` means the signal met a run that is finishing, which Mastra
    * queues nowhere ("A run that is finishing" in docs/signals.md): it is sent again, with the
-   * same id, until it wakes a run. Only with leases in this process (Mastra's default pub/sub):
-   * with a shared one, `deliver` may be a real hand-off to another process's run.
+   * same id, until it wakes a run (what Mastra may still hold of it first taken back by `takeBack`).
+   * Only with leases in this process (Mastra's default pub/sub): with a shared one, `deliver` may
+   * be a real hand-off to another process's run.
    */
-  private async route(scope: ThreadScope, kind: string, send: Send): Promise<SignalDecision> {
+  private async route(scope: ThreadScope, kind: string, send: Send, takeBack?: TakeBack): Promise<SignalDecision> {
     // Claimed, not only checked: a wake creates a missing thread anyway, but a persisted signal
     // would be stored under no thread, unreadable by its sender and the id left to anyone.
     const agent = await this.ownedThreadAgent(scope, 'claim');
@@ -206,6 +219,7 @@ export class SignalRouter {
         this.metrics.signalDecision(kind, answer.action);
         return answer;
       }
+      await takeBack?.(agent, answer.signalId);
       id = answer.signalId;
       await delay(LOST_SIGNAL_RETRY_MS);
     }
@@ -219,6 +233,8 @@ export class SignalRouter {
   private async ownedThreadAgent(scope: ThreadScope, mode: 'read' | 'claim' | 'existing'): Promise<Agent> {
     const { agent } = await this.agents.withMemory(scope.agentId);
     const owned = { ...scope, agentId: agent.id };
+    // What may start a run comes after what a crash left unanswered on the thread.
+    if (mode !== 'read') await this.gate.pass(scope.threadId);
     if (mode === 'claim') await this.threads.claim(owned);
     else if (mode === 'existing') await this.threads.load(owned);
     else await this.threads.assertNotForeign(owned);
@@ -250,7 +266,7 @@ export class SignalRouter {
 }
 
 /** A decision after which a run is to answer the signal (`persist` and `discard` keep it unanswered). */
-const isAnswered = (action: SignalDecision['action']) => action === 'wake' || action === 'deliver';
+export const isAnswered = (action: SignalDecision['action']) => action === 'wake' || action === 'deliver';
 
 /** What `sendSignal` needs to send a created signal (a notification's) again: its data, not its methods. */
 function signalFields({ type, tagName, contents, attributes, metadata }: { type: string; tagName?: string; contents: unknown; attributes?: unknown; metadata?: unknown }) {
