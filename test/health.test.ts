@@ -27,8 +27,7 @@ describe('readiness follows PostgreSQL', () => {
   let origin: string;
   beforeAll(async () => {
     db = await isolatedPostgres('readyz');
-    const target = new URL(POSTGRES_URL);
-    proxy = await startFaultProxy({ host: target.hostname, port: Number(target.port || 5432) });
+    proxy = await startFaultProxy(POSTGRES_URL);
     server = await startServer(readServerEnv({ PORT: '0', DATABASE_URL: proxy.urlFor(db.url), DEMO_DELAY_MS: '0' }), { logger: silentLogger });
     origin = new URL(server.url).origin;
   }, 60_000);
@@ -61,8 +60,7 @@ describe('readiness follows Redis when REDIS_URL is set', () => {
   let origin: string;
   beforeAll(async () => {
     [redis, db] = await Promise.all([isolatedRedisPrefix('readyz'), isolatedPostgres('readyz-redis')]);
-    const target = new URL(REDIS_URL);
-    proxy = await startFaultProxy({ host: target.hostname, port: Number(target.port || 6379) });
+    proxy = await startFaultProxy(REDIS_URL);
     server = await startServer(readServerEnv({ PORT: '0', DATABASE_URL: db.url, REDIS_URL: proxy.urlFor(REDIS_URL), REDIS_PREFIX: redis.prefix, DEMO_DELAY_MS: '0' }), { logger: silentLogger });
     origin = new URL(server.url).origin;
   }, 60_000);

@@ -61,9 +61,8 @@ async function expectRunRefused(s: Setup) {
 }
 
 /** Every fault mode in turn: the request during it, then the heal after it. */
-function faultCases(label: string, setup: () => Setup) {
+function faultCases(label: string, s: Setup) {
   it.each<FaultMode>(['refuse', 'hang'])(`${label} %s: 503 within 3 s, readiness 503, healed within 5 s`, async (mode) => {
-    const s = setup();
     const threadId = uid(`outage-${mode}`);
     expect((await steer(s, threadId)).status).toBe(202);
     s.proxy.mode(mode);
@@ -77,24 +76,34 @@ function faultCases(label: string, setup: () => Setup) {
   });
 }
 
-describe('PostgreSQL refusing or hanging', { timeout: 60_000 }, () => {
+/**
+ * A standalone server whose dependency `url` is reached through a fault proxy; `env` gets the
+ * proxied URL and gives the server's environment. Started before the tests, stopped after.
+ */
+function useProxiedServer(label: string, url: string, env: (proxied: string, db: IsolatedPostgres, redis: IsolatedRedis) => Record<string, string>): Setup {
   let db: IsolatedPostgres;
+  let redis: IsolatedRedis;
   const s = {} as Setup;
   beforeAll(async () => {
-    db = await isolatedPostgres('outage-pg');
-    const target = new URL(POSTGRES_URL);
-    s.proxy = await startFaultProxy({ host: target.hostname, port: Number(target.port || 5432) });
-    s.server = await startServer(readServerEnv({ PORT: '0', DATABASE_URL: s.proxy.urlFor(db.url), DEMO_DELAY_MS: '0' }), { logger: silentLogger });
+    [db, redis] = await Promise.all([isolatedPostgres(label), isolatedRedisPrefix(label)]);
+    s.proxy = await startFaultProxy(url);
+    const proxied = s.proxy.urlFor(url === POSTGRES_URL ? db.url : url);
+    s.server = await startServer(readServerEnv({ PORT: '0', DEMO_DELAY_MS: '0', ...env(proxied, db, redis) }), { logger: silentLogger });
     s.origin = new URL(s.server.url).origin;
   }, 60_000);
   afterAll(async () => {
     s.proxy?.mode('forward');
     await s.server?.close();
     await s.proxy?.close();
-    await db?.cleanup();
+    await Promise.all([db?.cleanup(), redis?.cleanup()]);
   });
+  return s;
+}
 
-  faultCases('PostgreSQL', () => s);
+describe('PostgreSQL refusing or hanging', { timeout: 60_000 }, () => {
+  const s = useProxiedServer('outage-pg', POSTGRES_URL, (proxied) => ({ DATABASE_URL: proxied }));
+
+  faultCases('PostgreSQL', s);
 
   it('a run cut by the database ends RUN_ERROR UNAVAILABLE, naming no address', async () => {
     const res = await postRun(`${s.server.url}/run`, runInput({ messages: [userMessage(`tell ${'word '.repeat(30)}`)], forwardedProps: { resourceId: RESOURCE } }));
@@ -116,25 +125,9 @@ describe('PostgreSQL refusing or hanging', { timeout: 60_000 }, () => {
 });
 
 describe('Redis refusing or hanging', { timeout: 60_000 }, () => {
-  let db: IsolatedPostgres;
-  let redis: IsolatedRedis;
-  const s = {} as Setup;
-  beforeAll(async () => {
-    [db, redis] = await Promise.all([isolatedPostgres('outage-redis'), isolatedRedisPrefix('outage')]);
-    const target = new URL(REDIS_URL);
-    s.proxy = await startFaultProxy({ host: target.hostname, port: Number(target.port || 6379) });
-    const env = { PORT: '0', DATABASE_URL: db.url, REDIS_URL: s.proxy.urlFor(REDIS_URL), REDIS_PREFIX: redis.prefix, DEMO_DELAY_MS: '0' };
-    s.server = await startServer(readServerEnv(env), { logger: silentLogger });
-    s.origin = new URL(s.server.url).origin;
-  }, 60_000);
-  afterAll(async () => {
-    s.proxy?.mode('forward');
-    await s.server?.close();
-    await s.proxy?.close();
-    await Promise.all([db?.cleanup(), redis?.cleanup()]);
-  });
+  const s = useProxiedServer('outage-redis', REDIS_URL, (proxied, db, redis) => ({ DATABASE_URL: db.url, REDIS_URL: proxied, REDIS_PREFIX: redis.prefix }));
 
-  faultCases('Redis', () => s);
+  faultCases('Redis', s);
 });
 
 describe.each([

@@ -1,5 +1,7 @@
 import net from 'node:net';
 
+const DEFAULT_PORTS: Record<string, number> = { 'redis:': 6379, 'postgres:': 5432, 'postgresql:': 5432 };
+
 /** How the proxy treats connections: pass bytes both ways, refuse (and drop every open one), or hang (keep them open, pass nothing). */
 export type FaultMode = 'forward' | 'refuse' | 'hang';
 
@@ -15,10 +17,12 @@ export interface FaultProxy {
  * A TCP proxy in front of a dependency (PostgreSQL, Redis) that a test switches between
  * `forward`, `refuse` (every open connection dropped, new ones refused) and `hang` (connections
  * accepted and kept open, nothing passed either way: a balancer whose backend went away).
- * Back to `forward`, hung connections stay hung: only new ones pass, as after a real network
+ * `url` names the dependency (`redis://…`, `postgres://…`). Back to `forward`, hung connections stay hung: only new ones pass, as after a real network
  * fault, so a client must notice and reconnect by itself.
  */
-export async function startFaultProxy(target: { host: string; port: number }): Promise<FaultProxy> {
+export async function startFaultProxy(url: string): Promise<FaultProxy> {
+  const parsed = new URL(url);
+  const target = { host: parsed.hostname, port: Number(parsed.port || DEFAULT_PORTS[parsed.protocol]) };
   let current: FaultMode = 'forward';
   const open = new Set<net.Socket>();
   const track = (socket: net.Socket) => {
