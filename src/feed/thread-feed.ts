@@ -3,7 +3,7 @@ import { EventType, type Event, type Message } from '@ag-ui/core';
 import type { Agent } from '@mastra/core/agent';
 import type { BridgeLogger } from '../config.js';
 import type { EventCounter, FollowerJoin } from '../observability/metrics.js';
-import type { MastraChunk } from '../translate/chunks.js';
+import { isLostRemoteRun, topLevelRunId, type MastraChunk } from '../translate/chunks.js';
 import { ThreadTranslator, type RunAnnouncement } from '../translate/thread-translator.js';
 import { errorMessage } from '../translate/values.js';
 import type { ThreadEventLog } from './event-log.js';
@@ -68,6 +68,7 @@ export class ThreadFeed {
   private unsubscribe?: () => void;
   private followingTasks = false;
   private runStartSeq?: number;
+  private runMessages = new Set<string>();
   private lastPublish = Date.now();
   private readonly heartbeat: NodeJS.Timeout;
 
@@ -139,7 +140,8 @@ export class ThreadFeed {
         if (chunk.type === 'background-task-started') this.followBackgroundTasks();
         // A run's bracket opens on its `start`: what its `/run` announced must be at hand by then.
         if (chunk.type === 'start') await this.fetchAnnouncement(chunk.runId);
-        this.publish(this.translator.push(chunk));
+        if (isLostRemoteRun(chunk)) await this.settleLostRun(chunk);
+        else this.publish(this.translator.push(chunk));
       }
     } catch (error) {
       if (!this.stop.signal.aborted) this.options.logger.error(`Thread feed ${this.options.threadId} failed: ${errorMessage(error)}`);
@@ -170,9 +172,43 @@ export class ThreadFeed {
     if (stream) void this.consume(streamToIterable(stream));
   }
 
+  /**
+   * A run of another process lost its lease before its end reached this feed (that process died,
+   * or Redis was away while the run finished): storage tells how it ended. With an answer stored
+   * after the run's messages, the bracket ends `RUN_FINISHED` (a finished run is never shown as
+   * failed); else `RUN_ERROR`. Either way a snapshot bracket follows with what is stored: the
+   * events the followers missed cannot be replayed, the history they built can. Its run id is
+   * derived from the lost run's, so that every process following the thread makes the same one.
+   */
+  private async settleLostRun(chunk: MastraChunk): Promise<void> {
+    const history = await this.options.loadHistory().catch(() => undefined);
+    const finished = history !== undefined && answers(history, this.runMessages);
+    const runId = topLevelRunId(chunk) ?? '';
+    this.publish(this.translator.push(finished ? ({ type: 'finish', runId, payload: {} } as MastraChunk) : chunk));
+    if (!history) return;
+    const { threadId } = this.options;
+    const snapshotRunId = `recovered-${runId}`;
+    this.publish([
+      { type: EventType.RUN_STARTED, threadId, runId: snapshotRunId },
+      { type: EventType.MESSAGES_SNAPSHOT, messages: history },
+      { type: EventType.RUN_FINISHED, threadId, runId: snapshotRunId },
+    ]);
+  }
+
   /** Hands translated events to the log, which numbers them (`numbered`). */
   private publish(events: Event[]): void {
-    if (events.length > 0) this.log.append(events);
+    if (events.length === 0) return;
+    this.noteRunMessages(events);
+    this.log.append(events);
+  }
+
+  /** The ids of the open run's messages (its input, its answers): how `settleLostRun` finds them in storage. */
+  private noteRunMessages(events: Event[]): void {
+    for (const event of events) {
+      if (event.type === EventType.RUN_STARTED) this.runMessages = new Set(event.input?.messages.map((m) => m.id));
+      else if (event.type === EventType.TEXT_MESSAGE_START) this.runMessages.add(event.messageId);
+      else if (event.type === EventType.TOOL_CALL_START && event.parentMessageId) this.runMessages.add(event.parentMessageId);
+    }
   }
 
   /** Sends numbered events to every ready client (encoded once for all). */
@@ -297,6 +333,13 @@ export class ThreadFeed {
     if (Date.now() - this.lastPublish < this.options.heartbeatMs) return;
     for (const client of this.clients) client.out.raw(': keep-alive\n\n');
   }
+}
+
+/** Whether the history ends with an answer (not a call waiting for its result) to messages of the run. */
+function answers(history: Message[], runMessages: ReadonlySet<string>): boolean {
+  const last = history.at(-1);
+  if (last?.role !== 'assistant' || (last.toolCalls?.length ?? 0) > 0) return false;
+  return history.some((m) => runMessages.has(m.id));
 }
 
 async function* streamToIterable(stream: ReadableStream<unknown>): AsyncIterable<unknown> {

@@ -58,3 +58,14 @@ export function payloadRunId(chunk: MastraChunk): string | undefined {
 export function endsStep(chunk: MastraChunk): boolean {
   return chunk.type === 'step-finish' || chunk.type === 'finish';
 }
+
+/**
+ * Mastra's error for a run of another process whose lease lapsed before its terminal chunk reached
+ * this one (that process died, or Redis was away while it finished): how the run ended is not
+ * known here, only storage can tell.
+ */
+export function isLostRemoteRun(chunk: MastraChunk): boolean {
+  if (chunk.type !== 'error') return false;
+  const error = (chunk.payload as { error?: { message?: unknown } } | undefined)?.error;
+  return typeof error?.message === 'string' && error.message.includes('lost its lease before publishing a terminal event');
+}

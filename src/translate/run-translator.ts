@@ -1,8 +1,11 @@
 import { EventType, type Event, type Interrupt, type Message, type RunFinishedOutcome, type TokenUsage } from '@ag-ui/core';
-import { CAPTURED_TOOL_RESULTS, isDataChunk, isSignalEcho, type CapturedToolResult, type MastraChunk, type SignalEchoChunk } from './chunks.js';
+import { CAPTURED_TOOL_RESULTS, isDataChunk, isLostRemoteRun, isSignalEcho, type CapturedToolResult, type MastraChunk, type SignalEchoChunk } from './chunks.js';
 import { backgroundTaskId, interruptId, MessageNumbering, toolResultMessageId, type MessagePosition } from './ids.js';
 import { runFailure } from './failure.js';
 import { declinedContent, errorMessage, signalText, toolErrorContent, toolResultContent, toTokenUsage } from './values.js';
+
+/** A run of another process that stopped before its end was published (its process died, or it lost Redis). */
+const LOST_RUN = { code: 'UNAVAILABLE', message: 'The run stopped before it finished: the process running it was lost' };
 
 export interface RunTranslatorOptions {
   threadId: string;
@@ -227,8 +230,9 @@ export class RunTranslator {
         this.usage = toTokenUsage(chunk.payload.output?.usage, chunk.payload.metadata);
         return this.finish(out);
       case 'error': {
-        // Mastra reports a storage failure during the run as an `error` chunk too.
-        const { message, code } = runFailure(chunk.payload.error, 'MODEL_ERROR');
+        // Mastra reports a storage failure during the run as an `error` chunk too, and a run of
+        // another process that was lost (its process died, or Redis was away) as one.
+        const { message, code } = isLostRemoteRun(chunk) ? LOST_RUN : runFailure(chunk.payload.error, 'MODEL_ERROR');
         out.push(...this.fail(message, code));
         return;
       }

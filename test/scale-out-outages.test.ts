@@ -1,0 +1,70 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { uid } from './support/agui.js';
+import { createCluster, follow, history, startRun, text, type Cluster } from './support/cluster.js';
+import { startFaultProxy, type FaultProxy } from './support/fault-proxy.js';
+import type { ServerProcess } from './support/process.js';
+import { REDIS_URL } from './support/services.js';
+import { brackets, isTerminal, verifyThreadEvents, type AnyEvent } from './support/sse.js';
+
+/**
+ * Two real processes on one PostgreSQL schema and one Redis reached through a fault proxy: Redis
+ * goes away while A streams a `/run` that a follower on B watches. A's client gets the whole
+ * answer and storage keeps it, so B's followers must be told the truth: the run finished (never a
+ * `RUN_ERROR`), and what they missed reaches them as a snapshot holding the stored answer; a
+ * reconnect with an id from before the outage gets the same.
+ */
+const LEASE_TTL_MS = 3000;
+
+describe('Redis away while a run streams on A, followed on B', { timeout: 90_000 }, () => {
+  let proxy: FaultProxy;
+  let cluster: Cluster;
+  let a: ServerProcess;
+  let b: ServerProcess;
+
+  beforeAll(async () => {
+    proxy = await startFaultProxy(REDIS_URL);
+    cluster = await createCluster('outage-follow', { MASTRA_AGENT_THREAD_LEASE_TTL_MS: String(LEASE_TTL_MS), REDIS_URL: proxy.urlFor(REDIS_URL), DEMO_DELAY_MS: '0' });
+    a = await cluster.start({ DEMO_DELAY_MS: '60' });
+    b = await cluster.start();
+  }, 60_000);
+  afterAll(async () => {
+    proxy?.mode('forward');
+    await cluster?.close();
+    await proxy?.close();
+  });
+
+  it('the run finished: followers get RUN_FINISHED and a snapshot with the stored answer, live and on a reconnect', async () => {
+    const threadId = uid('outage-follow');
+    const onB = await follow(b, threadId);
+    const message = `cut ${Array.from({ length: 40 }, (_, i) => `w${i}`).join(' ')}`;
+    const run = await startRun(a, threadId, message);
+    const runId = run.events[0].runId as string;
+    await onB.waitForEvent((e) => e.type === 'TEXT_MESSAGE_CONTENT');
+    const lastSeen = onB.events.at(-1)!.id;
+
+    proxy.mode('refuse');
+    const answered = await run.rest;
+    expect(answered.at(-1)?.type).toBe('RUN_FINISHED');
+    const answer = text(answered);
+    expect(answer).toBe(`Echo: ${message}`);
+    // Stored while Redis was away (storage is PostgreSQL): the run is over.
+    await expect.poll(async () => (await history(a, threadId)).some((m) => m.role === 'assistant' && m.content === answer), { timeout: 10_000 }).toBe(true);
+    proxy.mode('forward');
+
+    const snapshotOf = (events: AnyEvent[]) => events.find((e) => e.type === 'MESSAGES_SNAPSHOT');
+    await onB.waitFor(() => snapshotOf(onB.list) !== undefined, 'a snapshot after the outage');
+    const cut = brackets(onB.list).find((r) => r[0].runId === runId)!;
+    expect(cut.at(-1)?.type).toBe('RUN_FINISHED');
+    expect(onB.list.filter((e) => e.type === 'RUN_ERROR')).toEqual([]);
+    const snapshot = snapshotOf(onB.list)!;
+    expect(snapshot.messages.at(-1)).toMatchObject({ role: 'assistant', content: answer });
+    expect((await verifyThreadEvents(onB.list)).warnings).toEqual([]);
+
+    // Back with the id it had before the outage: the same truth, from the replay.
+    const again = await follow(b, threadId, { 'last-event-id': String(lastSeen) });
+    await again.waitFor(() => snapshotOf(again.list) !== undefined, 'the snapshot, replayed');
+    expect(again.list.some((e) => isTerminal(e) && e.type === 'RUN_ERROR')).toBe(false);
+    expect(again.list.find((e) => isTerminal(e))?.type).toBe('RUN_FINISHED');
+    await Promise.all([onB.close(), again.close()]);
+  });
+});
