@@ -272,6 +272,39 @@ describe('what A held when it died is answered by a survivor', { timeout: 120_00
   });
 });
 
+describe('order across failover', { timeout: 120_000 }, () => {
+  let cluster: Cluster;
+  beforeAll(async () => {
+    cluster = await createCluster('order', BASE_ENV);
+  });
+  afterAll(() => cluster?.close());
+
+  it('a message sent into A’s run before A died is answered before one sent after it, long before the orphan sweep', async () => {
+    const a = await cluster.start({ DEMO_DELAY_MS: '200' });
+    const b = await cluster.start();
+    const threadId = uid('order');
+    const onB = await follow(b, threadId);
+    const run = await startRun(a, threadId, words('long', 30));
+    const cut = run.rest.catch(() => []);
+    const first = await post(b, `/threads/${threadId}/send-message`, { message: 'first into the run' });
+    expect(first.body).toMatchObject({ action: 'deliver', runId: run.events[0].runId });
+    await cluster.kill(a);
+    await cut;
+    // The cut run's end reaches B once its lease lapsed: the thread is idle from then on.
+    await wholeRun(onB, run.events[0].runId as string);
+    const sentAt = Date.now();
+    const second = await post(b, `/threads/${threadId}/send-message`, { message: 'second after the crash' });
+    expect(second.status).toBe(202);
+    const stored = await answeredOnce(cluster, b, threadId, second.body.signalId, 'Echo: second after the crash', ORPHAN_AFTER_MS + 30_000);
+    const answerAt = (needle: string) => stored.findIndex((m) => m.role === 'assistant' && contentOf(m).includes(needle));
+    expect(answerAt('Echo: first into the run')).toBeGreaterThanOrEqual(0);
+    expect(answerAt('Echo: first into the run')).toBeLessThan(answerAt('Echo: second after the crash'));
+    expect(answersWith(stored, 'Echo: first into the run')).toHaveLength(1);
+    console.log(`order: the message sent before the crash was answered first; the one after it ${Date.now() - sentAt} ms after it was sent`);
+    await onB.close();
+  });
+});
+
 describe('a process restarting in a cluster', { timeout: 120_000 }, () => {
   let cluster: Cluster;
   beforeAll(async () => {

@@ -95,8 +95,10 @@ export class InboxRecovery {
     @inject(TOKENS.Metrics) private readonly metrics: BridgeMetrics,
     @inject(TOKENS.Config) private readonly config: ResolvedConfig,
   ) {
-    // One process restarts and recovers what it held; among several, a survivor must do it.
+    // One process restarts and recovers what it held; among several, a survivor must do it, and
+    // before a thread takes new input: a dead process's messages come before the ones after them.
     this.resendOrphans = !!config.scaleOut;
+    if (this.resendOrphans) gate.adoptFirst((threadId) => this.adoptBeforeInput(threadId));
   }
 
   /** Starts the sweep of answered entries (idempotent). */
@@ -211,15 +213,30 @@ export class InboxRecovery {
   }
 
   /** Answers a thread's orphans, in one process at a time, if no run holds the thread; answers how many. */
-  private adopt(entries: InboxEntry[]): Promise<number> {
+  private adopt(entries: InboxEntry[], gated = true): Promise<number> {
     const [{ threadId, resourceId, agentId }] = entries;
     return this.locks.exclusive(`inbox-adopt:${threadId}`, async () => {
       const { agent } = await this.agents.withMemory(agentId);
       if (await threadLeaseOwner(agent, { resourceId, threadId })) return 0;
       // Read again under the lock: another process may have answered them meanwhile.
-      const pending = (await this.inbox.pending()).filter((e) => e.threadId === threadId);
-      return pending.length === 0 ? 0 : this.gate.hold(threadId, this.recoverThread(pending));
+      const pending = await this.inbox.of(threadId);
+      if (pending.length === 0) return 0;
+      const work = this.recoverThread(pending);
+      // Before new input, the gate holds the thread already.
+      return gated ? this.gate.hold(threadId, work) : work;
     });
+  }
+
+  /**
+   * Before new input on a thread: its entries that no run answered, if no run holds the thread,
+   * belong to a process that died (an entry is written after Mastra's decision, and a woken run
+   * holds the thread until its answer is stored), and are answered now, whatever their age.
+   */
+  private async adoptBeforeInput(threadId: string): Promise<number> {
+    const entries = await this.inbox.of(threadId);
+    if (entries.length === 0) return 0;
+    const { cut, unseen } = await this.standing(entries);
+    return cut.length + unseen.length === 0 ? 0 : this.adopt([...cut, ...unseen], false);
   }
 
   /** Where each entry stands in the thread's stored history. */

@@ -5,8 +5,9 @@ import { setTimeout as delay } from 'node:timers/promises';
 import { inject, injectable } from 'inversify';
 import type { z } from 'zod';
 import { AgentProvider } from '../agents/agent-provider.js';
+import type { ResolvedConfig } from '../config.js';
 import { BridgeError, conflict, notFound } from '../errors.js';
-import { statusOutcome, type BridgeMetrics } from '../observability/metrics.js';
+import { statusOutcome, type BridgeMetrics, type RunOutcome } from '../observability/metrics.js';
 import type { DurableInbox, InboxEntry } from '../threads/inbox.js';
 import type { RecoveryGate } from '../threads/recovery-gate.js';
 import { ThreadStore, type ThreadScope } from '../threads/thread-store.js';
@@ -55,6 +56,7 @@ export class SignalRouter {
     @inject(TOKENS.ThreadControl) private readonly control: ThreadControl,
     @inject(TOKENS.Metrics) private readonly metrics: BridgeMetrics,
     @inject(TOKENS.RecoveryGate) private readonly gate: RecoveryGate,
+    @inject(TOKENS.Config) private readonly config: ResolvedConfig,
   ) {}
 
   sendMessage(scope: ThreadScope, body: z.output<typeof SendMessageSchema>): Promise<SignalDecision> {
@@ -188,6 +190,7 @@ export class SignalRouter {
     if (isAnswered(answer.action)) {
       const { agent } = await this.agents.withMemory(scope.agentId);
       await this.keep(scope, agent, kind, answer.signalId, message);
+      this.forgetIfFailed(scope.threadId, answer);
     }
     return answer;
   }
@@ -246,14 +249,37 @@ export class SignalRouter {
    * from the output's status once it settles.
    */
   private watchWoken(agent: Agent): OnWake {
-    return ({ output }) => {
+    return ({ runId, output }) => {
       this.metrics.runStarted(agent.id, 'signal');
       const finished = output._waitUntilFinished?.() ?? Promise.resolve();
-      finished.then(
-        () => this.metrics.runEnded(agent.id, 'signal', statusOutcome(output.status)),
-        () => this.metrics.runEnded(agent.id, 'signal', 'error'),
+      const outcome = finished.then(
+        () => statusOutcome(output.status),
+        (): RunOutcome => 'error',
       );
+      this.woken.set(runId, outcome);
+      void outcome.then((ended) => {
+        this.woken.delete(runId);
+        this.metrics.runEnded(agent.id, 'signal', ended);
+      });
     };
+  }
+
+  /**
+   * How the runs this process woke end, until they do: a message whose run failed leaves the
+   * inbox as a `/run`'s does (its client saw the `RUN_ERROR`), or every recovery would run the
+   * failing input again before anything sent after it.
+   */
+  private readonly woken = new Map<string, Promise<RunOutcome>>();
+
+  private forgetIfFailed(threadId: string, answer: SignalDecision): void {
+    const outcome = answer.action === 'wake' && answer.runId ? this.woken.get(answer.runId) : undefined;
+    void outcome?.then(async (ended) => {
+      if (ended !== 'error') return;
+      await this.inbox.remove(threadId, [answer.signalId]).catch((error: unknown) => {
+        // The sweep and recovery see it again; it is answered by nothing, so at most run once more.
+        this.config.logger.debug(`inbox: could not forget the failed message ${answer.signalId}: ${(error as Error)?.message ?? error}`);
+      });
+    });
   }
 
   private target(scope: ThreadScope, body: Routing) {

@@ -39,6 +39,8 @@ export interface DurableInbox {
   remove(threadId: string, ids: readonly string[]): Promise<void>;
   /** Every entry, oldest first. */
   pending(): Promise<InboxEntry[]>;
+  /** One thread's entries, in the order they were accepted. */
+  of(threadId: string): Promise<InboxEntry[]>;
 }
 
 const ENTRIES = 'mastra-agui-bridge.inbox';
@@ -87,6 +89,11 @@ export class MastraInbox implements DurableInbox {
     const threads = (await state.getState<string[]>(INDEX)) ?? [];
     const all = await Promise.all(threads.map((threadId) => this.entries(state, threadId)));
     return all.flat().sort((a, b) => a.acceptedAt - b.acceptedAt);
+  }
+
+  async of(threadId: string): Promise<InboxEntry[]> {
+    const state = await this.state();
+    return state ? this.entries(state, threadId) : [];
   }
 
   private async entries(state: ThreadStateStorage, threadId: string): Promise<InboxEntry[]> {

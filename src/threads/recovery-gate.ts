@@ -38,8 +38,23 @@ export class RecoveryGate {
   async pass(threadId: string): Promise<void> {
     // Every thread waits for the inbox to be read; then only the threads it had entries for.
     if (this.closed.has(ALL)) await this.wait(this.closed.get(ALL));
+    if (this.adopt && !this.closed.has(threadId)) {
+      this.hold(threadId, this.adopt(threadId)).catch(() => {
+        // Storage failed it: the request goes on to storage itself, and meets the same answer.
+      });
+    }
     await this.wait(this.closed.get(threadId));
   }
+
+  /**
+   * With several processes: what to do before a thread takes new input, so that what a dead
+   * process acknowledged on it is answered first (`InboxRecovery` adopts the thread's orphans).
+   */
+  adoptFirst(adopt: (threadId: string) => Promise<unknown>): void {
+    this.adopt = adopt;
+  }
+
+  private adopt?: (threadId: string) => Promise<unknown>;
 
   private async wait(work: Promise<unknown> | undefined): Promise<void> {
     if (!work) return;
