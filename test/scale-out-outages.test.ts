@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { uid } from './support/agui.js';
 import { createCluster, follow, history, startRun, text, type Cluster } from './support/cluster.js';
-import { startFaultProxy, type FaultProxy } from './support/fault-proxy.js';
+import { startFaultProxy, type FaultMode, type FaultProxy } from './support/fault-proxy.js';
 import type { ServerProcess } from './support/process.js';
 import { REDIS_URL } from './support/services.js';
 import { brackets, isTerminal, verifyThreadEvents, type AnyEvent } from './support/sse.js';
@@ -15,7 +15,7 @@ import { brackets, isTerminal, verifyThreadEvents, type AnyEvent } from './suppo
  */
 const LEASE_TTL_MS = 3000;
 
-describe('Redis away while a run streams on A, followed on B', { timeout: 90_000 }, () => {
+describe('Redis away while a run streams on A, followed on B', { timeout: 120_000 }, () => {
   let proxy: FaultProxy;
   let cluster: Cluster;
   let a: ServerProcess;
@@ -33,7 +33,7 @@ describe('Redis away while a run streams on A, followed on B', { timeout: 90_000
     await proxy?.close();
   });
 
-  it('the run finished: followers get RUN_FINISHED and a snapshot with the stored answer, live and on a reconnect', async () => {
+  it.each<FaultMode>(['refuse', 'hang'])('Redis %s: the run finished, and followers get RUN_FINISHED and a snapshot with the stored answer, live and on a reconnect', async (mode) => {
     const threadId = uid('outage-follow');
     const onB = await follow(b, threadId);
     const message = `cut ${Array.from({ length: 40 }, (_, i) => `w${i}`).join(' ')}`;
@@ -42,7 +42,7 @@ describe('Redis away while a run streams on A, followed on B', { timeout: 90_000
     await onB.waitForEvent((e) => e.type === 'TEXT_MESSAGE_CONTENT');
     const lastSeen = onB.events.at(-1)!.id;
 
-    proxy.mode('refuse');
+    proxy.mode(mode);
     const answered = await run.rest;
     expect(answered.at(-1)?.type).toBe('RUN_FINISHED');
     const answer = text(answered);
