@@ -19,6 +19,8 @@ const ALL = '\0all';
 @injectable()
 export class RecoveryGate {
   private readonly closed = new Map<string, Promise<unknown>>();
+  /** With several processes, what runs before a thread takes new input (`adoptFirst`). */
+  private adopt?: (threadId: string) => Promise<unknown>;
 
   /** Holds every thread's new input until `work` (reading what there is to recover) has settled. */
   holdAll<T>(work: Promise<T>): Promise<T> {
@@ -26,7 +28,7 @@ export class RecoveryGate {
   }
 
   /** Holds the thread's new input until `work` has settled. */
-  async hold<T>(threadId: string, work: Promise<T>): Promise<T> {
+  hold<T>(threadId: string, work: Promise<T>): Promise<T> {
     const settled = work.finally(() => {
       if (this.closed.get(threadId) === settled) this.closed.delete(threadId);
     });
@@ -53,8 +55,6 @@ export class RecoveryGate {
   adoptFirst(adopt: (threadId: string) => Promise<unknown>): void {
     this.adopt = adopt;
   }
-
-  private adopt?: (threadId: string) => Promise<unknown>;
 
   private async wait(work: Promise<unknown> | undefined): Promise<void> {
     if (!work) return;
