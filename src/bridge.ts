@@ -85,10 +85,12 @@ export function createBridge(config: BridgeConfig = {}): Bridge {
   // Credentials first (with auth on): no validation, no lookup, for a caller who has none.
   const authenticate = authenticatorOf(resolved.resolveResourceId);
   let draining = false;
+  let shutDown = false;
   const handle = (route: RouteDef, s: Services) => async (c: Context) => {
     try {
       // Before credentials: a draining process answers the same to everyone, and checks nothing.
-      if (draining && route.limited) throw unavailable('This server is shutting down; try again', 1);
+      // Draining, it still serves reads and event streams; shut down, nothing (it is going away).
+      if ((draining && route.limited) || shutDown) throw unavailable('This server is shutting down; try again', 1);
       await authenticate?.(c);
       if (route.limited) markRateLimited(c);
       return await route.handler(c, s);
@@ -149,6 +151,7 @@ export function createBridge(config: BridgeConfig = {}): Bridge {
       return inFlight() === 0;
     },
     shutdown: () => {
+      shutDown = true;
       for (const s of services.values()) {
         s.recovery.stop();
         s.runs.shutdown();

@@ -40,6 +40,8 @@ export async function startBalancer(backends: string[]): Promise<Balancer> {
       res.writeHead(answer.statusCode ?? 502, answer.headers);
       answer.pipe(res);
       res.on('close', () => answer.destroy());
+      // The backend went away mid-answer (a process that exited): the client's connection breaks too.
+      answer.on('aborted', () => res.destroy());
       return;
     }
     res.writeHead(502).end();
