@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, describe, expect, it, vi } from 'vitest';
@@ -40,9 +40,12 @@ describe(`${KILLS} kills of a server under load, each followed by a restart on t
     const next = random(20261124);
     const threads = Array.from({ length: THREADS }, () => uid('loop-thread'));
     const acknowledged: Array<{ threadId: string; id: string; text: string }> = [];
+    // Every input sent, acknowledged or not (a request the kill cut may still have started a run).
+    let sent = 0;
+    const callLog = join(dir, 'model-calls.jsonl');
 
     for (let round = 0; round < KILLS; round++) {
-      server = await startServerProcess({ DATABASE_URL: databaseUrl, DEMO_DELAY_MS: '8' });
+      server = await startServerProcess({ DATABASE_URL: databaseUrl, DEMO_DELAY_MS: '8', DEMO_CALL_LOG: callLog });
       const url = server.url;
       // Kill after a number of acknowledgements that varies from round to round.
       const killAfter = 2 + Math.floor(next() * 6);
@@ -59,6 +62,7 @@ describe(`${KILLS} kills of a server under load, each followed by a restart on t
         try {
           if (next() < 0.6) {
             const message = userMessage(text('run'));
+            sent++;
             const res = await postRun(`${url}/run`, runInput({ threadId, messages: [message], forwardedProps: { resourceId: RESOURCE } }));
             for await (const event of sseEvents(res.body!)) {
               if (event.type === 'RUN_STARTED') ack(threadId, message.id, message.content as string);
@@ -69,6 +73,7 @@ describe(`${KILLS} kills of a server under load, each followed by a restart on t
             const route = pick < 0.4 ? 'send-message' : pick < 0.8 ? 'queue-message' : 'signals';
             const sent = text(route, i + 1);
             const body = route === 'signals' ? { type: 'user', contents: sent } : { message: sent };
+            sent++;
             const answer = await http(`${url}/threads/${threadId}/${route}`, { body: { resourceId: RESOURCE, ...body } });
             if (answer.status === 202 && (answer.body.action === 'wake' || answer.body.action === 'deliver')) ack(threadId, answer.body.signalId, sent);
           }
@@ -84,7 +89,7 @@ describe(`${KILLS} kills of a server under load, each followed by a restart on t
     expect(acknowledged.length).toBeGreaterThanOrEqual(KILLS);
 
     // The last restart: it sends again whatever the last kill left unanswered.
-    server = await startServerProcess({ DATABASE_URL: databaseUrl, DEMO_DELAY_MS: '0' });
+    server = await startServerProcess({ DATABASE_URL: databaseUrl, DEMO_DELAY_MS: '0', DEMO_CALL_LOG: callLog });
     const url = server.url;
     const history = async (threadId: string) =>
       (await http(`${url}/threads/${threadId}/messages?resourceId=${RESOURCE}`)).body as Array<{ id: string; role: string; content: unknown }>;
@@ -115,5 +120,11 @@ describe(`${KILLS} kills of a server under load, each followed by a restart on t
       const unasked = rows.filter((m) => m.role === 'assistant' && textOf(m.content).includes('The background task has finished.'));
       expect(unasked.map((m) => textOf(m.content)), 'runs nobody asked for').toEqual([]);
     }
+    // The model's calls, stored or not: none with nothing new (a prompt that ends with an answer),
+    // and no more than one per input sent plus, per kill, one that goes on from a cut run per thread.
+    const calls = readFileSync(callLog, 'utf8').trim().split('\n').map((line) => JSON.parse(line) as { lastRole?: string; input: string });
+    expect(calls.filter((c) => c.lastRole === 'assistant'), 'model calls with nothing new').toEqual([]);
+    expect(calls.length).toBeLessThanOrEqual(sent + KILLS * THREADS);
+    console.info(`crash loop: ${KILLS} kills, ${sent} inputs sent (${acknowledged.length} acknowledged), ${calls.length} model calls`);
   });
 });

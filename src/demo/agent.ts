@@ -1,7 +1,7 @@
 import { Agent } from '@mastra/core/agent';
 import type { MastraStorage } from '@mastra/core/storage';
 import { Memory } from '@mastra/memory';
-import { createScriptedModel } from './scripted-model.js';
+import { createScriptedModel, type ScriptedModelOptions } from './scripted-model.js';
 import { createSlowTask, deleteFile, getWeather } from './tools.js';
 
 export interface DemoAgentOptions {
@@ -13,6 +13,8 @@ export interface DemoAgentOptions {
   slowTaskMs?: number;
   /** A Mastra model id (e.g. `openai/gpt-5-mini`) to use instead of the scripted model. */
   model?: string;
+  /** Told of every call of the scripted model (see `ScriptedModelOptions.onCall`). */
+  onModelCall?: ScriptedModelOptions['onCall'];
 }
 
 /**
@@ -28,7 +30,7 @@ export function createDemoAgent(options: DemoAgentOptions): Agent {
     name: 'Demo Agent',
     description: 'A scripted agent that echoes, reasons, calls tools and asks for approval, with no API key.',
     instructions: 'You are a helpful assistant. Use the tools when they fit the request.',
-    model: options.model ?? createScriptedModel({ delayMs: options.delayMs }),
+    model: options.model ?? createScriptedModel({ delayMs: options.delayMs, onCall: options.onModelCall }),
     memory: new Memory({ storage: options.storage, options: { lastMessages: 40 } }),
     tools: { get_weather: getWeather, delete_file: deleteFile, slow_task: createSlowTask(options.slowTaskMs ?? 2000) },
   });

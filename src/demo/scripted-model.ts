@@ -14,6 +14,8 @@ type CallOptions = {
 export interface ScriptedModelOptions {
   /** Milliseconds between streamed parts. `0` enqueues everything at once, with no timer. */
   delayMs?: number;
+  /** Told of every call: the role of the prompt's last message and the latest input text (tests count calls with it). */
+  onCall?: (call: { lastRole: string | undefined; input: string }) => void;
 }
 
 const USAGE = { inputTokens: 12, outputTokens: 8, totalTokens: 20 };
@@ -37,6 +39,7 @@ export function createScriptedModel(options: ScriptedModelOptions = {}): MastraL
       // that runs for days would keep every conversation it ever answered. Keep none.
       model.doStreamCalls.length = 0;
       const call = callOptions as unknown as CallOptions;
+      options.onCall?.({ lastRole: call.prompt.at(-1)?.role, input: latestInput(call.prompt) });
       const parts = script(call, `call-${randomUUID().slice(0, 8)}`);
       return { stream: toStream(parts, delayMs, call.abortSignal), request: { body: '{}' }, response: { headers: {} } };
     },

@@ -63,6 +63,8 @@ export const ServerEnvSchema = z.object({
   MODEL: z.string().min(1).optional(),
   DEMO_DELAY_MS: z.coerce.number().int().min(0).max(60_000).default(20),
   SLOW_TASK_MS: z.coerce.number().int().min(0).max(3_600_000).default(2000),
+  /** A file the scripted model appends one JSON line to per call (`{"lastRole","input"}`): how tests count model calls. */
+  DEMO_CALL_LOG: optional(z.string().min(1)),
   AGUI_PREFIX: z.string().default('/agui'),
   /** How long an `Idempotency-Key`'s first answer is kept (ms); the bridge's default when unset. */
   IDEMPOTENCY_TTL_MS: z.coerce.number().int().min(0).max(365 * 24 * 3_600_000).optional(),

@@ -1,3 +1,4 @@
+import { appendFileSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
 import { serve, type ServerType } from '@hono/node-server';
 import { Mastra } from '@mastra/core';
@@ -121,7 +122,9 @@ export async function startServer(env: ServerEnv, bridgeConfig: BridgeConfig = {
   // With REDIS_URL, Mastra's pub/sub and leases and the bridge's shared state live in Redis.
   const logger = bridgeConfig.logger ?? pinoLogger(log);
   const scaleOut = env.REDIS_URL ? await createScaleOut({ url: env.REDIS_URL, prefix: env.REDIS_PREFIX, logger }) : undefined;
-  const demo = createDemoAgent({ storage, delayMs: env.DEMO_DELAY_MS, slowTaskMs: env.SLOW_TASK_MS, model: env.MODEL });
+  const callLog = env.DEMO_CALL_LOG;
+  const onModelCall = callLog ? (call: object) => appendFileSync(callLog, `${JSON.stringify(call)}\n`) : undefined;
+  const demo = createDemoAgent({ storage, delayMs: env.DEMO_DELAY_MS, slowTaskMs: env.SLOW_TASK_MS, model: env.MODEL, onModelCall });
   const mastra = new Mastra({ agents: { demo }, storage, logger: false, backgroundTasks: { enabled: true }, ...(scaleOut && { pubsub: scaleOut.pubsub }) });
   const resolveResourceId = authFromEnv(env);
   const warning = exposureWarning(env, resolveResourceId !== undefined);
