@@ -71,11 +71,11 @@ describe(`${KILLS} kills of a server under load, each followed by a restart on t
           for (let i = 0; i < 3; i++) {
             const pick = next();
             const route = pick < 0.4 ? 'send-message' : pick < 0.8 ? 'queue-message' : 'signals';
-            const sent = text(route, i + 1);
-            const body = route === 'signals' ? { type: 'user', contents: sent } : { message: sent };
+            const content = text(route, i + 1);
+            const body = route === 'signals' ? { type: 'user', contents: content } : { message: content };
             sent++;
             const answer = await http(`${url}/threads/${threadId}/${route}`, { body: { resourceId: RESOURCE, ...body } });
-            if (answer.status === 202 && (answer.body.action === 'wake' || answer.body.action === 'deliver')) ack(threadId, answer.body.signalId, sent);
+            if (answer.status === 202 && (answer.body.action === 'wake' || answer.body.action === 'deliver')) ack(threadId, answer.body.signalId, content);
           }
         } catch {
           // the server died under this request: nothing was acknowledged by it
