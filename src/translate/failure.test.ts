@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { DependencyUnavailableError, isUnavailable, redactInternals, runFailure, UNAVAILABLE_MESSAGE } from './failure.js';
+import { isUnavailable, redactInternals, runFailure, UNAVAILABLE_MESSAGE } from './failure.js';
 
 const withCode = (message: string, code: string) => Object.assign(new Error(message), { code });
 const named = (name: string, message = 'x') => Object.assign(new Error(message), { name });
@@ -17,7 +17,6 @@ describe('isUnavailable', () => {
     ['Redis loading its data after a restart', new Error('LOADING Redis is loading the dataset in memory')],
     ['pg: a query on a hung connection', new Error('Query read timeout')],
     ["node-redis' lost socket", named('SocketClosedUnexpectedlyError', 'Socket closed unexpectedly')],
-    ['a deadline of the bridge', new DependencyUnavailableError('Redis did not answer within 2000 ms')],
     ['a refusal wrapped twice (Mastra wraps storage errors)', new Error('Failed to save', { cause: new Error('query failed', { cause: withCode('connect ECONNREFUSED ::1:5432', 'ECONNREFUSED') }) })],
     ['one of an AggregateError', new AggregateError([new Error('a'), withCode('connect ECONNREFUSED 127.0.0.1:6379', 'ECONNREFUSED')])],
   ])('%s is an outage', (_, error) => expect(isUnavailable(error)).toBe(true));

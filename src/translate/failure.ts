@@ -44,7 +44,6 @@ const UNREACHABLE_NAMES = new Set([
   'ClientOfflineError',
   'DisconnectsClientError',
   'ReconnectStrategyError',
-  'DependencyUnavailableError',
 ]);
 
 /** Messages of drivers that say the same without a code (pg's pool, node-redis' timeouts). */
@@ -92,20 +91,6 @@ export function isUnavailable(error: unknown): boolean {
 
 /** What a client is told when a run or a request was cut by storage or Redis. */
 export const UNAVAILABLE_MESSAGE = 'Storage or Redis is unavailable; try again shortly';
-
-/**
- * Thrown where the bridge itself gives up waiting on a dependency (a deadline, a connection that
- * stopped answering): `isUnavailable` knows it by name.
- *
- * @example
- * throw new DependencyUnavailableError('Redis did not answer within 2000 ms');
- */
-export class DependencyUnavailableError extends Error {
-  constructor(message: string, options?: { cause?: unknown }) {
-    super(message, options);
-    this.name = 'DependencyUnavailableError';
-  }
-}
 
 // Hosts with a port, URLs with a scheme of a data store, and absolute paths of more than one part:
 // what a driver's message carries about where it connects, and no client should learn.
