@@ -35,7 +35,7 @@ describe('a background task', () => {
     // The agent is woken with the result, and answers in a run of its own.
     await sse.waitForEvent((e) => e.type === 'TEXT_MESSAGE_CONTENT' && String(e.delta).includes('finished'));
     await sse.waitForEvent((e) => e.type === 'RUN_FINISHED', sse.events.length - 1);
-    sse.close();
+    await sse.close();
 
     const { warnings } = await verifyThreadEvents(sse.list);
     expect(warnings).toEqual([]);

@@ -21,7 +21,7 @@ describe('an id from before a gap', () => {
     await send('before the gap');
     const finished = await first.waitForEvent((e) => e.type === 'RUN_FINISHED');
     const lastSeen = finished.id;
-    first.close();
+    await first.close();
     await vi.waitFor(() => expect(tb.bridge.subscriptionCount()).toBe(0));
 
     // A run nobody follows through the bridge; Mastra's own subscription tells when it is done.
@@ -37,7 +37,7 @@ describe('an id from before a gap', () => {
     const contents = (snapshot.event.messages as Array<{ content?: unknown }>).map((m) => m.content);
     expect(contents).toContain('during the gap');
     expect(snapshot.id).toBeGreaterThanOrEqual(lastSeen);
-    live.close();
-    back.close();
+    await live.close();
+    await back.close();
   });
 });

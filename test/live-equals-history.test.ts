@@ -48,7 +48,7 @@ async function expectLiveEqualsHistory(t: Thread & { agent: HttpAgent; sse: SseR
   const stored = await history(t);
   if (options.runClient !== false) expect(t.agent.messages).toEqual(stored);
   if (!process.env.SKIP_FOLLOW) expect(await foldMessages(t.sse.list)).toEqual(stored);
-  t.sse.close();
+  await t.sse.close();
   return stored;
 }
 

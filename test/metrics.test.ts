@@ -115,7 +115,7 @@ describe('GET /metrics follows real traffic', () => {
       expect(grew('agui_bridge_events_sent_total{stream="thread"}')).toBe(sse.events.length);
     });
 
-    sse.close();
+    await sse.close();
     await vi.waitFor(async () => expect((await scrape(origin)).get('agui_bridge_followers')).toBe(0));
   });
 
@@ -129,12 +129,12 @@ describe('GET /metrics follows real traffic', () => {
     const grew = await delta(origin, async () => {
       const replay = await openSse(`${server.url}/threads/${threadId}/events?resourceId=${resourceId}`, { lastEventId: lastId });
       await replay.waitForEvent((e) => e.type === 'RUN_FINISHED');
-      replay.close();
+      await replay.close();
       const snapshot = await openSse(`${server.url}/threads/${threadId}/events?resourceId=${resourceId}&snapshot=1`);
       await snapshot.waitForEvent((e) => e.type === 'MESSAGES_SNAPSHOT');
-      snapshot.close();
+      await snapshot.close();
     });
-    first.close();
+    await first.close();
     expect(grew('agui_bridge_follower_joins_total{kind="replay"}')).toBe(1);
     expect(grew('agui_bridge_follower_joins_total{kind="snapshot"}')).toBe(1);
   });
@@ -212,7 +212,9 @@ describe('mounted in a Mastra server: bridge.metricsText()', () => {
       bridge.shutdown();
       (server as { closeAllConnections?: () => void }).closeAllConnections?.();
       await new Promise<void>((resolve) => server.close(() => resolve()));
-      await mastra.shutdown().catch(() => {});
+      await mastra.shutdown().catch(() => {
+        // cleanup: a failed shutdown changes no result
+      });
     }
   });
 });

@@ -41,7 +41,9 @@ async function within<T>(promise: Promise<T>, ms: number, failure: string): Prom
     return await Promise.race([promise, expired]);
   } finally {
     timeout.abort();
-    expired.catch(() => {});
+    expired.catch(() => {
+      // the timer was cancelled: its rejection is expected
+    });
   }
 }
 

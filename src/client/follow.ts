@@ -182,7 +182,9 @@ async function follow(options: ThreadEventsOptions, signal: AbortSignal, emit: (
   const read = async (body: ReadableStream<Uint8Array>) => {
     const reader = body.getReader();
     const decoder = new TextDecoder();
-    const cancel = () => void reader.cancel().catch(() => {});
+    const cancel = () => void reader.cancel().catch(() => {
+      // the stream is being left: whatever cancelling it says, no one is listening
+    });
     signal.addEventListener('abort', cancel, { once: true });
     parser.reset();
     try {
@@ -231,7 +233,9 @@ async function follow(options: ThreadEventsOptions, signal: AbortSignal, emit: (
           if (!retryable(response.status)) throw error;
           lastError = error;
         } else if (!(response.headers.get('content-type') ?? '').includes('text/event-stream') || !response.body) {
-          await response.body?.cancel().catch(() => {});
+          await response.body?.cancel().catch(() => {
+            // an answer being thrown away: a body that will not cancel is dropped anyway
+          });
           const type = response.headers.get('content-type') ?? 'none';
           throw new BridgeRequestError({ status: response.status, code: 'NOT_AN_EVENT_STREAM', message: `expected text/event-stream, got ${type}`, request });
         } else {

@@ -70,7 +70,9 @@ async function discardRest(reader: ReadableStreamDefaultReader<Uint8Array>): Pro
   } catch {
     return; // the client went away: nothing left to drain
   }
-  await reader.cancel().catch(() => {});
+  await reader.cancel().catch(() => {
+    // the body is refused already; a reader that will not cancel is dropped with the request
+  });
 }
 
 /**

@@ -237,8 +237,12 @@ class SharedLog implements ThreadEventLog {
     if (this.closed) return;
     this.closed = true;
     clearTimeout(this.leaseTimer);
-    void this.redis.subscriber.unsubscribe(this.keys.channel, this.onMessage).catch(() => {});
-    if (this.writer) void RELEASE_IF_OWNER.run(this.redis.client, [this.keys.lease], [this.owner, this.keys.channel, LET_GO_NOTICE]).catch(() => {});
+    void this.redis.subscriber.unsubscribe(this.keys.channel, this.onMessage).catch(() => {
+      // closing: with Redis unreachable the subscription goes with the connection
+    });
+    if (this.writer) void RELEASE_IF_OWNER.run(this.redis.client, [this.keys.lease], [this.owner, this.keys.channel, LET_GO_NOTICE]).catch(() => {
+      // closing: a lease not released lapses within writerLeaseMs
+    });
   }
 
   /** Numbers and appends events, in the order of the calls (one connection, scripts in order). */

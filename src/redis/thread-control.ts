@@ -104,7 +104,9 @@ export class RedisThreadControl implements ThreadControl {
     try {
       return await task();
     } catch (error) {
-      await this.redis.client.del(key).catch(() => {});
+      await this.redis.client.del(key).catch(() => {
+        // the request key expires by itself
+      });
       throw error;
     }
   }

@@ -107,7 +107,9 @@ export class RedisThreadLocks implements ThreadLocks {
         await bell.wait(this.nextTryIn(holderTtl));
       }
     } finally {
-      this.redis.subscriber.unsubscribe(channel, bell.ring).catch(() => {});
+      this.redis.subscriber.unsubscribe(channel, bell.ring).catch(() => {
+        // closing: a subscription left behind goes with its connection
+      });
     }
   }
 

@@ -195,7 +195,9 @@ class WaitingCall {
   private settled = false;
   private readonly cleanups: Array<() => void> = [];
   /** A wake-up that cannot reach Redis is left to the next one, or to the recheck. */
-  private readonly onWake = () => void this.take().catch(() => {});
+  private readonly onWake = () => void this.take().catch(() => {
+    // a slot that cannot be taken now is tried again at the next wake or times out
+  });
 
   constructor(
     private readonly redis: RedisConnection,
@@ -251,7 +253,9 @@ class WaitingCall {
   private async listen(): Promise<void> {
     const { subscriber } = this.redis;
     await subscriber.subscribe(this.slot.key, this.onWake);
-    this.cleanups.push(() => void subscriber.unsubscribe(this.slot.key, this.onWake).catch(() => {}));
+    this.cleanups.push(() => void subscriber.unsubscribe(this.slot.key, this.onWake).catch(() => {
+      // cleanup: a subscription left behind goes with its connection
+    }));
     if (this.settled) this.cleanup();
   }
 

@@ -299,7 +299,9 @@ export class RunService {
       clientSignal.removeEventListener('abort', onClientAbort);
       this.proxy.rejectRun(input.runId, 'The run ended before the tool call was answered');
       if (!translator.finished) controller.abort();
-      if (plan.inboxId) await this.inbox.remove(input.threadId, [plan.inboxId]).catch(() => {});
+      if (plan.inboxId) await this.inbox.remove(input.threadId, [plan.inboxId]).catch(() => {
+        // the sweep drops the entry once the history answers it
+      });
     }
   }
 

@@ -102,7 +102,9 @@ export class InProcessToolProxy implements ToolProxy {
         resolve = res;
         reject = rej;
       });
-      promise.catch(() => {}); // a slot nobody waits on must not become an unhandled rejection
+      promise.catch(() => {
+        // a slot nobody waits on must not become an unhandled rejection
+      });
       entry = { resourceId, promise, resolve, reject };
       this.pending.set(k, entry);
     }

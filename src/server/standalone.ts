@@ -161,8 +161,12 @@ export async function startServer(env: ServerEnv, bridgeConfig: BridgeConfig = {
       s.once('error', reject);
     });
   } catch (error) {
-    await storage.close().catch(() => {});
-    await scaleOut?.close().catch(() => {});
+    await storage.close().catch(() => {
+      // the start failed already: that error is the one to report
+    });
+    await scaleOut?.close().catch(() => {
+      // the start failed already: that error is the one to report
+    });
     throw error;
   }
   const { port } = server.address() as AddressInfo;
@@ -180,9 +184,15 @@ export async function startServer(env: ServerEnv, bridgeConfig: BridgeConfig = {
       // Let the cancelled streams write their terminal event, then drop idle keep-alive sockets.
       setTimeout(() => (server as { closeAllConnections?: () => void }).closeAllConnections?.(), 200).unref();
     });
-    await mastra.shutdown().catch(() => {});
-    await scaleOut?.close().catch(() => {});
-    await storage.close().catch(() => {});
+    await mastra.shutdown().catch(() => {
+      // shutting down: what did not close goes with the process
+    });
+    await scaleOut?.close().catch(() => {
+      // shutting down: what did not close goes with the process
+    });
+    await storage.close().catch(() => {
+      // shutting down: what did not close goes with the process
+    });
   };
   return {
     url: `http://${host}:${port}${env.AGUI_PREFIX}`,

@@ -53,7 +53,9 @@ async function watch(scope: ThreadScope) {
       chunks.push(chunk);
       waiters = waiters.filter((w) => (w.match(chunk) ? (w.resolve(), false) : true));
     }
-  })().catch(() => {});
+  })().catch(() => {
+    // the reader ends with the test
+  });
   return {
     chunks,
     until: (match: (c: Chunk) => boolean) =>

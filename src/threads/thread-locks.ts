@@ -22,7 +22,9 @@ export class InProcessThreadLocks implements ThreadLocks {
   async exclusive<T>(threadId: string, task: () => Promise<T>): Promise<T> {
     const previous = this.tails.get(threadId) ?? Promise.resolve();
     const result = previous.then(task, task);
-    const tail = result.catch(() => {});
+    const tail = result.catch(() => {
+      // the next holder waits for this one to end, not to succeed
+    });
     this.tails.set(threadId, tail);
     try {
       return await result;

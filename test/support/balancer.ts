@@ -24,7 +24,8 @@ export interface Balancer {
 export async function startBalancer(backends: string[]): Promise<Balancer> {
   let next = 0;
   const balancer: Balancer = { origin: '', backends, retried: 0, close: async () => {} };
-  const server = http.createServer(async (req, res) => {
+  const server = http.createServer((req, res) => void route(req, res));
+  async function route(req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
     const chunks: Buffer[] = [];
     for await (const chunk of req) chunks.push(chunk as Buffer);
     const body = Buffer.concat(chunks);
@@ -45,7 +46,7 @@ export async function startBalancer(backends: string[]): Promise<Balancer> {
       return;
     }
     res.writeHead(502).end();
-  });
+  }
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   balancer.origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   balancer.close = () =>

@@ -68,7 +68,9 @@ export async function startTestBridge(options: TestBridgeOptions = {}): Promise<
       bridge.shutdown();
       (server as { closeAllConnections?: () => void }).closeAllConnections?.();
       await new Promise<void>((resolve) => server.close(() => resolve()));
-      await mastra.shutdown().catch(() => {});
+      await mastra.shutdown().catch(() => {
+        // cleanup: a failed shutdown changes no result
+      });
       if (dir) rmSync(dir, { recursive: true, force: true });
     },
   };

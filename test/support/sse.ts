@@ -107,7 +107,9 @@ export class SseReader {
   async close(): Promise<void> {
     this.closing = true;
     this.controller?.abort();
-    await this.reader?.cancel().catch(() => {});
+    await this.reader?.cancel().catch(() => {
+      // closing: a reader that will not cancel is dropped with the response
+    });
     await this.ended;
   }
 

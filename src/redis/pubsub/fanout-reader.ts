@@ -103,12 +103,16 @@ export class FanoutReader {
     this.#stop.abort();
     for (const subscriptions of this.#byTopic.values()) for (const s of subscriptions) s.active = false;
     this.#byTopic.clear();
-    await this.#started?.catch(() => {});
+    await this.#started?.catch(() => {
+      // stopping: a start that failed has nothing to stop
+    });
     // An XREAD leaves nothing behind in Redis: the blocked connection can simply be dropped.
     if (this.#reader) this.#options.connections.drop(this.#reader);
     await this.#loop;
     const writer = this.#options.connections.openedWriter;
-    if (writer) await writer.del(this.#wakeKey).catch(() => {});
+    if (writer) await writer.del(this.#wakeKey).catch(() => {
+      // the wake stream expires with its idle TTL if the delete fails
+    });
   }
 
   get #wakeKey(): string {
@@ -163,7 +167,9 @@ export class FanoutReader {
         this.#reading = undefined;
         if (this.#stop.signal.aborted) return;
         this.#options.logger.warn?.('[RedisPubSub] fan-out read failed; retrying', error);
-        await pause(Math.min(100 * 2 ** failures++, 2000), undefined, { signal: this.#stop.signal }).catch(() => {});
+        await pause(Math.min(100 * 2 ** failures++, 2000), undefined, { signal: this.#stop.signal }).catch(() => {
+          // an aborted pause is the stop the loop checks next
+        });
       }
     }
   }

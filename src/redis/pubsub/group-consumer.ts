@@ -105,13 +105,17 @@ export class GroupConsumer {
    */
   async stop(): Promise<void> {
     this.#stop.abort();
-    await this.#started?.catch(() => {});
+    await this.#started?.catch(() => {
+      // stopping: a start that failed has nothing to stop
+    });
     clearInterval(this.#reclaimTimer);
     if (this.#loop) await this.#endRead(this.#loop);
     if (this.#reader) await this.#options.connections.release(this.#reader);
     const writer = this.#options.connections.openedWriter;
     if (writer && this.#inHand.size === 0) {
-      await FORGET_CONSUMER.run(writer, [this.#key], [this.#group, this.#options.consumer]).catch(() => {});
+      await FORGET_CONSUMER.run(writer, [this.#key], [this.#group, this.#options.consumer]).catch(() => {
+        // a consumer not forgotten is reclaimed by the group after reclaimIdleMs
+      });
     }
   }
 
@@ -162,7 +166,9 @@ export class GroupConsumer {
     } else {
       this.#options.logger.warn?.(`[RedisPubSub] read of group ${this.#group} on ${this.#topic} failed; retrying`, error);
     }
-    await pause(Math.min(100 * 2 ** failures, 2000), undefined, { signal: this.#stop.signal }).catch(() => {});
+    await pause(Math.min(100 * 2 ** failures, 2000), undefined, { signal: this.#stop.signal }).catch(() => {
+      // an aborted pause is the stop the loop checks next
+    });
   }
 
   /** Repeats CLIENT UNBLOCK until the loop has ended: one sent before the read arrived does nothing. */
@@ -171,7 +177,9 @@ export class GroupConsumer {
     void loop.finally(() => (ended = true));
     const writer = this.#options.connections.openedWriter;
     while (!ended && writer && this.#readerId !== undefined) {
-      await writer.clientUnblock(this.#readerId).catch(() => {});
+      await writer.clientUnblock(this.#readerId).catch(() => {
+        // sent again every UNBLOCK_RETRY_MS until the loop has ended
+      });
       await Promise.race([loop, pause(UNBLOCK_RETRY_MS)]);
     }
     await loop;
@@ -182,7 +190,7 @@ export class GroupConsumer {
     if (!entry || (entry.group !== undefined && entry.group !== this.#group)) {
       // Not an event, or another group's redelivery: nothing for this group to do but ack it.
       if (!entry) this.#options.logger.warn?.(`[RedisPubSub] skipped entry ${id} of ${this.#topic}: not an event`);
-      this.#track(this.#ack(id));
+      void this.#track(this.#ack(id)); // logged and tracked by #track
       return;
     }
     // A reclaimed entry was delivered once more (to the consumer that lost it) than its record says.

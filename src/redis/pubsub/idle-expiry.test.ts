@@ -15,14 +15,14 @@ describe('IdleExpiry', () => {
     vi.useFakeTimers();
     const expiry = new IdleExpiry(10_000);
     const { client, pExpire } = writer();
-    for (let i = 0; i < 100; i++) expiry.touch(client, 'a');
-    expiry.touch(client, 'b');
+    for (let i = 0; i < 100; i++) void expiry.touch(client, 'a');
+    void expiry.touch(client, 'b');
     expect(pExpire.mock.calls).toEqual([
       ['a', 10_000],
       ['b', 10_000],
     ]);
     vi.advanceTimersByTime(5_000); // the window: half the TTL
-    expiry.touch(client, 'a');
+    void expiry.touch(client, 'a');
     expect(pExpire).toHaveBeenCalledTimes(3);
     expiry.stop();
   });
@@ -31,12 +31,12 @@ describe('IdleExpiry', () => {
     vi.useFakeTimers();
     const expiry = new IdleExpiry(7 * 24 * 3600_000);
     const { client, pExpire } = writer();
-    expiry.touch(client, 'a');
+    void expiry.touch(client, 'a');
     vi.advanceTimersByTime(59_999);
-    expiry.touch(client, 'a');
+    void expiry.touch(client, 'a');
     expect(pExpire).toHaveBeenCalledTimes(1);
     vi.advanceTimersByTime(1);
-    expiry.touch(client, 'a');
+    void expiry.touch(client, 'a');
     expect(pExpire).toHaveBeenCalledTimes(2);
     expiry.stop();
   });
@@ -44,9 +44,9 @@ describe('IdleExpiry', () => {
   it('a forgotten key (its stream deleted) is set again at its next write', () => {
     const expiry = new IdleExpiry(10_000);
     const { client, pExpire } = writer();
-    expiry.touch(client, 'a');
+    void expiry.touch(client, 'a');
     expiry.forget('a');
-    expiry.touch(client, 'a');
+    void expiry.touch(client, 'a');
     expect(pExpire).toHaveBeenCalledTimes(2);
     expiry.stop();
   });

@@ -55,7 +55,9 @@ async function follow(agent: Agent, scope: Scope) {
       chunks.push(chunk);
       waiters = waiters.filter((w) => (w.match(chunk) ? (w.resolve(), false) : true));
     }
-  })().catch(() => {});
+  })().catch(() => {
+    // the reader ends with the test
+  });
   return {
     chunks,
     until: (match: (c: Chunk) => boolean) => (chunks.some(match) ? Promise.resolve() : new Promise<void>((resolve) => waiters.push({ match, resolve }))),
