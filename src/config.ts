@@ -3,18 +3,12 @@ import type { cors } from 'hono/cors';
 import { z } from 'zod';
 import { BridgeConfigError } from './errors.js';
 import type { ScaleOut } from './redis/scale-out.js';
-import { redactInternals } from './translate/failure.js';
+
+export { consoleLogger, redactingLogger, type BridgeLogger } from './logger.js';
+import { consoleLogger, redactingLogger, type BridgeLogger } from './logger.js';
 
 /** Decides who the caller is. Return the resource id, or `null`/`undefined` (or throw) to answer 401. */
 export type ResolveResourceId = (c: Context, claimed: string | undefined) => string | null | undefined | Promise<string | null | undefined>;
-
-/** Where the bridge writes what goes wrong (stacks included) and what it does. */
-export interface BridgeLogger {
-  debug(message: string, meta?: Record<string, unknown>): void;
-  info(message: string, meta?: Record<string, unknown>): void;
-  warn(message: string, meta?: Record<string, unknown>): void;
-  error(message: string, meta?: Record<string, unknown>): void;
-}
 
 export type CorsOptions = Parameters<typeof cors>[0];
 
@@ -97,14 +91,6 @@ export const BridgeConfigSchema = z
 export type BridgeConfig = z.input<typeof BridgeConfigSchema>;
 export type ResolvedConfig = Omit<z.output<typeof BridgeConfigSchema>, 'logger'> & { logger: BridgeLogger };
 
-/** A logger that writes warnings and errors to the console and keeps quiet otherwise. */
-export const consoleLogger: BridgeLogger = {
-  debug: () => {},
-  info: () => {},
-  warn: (message, meta) => console.warn(`[mastra-agui-bridge] ${message}`, meta ?? ''),
-  error: (message, meta) => console.error(`[mastra-agui-bridge] ${message}`, meta ?? ''),
-};
-
 /** Validates a config and fills in the defaults; throws `BridgeConfigError` with every problem listed. */
 export function resolveConfig(config: BridgeConfig = {}): ResolvedConfig {
   const parsed = BridgeConfigSchema.safeParse(config);
@@ -112,26 +98,4 @@ export function resolveConfig(config: BridgeConfig = {}): ResolvedConfig {
     throw new BridgeConfigError(parsed.error.issues.map((i) => ({ path: [...i.path, ...('keys' in i ? i.keys : [])].join('.'), message: i.message })));
   }
   return { ...parsed.data, logger: redactingLogger(parsed.data.logger ?? consoleLogger) };
-}
-
-const REDACTING = Symbol('redacting');
-
-/**
- * `logger` with the addresses, store URLs and paths taken out of its warnings and errors (where a
- * driver's message lands: `connect ECONNREFUSED 10.0.0.5:5432`); the failure's kind stays. Debug
- * and info lines are passed as they are: the bridge writes no error text there.
- *
- * @example
- * const logger = redactingLogger(consoleLogger);
- * logger.warn('storage: connect ECONNREFUSED 10.0.0.5:5432'); // "storage: connect ECONNREFUSED <address>"
- */
-export function redactingLogger(logger: BridgeLogger): BridgeLogger {
-  if (REDACTING in logger) return logger;
-  return {
-    [REDACTING]: true,
-    debug: (message, meta) => logger.debug(message, meta),
-    info: (message, meta) => logger.info(message, meta),
-    warn: (message, meta) => logger.warn(redactInternals(message), meta),
-    error: (message, meta) => logger.error(redactInternals(message), meta),
-  } as BridgeLogger;
 }

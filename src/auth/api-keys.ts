@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import type { TokenVerifier } from './bearer-auth.js';
+import type { TokenVerifier } from './credentials.js';
 
 const digest = (key: string) => createHash('sha256').update(key).digest('base64');
 

@@ -2,12 +2,10 @@ import type { Context } from 'hono';
 import type { ResolveResourceId } from '../config.js';
 import { unauthorized } from '../errors.js';
 import { apiKeyVerifier } from './api-keys.js';
-import { bearerToken } from './credentials.js';
+import { bearerToken, type TokenVerifier } from './credentials.js';
 import { jwtVerifier, type JwtOptions } from './jwt.js';
 import { resourceOf } from './resource.js';
 
-/** Checks a bearer token: its resource, `undefined` when the token is not its kind, or a thrown `BridgeError`. */
-export type TokenVerifier = (token: string) => Promise<string | undefined>;
 
 /**
  * A `resolveResourceId` hook that requires a bearer token (see `bearerToken`) and asks each

@@ -1,6 +1,9 @@
 import type { Context } from 'hono';
 import { unauthorized } from '../errors.js';
 
+/** Checks a bearer token: its resource, `undefined` when the token is not its kind, or a thrown `BridgeError`. */
+export type TokenVerifier = (token: string) => Promise<string | undefined>;
+
 /** The one route a token may come in the query on: a browser `EventSource` cannot send headers. */
 const QUERY_TOKEN_ROUTE = /\/threads\/:threadId\/events$/;
 

@@ -1,6 +1,6 @@
 import { createRemoteJWKSet, errors, jwtVerify, type JWTPayload, type JWTVerifyGetKey } from 'jose';
 import { BridgeError, unauthorized, unavailable } from '../errors.js';
-import type { TokenVerifier } from './bearer-auth.js';
+import type { TokenVerifier } from './credentials.js';
 
 /** Options of {@link jwtVerifier}: `secret` or `jwksUrl`, not both. */
 export interface JwtOptions {

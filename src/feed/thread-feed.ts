@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { EventType, type Event, type Message } from '@ag-ui/core';
 import type { Agent } from '@mastra/core/agent';
-import type { BridgeLogger } from '../config.js';
+import type { BridgeLogger } from '../logger.js';
 import type { EventCounter, FollowerJoin } from '../observability/metrics.js';
 import { isLostRemoteRun, topLevelRunId, type MastraChunk } from '../translate/chunks.js';
 import { ThreadTranslator, type RunAnnouncement } from '../translate/thread-translator.js';

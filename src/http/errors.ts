@@ -1,7 +1,7 @@
 import type { Context } from 'hono';
 import type { ContentfulStatusCode } from 'hono/utils/http-status';
 import { ZodError } from 'zod';
-import type { BridgeLogger } from '../config.js';
+import type { BridgeLogger } from '../logger.js';
 import { BridgeError, type ErrorDetail } from '../errors.js';
 import { errorsOnRequestLine, requestId, setRequestError } from '../observability/context.js';
 import { isUnavailable, UNAVAILABLE_MESSAGE } from '../translate/failure.js';

@@ -1,5 +1,5 @@
 import type { Logger } from 'pino';
-import type { BridgeLogger } from '../config.js';
+import type { BridgeLogger } from '../logger.js';
 
 /**
  * The bridge's `BridgeLogger` over a pino logger: one structured JSON line per call, the message

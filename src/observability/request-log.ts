@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { ServerResponse } from 'node:http';
 import type { Context, MiddlewareHandler } from 'hono';
-import type { BridgeLogger } from '../config.js';
+import type { BridgeLogger } from '../logger.js';
 import { requestError, requestResource, setRequestId, takeErrorsOnRequestLine } from './context.js';
 
 /** The header a request id comes in and goes back out in. */

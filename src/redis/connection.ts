@@ -1,7 +1,7 @@
 import { createClient, type RedisClientType } from 'redis';
-import { consoleLogger, type BridgeLogger } from '../config.js';
+import { consoleLogger, type BridgeLogger } from '../logger.js';
 import { errorMessage } from '../translate/values.js';
-import { failFastThenReconnect } from './reconnect.js';
+import { failFastThenReconnect } from './pubsub/reconnect.js';
 import { HANDSHAKE_TIMEOUTS } from './pubsub/connections.js';
 import { watchConnection } from './pubsub/watchdog.js';
 

@@ -3,7 +3,7 @@ import { EventType, type Event } from '@ag-ui/core';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { NumberedEvent, ThreadEventLog } from '../feed/event-log.js';
 import { RedisEventLogs } from './event-log.js';
-import { quietLogger, testRedis } from './test-support.js';
+import { quietLogger, testRedis } from '../../test/support/redis.js';
 
 // Two `RedisEventLogs` on connections of their own stand for two bridge processes on one Redis.
 

@@ -1,12 +1,12 @@
 import { randomUUID } from 'node:crypto';
 import { EventType, type Event } from '@ag-ui/core';
-import type { BridgeLogger } from '../config.js';
+import type { BridgeLogger } from '../logger.js';
 import type { NumberedEvent, NumberedListener, ThreadEventLog, ThreadEventLogs } from '../feed/event-log.js';
 import { ReplayRing } from '../feed/replay-ring.js';
 import { errorMessage } from '../translate/values.js';
 import type { RedisConnection } from './connection.js';
-import { LuaScript } from './lua.js';
-import { RELEASE_IF_OWNER } from './owned-key.js';
+import { LuaScript } from './pubsub/lua.js';
+import { RELEASE_IF_OWNER } from './pubsub/owned-key.js';
 import { keyOf, Unmatched } from './unmatched.js';
 
 export interface SharedLogOptions {

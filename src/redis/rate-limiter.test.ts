@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RedisConnection } from './connection.js';
 import { RedisRateLimiter } from './rate-limiter.js';
-import { testRedis } from './test-support.js';
+import { testRedis } from '../../test/support/redis.js';
 
 describe('RedisRateLimiter: one count per resource for every process', () => {
   const redis = testRedis('rate');

@@ -1,7 +1,7 @@
 import type { RateDecision, RateLimiter } from '../limits/rate-limiter.js';
 import type { RedisConnection } from './connection.js';
 import { redisKeys, type RedisKeys } from './keys.js';
-import { LuaScript } from './lua.js';
+import { LuaScript } from './pubsub/lua.js';
 
 /** Counts one request in its window. KEYS: the window's key. ARGV: window ms. Answers [count, ms left]. */
 const COUNT = new LuaScript(`

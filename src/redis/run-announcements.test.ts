@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { RedisConnection } from './connection.js';
 import { redisKeys } from './keys.js';
 import { RedisRunAnnouncements } from './run-announcements.js';
-import { testConfig, testRedis } from './test-support.js';
+import { testConfig, testRedis } from '../../test/support/redis.js';
 
 // Two `RedisRunAnnouncements` on connections of their own stand for two bridge processes on one Redis.
 

@@ -1,5 +1,6 @@
 import { inject, injectable } from 'inversify';
-import type { BridgeLogger, ResolvedConfig } from '../config.js';
+import type { ResolvedConfig } from '../config.js';
+import type { BridgeLogger } from '../logger.js';
 import type { RunAnnouncement, RunAnnouncements } from '../runs/run-announcements.js';
 import { TOKENS } from '../tokens.js';
 import { errorMessage } from '../translate/values.js';

@@ -1,5 +1,5 @@
 import type { LeaseProvider, PubSub } from '@mastra/core/events';
-import { consoleLogger, redactingLogger, type BridgeLogger } from '../config.js';
+import { consoleLogger, redactingLogger, type BridgeLogger } from '../logger.js';
 import { connectRedis, type RedisConnection } from './connection.js';
 import { RedisPubSub } from './pubsub/index.js';
 import type { LocalLeases } from './thread-control.js';

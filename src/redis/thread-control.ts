@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { Agent } from '@mastra/core/agent';
-import type { BridgeLogger } from '../config.js';
+import type { BridgeLogger } from '../logger.js';
 import type { SignalDecision } from '../signals/decision.js';
 import { InProcessThreadControl, APPROVAL_MEMORY_MS, type ThreadControl, type ThreadTarget } from '../signals/thread-control.js';
 import { threadLeaseKey } from '../threads/thread-lease.js';

@@ -1,13 +1,14 @@
 import { randomUUID } from 'node:crypto';
 import { inject, injectable } from 'inversify';
-import type { BridgeLogger, ResolvedConfig } from '../config.js';
+import type { ResolvedConfig } from '../config.js';
+import type { BridgeLogger } from '../logger.js';
 import { InProcessThreadLocks, type ThreadLocks } from '../threads/thread-locks.js';
 import { TOKENS } from '../tokens.js';
 import { errorMessage } from '../translate/values.js';
 import type { RedisConnection } from './connection.js';
 import { redisKeys, type RedisKeys } from './keys.js';
-import { LuaScript } from './lua.js';
-import { RELEASE_IF_OWNER, RENEW_IF_OWNER } from './owned-key.js';
+import { LuaScript } from './pubsub/lua.js';
+import { RELEASE_IF_OWNER, RENEW_IF_OWNER } from './pubsub/owned-key.js';
 
 /** What `TAKE` answers when the lock is now ours (otherwise: the holder's PTTL, or -2 when free). */
 const TAKEN = -1;

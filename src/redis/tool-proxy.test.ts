@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { BridgeError } from '../errors.js';
 import type { RedisConnection } from './connection.js';
 import { redisKeys } from './keys.js';
-import { testConfig, testRedis } from './test-support.js';
+import { testConfig, testRedis } from '../../test/support/redis.js';
 import { RedisToolProxy, type RedisToolProxyOptions } from './tool-proxy.js';
 
 // Proxies on connections of their own stand for bridge processes on one Redis: the run's tool

@@ -1,12 +1,13 @@
 import { inject, injectable } from 'inversify';
-import type { BridgeLogger, ResolvedConfig } from '../config.js';
+import type { ResolvedConfig } from '../config.js';
+import type { BridgeLogger } from '../logger.js';
 import { conflict, notFound } from '../errors.js';
 import { toolCancelled, toolTimedOut, type ToolCallAnswer, type ToolProxy } from '../runs/tool-proxy.js';
 import { TOKENS } from '../tokens.js';
 import { errorMessage } from '../translate/values.js';
 import type { RedisConnection } from './connection.js';
 import { redisKeys, type RedisKeys } from './keys.js';
-import { LuaScript } from './lua.js';
+import { LuaScript } from './pubsub/lua.js';
 
 // A call's slot is a hash: `resource` (who may answer), `state` and, once answered, `answer`
 // (JSON). States: `pending` → `answered` → `taken` (the tool has it), or `pending` → `closed`

@@ -1,6 +1,7 @@
 import type { ResolveResourceId } from '../config.js';
 import { apiKeyVerifier } from '../auth/api-keys.js';
-import { bearerAuth, type TokenVerifier } from '../auth/bearer-auth.js';
+import { bearerAuth } from '../auth/bearer-auth.js';
+import type { TokenVerifier } from '../auth/credentials.js';
 import { jwtVerifier } from '../auth/jwt.js';
 import type { ServerEnv } from './env.js';
 import { isLoopback } from './host-check.js';

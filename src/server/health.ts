@@ -1,6 +1,6 @@
 import type { MastraStorage } from '@mastra/core/storage';
 import type { Context, Hono } from 'hono';
-import type { BridgeLogger } from '../config.js';
+import type { BridgeLogger } from '../logger.js';
 import type { RedisClient } from '../redis/connection.js';
 import { errorMessage } from '../translate/values.js';
 

@@ -1,5 +1,5 @@
 import { createClient, type RedisClientType } from 'redis';
-import { failFastThenReconnect } from '../reconnect.js';
+import { failFastThenReconnect } from './reconnect.js';
 import type { PubSubLogger } from './delivery.js';
 import { watchConnection, type Watchdog } from './watchdog.js';
 

@@ -1,6 +1,6 @@
 import { setTimeout as pause } from 'node:timers/promises';
 import type { Event, EventCallback } from '@mastra/core/events';
-import { LuaScript } from '../lua.js';
+import { LuaScript } from './lua.js';
 import type { Connections, RedisClient } from './connections.js';
 import { deliver, localSettlement, type LocalRedelivery, type Settlement } from './delivery.js';
 import { readEntry, retryFields, trimming, type PubSubKeys } from './entry.js';

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { isLeaseProvider } from '@mastra/core/events';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { RedisPubSub } from './redis-pubsub.js';
-import { pubsubTestbed } from './test-support.js';
+import { pubsubTestbed } from '../../../test/support/redis-pubsub.js';
 
 // Two RedisPubSub instances stand for two processes racing for the same leases.
 

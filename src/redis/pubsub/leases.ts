@@ -1,6 +1,6 @@
 import type { LeaseProvider } from '@mastra/core/events';
-import { LuaScript, type ScriptRunner } from '../lua.js';
-import { RELEASE_IF_OWNER, RENEW_IF_OWNER } from '../owned-key.js';
+import { LuaScript, type ScriptRunner } from './lua.js';
+import { RELEASE_IF_OWNER, RENEW_IF_OWNER } from './owned-key.js';
 
 // Each lease is one key: its value the owner, its TTL the lease's. Every change checks the owner
 // in the same script that makes it, so an owner that lost its lease (expired, taken) can never

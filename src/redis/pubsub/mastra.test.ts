@@ -5,7 +5,7 @@ import { InMemoryStore } from '@mastra/core/storage';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { createDemoAgent } from '../../demo/agent.js';
 import type { RedisPubSub } from './redis-pubsub.js';
-import { pubsubTestbed } from './test-support.js';
+import { pubsubTestbed } from '../../../test/support/redis-pubsub.js';
 
 // A real Mastra on a RedisPubSub: the demo agent (scripted model, in-memory storage), driven
 // through Mastra's public agent API. A second Mastra on its own RedisPubSub (same Redis, same

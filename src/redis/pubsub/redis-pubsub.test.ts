@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { createClient } from 'redis';
 import type { RedisClient } from './connections.js';
 import type { RedisPubSub } from './redis-pubsub.js';
-import { event, pubsubTestbed, recorder, REDIS_URL } from './test-support.js';
+import { event, pubsubTestbed, recorder, REDIS_URL } from '../../../test/support/redis-pubsub.js';
 
 // Several RedisPubSub instances on one real Redis, each standing for one process.
 

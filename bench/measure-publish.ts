@@ -3,15 +3,15 @@
  * awaited before the next chunk is read): with `publish()` resolving when the XADD is queued
  * (RedisPubSub) against one that waits for Redis's reply to each XADD. Not a test: run it by hand,
  *
- *   npx tsx src/redis/pubsub/measure-publish.ts [events=20000]
+ *   npx tsx bench/measure-publish.ts [events=20000]
  *
  * against `REDIS_URL` (default the local Redis). Its keys are deleted afterwards.
  */
 import { randomUUID } from 'node:crypto';
 import { createClient } from 'redis';
-import type { RedisClient } from './connections.js';
-import { entryFields } from './entry.js';
-import { RedisPubSub } from './redis-pubsub.js';
+import type { RedisClient } from '../src/redis/pubsub/connections.js';
+import { entryFields } from '../src/redis/pubsub/entry.js';
+import { RedisPubSub } from '../src/redis/pubsub/redis-pubsub.js';
 
 const url = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
 const count = Number(process.argv[2] ?? 20_000);

@@ -1,10 +1,10 @@
 import { randomUUID } from 'node:crypto';
 import type { Event, EventCallback } from '@mastra/core/events';
 import { createClient } from 'redis';
-import { serviceDown } from '../../../scripts/services.js';
-import type { RedisClient } from './connections.js';
-import type { PubSubLogger } from './delivery.js';
-import { RedisPubSub, type RedisPubSubOptions } from './redis-pubsub.js';
+import { serviceDown } from '../../scripts/services.js';
+import type { RedisClient } from '../../src/redis/pubsub/connections.js';
+import type { PubSubLogger } from '../../src/redis/pubsub/delivery.js';
+import { RedisPubSub, type RedisPubSubOptions } from '../../src/redis/pubsub/redis-pubsub.js';
 
 // Helpers for the tests of RedisPubSub (not part of it).
 

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
-import type { BridgeLogger, ResolvedConfig } from '../config.js';
+import type { BridgeLogger, ResolvedConfig } from '../../src/config.js';
 import { serviceDown } from '../../scripts/services.js';
-import { connectRedis, type RedisConnection } from './connection.js';
+import { connectRedis, type RedisConnection } from '../../src/redis/connection.js';
 
 // Helpers for the tests of the Redis services (not part of the bridge itself).
 

@@ -1,0 +1,133 @@
+import { readdirSync, readFileSync } from 'node:fs';
+import { dirname, join, relative, resolve } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { REPO_ROOT } from './support/process.js';
+
+/**
+ * The shape of `src/` that docs/architecture.md states, checked on the import graph (value and
+ * type imports alike, tests left out): no cycle between modules, each folder imports only the
+ * folders below it, `translate/` nothing of the bridge's, `redis/pubsub/` nothing outside itself.
+ */
+const SRC = join(REPO_ROOT, 'src');
+
+/** The wiring at the top (`createBridge`, the container, the public entry) may import anything. */
+const TOP = new Set(['index.ts', 'bridge.ts', 'container.ts']);
+/** The root modules every folder may import. */
+const BASE = new Set(['config.ts', 'errors.ts', 'id.ts', 'tokens.ts', 'logger.ts']);
+
+/** What each folder may import besides itself and the root modules (docs/architecture.md, "One folder per stage"). */
+const ALLOWED: Record<string, string[]> = {
+  http: ['agents', 'feed', 'idempotency', 'limits', 'observability', 'runs', 'signals', 'sse', 'threads', 'translate', 'auth'],
+  sse: [],
+  runs: ['threads', 'agents', 'translate', 'observability'],
+  signals: ['threads', 'agents', 'translate', 'observability'],
+  feed: ['threads', 'translate', 'runs', 'observability'],
+  threads: ['agents', 'translate'],
+  agents: [],
+  idempotency: [],
+  translate: [],
+  auth: [],
+  limits: [],
+  observability: [],
+  redis: ['feed', 'runs', 'signals', 'threads', 'limits', 'translate'],
+  server: ['auth', 'demo', 'limits', 'observability', 'redis', 'translate', '(top)'],
+  client: [],
+  demo: [],
+};
+/** Imports that run up a floor and are known: each is a debt with its reason. */
+const KNOWN_UPWARD = new Set([
+  // The config's `scaleOut` field is typed by what `createScaleOut` makes (a type import only).
+  'config.ts -> redis/scale-out.ts',
+]);
+
+function sources(dir: string): string[] {
+  return readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {
+    const path = join(dir, entry.name);
+    if (entry.isDirectory()) return sources(path);
+    return path.endsWith('.ts') && !path.endsWith('.test.ts') && !path.endsWith('.d.ts') ? [path] : [];
+  });
+}
+
+const IMPORT = /^(?:import|export)\b[^'"]*?['"](\.{1,2}\/[^'"]+)['"]/gm;
+
+/** Each module of `src/` (relative path) and the modules of `src/` it imports. */
+function importGraph(): Map<string, string[]> {
+  const graph = new Map<string, string[]>();
+  for (const file of sources(SRC)) {
+    const text = readFileSync(file, 'utf8');
+    const targets = [...text.matchAll(IMPORT)].map((m) => relative(SRC, resolve(dirname(file), m[1].replace(/\.js$/, '.ts'))));
+    graph.set(relative(SRC, file), targets);
+  }
+  return graph;
+}
+
+/** The folder a module belongs to: its first path segment, `(top)` or `(base)` for root modules. */
+function layerOf(module: string): string {
+  if (module.includes('/')) return module.split('/')[0];
+  return TOP.has(module) ? '(top)' : BASE.has(module) ? '(base)' : '(root)';
+}
+
+/** Strongly connected components of more than one module (Tarjan). */
+function cycles(graph: Map<string, string[]>): string[][] {
+  let counter = 0;
+  const index = new Map<string, number>();
+  const low = new Map<string, number>();
+  const stack: string[] = [];
+  const found: string[][] = [];
+  const visit = (v: string) => {
+    index.set(v, counter);
+    low.set(v, counter++);
+    stack.push(v);
+    for (const w of graph.get(v) ?? []) {
+      if (!graph.has(w)) continue;
+      if (!index.has(w)) {
+        visit(w);
+        low.set(v, Math.min(low.get(v)!, low.get(w)!));
+      } else if (stack.includes(w)) low.set(v, Math.min(low.get(v)!, index.get(w)!));
+    }
+    if (low.get(v) !== index.get(v)) return;
+    const component: string[] = [];
+    for (let w = stack.pop()!; ; w = stack.pop()!) {
+      component.push(w);
+      if (w === v) break;
+    }
+    if (component.length > 1) found.push(component);
+  };
+  for (const v of graph.keys()) if (!index.has(v)) visit(v);
+  return found;
+}
+
+describe('the import graph of src/', () => {
+  const graph = importGraph();
+  const edges = [...graph].flatMap(([from, targets]) => targets.map((to) => ({ from, to })));
+
+  it('has no cycle', () => {
+    expect(cycles(graph)).toEqual([]);
+  });
+
+  it('imports only down: each folder the folders below it and the root modules', () => {
+    const upward = edges
+      .filter(({ from, to }) => {
+        const [a, b] = [layerOf(from), layerOf(to)];
+        if (a === b || a === '(top)' || b === '(base)') return false;
+        if (a === '(base)') return b !== 'translate';
+        return !(ALLOWED[a] ?? []).includes(b);
+      })
+      .map(({ from, to }) => `${from} -> ${to}`)
+      .filter((edge) => !KNOWN_UPWARD.has(edge));
+    expect(upward).toEqual([]);
+  });
+
+  it('translate/ imports nothing of the bridge outside itself; redis/pubsub/ nothing outside itself', () => {
+    const outside = (folder: string) => edges.filter(({ from, to }) => from.startsWith(folder) && !to.startsWith(folder)).map(({ from, to }) => `${from} -> ${to}`);
+    expect(outside('translate/')).toEqual([]);
+    expect(outside('redis/pubsub/')).toEqual([]);
+  });
+
+  it('finds an import that runs up, so the checks above can fail', () => {
+    const probe = new Map(graph);
+    probe.set('translate/probe.ts', ['http/errors.ts']);
+    probe.set('http/errors.ts', [...(graph.get('http/errors.ts') ?? []), 'translate/probe.ts']);
+    expect(cycles(probe).length).toBeGreaterThan(0);
+  });
+});
