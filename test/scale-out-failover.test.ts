@@ -239,12 +239,21 @@ describe('what A held when it died is answered by a survivor', { timeout: 120_00
   });
   afterAll(() => cluster?.close());
 
-  it('a message queued on B behind A’s run is sent again by a survivor once A died, and answered once', async () => {
+  /**
+   * A slow run on A (a new process), with B (another) beside it, and with `followed` a follower of
+   * the thread on B from before the run: what each test then sends to B while A runs.
+   */
+  async function slowRunOnA(label: string, followed = false) {
     const a = await cluster.start({ DEMO_DELAY_MS: '200' });
     const b = await cluster.start();
-    const threadId = uid('queued');
+    const threadId = uid(label);
+    const onB = followed ? await follow(b, threadId) : undefined;
     const run = await startRun(a, threadId, words('long', 30));
-    const cut = run.rest.catch(() => []);
+    return { a, b, threadId, onB, run, cut: run.rest.catch(() => []) };
+  }
+
+  it('a message queued on B behind A’s run is sent again by a survivor once A died, and answered once', async () => {
+    const { a, b, threadId, run, cut } = await slowRunOnA('queued');
     const queued = await post(b, `/threads/${threadId}/queue-message`, { message: 'queued on B' });
     expect(queued.status).toBe(202);
     expect(queued.body.action).toBe('deliver');
@@ -258,11 +267,7 @@ describe('what A held when it died is answered by a survivor', { timeout: 120_00
   });
 
   it('a message sent on B into A’s run, cut before the run stored it, is sent again and answered once', async () => {
-    const a = await cluster.start({ DEMO_DELAY_MS: '200' });
-    const b = await cluster.start();
-    const threadId = uid('delivered');
-    const run = await startRun(a, threadId, words('long', 30));
-    const cut = run.rest.catch(() => []);
+    const { a, b, threadId, run, cut } = await slowRunOnA('delivered');
     const sent = await post(b, `/threads/${threadId}/send-message`, { message: 'delivered from B' });
     expect(sent.body).toMatchObject({ action: 'deliver', runId: run.events[0].runId });
     await cluster.kill(a);
@@ -270,28 +275,15 @@ describe('what A held when it died is answered by a survivor', { timeout: 120_00
     expect((await history(b, threadId)).some((m) => m.id === sent.body.signalId)).toBe(false);
     await answeredOnce(cluster, b, threadId, sent.body.signalId, 'Echo: delivered from B', ORPHAN_AFTER_MS + 30_000);
   });
-});
-
-describe('order across failover', { timeout: 120_000 }, () => {
-  let cluster: Cluster;
-  beforeAll(async () => {
-    cluster = await createCluster('order', BASE_ENV);
-  });
-  afterAll(() => cluster?.close());
 
   it('a message sent into A’s run before A died is answered before one sent after it, long before the orphan sweep', async () => {
-    const a = await cluster.start({ DEMO_DELAY_MS: '200' });
-    const b = await cluster.start();
-    const threadId = uid('order');
-    const onB = await follow(b, threadId);
-    const run = await startRun(a, threadId, words('long', 30));
-    const cut = run.rest.catch(() => []);
+    const { a, b, threadId, onB, run, cut } = await slowRunOnA('order', true);
     const first = await post(b, `/threads/${threadId}/send-message`, { message: 'first into the run' });
     expect(first.body).toMatchObject({ action: 'deliver', runId: run.events[0].runId });
     await cluster.kill(a);
     await cut;
     // The cut run's end reaches B once its lease lapsed: the thread is idle from then on.
-    await wholeRun(onB, run.events[0].runId as string);
+    await wholeRun(onB!, run.events[0].runId as string);
     const sentAt = Date.now();
     const second = await post(b, `/threads/${threadId}/send-message`, { message: 'second after the crash' });
     expect(second.status).toBe(202);
@@ -301,7 +293,7 @@ describe('order across failover', { timeout: 120_000 }, () => {
     expect(answerAt('Echo: first into the run')).toBeLessThan(answerAt('Echo: second after the crash'));
     expect(answersWith(stored, 'Echo: first into the run')).toHaveLength(1);
     console.log(`order: the message sent before the crash was answered first; the one after it ${Date.now() - sentAt} ms after it was sent`);
-    await onB.close();
+    await onB!.close();
   });
 });
 

@@ -68,7 +68,6 @@ export class ThreadFeed {
   private unsubscribe?: () => void;
   private followingTasks = false;
   private runStartSeq?: number;
-  private runMessages = new Set<string>();
   private lastPublish = Date.now();
   private readonly heartbeat: NodeJS.Timeout;
 
@@ -182,7 +181,9 @@ export class ThreadFeed {
    */
   private async settleLostRun(chunk: MastraChunk): Promise<void> {
     const history = await this.options.loadHistory().catch(() => undefined);
-    const finished = history !== undefined && answers(history, this.runMessages);
+    // The open run's events are still in the log: its RUN_STARTED onwards.
+    const open = this.runStartSeq === undefined ? [] : (this.log.since(this.runStartSeq - 1) ?? []);
+    const finished = history !== undefined && answers(history, messageIdsOf(open.map((e) => e.event)));
     const runId = topLevelRunId(chunk) ?? '';
     this.publish(this.translator.push(finished ? ({ type: 'finish', runId, payload: {} } as MastraChunk) : chunk));
     if (!history) return;
@@ -197,18 +198,7 @@ export class ThreadFeed {
 
   /** Hands translated events to the log, which numbers them (`numbered`). */
   private publish(events: Event[]): void {
-    if (events.length === 0) return;
-    this.noteRunMessages(events);
-    this.log.append(events);
-  }
-
-  /** The ids of the open run's messages (its input, its answers): how `settleLostRun` finds them in storage. */
-  private noteRunMessages(events: Event[]): void {
-    for (const event of events) {
-      if (event.type === EventType.RUN_STARTED) this.runMessages = new Set(event.input?.messages.map((m) => m.id));
-      else if (event.type === EventType.TEXT_MESSAGE_START) this.runMessages.add(event.messageId);
-      else if (event.type === EventType.TOOL_CALL_START && event.parentMessageId) this.runMessages.add(event.parentMessageId);
-    }
+    if (events.length > 0) this.log.append(events);
   }
 
   /** Sends numbered events to every ready client (encoded once for all). */
@@ -333,6 +323,17 @@ export class ThreadFeed {
     if (Date.now() - this.lastPublish < this.options.heartbeatMs) return;
     for (const client of this.clients) client.out.raw(': keep-alive\n\n');
   }
+}
+
+/** The ids of a run's messages (its input, its answers), as its events name them. */
+function messageIdsOf(events: readonly Event[]): Set<string> {
+  const ids = new Set<string>();
+  for (const event of events) {
+    if (event.type === EventType.RUN_STARTED) for (const m of event.input?.messages ?? []) ids.add(m.id);
+    else if (event.type === EventType.TEXT_MESSAGE_START) ids.add(event.messageId);
+    else if (event.type === EventType.TOOL_CALL_START && event.parentMessageId) ids.add(event.parentMessageId);
+  }
+  return ids;
 }
 
 /** Whether the history ends with an answer (not a call waiting for its result) to messages of the run. */

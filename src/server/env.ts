@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { parseApiKeys } from '../auth/api-keys.js';
-import { parseDatabaseUrl } from './storage.js';
+import { DEFAULT_DATABASE_TIMEOUT_MS, parseDatabaseUrl } from './storage.js';
 
 const port = z.coerce.number().int().min(0).max(65535);
 
@@ -52,7 +52,7 @@ export const ServerEnvSchema = z.object({
   HOST: z.string().min(1).default('127.0.0.1'),
   DATABASE_URL: databaseUrl.default('file:.data/bridge.db'),
   /** PostgreSQL: how long opening a connection, and each query, may take before it fails (and its request is 503). */
-  DATABASE_TIMEOUT_MS: ms(100, 2500),
+  DATABASE_TIMEOUT_MS: ms(100, DEFAULT_DATABASE_TIMEOUT_MS),
   /** Redis for several processes sharing threads; none: everything stays in this process. */
   REDIS_URL: redisUrl.optional(),
   /** What every Redis key and channel of this deployment starts with: processes that share threads share it. */

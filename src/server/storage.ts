@@ -97,14 +97,15 @@ export interface StorageOptions {
   onPoolError?: (error: Error) => void;
 }
 
-const DEFAULT_TIMEOUT_MS = 2500;
+/** The default of `StorageOptions.timeoutMs` (and of `DATABASE_TIMEOUT_MS`). */
+export const DEFAULT_DATABASE_TIMEOUT_MS = 2500;
 
 /**
  * A `PostgresStore` on a pool of its own with connect and query timeouts (`PostgresStore` builds
  * its pool from the connection string alone and drops such options), ended with the store.
  */
 function postgresStore({ connectionString, schemaName }: Extract<DatabaseTarget, { kind: 'postgres' }>, options: StorageOptions): PostgresStore {
-  const timeout = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
+  const timeout = options.timeoutMs ?? DEFAULT_DATABASE_TIMEOUT_MS;
   const pool = new pg.Pool({ connectionString, max: 20, idleTimeoutMillis: 30_000, connectionTimeoutMillis: timeout, query_timeout: timeout, keepAlive: true });
   // Unheard, a connection the server closes is an uncaught error that ends the process: the pool
   // reports idle ones; one checked out (between two queries of a transaction) reports on itself,

@@ -207,14 +207,13 @@ export class InboxRecovery {
       const { answered, cut, unseen } = await this.standing(entries);
       await this.inbox.remove(entries[0].threadId, idsOf(answered));
       const left = [...cut, ...unseen];
-      if (this.resendOrphans && left.some((e) => Date.now() - e.acceptedAt > ORPHAN_AFTER_MS)) adopted += await this.adopt(left);
+      if (this.resendOrphans && left.some((e) => Date.now() - e.acceptedAt > ORPHAN_AFTER_MS)) adopted += await this.adopt(left[0]);
     }
     return adopted;
   }
 
-  /** Answers a thread's orphans, in one process at a time, if no run holds the thread; answers how many. */
-  private adopt(entries: InboxEntry[], gated = true): Promise<number> {
-    const [{ threadId, resourceId, agentId }] = entries;
+  /** Answers the orphans of an entry's thread, in one process at a time, if no run holds the thread; answers how many. */
+  private adopt({ threadId, resourceId, agentId }: InboxEntry, gated = true): Promise<number> {
     return this.locks.exclusive(`inbox-adopt:${threadId}`, async () => {
       const { agent } = await this.agents.withMemory(agentId);
       if (await threadLeaseOwner(agent, { resourceId, threadId })) return 0;
@@ -235,8 +234,9 @@ export class InboxRecovery {
   private async adoptBeforeInput(threadId: string): Promise<number> {
     const entries = await this.inbox.of(threadId);
     if (entries.length === 0) return 0;
+    // Entries answered but not swept yet are the common case: no lock for them.
     const { cut, unseen } = await this.standing(entries);
-    return cut.length + unseen.length === 0 ? 0 : this.adopt([...cut, ...unseen], false);
+    return cut.length + unseen.length === 0 ? 0 : this.adopt(entries[0], false);
   }
 
   /** Where each entry stands in the thread's stored history. */

@@ -59,6 +59,8 @@ export function watchConnection(client: WatchedClient, options: WatchdogOptions 
   };
   const check = async () => {
     if (!client.isReady || pinging) return;
+    // Blocked, the connection answers only after its read: the ping is written to keep it from
+    // counting as idle, and its answer (or failure) tells nothing the read's deadline does not.
     if (blocked > 0) return void client.ping().catch(() => undefined);
     pinging = true;
     const epoch = client.socketEpoch;
