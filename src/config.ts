@@ -1,8 +1,8 @@
 import type { Context } from 'hono';
 import type { cors } from 'hono/cors';
+import type { ContainerModule } from 'inversify';
 import { z } from 'zod';
 import { BridgeConfigError } from './errors.js';
-import type { ScaleOut } from './redis/scale-out.js';
 
 export { consoleLogger, redactingLogger, type BridgeLogger } from './logger.js';
 import { consoleLogger, redactingLogger, type BridgeLogger } from './logger.js';
@@ -11,6 +11,17 @@ import { consoleLogger, redactingLogger, type BridgeLogger } from './logger.js';
 export type ResolveResourceId = (c: Context, claimed: string | undefined) => string | null | undefined | Promise<string | null | undefined>;
 
 export type CorsOptions = Parameters<typeof cors>[0];
+
+/**
+ * Shared implementations of the container's ports, loaded in place of the in-process ones:
+ * what `createScaleOut()` answers has them (Redis), and so may a deployment of your own.
+ */
+export interface SharedBindings {
+  readonly bindings: ContainerModule;
+}
+
+/** A `ContainerModule`, by shape: a host app may bring its own copy of inversify. */
+const isModule = (v: unknown): v is ContainerModule => !!v && typeof v === 'object' && typeof (v as { load?: unknown }).load === 'function';
 
 const fn = <T>(name: string) => z.custom<T>((v) => typeof v === 'function', { message: `${name} must be a function` });
 const positiveInt = (max: number) => z.number().int().positive().max(max);
@@ -83,8 +94,16 @@ export const BridgeConfigSchema = z
     logger: LoggerSchema.optional(),
     /** Several bridge processes on one Redis (`createScaleOut`); without it, everything lives in this process. */
     scaleOut: z
-      .custom<ScaleOut>((v) => !!v && typeof v === 'object' && 'redis' in v && 'pubsub' in v, { message: 'scaleOut must be what createScaleOut() answers' })
+      .custom<SharedBindings>((v) => !!v && typeof v === 'object' && isModule((v as { bindings?: unknown }).bindings), { message: 'scaleOut must be what createScaleOut() answers' })
       .optional(),
+    /**
+     * Container modules loaded after the bridge's own bindings: rebind a port (`TOKENS.EventLogs`,
+     * `TOKENS.ToolProxy`, …) to an implementation of your own. See docs/architecture.md.
+     *
+     * @example
+     * createBridge({ modules: [new ContainerModule(({ rebind }) => rebind(TOKENS.EventLogs).to(NatsEventLogs))] });
+     */
+    modules: z.array(z.custom<ContainerModule>(isModule, { message: 'each module must be an inversify ContainerModule' })).default([]),
   })
   .strict();
 

@@ -1,6 +1,6 @@
 import 'reflect-metadata';
 import type { Mastra } from '@mastra/core';
-import { Container } from 'inversify';
+import { Container, ContainerModule } from 'inversify';
 import { AgentProvider } from './agents/agent-provider.js';
 import type { ResolvedConfig } from './config.js';
 import type { ThreadEventLogs } from './feed/event-log.js';
@@ -23,52 +23,57 @@ import { ThreadStore } from './threads/thread-store.js';
 import { TOKENS } from './tokens.js';
 import { Limits } from './limits/limits.js';
 import { TokenBucketLimiter, type RateLimiter } from './limits/rate-limiter.js';
-import { BridgeMetrics } from './observability/metrics.js';
-import { RedisEventLogs } from './redis/event-log.js';
-import { RedisRateLimiter } from './redis/rate-limiter.js';
-import { RedisRunAnnouncements } from './redis/run-announcements.js';
-import type { ScaleOut } from './redis/scale-out.js';
-import { RedisThreadControl } from './redis/thread-control.js';
-import { RedisThreadLocks } from './redis/thread-locks.js';
-import { RedisToolProxy } from './redis/tool-proxy.js';
+import type { BridgeMetrics } from './observability/metrics.js';
 
 /**
- * Wires the bridge for one Mastra instance: every binding in one place, every service a singleton.
- * The state that lives in one process (thread event logs, frontend calls waiting for their answer,
- * thread locks, run announcements) is bound to its in-process implementation here; a deployment
- * over shared stores binds other implementations of the same interfaces, and nothing else changes.
- * The container stays private; handlers get the resolved `Services`.
- *
- * `metrics` is the bridge's, shared by every Mastra instance it serves (one registry per bridge);
- * without it the container makes its own.
+ * The ports in one process: the default, and what a deployment over shared stores replaces as a
+ * whole (`config.scaleOut.bindings`, e.g. `redis/bindings.ts`) or one by one (`config.modules`).
  */
-export function createServices(config: ResolvedConfig, mastra: Mastra, metrics?: BridgeMetrics): Services {
+export const inProcessBindings = new ContainerModule(({ bind }) => {
+  bind<ThreadEventLogs>(TOKENS.EventLogs).to(InProcessEventLogs);
+  bind<ToolProxy>(TOKENS.ToolProxy).to(InProcessToolProxy);
+  bind<ThreadLocks>(TOKENS.ThreadLocks).to(InProcessThreadLocks);
+  bind<RunAnnouncements>(TOKENS.RunAnnouncements).to(InProcessRunAnnouncements);
+  bind<ThreadControl>(TOKENS.ThreadControl).to(InProcessThreadControl);
+  bind<RateLimiter>(TOKENS.RateLimiter).to(TokenBucketLimiter);
+});
+
+/**
+ * The services, bound once whatever the ports are: durable state in Mastra's storage
+ * (`IdempotencyStore`, `Inbox`), the limits, and the services the handlers call.
+ */
+const services = new ContainerModule(({ bind }) => {
+  bind<DurableInbox>(TOKENS.Inbox).to(MastraInbox);
+  bind<IdempotencyStore>(TOKENS.IdempotencyStore).to(MastraIdempotencyStore);
+  bind(TOKENS.Limits).toResolvedValue(
+    (config: ResolvedConfig, rate: RateLimiter, metrics: BridgeMetrics) =>
+      // The rate limiter is only asked (and its timer only started) when a rate is configured.
+      new Limits(config.limits, config.limits.requestsPerMinute === undefined ? undefined : rate, (limit) => metrics.limitRefused(limit)),
+    [TOKENS.Config, TOKENS.RateLimiter, TOKENS.Metrics],
+  );
+  bind(TOKENS.AgentProvider).to(AgentProvider);
+  bind(TOKENS.ThreadStore).to(ThreadStore);
+  bind(TOKENS.ResourceResolver).to(ResourceResolver);
+  bind(TOKENS.RunService).to(RunService);
+  bind(TOKENS.SignalRouter).to(SignalRouter);
+  bind(TOKENS.InboxRecovery).to(InboxRecovery);
+  bind(TOKENS.RecoveryGate).to(RecoveryGate);
+  bind(TOKENS.ThreadHub).to(ThreadHub);
+});
+
+/**
+ * Wires the bridge for one Mastra instance, every service a singleton: the in-process ports, or
+ * the shared ones of `config.scaleOut` (whose code is loaded only then), then the host's own
+ * `config.modules`, which may rebind any port. Handlers get the resolved `Services`.
+ *
+ * `metrics` is the bridge's, shared by every Mastra instance it serves (one registry per bridge).
+ */
+export function createServices(config: ResolvedConfig, mastra: Mastra, metrics: BridgeMetrics): Services {
   const container = new Container({ defaultScope: 'Singleton' });
   container.bind(TOKENS.Config).toConstantValue(config);
   container.bind(TOKENS.Mastra).toConstantValue(mastra);
-  if (metrics) container.bind(TOKENS.Metrics).toConstantValue(metrics);
-  else container.bind(TOKENS.Metrics).to(BridgeMetrics);
-
-  // The state that is per process unless shared: behind interfaces.
-  if (config.scaleOut) bindShared(container, config.scaleOut, config);
-  else bindInProcess(container);
-  container.bind<DurableInbox>(TOKENS.Inbox).to(MastraInbox);
-  // Shared through Mastra's storage already: the answers kept for `Idempotency-Key` retries.
-  container.bind<IdempotencyStore>(TOKENS.IdempotencyStore).to(MastraIdempotencyStore);
-
-  container
-    .bind(TOKENS.Limits)
-    .toDynamicValue((context) => new Limits(config.limits, rateLimiter(config), (limit) => context.get<BridgeMetrics>(TOKENS.Metrics).limitRefused(limit)));
-
-  // Services.
-  container.bind(TOKENS.AgentProvider).to(AgentProvider);
-  container.bind(TOKENS.ThreadStore).to(ThreadStore);
-  container.bind(TOKENS.ResourceResolver).to(ResourceResolver);
-  container.bind(TOKENS.RunService).to(RunService);
-  container.bind(TOKENS.SignalRouter).to(SignalRouter);
-  container.bind(TOKENS.InboxRecovery).to(InboxRecovery);
-  container.bind(TOKENS.RecoveryGate).to(RecoveryGate);
-  container.bind(TOKENS.ThreadHub).to(ThreadHub);
+  container.bind(TOKENS.Metrics).toConstantValue(metrics);
+  container.load(config.scaleOut?.bindings ?? inProcessBindings, services, ...config.modules);
   return {
     config,
     control: container.get<ThreadControl>(TOKENS.ThreadControl),
@@ -86,36 +91,3 @@ export function createServices(config: ResolvedConfig, mastra: Mastra, metrics?:
     urlPolicy: createUrlPolicy(config.allowedUrlHosts),
   };
 }
-
-/** Requests per minute counted in this process, or in Redis for every process of a deployment. */
-function rateLimiter({ limits, scaleOut }: ResolvedConfig): RateLimiter | undefined {
-  const perMinute = limits.requestsPerMinute;
-  if (perMinute === undefined) return undefined;
-  return scaleOut ? new RedisRateLimiter(scaleOut.redis, perMinute) : new TokenBucketLimiter(perMinute);
-}
-
-function bindInProcess(container: Container): void {
-  container.bind<ThreadEventLogs>(TOKENS.EventLogs).to(InProcessEventLogs);
-  container.bind<ToolProxy>(TOKENS.ToolProxy).to(InProcessToolProxy);
-  container.bind<ThreadLocks>(TOKENS.ThreadLocks).to(InProcessThreadLocks);
-  container.bind<RunAnnouncements>(TOKENS.RunAnnouncements).to(InProcessRunAnnouncements);
-  container.bind<ThreadControl>(TOKENS.ThreadControl).to(InProcessThreadControl);
-}
-
-/** Several processes on one Redis: the same interfaces, shared. */
-function bindShared(container: Container, { redis, pubsub }: ScaleOut, config: ResolvedConfig): void {
-  const { logger, replayBufferSize } = config;
-  const logs = { replayBufferSize, retainedEvents: Math.max(10 * replayBufferSize, 10_000), idleTtlMs: SHARED_LOG_IDLE_MS, writerLeaseMs: SHARED_LOG_WRITER_LEASE_MS, logger };
-  container.bind<ThreadEventLogs>(TOKENS.EventLogs).toConstantValue(new RedisEventLogs(redis, logs));
-  container.bind<ToolProxy>(TOKENS.ToolProxy).toConstantValue(new RedisToolProxy(redis, config));
-  container.bind<ThreadLocks>(TOKENS.ThreadLocks).toConstantValue(new RedisThreadLocks(redis, config));
-  container.bind<RunAnnouncements>(TOKENS.RunAnnouncements).toConstantValue(new RedisRunAnnouncements(redis, config));
-  container
-    .bind<ThreadControl>(TOKENS.ThreadControl)
-    .toDynamicValue((context) => new RedisThreadControl(redis, pubsub, (id) => context.get<AgentProvider>(TOKENS.AgentProvider).get(id), logger));
-}
-
-/** A thread's shared log is dropped a day after its last event. */
-const SHARED_LOG_IDLE_MS = 24 * 3600 * 1000;
-/** How soon another process takes over writing a thread's log when its writer's process dies. */
-const SHARED_LOG_WRITER_LEASE_MS = 5000;

@@ -4,7 +4,8 @@
  *
  * This entry is the public API: `createBridge` and its configuration, the errors it answers with,
  * the wire types of its routes, the chunk → event translator for custom transports, and the
- * Redis scale-out (`createScaleOut`, and `RedisPubSub` for any Mastra app). The
+ * Redis scale-out (`createScaleOut`, and `RedisPubSub` for any Mastra app), and the container's
+ * ports (`TOKENS` and their interfaces) for implementations of your own. The
  * browser/Node client is `mastra-agui-bridge/client`; the demo agent is `mastra-agui-bridge/demo`.
  *
  * @example
@@ -26,6 +27,16 @@ export { AGUI_CONTEXT_KEY } from './runs/run-service.js';
 export type { ThreadInfo } from './threads/thread-store.js';
 export type { ThreadMessage } from './translate/history.js';
 export type { ToolCallAnswer } from './runs/tool-proxy.js';
+export { TOKENS } from './tokens.js';
+export { inProcessBindings } from './container.js';
+export type { SharedBindings } from './config.js';
+export type { NumberedEvent, NumberedListener, ThreadEventLog, ThreadEventLogs } from './feed/event-log.js';
+export type { ToolProxy } from './runs/tool-proxy.js';
+export type { RunAnnouncement, RunAnnouncements } from './runs/run-announcements.js';
+export type { ThreadLocks } from './threads/thread-locks.js';
+export type { ThreadControl, ThreadTarget } from './signals/thread-control.js';
+export type { SignalDecision } from './signals/decision.js';
+export type { RateDecision, RateLimiter } from './limits/rate-limiter.js';
 export { RunTranslator, type RunTranslatorOptions } from './translate/run-translator.js';
 export type { MastraChunk } from './translate/chunks.js';
 export { createScaleOut, type ScaleOut, type ScaleOutOptions } from './redis/scale-out.js';

@@ -1,8 +1,12 @@
 /**
  * Injection tokens: one per service or shared concern, so the container (and only the container)
- * decides what is bound. The process-local concerns (`EventLogs`, `ToolProxy`, `ThreadLocks`,
- * `RunAnnouncements`, `ThreadControl`) are interfaces with an in-process implementation bound by default;
- * `IdempotencyStore` is one bound to Mastra's storage.
+ * decides what is bound. The ports (`EventLogs`, `ToolProxy`, `ThreadLocks`, `RunAnnouncements`,
+ * `ThreadControl`, `RateLimiter`) are interfaces with an in-process implementation and a Redis one;
+ * `IdempotencyStore` and `Inbox` are bound to Mastra's storage. Rebind one with a `ContainerModule`
+ * of your own (`createBridge({ modules })`, docs/architecture.md).
+ *
+ * @example
+ * new ContainerModule(({ rebind }) => rebind(TOKENS.EventLogs).to(NatsEventLogs));
  */
 export const TOKENS = {
   Config: Symbol.for('mastra-agui-bridge.Config'),
@@ -23,6 +27,12 @@ export const TOKENS = {
   RecoveryGate: Symbol.for('mastra-agui-bridge.RecoveryGate'),
   IdempotencyStore: Symbol.for('mastra-agui-bridge.IdempotencyStore'),
   ThreadControl: Symbol.for('mastra-agui-bridge.ThreadControl'),
+  /** Requests per minute per resource, counted in this process or for all (`RateLimiter`). */
+  RateLimiter: Symbol.for('mastra-agui-bridge.RateLimiter'),
+  /** Scale-out only: the Redis connections of the bridge's shared state (`RedisConnection`). */
+  Redis: Symbol.for('mastra-agui-bridge.Redis'),
+  /** Scale-out only: which thread leases runs of this process hold (`LocalLeases`, Mastra's pub/sub). */
+  Leases: Symbol.for('mastra-agui-bridge.Leases'),
   /** Caps on callers (`Limits`). */
   Limits: Symbol.for('mastra-agui-bridge.Limits'),
   /** The bridge's Prometheus metrics (`BridgeMetrics`): one registry per bridge. */

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startServer, type RunningServer } from '../src/server/standalone.js';
 import { readServerEnv } from '../src/server/env.js';
+import type { ScaleOut } from '../src/redis/scale-out.js';
 import { http, silentLogger } from './support/server.js';
 import { useStandaloneServer } from './support/standalone.js';
 import { startFaultProxy, type FaultProxy } from './support/fault-proxy.js';
@@ -85,7 +86,7 @@ describe('readiness follows Redis when REDIS_URL is set', () => {
     proxy.mode('refuse');
     expect((await http(`${origin}/healthz`)).status).toBe(200);
     proxy.mode('forward');
-    server.bridge.config.scaleOut!.redis.client.destroy();
+    (server.bridge.config.scaleOut as ScaleOut).redis.client.destroy();
     const dead = await http(`${origin}/healthz`);
     expect(dead.status).toBe(503);
     expect(dead.body.code).toBe('UNAVAILABLE');

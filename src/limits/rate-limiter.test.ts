@@ -1,10 +1,12 @@
 import { describe, expect, it } from 'vitest';
 import { TokenBucketLimiter } from './rate-limiter.js';
 
+const perMinute = (requestsPerMinute: number) => ({ limits: { requestsPerMinute } });
+
 describe('TokenBucketLimiter', () => {
   it('lets a burst of perMinute through per key, then refuses with when the next token comes', () => {
     let now = 0;
-    const limiter = new TokenBucketLimiter(60, () => now);
+    const limiter = new TokenBucketLimiter(perMinute(60), () => now);
     for (let i = 0; i < 60; i++) expect(limiter.take('a')).toEqual({ allowed: true });
     expect(limiter.take('a')).toEqual({ allowed: false, retryAfterSec: 1 });
     expect(limiter.take('b')).toEqual({ allowed: true });
@@ -17,7 +19,7 @@ describe('TokenBucketLimiter', () => {
 
   it('refills up to perMinute, never beyond', () => {
     let now = 0;
-    const limiter = new TokenBucketLimiter(2, () => now);
+    const limiter = new TokenBucketLimiter(perMinute(2), () => now);
     limiter.take('a');
     limiter.take('a');
     now += 10 * 60_000;

@@ -1,7 +1,15 @@
+import { inject, injectable, unmanaged } from 'inversify';
+import type { ResolvedConfig } from '../config.js';
+import { TOKENS } from '../tokens.js';
+
 /** A request let through, or refused with when to try again. */
 export type RateDecision = { allowed: true } | { allowed: false; retryAfterSec: number };
 
-/** Counts requests per key (a resource); `take` answers whether one more may go now. */
+/**
+ * Counts requests per key (a resource); `take` answers whether one more may go now. A port: bound
+ * to `TokenBucketLimiter` in one process, `RedisRateLimiter` with `scaleOut`. Asked only when
+ * `limits.requestsPerMinute` is set.
+ */
 export interface RateLimiter {
   take(key: string): RateDecision | Promise<RateDecision>;
 }
@@ -15,25 +23,28 @@ const SWEEP_MS = 60_000;
  * after a sweep.
  *
  * @example
- * const limiter = new TokenBucketLimiter(120);
+ * const limiter = new TokenBucketLimiter({ limits: { requestsPerMinute: 120 } });
  * const decision = limiter.take('user-1');
  * if (!decision.allowed) throw rateLimited('Too many requests', decision.retryAfterSec);
  */
+@injectable()
 export class TokenBucketLimiter implements RateLimiter {
   private readonly buckets = new Map<string, { tokens: number; at: number }>();
+  private readonly perMinute: number;
   private readonly perMs: number;
-  private readonly sweeper: NodeJS.Timeout;
+  private sweeper?: NodeJS.Timeout;
 
   constructor(
-    private readonly perMinute: number,
-    private readonly now: () => number = Date.now,
+    @inject(TOKENS.Config) { limits }: Pick<ResolvedConfig, 'limits'>,
+    @unmanaged() private readonly now: () => number = Date.now,
   ) {
-    this.perMs = perMinute / 60_000;
-    this.sweeper = setInterval(() => this.sweep(), SWEEP_MS);
-    this.sweeper.unref();
+    this.perMinute = limits.requestsPerMinute ?? Infinity;
+    this.perMs = this.perMinute / 60_000;
   }
 
   take(key: string): RateDecision {
+    // Started by the first request: a bridge without a rate limit never has a timer for it.
+    this.sweeper ??= setInterval(() => this.sweep(), SWEEP_MS).unref();
     const now = this.now();
     const bucket = this.buckets.get(key) ?? { tokens: this.perMinute, at: now };
     bucket.tokens = Math.min(this.perMinute, bucket.tokens + (now - bucket.at) * this.perMs);

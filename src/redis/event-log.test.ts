@@ -8,13 +8,14 @@ import { quietLogger, testRedis } from '../../test/support/redis.js';
 // Two `RedisEventLogs` on connections of their own stand for two bridge processes on one Redis.
 
 const redis = testRedis('event-log');
-const options = { replayBufferSize: 100, retainedEvents: 1000, idleTtlMs: 60_000, writerLeaseMs: 600, logger: quietLogger };
+const config = { replayBufferSize: 100, logger: quietLogger };
+const options = { retainedEvents: 1000, idleTtlMs: 60_000, writerLeaseMs: 600 };
 
 let a: RedisEventLogs;
 let b: RedisEventLogs;
 beforeAll(async () => {
-  a = new RedisEventLogs(await redis.connect(), options);
-  b = new RedisEventLogs(await redis.connect(), options);
+  a = new RedisEventLogs(await redis.connect(), config, options);
+  b = new RedisEventLogs(await redis.connect(), config, options);
 });
 afterAll(() => redis.cleanup());
 

@@ -1,6 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import { EventType, type Event } from '@ag-ui/core';
+import { inject, injectable, unmanaged } from 'inversify';
+import type { ResolvedConfig } from '../config.js';
 import type { BridgeLogger } from '../logger.js';
+import { TOKENS } from '../tokens.js';
 import type { NumberedEvent, NumberedListener, ThreadEventLog, ThreadEventLogs } from '../feed/event-log.js';
 import { ReplayRing } from '../feed/replay-ring.js';
 import { errorMessage } from '../translate/values.js';
@@ -9,6 +12,12 @@ import { LuaScript } from './pubsub/lua.js';
 import { RELEASE_IF_OWNER } from './pubsub/owned-key.js';
 import { keyOf, Unmatched } from './unmatched.js';
 
+/** A thread's shared log is dropped a day after its last event. */
+const LOG_IDLE_MS = 24 * 3600 * 1000;
+/** How soon another process takes over writing a thread's log when its writer's process dies. */
+const WRITER_LEASE_MS = 5000;
+
+/** Tuning of `RedisEventLogs`: from the config by default, each overridable. */
 export interface SharedLogOptions {
   /** Events kept per thread in the process (the ring a feed replays from). */
   replayBufferSize: number;
@@ -102,14 +111,20 @@ const idOf = (entry: string) => Number(entry.slice(0, entry.indexOf('-')));
  * the same Mastra chunks and drop their events, ready to take over if the writer's process dies.
  *
  * @example
- * const logs = new RedisEventLogs(redis, { replayBufferSize: 1000, retainedEvents: 10_000, idleTtlMs: 86_400_000, writerLeaseMs: 5000, logger });
+ * const logs = new RedisEventLogs(redis, config, { writerLeaseMs: 600 });
  * const log = await logs.open('demo\0alice\0trip-7');
  */
+@injectable()
 export class RedisEventLogs implements ThreadEventLogs {
+  private readonly options: SharedLogOptions;
+
   constructor(
-    private readonly redis: RedisConnection,
-    private readonly options: SharedLogOptions,
-  ) {}
+    @inject(TOKENS.Redis) private readonly redis: RedisConnection,
+    @inject(TOKENS.Config) { replayBufferSize, logger }: Pick<ResolvedConfig, 'replayBufferSize' | 'logger'>,
+    @unmanaged() tuning: Partial<SharedLogOptions> = {},
+  ) {
+    this.options = { replayBufferSize, retainedEvents: Math.max(10 * replayBufferSize, 10_000), idleTtlMs: LOG_IDLE_MS, writerLeaseMs: WRITER_LEASE_MS, logger, ...tuning };
+  }
 
   async open(key: string): Promise<ThreadEventLog> {
     const log = new SharedLog(this.redis, this.options, key);

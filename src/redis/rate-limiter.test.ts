@@ -4,6 +4,8 @@ import type { RedisConnection } from './connection.js';
 import { RedisRateLimiter } from './rate-limiter.js';
 import { testRedis } from '../../test/support/redis.js';
 
+const fourPerMinute = { limits: { requestsPerMinute: 4 } };
+
 describe('RedisRateLimiter: one count per resource for every process', () => {
   const redis = testRedis('rate');
   let a: RedisConnection;
@@ -14,7 +16,7 @@ describe('RedisRateLimiter: one count per resource for every process', () => {
   afterAll(() => redis.cleanup());
 
   it('two processes share the budget of a resource; another resource has its own', async () => {
-    const [onA, onB] = [new RedisRateLimiter(a, 4), new RedisRateLimiter(b, 4)];
+    const [onA, onB] = [new RedisRateLimiter(a, fourPerMinute), new RedisRateLimiter(b, fourPerMinute)];
     const key = `user-${randomUUID()}`;
     const decisions = await Promise.all([onA.take(key), onB.take(key), onA.take(key), onB.take(key)]);
     expect(decisions.every((d) => d.allowed)).toBe(true);

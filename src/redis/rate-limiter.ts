@@ -1,3 +1,6 @@
+import { inject, injectable } from 'inversify';
+import type { ResolvedConfig } from '../config.js';
+import { TOKENS } from '../tokens.js';
 import type { RateDecision, RateLimiter } from '../limits/rate-limiter.js';
 import type { RedisConnection } from './connection.js';
 import { redisKeys, type RedisKeys } from './keys.js';
@@ -19,17 +22,20 @@ const WINDOW_MS = 60_000;
  * resource and minute.
  *
  * @example
- * const limiter = new RedisRateLimiter(redis, 120);
+ * const limiter = new RedisRateLimiter(redis, { limits: { requestsPerMinute: 120 } });
  * if (!(await limiter.take('user-1')).allowed) throw rateLimited('Too many requests', 10);
  */
+@injectable()
 export class RedisRateLimiter implements RateLimiter {
   private readonly keys: RedisKeys;
+  private readonly perMinute: number;
 
   constructor(
-    private readonly redis: RedisConnection,
-    private readonly perMinute: number,
+    @inject(TOKENS.Redis) private readonly redis: RedisConnection,
+    @inject(TOKENS.Config) { limits }: Pick<ResolvedConfig, 'limits'>,
   ) {
     this.keys = redisKeys(redis.prefix);
+    this.perMinute = limits.requestsPerMinute ?? Infinity;
   }
 
   async take(key: string): Promise<RateDecision> {

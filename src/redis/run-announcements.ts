@@ -1,4 +1,4 @@
-import { inject, injectable } from 'inversify';
+import { inject, injectable, unmanaged } from 'inversify';
 import type { ResolvedConfig } from '../config.js';
 import type { BridgeLogger } from '../logger.js';
 import type { RunAnnouncement, RunAnnouncements } from '../runs/run-announcements.js';
@@ -34,9 +34,9 @@ export class RedisRunAnnouncements implements RunAnnouncements {
   private readonly logger: BridgeLogger;
 
   constructor(
-    private readonly redis: RedisConnection,
+    @inject(TOKENS.Redis) private readonly redis: RedisConnection,
     @inject(TOKENS.Config) config: ResolvedConfig,
-    options: RedisRunAnnouncementsOptions = {},
+    @unmanaged() options: RedisRunAnnouncementsOptions = {},
   ) {
     this.keys = redisKeys(redis.prefix);
     this.keepAfterRunMs = options.keepAfterRunMs ?? 30_000;

@@ -1,5 +1,8 @@
 import type { LeaseProvider, PubSub } from '@mastra/core/events';
+import type { ContainerModule } from 'inversify';
+import type { SharedBindings } from '../config.js';
 import { consoleLogger, redactingLogger, type BridgeLogger } from '../logger.js';
+import { redisBindings } from './bindings.js';
 import { connectRedis, type RedisConnection } from './connection.js';
 import { RedisPubSub } from './pubsub/index.js';
 import type { LocalLeases } from './thread-control.js';
@@ -17,9 +20,11 @@ import type { LocalLeases } from './thread-control.js';
  * // at shutdown, after the server closed:
  * await scaleOut.close();
  */
-export interface ScaleOut {
+export interface ScaleOut extends SharedBindings {
   pubsub: PubSub & LeaseProvider & LocalLeases;
   redis: RedisConnection;
+  /** The bridge's ports on this Redis, which `createBridge({ scaleOut })` loads into its container. */
+  bindings: ContainerModule;
   close(): Promise<void>;
 }
 
@@ -57,6 +62,7 @@ export async function createScaleOut({ url, prefix = 'mastra-agui-bridge', logge
   return {
     pubsub,
     redis,
+    bindings: redisBindings(redis, pubsub),
     close: async () => {
       await pubsub.close();
       await redis.close();

@@ -1,6 +1,10 @@
 import { randomUUID } from 'node:crypto';
 import type { Agent } from '@mastra/core/agent';
+import { inject, injectable } from 'inversify';
+import type { AgentProvider } from '../agents/agent-provider.js';
+import type { ResolvedConfig } from '../config.js';
 import type { BridgeLogger } from '../logger.js';
+import { TOKENS } from '../tokens.js';
 import type { SignalDecision } from '../signals/decision.js';
 import { InProcessThreadControl, APPROVAL_MEMORY_MS, type ThreadControl, type ThreadTarget } from '../signals/thread-control.js';
 import { threadLeaseKey } from '../threads/thread-lease.js';
@@ -40,9 +44,10 @@ const REPLY_TIMEOUT_MS = 2000;
  * idle: the asking process does it itself (a queued message then wakes the thread).
  *
  * @example
- * const control = new RedisThreadControl(redis, pubsub, (id) => mastra.getAgentById(id), logger);
+ * const control = new RedisThreadControl(redis, pubsub, agents, config);
  * await control.start();
  */
+@injectable()
 export class RedisThreadControl implements ThreadControl {
   private readonly local = new InProcessThreadControl();
   private readonly channel: string;
@@ -54,12 +59,15 @@ export class RedisThreadControl implements ThreadControl {
     this.waiting.get(reply.id)?.(reply);
   };
 
+  private readonly logger: BridgeLogger;
+
   constructor(
-    private readonly redis: RedisConnection,
-    private readonly leases: LocalLeases,
-    private readonly agentById: (id: string) => Agent,
-    private readonly logger: BridgeLogger,
+    @inject(TOKENS.Redis) private readonly redis: RedisConnection,
+    @inject(TOKENS.Leases) private readonly leases: LocalLeases,
+    @inject(TOKENS.AgentProvider) private readonly agents: Pick<AgentProvider, 'get'>,
+    @inject(TOKENS.Config) config: Pick<ResolvedConfig, 'logger'>,
   ) {
+    this.logger = config.logger;
     this.channel = `${redis.prefix}:control`;
     this.replyTo = `${redis.prefix}:control-reply:${randomUUID()}`;
   }
@@ -145,7 +153,7 @@ export class RedisThreadControl implements ThreadControl {
   }
 
   private perform(request: Request): Promise<unknown> {
-    const agent = this.agentById(request.agentId);
+    const agent = this.agents.get(request.agentId);
     if (request.op === 'abort') return this.local.abort(agent, request.thread);
     if (request.op === 'queue') return this.local.queue(agent, request.thread, request.message, request.options ?? {});
     return this.local.cancelQueued(agent, request.thread, request.signalIds ?? []);

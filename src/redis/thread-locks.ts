@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { inject, injectable } from 'inversify';
+import { inject, injectable, unmanaged } from 'inversify';
 import type { ResolvedConfig } from '../config.js';
 import type { BridgeLogger } from '../logger.js';
 import { InProcessThreadLocks, type ThreadLocks } from '../threads/thread-locks.js';
@@ -75,9 +75,9 @@ export class RedisThreadLocks implements ThreadLocks {
   private readonly logger: BridgeLogger;
 
   constructor(
-    private readonly redis: RedisConnection,
+    @inject(TOKENS.Redis) private readonly redis: RedisConnection,
     @inject(TOKENS.Config) config: ResolvedConfig,
-    options: RedisThreadLocksOptions = {},
+    @unmanaged() options: RedisThreadLocksOptions = {},
   ) {
     this.keys = redisKeys(redis.prefix);
     this.ttlMs = options.ttlMs ?? 5000;

@@ -1,4 +1,4 @@
-import { inject, injectable } from 'inversify';
+import { inject, injectable, unmanaged } from 'inversify';
 import type { ResolvedConfig } from '../config.js';
 import type { BridgeLogger } from '../logger.js';
 import { conflict, notFound } from '../errors.js';
@@ -106,9 +106,9 @@ export class RedisToolProxy implements ToolProxy {
   private readonly logger: BridgeLogger;
 
   constructor(
-    private readonly redis: RedisConnection,
+    @inject(TOKENS.Redis) private readonly redis: RedisConnection,
     @inject(TOKENS.Config) config: ResolvedConfig,
-    options: RedisToolProxyOptions = {},
+    @unmanaged() options: RedisToolProxyOptions = {},
   ) {
     this.keys = redisKeys(redis.prefix);
     this.timeoutMs = config.frontendToolTimeoutMs;

@@ -5,7 +5,6 @@ import { Mastra } from '@mastra/core';
 import type { Hono } from 'hono';
 import { pino, type Logger } from 'pino';
 import { createBridge, type Bridge } from '../bridge.js';
-import { createScaleOut } from '../redis/scale-out.js';
 import type { BridgeConfig, CorsOptions } from '../config.js';
 import type { LimitsOptions } from '../limits/limits.js';
 import { createDemoAgent } from '../demo/agent.js';
@@ -121,7 +120,8 @@ export async function startServer(env: ServerEnv, bridgeConfig: BridgeConfig = {
   await initStorage(storage);
   // With REDIS_URL, Mastra's pub/sub and leases and the bridge's shared state live in Redis.
   const logger = bridgeConfig.logger ?? pinoLogger(log);
-  const scaleOut = env.REDIS_URL ? await createScaleOut({ url: env.REDIS_URL, prefix: env.REDIS_PREFIX, logger }) : undefined;
+  // Loaded only then: the embedded default runs without the Redis code.
+  const scaleOut = env.REDIS_URL ? await (await import('../redis/scale-out.js')).createScaleOut({ url: env.REDIS_URL, prefix: env.REDIS_PREFIX, logger }) : undefined;
   const callLog = env.DEMO_CALL_LOG;
   const onModelCall = callLog ? (call: object) => appendFileSync(callLog, `${JSON.stringify(call)}\n`) : undefined;
   const demo = createDemoAgent({ storage, delayMs: env.DEMO_DELAY_MS, slowTaskMs: env.SLOW_TASK_MS, model: env.MODEL, onModelCall });

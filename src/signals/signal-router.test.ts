@@ -7,6 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { resolveConfig } from '../config.js';
 import { createServices } from '../container.js';
 import { createDemoAgent } from '../demo/agent.js';
+import { BridgeMetrics } from '../observability/metrics.js';
 import { MastraInbox } from '../threads/inbox.js';
 import { InProcessThreadLocks } from '../threads/thread-locks.js';
 import type { ThreadScope, ThreadStore } from '../threads/thread-store.js';
@@ -30,7 +31,7 @@ beforeAll(() => {
   // 20 ms between model parts: a run lasts long enough to send into it while it is active.
   mastra = new Mastra({ agents: { demo: createDemoAgent({ storage, delayMs: 20 }) }, storage, logger: false });
   demo = mastra.getAgent('demo');
-  ({ signals: router, threads } = createServices(resolveConfig({ logger: silent }), mastra));
+  ({ signals: router, threads } = createServices(resolveConfig({ logger: silent }), mastra, new BridgeMetrics()));
 });
 afterAll(async () => {
   await mastra.shutdown();

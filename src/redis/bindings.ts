@@ -1,0 +1,36 @@
+import { ContainerModule } from 'inversify';
+import type { ThreadEventLogs } from '../feed/event-log.js';
+import type { RateLimiter } from '../limits/rate-limiter.js';
+import type { RunAnnouncements } from '../runs/run-announcements.js';
+import type { ToolProxy } from '../runs/tool-proxy.js';
+import type { ThreadControl } from '../signals/thread-control.js';
+import type { ThreadLocks } from '../threads/thread-locks.js';
+import { TOKENS } from '../tokens.js';
+import type { RedisConnection } from './connection.js';
+import { RedisEventLogs } from './event-log.js';
+import { RedisRateLimiter } from './rate-limiter.js';
+import { RedisRunAnnouncements } from './run-announcements.js';
+import { RedisThreadControl, type LocalLeases } from './thread-control.js';
+import { RedisThreadLocks } from './thread-locks.js';
+import { RedisToolProxy } from './tool-proxy.js';
+
+/**
+ * The container's ports shared by every process on one Redis: the scale-out counterpart of the
+ * in-process bindings in `container.ts`. `createScaleOut` makes it; the container loads it in
+ * their place, and only then is this code loaded at all.
+ *
+ * @example
+ * container.load(redisBindings(redis, pubsub));
+ */
+export function redisBindings(redis: RedisConnection, leases: LocalLeases): ContainerModule {
+  return new ContainerModule(({ bind }) => {
+    bind<RedisConnection>(TOKENS.Redis).toConstantValue(redis);
+    bind<LocalLeases>(TOKENS.Leases).toConstantValue(leases);
+    bind<ThreadEventLogs>(TOKENS.EventLogs).to(RedisEventLogs);
+    bind<ToolProxy>(TOKENS.ToolProxy).to(RedisToolProxy);
+    bind<ThreadLocks>(TOKENS.ThreadLocks).to(RedisThreadLocks);
+    bind<RunAnnouncements>(TOKENS.RunAnnouncements).to(RedisRunAnnouncements);
+    bind<ThreadControl>(TOKENS.ThreadControl).to(RedisThreadControl);
+    bind<RateLimiter>(TOKENS.RateLimiter).to(RedisRateLimiter);
+  });
+}
