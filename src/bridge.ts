@@ -3,13 +3,14 @@ import { registerApiRoute, type ApiRoute } from '@mastra/core/server';
 import { Hono, type Context, type MiddlewareHandler } from 'hono';
 import { cors } from 'hono/cors';
 import { authenticatorOf } from './auth/bearer-auth.js';
-import { markRateLimited } from './limits/limited-request.js';
 import { resolveConfig, type BridgeConfig, type ResolvedConfig } from './config.js';
 import { createServices } from './container.js';
 import { errorResponse } from './http/errors.js';
 import { unavailable } from './errors.js';
 import { buildOpenApiDocument, OPENAPI_PATH } from './http/openapi.js';
-import { ROUTES, type RouteDef } from './http/routes.js';
+import { ROUTES } from './http/routes/index.js';
+import type { Route } from './http/route.js';
+import { serveRoute } from './http/serve-route.js';
 import type { Services } from './http/services.js';
 import { httpMetrics } from './observability/http-metrics.js';
 import { BridgeMetrics } from './observability/metrics.js';
@@ -86,17 +87,19 @@ export function createBridge(config: BridgeConfig = {}): Bridge {
   const authenticate = authenticatorOf(resolved.resolveResourceId);
   let draining = false;
   let shutDown = false;
-  const handle = (route: RouteDef, s: Services) => async (c: Context) => {
-    try {
-      // Before credentials: a draining process answers the same to everyone, and checks nothing.
-      // Draining, it still serves reads and event streams; shut down, nothing (it is going away).
-      if ((draining && route.limited) || shutDown) throw unavailable('This server is shutting down; try again', 1);
-      await authenticate?.(c);
-      if (route.limited) markRateLimited(c);
-      return await route.handler(c, s);
-    } catch (error) {
-      return errorResponse(c, error, resolved.logger);
-    }
+  const handle = (route: Route, s: Services) => {
+    const serve = serveRoute(route, s);
+    return async (c: Context) => {
+      try {
+        // Before credentials: a draining process answers the same to everyone, and checks nothing.
+        // Draining, it still serves reads and event streams; shut down, nothing (it is going away).
+        if ((draining && route.limited) || shutDown) throw unavailable('This server is shutting down; try again', 1);
+        await authenticate?.(c);
+        return await serve(c);
+      } catch (error) {
+        return errorResponse(c, error, resolved.logger);
+      }
+    };
   };
   // Per route, so that both know the route's pattern (never the concrete path).
   const observe = (pattern: string): [MiddlewareHandler, MiddlewareHandler] => [requestLog(resolved.logger, pattern), httpMetrics(metrics, pattern)];

@@ -2,7 +2,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { exportJWK, exportSPKI, generateKeyPair, SignJWT, type JWK } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ROUTES } from '../src/http/routes.js';
+import { ROUTES } from '../src/http/routes/index.js';
 import { apiKeyVerifier, bearerAuth, jwtAuth, jwtVerifier } from '../src/index.js';
 import { runInput, uid, userMessage } from './support/agui.js';
 import { postRun } from './support/run.js';

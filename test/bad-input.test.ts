@@ -1,6 +1,6 @@
 import { connect } from 'node:net';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { ROUTES } from '../src/http/routes.js';
+import { ROUTES } from '../src/http/routes/index.js';
 import { assistantText, runInput, runStrict, uid, userMessage } from './support/agui.js';
 import { http, useTestBridge } from './support/server.js';
 

@@ -2,7 +2,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Message } from '@ag-ui/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ROUTES } from '../src/http/routes.js';
+import { ROUTES } from '../src/http/routes/index.js';
 import { runInput, uid, userMessage } from './support/agui.js';
 import { postRun } from './support/run.js';
 import { http, useTestBridge } from './support/server.js';

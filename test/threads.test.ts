@@ -4,7 +4,7 @@ import { Agent } from '@mastra/core/agent';
 import type { Context } from 'hono';
 import { afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { createScriptedModel } from '../src/demo/scripted-model.js';
-import { ROUTES } from '../src/http/routes.js';
+import { ROUTES } from '../src/http/routes/index.js';
 import { assistantText, runInput, runStrict, uid, userMessage } from './support/agui.js';
 import { http, startTestBridge, useTestBridge, type TestBridge } from './support/server.js';
 

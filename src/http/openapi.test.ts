@@ -5,7 +5,7 @@ import { describe, expect, it } from 'vitest';
 import type { z } from 'zod';
 import { SendMessageSchema, ToolApprovalSchema } from '../signals/schemas.js';
 import { buildOpenApiDocument, OPENAPI_PATH, type JsonSchema, type OpenApiOperation } from './openapi.js';
-import { ROUTES } from './routes.js';
+import { ROUTES } from './routes/index.js';
 import { CreateThreadSchema, ListThreadsQuerySchema } from './schemas.js';
 
 const doc = buildOpenApiDocument({ prefix: '/agui' });

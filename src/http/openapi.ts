@@ -1,30 +1,11 @@
 import { createRequire } from 'node:module';
-import { RunAgentInputSchema } from '@ag-ui/core/schemas';
 import { z } from 'zod';
-import {
-  NotificationQuerySchema,
-  NotificationSchema,
-  SendMessageSchema,
-  SignalSchema,
-  StateSignalSchema,
-  TargetQuerySchema,
-  TargetSchema,
-  ToolApprovalSchema,
-} from '../signals/schemas.js';
 import type { ErrorCode, ErrorDetail } from '../errors.js';
 import { IdSchema } from '../id.js';
-import { EventsQuerySchema, seqId } from './handlers/events.js';
-import { KeyHeaderSchema } from './idempotency.js';
-import { ROUTES, type Method } from './routes.js';
-import {
-  AgentQuerySchema,
-  CreateThreadSchema,
-  ForwardedPropsSchema,
-  ListThreadsQuerySchema,
-  MessagesQuerySchema,
-  ToolResultBodySchema,
-  UpdateThreadSchema,
-} from './schemas.js';
+import { AgUiEventSchema } from './answers.js';
+import type { ErrorStatus, Method, Success, Tag } from './route.js';
+import { ROUTES, type TableRoute } from './routes/index.js';
+import { IdempotencyHeaderSchema } from './idempotency.js';
 
 /** Where the document is served, below the prefix. */
 export const OPENAPI_PATH = '/openapi.json';
@@ -60,7 +41,7 @@ export interface OpenApiDocument {
   tags: { name: string }[];
   paths: Record<string, Partial<Record<Lowercase<Method>, OpenApiOperation>>>;
   security: Array<Record<string, string[]>>;
-  components: { schemas: { Error: JsonSchema }; responses: Record<string, OpenApiResponse>; securitySchemes: Record<string, Record<string, string>> };
+  components: { schemas: { Error: JsonSchema; AgUiEvent: JsonSchema }; responses: Record<string, OpenApiResponse>; securitySchemes: Record<string, Record<string, string>> };
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -114,169 +95,18 @@ const ERROR_RESPONSES = {
   429: { name: 'TooManyRequests', codes: ['RATE_LIMITED'], when: 'a configured limit (requests per minute, open streams, concurrent runs) was reached; `Retry-After` says when to try again' },
   500: { name: 'InternalError', codes: ['MEMORY_NOT_CONFIGURED', 'INTERNAL_ERROR'], when: 'no agent with memory for a thread route, or anything unexpected' },
   503: { name: 'Unavailable', codes: ['UNAVAILABLE'], when: 'a service the answer depends on (the token key server) is unreachable; `Retry-After` says when to try again' },
-} as const satisfies Record<number, { name: string; codes: readonly ErrorCode[]; when: string }>;
+} as const satisfies Record<ErrorStatus, { name: string; codes: readonly ErrorCode[]; when: string }>;
 
-type ErrorStatus = keyof typeof ERROR_RESPONSES;
-
-// ---------------------------------------------------------------------------------------------
-// What each route takes and answers
-// ---------------------------------------------------------------------------------------------
-
-/** A success answer: JSON (of this rough shape), an AG-UI event stream, or no body. */
-interface Success {
-  status: 200 | 201 | 202 | 204;
-  description: string;
-  body: 'object' | 'array' | 'events' | 'none';
-}
-
-/**
- * What the document says of one route. Query, header and body are the zod schemas the handler
- * parses with, so the document cannot describe another input than the one validated.
- */
-interface RouteDoc {
-  summary: string;
-  tag: 'runs' | 'agents' | 'threads' | 'signals' | 'meta';
-  query?: z.ZodObject;
-  headers?: z.ZodObject;
-  body?: z.ZodType;
-  ok: Success[];
-  /** Beyond 400, 401, 403, 500 and 503 (every route), 413 (every route with a body) and 429 (the rate-limited ones). */
-  errors?: ErrorStatus[];
-  /** Reads no input and resolves no resource: it has no error answers. */
-  open?: true;
-}
-
-/** `POST /run`'s body: AG-UI's `RunAgentInput`, with the `forwardedProps` the handler then checks. */
-const RunBodySchema = RunAgentInputSchema.extend({ forwardedProps: ForwardedPropsSchema.optional() });
-/** `Last-Event-ID`, checked by the same rule as the `lastEventId` query parameter. */
-const EventsHeaderSchema = z.object({ 'last-event-id': seqId.optional() });
-/** The header is optional: the handler validates it only when it is sent. */
-const IdempotencyHeaderSchema = KeyHeaderSchema.partial();
-
-const json = (status: Success['status'], description: string, body: 'object' | 'array' = 'object'): Success => ({ status, description, body });
-const EVENTS: Success = { status: 200, description: 'AG-UI events, as Server-Sent Events (or AG-UI protobuf when `Accept` names it)', body: 'events' };
-const SIGNAL_ANSWER = json(202, "`{ action, runId?, signalId }`: Mastra's routing decision");
-
-/** Keyed `METHOD path`, as in `ROUTES`; a route without an entry, or an entry without a route, is a startup error. */
-const ROUTE_DOCS: Record<string, RouteDoc> = {
-  'POST /run': {
-    summary: 'Run an agent and stream one AG-UI run',
-    tag: 'runs',
-    body: RunBodySchema,
-    ok: [{ ...EVENTS, description: `One run: \`RUN_STARTED\` first, exactly one \`RUN_FINISHED\` or \`RUN_ERROR\` last. ${EVENTS.description}` }],
-    errors: [404, 409],
-  },
-  'POST /runs/:runId/tool-calls/:toolCallId/result': {
-    summary: "Answer a frontend tool call (proxy mode) of the caller's run",
-    tag: 'runs',
-    query: AgentQuerySchema,
-    body: ToolResultBodySchema,
-    ok: [json(202, '`{ accepted: true }`')],
-    errors: [404, 409],
-  },
-  'GET /agents': { summary: 'List the agents', tag: 'agents', query: AgentQuerySchema, ok: [json(200, '`AgentInfo[]`', 'array')] },
-  'GET /agents/:agentId': { summary: 'Describe one agent', tag: 'agents', query: AgentQuerySchema, ok: [json(200, '`AgentInfo`')], errors: [404] },
-  'POST /threads': { summary: 'Create a thread', tag: 'threads', body: CreateThreadSchema, ok: [json(201, '`ThreadInfo`')], errors: [404, 409] },
-  'GET /threads': { summary: "List the resource's threads", tag: 'threads', query: ListThreadsQuerySchema, ok: [json(200, '`ThreadInfo[]`', 'array')], errors: [404] },
-  'GET /threads/:threadId': { summary: 'Get a thread', tag: 'threads', query: AgentQuerySchema, ok: [json(200, '`ThreadInfo`')], errors: [404] },
-  'PATCH /threads/:threadId': {
-    summary: "Replace a thread's title, merge its metadata",
-    tag: 'threads',
-    query: AgentQuerySchema,
-    body: UpdateThreadSchema,
-    ok: [json(200, '`ThreadInfo`')],
-    errors: [404],
-  },
-  'DELETE /threads/:threadId': { summary: 'Delete a thread', tag: 'threads', query: AgentQuerySchema, ok: [{ status: 204, description: 'Deleted', body: 'none' }], errors: [404] },
-  'GET /threads/:threadId/messages': {
-    summary: "A thread's history",
-    tag: 'threads',
-    query: MessagesQuerySchema,
-    ok: [json(200, '`ThreadMessage[]`, or AG-UI `Message[]` with `format=agui`', 'array')],
-    errors: [404],
-  },
-  'GET /threads/:threadId/events': {
-    summary: "Follow a thread's runs as one event stream",
-    tag: 'signals',
-    query: EventsQuerySchema,
-    headers: EventsHeaderSchema,
-    ok: [{ ...EVENTS, description: `Every run on the thread, one \`RUN_STARTED … RUN_FINISHED|RUN_ERROR\` bracket each; every frame has an \`id:\`; open until the client leaves. ${EVENTS.description}` }],
-    // The open-stream caps (`limits.streamsPerResource`, `limits.streams`).
-    errors: [404, 429],
-  },
-  'POST /threads/:threadId/send-message': {
-    summary: 'Send a message now (wakes an idle thread or joins the active run)',
-    tag: 'signals',
-    headers: IdempotencyHeaderSchema,
-    body: SendMessageSchema,
-    ok: [SIGNAL_ANSWER],
-    errors: [404, 409],
-  },
-  'POST /threads/:threadId/queue-message': {
-    summary: 'Queue a message for the next run',
-    tag: 'signals',
-    headers: IdempotencyHeaderSchema,
-    body: SendMessageSchema,
-    ok: [SIGNAL_ANSWER],
-    errors: [404, 409],
-  },
-  'POST /threads/:threadId/signals': {
-    summary: 'Send a notification, reactive or user signal',
-    tag: 'signals',
-    headers: IdempotencyHeaderSchema,
-    body: SignalSchema,
-    ok: [SIGNAL_ANSWER],
-    errors: [404, 409],
-  },
-  'POST /threads/:threadId/state': {
-    summary: 'Push application state',
-    tag: 'signals',
-    body: StateSignalSchema,
-    ok: [SIGNAL_ANSWER, json(200, '`{ skipped: true, reason: "unchanged" }`: the `cacheKey` did not change')],
-    errors: [404, 409],
-  },
-  'POST /threads/:threadId/notifications': {
-    summary: "Record a notification for Mastra's delivery policy",
-    tag: 'signals',
-    headers: IdempotencyHeaderSchema,
-    body: NotificationSchema,
-    ok: [json(202, '`{ record, decision, runId? }`')],
-    errors: [404, 409],
-  },
-  'GET /threads/:threadId/notifications': {
-    summary: "List a thread's notifications",
-    tag: 'signals',
-    query: NotificationQuerySchema,
-    ok: [json(200, '`NotificationRecord[]`', 'array')],
-    errors: [404],
-  },
-  'POST /threads/:threadId/tool-approval': {
-    summary: 'Approve or decline a tool call waiting on the thread',
-    tag: 'signals',
-    headers: IdempotencyHeaderSchema,
-    body: ToolApprovalSchema,
-    ok: [json(202, '`{ runId, toolCallId }`')],
-    errors: [404, 409],
-  },
-  'GET /threads/:threadId/pending-approvals': {
-    summary: 'Tool calls waiting for approval',
-    tag: 'signals',
-    query: TargetQuerySchema,
-    ok: [json(200, '`[{ runId, toolCallId, toolName, args }]`', 'array')],
-    errors: [404],
-  },
-  'POST /threads/:threadId/abort': { summary: "Abort the thread's active run", tag: 'signals', body: TargetSchema, ok: [json(200, '`{ aborted: boolean }`')], errors: [404] },
-  'DELETE /threads/:threadId/queue/:signalId': {
-    summary: 'Cancel a queued message',
-    tag: 'signals',
-    query: TargetQuerySchema,
-    ok: [json(200, '`{ cancelled: string[] }`')],
-    errors: [404],
-  },
+/** The document's own route, served by the bridge outside `ROUTES`: it reads no input and needs no resource. */
+const OPENAPI_OPERATION: OpenApiOperation = {
+  operationId: 'openapi',
+  summary: 'This document (OpenAPI 3.1)',
+  tags: ['meta'],
+  parameters: [],
+  responses: { 200: { description: 'The OpenAPI document', content: { 'application/json': { schema: { type: 'object' } } } } },
 };
 
-/** The document's own route, served by the bridge outside `ROUTES`: it needs no resource. */
-const OPENAPI_DOC: RouteDoc = { summary: 'This document (OpenAPI 3.1)', tag: 'meta', ok: [json(200, 'The OpenAPI document')], open: true };
+const TAGS: Array<Tag | 'meta'> = ['runs', 'agents', 'threads', 'signals', 'meta'];
 
 // ---------------------------------------------------------------------------------------------
 // Building the document
@@ -284,7 +114,8 @@ const OPENAPI_DOC: RouteDoc = { summary: 'This document (OpenAPI 3.1)', tag: 'me
 
 /**
  * A zod schema as JSON Schema, on its input side: what a client sends, before transforms (a query
- * `limit` is a digit string). AG-UI's `z.custom` checks have no JSON Schema and become `{}`.
+ * `limit` is a digit string), and what goes over the wire in an answer (a date as its ISO string).
+ * AG-UI's `z.custom` checks have no JSON Schema and become `{}`.
  */
 function toJsonSchema(schema: z.ZodType): JsonSchema {
   const { $schema: _dialect, ...rest } = z.toJSONSchema(schema, { io: 'input', unrepresentable: 'any' });
@@ -292,7 +123,7 @@ function toJsonSchema(schema: z.ZodType): JsonSchema {
 }
 
 /** One parameter per property of an object schema (query or headers). */
-function parametersOf(schema: z.ZodObject, where: 'query' | 'header'): OpenApiParameter[] {
+function parametersOf(schema: z.ZodType, where: 'query' | 'header'): OpenApiParameter[] {
   const object = toJsonSchema(schema) as { properties?: Record<string, JsonSchema>; required?: string[] };
   return Object.entries(object.properties ?? {}).map(([name, property]) => ({
     name,
@@ -302,45 +133,46 @@ function parametersOf(schema: z.ZodObject, where: 'query' | 'header'): OpenApiPa
   }));
 }
 
-/** `:name` segments as OpenAPI path parameters, each an id like the handler's `pathParam`. */
+/** `:name` segments as OpenAPI path parameters, each an id as the pipeline checks it. */
 function pathParameters(path: string): OpenApiParameter[] {
   return [...path.matchAll(/:(\w+)/g)].map(([, name]) => ({ name, in: 'path', required: true, schema: toJsonSchema(IdSchema) }));
 }
 
 const openApiPath = (path: string) => path.replace(/:(\w+)/g, '{$1}');
 
+/** An event stream's frames each carry one AG-UI event (`components.schemas.AgUiEvent`). */
+const EVENT_FRAME = { $ref: '#/components/schemas/AgUiEvent' };
+
 function successResponse(ok: Success): OpenApiResponse {
-  if (ok.body === 'none') return { description: ok.description };
-  if (ok.body === 'events') {
+  if ('empty' in ok) return { description: ok.description };
+  if ('events' in ok) {
     return {
       description: ok.description,
       content: {
-        'text/event-stream': { schema: { type: 'string', description: 'SSE frames `data: <AG-UI event JSON>`' } },
+        'text/event-stream': { schema: { ...EVENT_FRAME, description: 'Each SSE frame is `data: <one AG-UI event as JSON>`' } },
         'application/vnd.ag-ui.event+proto': { schema: { type: 'string', contentEncoding: 'binary' } },
       },
     };
   }
-  return { description: ok.description, content: { 'application/json': { schema: { type: ok.body } } } };
+  return { description: ok.description, content: { 'application/json': { schema: toJsonSchema(ok.schema) } } };
 }
 
-function operation(doc: RouteDoc, path: string, operationId: string | undefined, limited: boolean): OpenApiOperation {
-  // 429 where a limit applies: the rate-limited routes (`RouteDef.limited`) and those that list it.
-  const errors = new Set<ErrorStatus>(doc.open ? [] : [400, 401, 403, ...(doc.body ? [413 as const] : []), ...(limited ? [429 as const] : []), ...(doc.errors ?? []), 500, 503]);
+function operation(route: TableRoute): OpenApiOperation {
+  // 413 with a body, 429 where a limit applies, 409 where a key may clash: beyond what each route lists.
+  const implied: ErrorStatus[] = [...(route.body ? [413 as const] : []), ...(route.limited ? [429 as const] : []), ...(route.idempotent ? [409 as const] : [])];
+  const errors = new Set<ErrorStatus>([400, 401, 403, ...implied, ...(route.errors ?? []), 500, 503]);
   const responses: OpenApiOperation['responses'] = {};
-  for (const ok of doc.ok) responses[ok.status] = successResponse(ok);
+  for (const [status, ok] of Object.entries(route.ok)) responses[status] = successResponse(ok);
   for (const status of [...errors].sort((a, b) => a - b)) responses[status] = { $ref: `#/components/responses/${ERROR_RESPONSES[status].name}` };
+  const headers = route.idempotent ? (route.headers ? (route.headers as z.ZodObject).extend(IdempotencyHeaderSchema.shape) : IdempotencyHeaderSchema) : route.headers;
   return {
-    ...(operationId && { operationId }),
-    summary: doc.summary,
-    tags: [doc.tag],
-    parameters: [
-      ...pathParameters(path),
-      ...(doc.query ? parametersOf(doc.query, 'query') : []),
-      ...(doc.headers ? parametersOf(doc.headers, 'header') : []),
-    ],
-    ...(doc.body && {
+    operationId: route.operationId,
+    summary: route.summary,
+    tags: [route.tag],
+    parameters: [...pathParameters(route.path), ...(route.query ? parametersOf(route.query, 'query') : []), ...(headers ? parametersOf(headers, 'header') : [])],
+    ...(route.body && {
       // An empty body reads as `{}`: the body is required only when `{}` would be refused.
-      requestBody: { required: !doc.body.safeParse({}).success, content: { 'application/json': { schema: toJsonSchema(doc.body) } } },
+      requestBody: { required: !route.body.safeParse({}).success, content: { 'application/json': { schema: toJsonSchema(route.body) } } },
     }),
     responses,
   };
@@ -355,19 +187,6 @@ function errorComponents(): Record<string, OpenApiResponse> {
   );
 }
 
-/** Every route of `ROUTES` with its description, and the document's own route; fails on a mismatch. */
-function describedRoutes(): { method: Method; path: string; doc: RouteDoc; operationId?: string; limited?: boolean }[] {
-  const keys = new Set(ROUTES.map((r) => `${r.method} ${r.path}`));
-  const stale = Object.keys(ROUTE_DOCS).filter((key) => !keys.has(key));
-  if (stale.length) throw new Error(`OpenAPI descriptions for routes that do not exist: ${stale.join(', ')}`);
-  const routes = ROUTES.map((r) => {
-    const doc = ROUTE_DOCS[`${r.method} ${r.path}`];
-    if (!doc) throw new Error(`No OpenAPI description for ${r.method} ${r.path}: add it to ROUTE_DOCS in src/http/openapi.ts`);
-    return { method: r.method, path: r.path, doc, operationId: r.handler.name || undefined, limited: r.limited };
-  });
-  return [...routes, { method: 'GET', path: OPENAPI_PATH, doc: OPENAPI_DOC, operationId: 'openapi' }];
-}
-
 /** The package's version, read at run time (a JSON import would need an import attribute). */
 function packageVersion(): string {
   const pkg = createRequire(import.meta.url)('mastra-agui-bridge/package.json') as { version: string };
@@ -375,9 +194,9 @@ function packageVersion(): string {
 }
 
 /**
- * Builds the OpenAPI 3.1 document of the bridge's routes under `prefix`. Bodies, queries, path ids
- * and headers are converted from the zod schemas the handlers validate with, so the document and
- * the validation cannot disagree. Call it once (it converts every schema); `createBridge` does and
+ * Builds the OpenAPI 3.1 document of the bridge's routes under `prefix`, from the route table:
+ * bodies, queries, path ids and headers are the zod schemas the pipeline validates with, answers
+ * the schemas the handlers are typed by, so the document and the code cannot disagree. Call it once (it converts every schema); `createBridge` does and
  * serves the result at `GET <prefix>/openapi.json`.
  *
  * @example
@@ -386,10 +205,11 @@ function packageVersion(): string {
  */
 export function buildOpenApiDocument(options: { prefix: string; version?: string }): OpenApiDocument {
   const paths: OpenApiDocument['paths'] = {};
-  for (const { method, path, doc, operationId, limited } of describedRoutes()) {
-    const key = openApiPath(path);
-    paths[key] = { ...paths[key], [method.toLowerCase() as Lowercase<Method>]: operation(doc, path, operationId, limited === true) };
+  for (const route of ROUTES) {
+    const key = openApiPath(route.path);
+    paths[key] = { ...paths[key], [route.method.toLowerCase() as Lowercase<Method>]: operation(route) };
   }
+  paths[OPENAPI_PATH] = { get: OPENAPI_OPERATION };
   return {
     openapi: '3.1.0',
     info: {
@@ -399,12 +219,12 @@ export function buildOpenApiDocument(options: { prefix: string; version?: string
     },
     // Paths are below the prefix; the root prefix is the empty string.
     servers: [{ url: options.prefix || '/' }],
-    tags: ['runs', 'agents', 'threads', 'signals', 'meta'].map((name) => ({ name })),
+    tags: TAGS.map((name) => ({ name })),
     paths,
     // Credentials are optional in the contract: the bridge takes them when its host turns auth on.
     security: [{}, { bearer: [] }],
     components: {
-      schemas: { Error: toJsonSchema(ErrorBodySchema) },
+      schemas: { Error: toJsonSchema(ErrorBodySchema), AgUiEvent: toJsonSchema(AgUiEventSchema) },
       responses: errorComponents(),
       securitySchemes: { bearer: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT or API key', description: 'Authorization: Bearer <token>; on the events stream also ?access_token=' } },
     },

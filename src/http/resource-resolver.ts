@@ -2,8 +2,6 @@ import type { Context } from 'hono';
 import { inject, injectable } from 'inversify';
 import type { ResolvedConfig, ResolveResourceId } from '../config.js';
 import { BridgeError, unauthorized } from '../errors.js';
-import { isRateLimited } from '../limits/limited-request.js';
-import type { Limits } from '../limits/limits.js';
 import { setRequestResource } from '../observability/context.js';
 import { TOKENS } from '../tokens.js';
 
@@ -12,9 +10,7 @@ export const DEFAULT_RESOURCE_ID = 'default';
 
 /**
  * Decides who the caller is, through the `resolveResourceId` hook; the default trusts the claimed
- * id (body, query or `forwardedProps`) and falls back to `"default"`. On the routes that run or
- * steer agents, the request is then counted against the caller's requests per minute: this is
- * where the caller becomes known.
+ * id (body, query or `forwardedProps`) and falls back to `"default"`.
  *
  * @example
  * createBridge({ resolveResourceId: (c) => verifySession(c.req.header('authorization'))?.userId })
@@ -23,18 +19,14 @@ export const DEFAULT_RESOURCE_ID = 'default';
 export class ResourceResolver {
   private readonly hook?: ResolveResourceId;
 
-  constructor(
-    @inject(TOKENS.Config) config: ResolvedConfig,
-    @inject(TOKENS.Limits) private readonly limits: Limits,
-  ) {
+  constructor(@inject(TOKENS.Config) config: ResolvedConfig) {
     this.hook = config.resolveResourceId;
   }
 
-  /** The caller's resource; also kept on the context, for the request's log line. Throws `429` past the caller's rate. */
+  /** The caller's resource; also kept on the context, for the request's log line. */
   async resolve(c: Context, claimed: string | undefined): Promise<string> {
     const resourceId = await this.decide(c, claimed);
     setRequestResource(c, resourceId);
-    if (isRateLimited(c)) await this.limits.admitRequest(resourceId);
     return resourceId;
   }
 

@@ -1,0 +1,88 @@
+import { EventSchemas, MessageSchema } from '@ag-ui/core/schemas';
+import { z } from 'zod';
+import type { AgentInfo } from '../agents/agent-provider.js';
+import type { SignalDecision } from '../signals/decision.js';
+import type { PendingApproval } from '../signals/signal-router.js';
+import type { ThreadInfo } from '../threads/thread-store.js';
+import type { ThreadMessage } from '../translate/history.js';
+
+// What the routes answer, as zod schemas: the handlers' answers are typed by them and the OpenAPI
+// document describes them (on their input side: what goes over the wire). Each `satisfies` keeps a
+// schema and the type the service returns from drifting apart.
+
+/** A date: a `Date` in the service, its ISO string on the wire. */
+const wireDate = z.codec(z.iso.datetime(), z.date(), { decode: (text) => new Date(text), encode: (date) => date.toISOString() });
+
+export const ThreadInfoSchema = z.object({
+  id: z.string(),
+  resourceId: z.string(),
+  title: z.string().optional(),
+  createdAt: z.string(),
+  updatedAt: z.string(),
+  metadata: z.record(z.string(), z.unknown()).optional(),
+}) satisfies z.ZodType<ThreadInfo>;
+
+export const AgentInfoSchema = z.object({
+  id: z.string(),
+  name: z.string(),
+  description: z.string().optional(),
+  model: z.object({ provider: z.string(), name: z.string() }).optional(),
+}) satisfies z.ZodType<AgentInfo>;
+
+export const ThreadMessageSchema = z.object({
+  id: z.string(),
+  role: z.string(),
+  content: z.unknown(),
+  createdAt: z.string(),
+  threadId: z.string(),
+}) satisfies z.ZodType<ThreadMessage>;
+
+/** `GET …/messages`: stored rows (`format=mastra`) or AG-UI messages (`format=agui`). */
+export const HistorySchema = z.union([z.array(ThreadMessageSchema), z.array(MessageSchema)]);
+
+/** Mastra's routing decision: what every signal route answers. */
+export const SignalDecisionSchema = z.object({
+  action: z.enum(['wake', 'deliver', 'persist', 'discard', 'blocked']),
+  runId: z.string().optional(),
+  signalId: z.string(),
+}) satisfies z.ZodType<SignalDecision>;
+
+export const StateSkippedSchema = z.object({ skipped: z.literal(true), reason: z.string() });
+
+/** A notification as Mastra's notifications domain keeps it (the fields a client reads; others pass through). */
+export const NotificationRecordSchema = z
+  .object({
+    id: z.string(),
+    threadId: z.string(),
+    source: z.string(),
+    kind: z.string(),
+    priority: z.enum(['low', 'medium', 'high', 'urgent']),
+    status: z.enum(['pending', 'delivered', 'seen', 'dismissed', 'archived', 'discarded', 'failed']),
+    summary: z.string(),
+    payload: z.unknown().optional(),
+    createdAt: wireDate,
+    updatedAt: wireDate,
+  })
+  .loose();
+
+/** `POST …/notifications`: the record, what the delivery policy decided, and the run it woke. */
+export const NotificationAnswerSchema = z.object({
+  record: NotificationRecordSchema,
+  decision: z.object({ action: z.enum(['deliver', 'queue', 'defer', 'summarize', 'persist', 'discard']), reason: z.string().optional() }).loose(),
+  runId: z.string().optional(),
+});
+
+export const PendingApprovalSchema = z.object({
+  runId: z.string(),
+  toolCallId: z.string(),
+  toolName: z.string(),
+  args: z.unknown(),
+}) satisfies z.ZodType<PendingApproval>;
+
+export const ApprovalAnswerSchema = z.object({ runId: z.string(), toolCallId: z.string() });
+export const AbortAnswerSchema = z.object({ aborted: z.boolean() });
+export const CancelAnswerSchema = z.object({ cancelled: z.array(z.string()) });
+export const AcceptedSchema = z.object({ accepted: z.literal(true) });
+
+/** One frame's `data:` on an event stream: any AG-UI event (`@ag-ui/core`'s own schemas). */
+export const AgUiEventSchema = EventSchemas;

@@ -1,0 +1,48 @@
+import type { Route } from '../route.js';
+import { getAgent, listAgents } from './agents.js';
+import { threadEvents } from './events.js';
+import { postToolResult, runAgent } from './runs.js';
+import {
+  abortThread,
+  cancelQueued,
+  listNotifications,
+  pendingApprovals,
+  queueMessage,
+  sendMessage,
+  sendNotification,
+  sendSignal,
+  sendState,
+  toolApproval,
+} from './signals.js';
+import { createThread, deleteThread, getThread, listMessages, listThreads, updateThread } from './threads.js';
+
+/** Every route of the bridge by its operation id (paths are relative to the configured prefix). */
+const OPERATIONS = {
+  runAgent,
+  postToolResult,
+  listAgents,
+  getAgent,
+  createThread,
+  listThreads,
+  getThread,
+  updateThread,
+  deleteThread,
+  listMessages,
+  threadEvents,
+  sendMessage,
+  queueMessage,
+  sendSignal,
+  sendState,
+  sendNotification,
+  listNotifications,
+  toolApproval,
+  pendingApprovals,
+  abortThread,
+  cancelQueued,
+};
+
+/** A route of the table with its OpenAPI `operationId`. */
+export type TableRoute = Route & { operationId: string };
+
+/** Every route of the bridge, in one table; the OpenAPI document lists them in this order. */
+export const ROUTES: readonly TableRoute[] = Object.entries(OPERATIONS).map(([operationId, route]) => ({ ...route, operationId }));

@@ -1,0 +1,113 @@
+import { EventType, type Event } from '@ag-ui/core';
+import { RunAgentInputSchema } from '@ag-ui/core/schemas';
+import type { PreparedRun } from '../../runs/run-service.js';
+import { invalidInput } from '../../errors.js';
+import { errorMessage } from '../../translate/values.js';
+import { runFailure } from '../../translate/failure.js';
+import { requestId } from '../../observability/context.js';
+import { encoderFor, EventStream } from '../../sse/event-stream.js';
+import { AcceptedSchema } from '../answers.js';
+import { internalErrorMessage } from '../errors.js';
+import { answer, route } from '../route.js';
+import { AgentQuerySchema, ForwardedPropsSchema, RunIdsSchema, ToolResultBodySchema } from '../schemas.js';
+import type { Services } from '../services.js';
+import { messageUrlDetails } from '../url-policy.js';
+
+/**
+ * `POST /run`'s body: AG-UI's `RunAgentInput`, with the `forwardedProps` the bridge reads, and the
+ * bounds on the ids it stores (`RunIdsSchema`), checked once the shape is right.
+ */
+const RunBodySchema = RunAgentInputSchema.extend({ forwardedProps: ForwardedPropsSchema.nullish() }).superRefine((input, ctx) => {
+  const ids = RunIdsSchema.safeParse(input);
+  for (const issue of ids.success ? [] : ids.error.issues) ctx.addIssue({ ...issue, code: 'custom', message: issue.message });
+});
+
+const isTerminal = (event: Event | undefined) => event?.type === EventType.RUN_FINISHED || event?.type === EventType.RUN_ERROR;
+
+/** `POST /run`: one AG-UI run, streamed. Everything refusable is refused before the stream opens. */
+export const runAgent = route({
+  method: 'POST',
+  path: '/run',
+  summary: 'Run an agent and stream one AG-UI run',
+  tag: 'runs',
+  body: RunBodySchema,
+  claim: ({ body }) => (body as { forwardedProps?: { resourceId?: string } | null }).forwardedProps ?? {},
+  ok: {
+    200: {
+      description: 'One run: `RUN_STARTED` first, exactly one `RUN_FINISHED` or `RUN_ERROR` last. AG-UI events, as Server-Sent Events (or AG-UI protobuf when `Accept` names it)',
+      events: true,
+    },
+  },
+  errors: [404, 409],
+  limited: true,
+  handle: async ({ c, body: input, resourceId }, s) => {
+    const refusedUrls = messageUrlDetails(input.messages, s.urlPolicy);
+    if (refusedUrls.length > 0) throw invalidInput('Input messages name URLs the server may not fetch', refusedUrls);
+    const props = input.forwardedProps ?? {};
+    // A run slot of the resource from here until the stream ends (`limits.runsPerResource`).
+    const release = s.limits.startRun(resourceId);
+    const run = await s.runs
+      .prepare(input, {
+        agentId: props.agentId,
+        resourceId,
+        memoryOptions: props.memoryOptions,
+        structuredOutput: props.structuredOutput,
+        frontendToolMode: props.frontendToolMode ?? s.config.frontendToolMode,
+      })
+      .catch((error: unknown) => {
+        release();
+        throw error;
+      });
+    const out = new EventStream(encoderFor(c.req.header('accept')));
+    const abort = new AbortController();
+    out.onCancel(() => abort.abort());
+    void pump(out, run, abort.signal, { threadId: input.threadId, runId: input.runId, requestId: requestId(c) }, s).finally(release);
+    return out.response;
+  },
+});
+
+/** Writes the run's events; whatever escapes the run still ends the stream with `RUN_ERROR`. */
+async function pump(
+  out: EventStream,
+  run: PreparedRun,
+  signal: AbortSignal,
+  { threadId, runId, requestId }: { threadId: string; runId: string; requestId?: string },
+  s: Services,
+): Promise<void> {
+  let last: Event | undefined;
+  const write = (batch: Event[]) => {
+    out.send(batch);
+    last = batch[batch.length - 1] ?? last;
+    // Only a client that is behind makes the run wait: an await per batch costs more than the batch.
+    return out.backlogged ? out.ready() : undefined;
+  };
+  try {
+    await run.stream(write, signal);
+  } catch (error) {
+    const { message, code } = runFailure(error, 'INTERNAL_ERROR');
+    if (code === 'UNAVAILABLE') s.config.logger.warn(`Run ${runId} on thread ${threadId} cut by an outage: ${errorMessage(error)}`);
+    else s.config.logger.error(`Run ${runId} on thread ${threadId} broke: ${errorMessage(error)}`, { stack: (error as Error)?.stack });
+    // A defect's own message is for the log: the client gets the request id to quote.
+    const told = code === 'UNAVAILABLE' ? message : internalErrorMessage(requestId);
+    if (!isTerminal(last)) out.send([{ type: EventType.RUN_ERROR, message: told, code }]);
+  } finally {
+    out.close();
+  }
+}
+
+/** `POST /runs/:runId/tool-calls/:toolCallId/result`: a frontend tool's answer (proxy mode); only the resource that started the run may answer its calls. */
+export const postToolResult = route({
+  method: 'POST',
+  path: '/runs/:runId/tool-calls/:toolCallId/result',
+  summary: "Answer a frontend tool call (proxy mode) of the caller's run",
+  tag: 'runs',
+  query: AgentQuerySchema,
+  body: ToolResultBodySchema,
+  ok: { 202: { description: '`{ accepted: true }`', schema: AcceptedSchema } },
+  errors: [404, 409],
+  limited: true,
+  handle: async ({ params, body, resourceId }, s) => {
+    await s.proxy.answer(params.runId, params.toolCallId, resourceId, { content: body.content, isError: body.isError });
+    return answer(202, { accepted: true as const });
+  },
+});

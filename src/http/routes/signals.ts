@@ -1,0 +1,185 @@
+import { z } from 'zod';
+import {
+  NotificationQuerySchema,
+  NotificationSchema,
+  SendMessageSchema,
+  SignalSchema,
+  StateSignalSchema,
+  TargetQuerySchema,
+  TargetSchema,
+  ToolApprovalSchema,
+} from '../../signals/schemas.js';
+import { invalidInput } from '../../errors.js';
+import {
+  AbortAnswerSchema,
+  ApprovalAnswerSchema,
+  CancelAnswerSchema,
+  NotificationAnswerSchema,
+  NotificationRecordSchema,
+  PendingApprovalSchema,
+  SignalDecisionSchema,
+  StateSkippedSchema,
+} from '../answers.js';
+import { answer, route } from '../route.js';
+import type { Services } from '../services.js';
+import { contentsUrlDetails } from '../url-policy.js';
+
+type Contents = Parameters<typeof contentsUrlDetails>[0];
+
+/** Refuses file parts whose URL the server would fetch and may not (`allowedUrlHosts`), before anything is sent. */
+function assertFetchable(s: Services, contents: Contents, at: string): void {
+  const details = contentsUrlDetails(contents, at, s.urlPolicy);
+  if (details.length > 0) throw invalidInput('File parts name URLs the server may not fetch', details);
+}
+
+/** Where a send-message body keeps its contents: `message` itself, or `message.contents`. */
+const messageContents = (message: Contents | { contents: Contents }): [Contents, string] =>
+  typeof message === 'object' && 'contents' in message ? [message.contents, 'message.contents'] : [message, 'message'];
+
+const DECISION = { description: "`{ action, runId?, signalId }`: Mastra's routing decision", schema: SignalDecisionSchema };
+
+/** `POST /threads/:threadId/send-message` */
+export const sendMessage = route({
+  method: 'POST',
+  path: '/threads/:threadId/send-message',
+  summary: 'Send a message now (wakes an idle thread or joins the active run)',
+  tag: 'signals',
+  body: SendMessageSchema,
+  ok: { 202: DECISION },
+  errors: [404, 409],
+  limited: true,
+  idempotent: true,
+  handle: async ({ scope, body }, s) => {
+    assertFetchable(s, ...messageContents(body.message));
+    return answer(202, await s.signals.sendMessage(scope, body));
+  },
+});
+
+/** `POST /threads/:threadId/queue-message` */
+export const queueMessage = route({
+  method: 'POST',
+  path: '/threads/:threadId/queue-message',
+  summary: 'Queue a message for the next run',
+  tag: 'signals',
+  body: SendMessageSchema,
+  ok: { 202: DECISION },
+  errors: [404, 409],
+  limited: true,
+  idempotent: true,
+  handle: async ({ scope, body }, s) => {
+    assertFetchable(s, ...messageContents(body.message));
+    return answer(202, await s.signals.queueMessage(scope, body));
+  },
+});
+
+/** `POST /threads/:threadId/signals` */
+export const sendSignal = route({
+  method: 'POST',
+  path: '/threads/:threadId/signals',
+  summary: 'Send a notification, reactive or user signal',
+  tag: 'signals',
+  body: SignalSchema,
+  ok: { 202: DECISION },
+  errors: [404, 409],
+  limited: true,
+  idempotent: true,
+  handle: async ({ scope, body }, s) => {
+    assertFetchable(s, body.contents, 'contents');
+    return answer(202, await s.signals.signal(scope, body));
+  },
+});
+
+/** `POST /threads/:threadId/state`: `200 { skipped }` when the cacheKey is unchanged. */
+export const sendState = route({
+  method: 'POST',
+  path: '/threads/:threadId/state',
+  summary: 'Push application state',
+  tag: 'signals',
+  body: StateSignalSchema,
+  ok: { 202: DECISION, 200: { description: '`{ skipped: true, reason: "unchanged" }`: the `cacheKey` did not change', schema: StateSkippedSchema } },
+  errors: [404, 409],
+  limited: true,
+  handle: async ({ scope, body }, s) => {
+    assertFetchable(s, body.contents, 'contents');
+    const result = await s.signals.state(scope, body);
+    return 'skipped' in result ? answer(200, result) : answer(202, result);
+  },
+});
+
+/** `POST /threads/:threadId/notifications` */
+export const sendNotification = route({
+  method: 'POST',
+  path: '/threads/:threadId/notifications',
+  summary: "Record a notification for Mastra's delivery policy",
+  tag: 'signals',
+  body: NotificationSchema,
+  ok: { 202: { description: '`{ record, decision, runId? }`', schema: NotificationAnswerSchema } },
+  errors: [404, 409],
+  limited: true,
+  idempotent: true,
+  handle: async ({ scope, body }, s) => answer(202, await s.signals.notify(scope, body)),
+});
+
+/** `GET /threads/:threadId/notifications?status=` */
+export const listNotifications = route({
+  method: 'GET',
+  path: '/threads/:threadId/notifications',
+  summary: "List a thread's notifications",
+  tag: 'signals',
+  query: NotificationQuerySchema,
+  ok: { 200: { description: '`NotificationRecord[]`', schema: z.array(NotificationRecordSchema) } },
+  errors: [404],
+  handle: async ({ scope, query }, s) => answer(200, await s.signals.listNotifications(scope, query.status)),
+});
+
+/** `POST /threads/:threadId/tool-approval` */
+export const toolApproval = route({
+  method: 'POST',
+  path: '/threads/:threadId/tool-approval',
+  summary: 'Approve or decline a tool call waiting on the thread',
+  tag: 'signals',
+  body: ToolApprovalSchema,
+  ok: { 202: { description: '`{ runId, toolCallId }`', schema: ApprovalAnswerSchema } },
+  errors: [404, 409],
+  limited: true,
+  idempotent: true,
+  handle: async ({ scope, body }, s) => answer(202, await s.signals.toolApproval(scope, body)),
+});
+
+/** `GET /threads/:threadId/pending-approvals` */
+export const pendingApprovals = route({
+  method: 'GET',
+  path: '/threads/:threadId/pending-approvals',
+  summary: 'Tool calls waiting for approval',
+  tag: 'signals',
+  query: TargetQuerySchema,
+  ok: { 200: { description: '`[{ runId, toolCallId, toolName, args }]`', schema: z.array(PendingApprovalSchema) } },
+  errors: [404],
+  handle: async ({ scope }, s) => answer(200, await s.signals.pendingApprovals(scope)),
+});
+
+/** `POST /threads/:threadId/abort` */
+export const abortThread = route({
+  method: 'POST',
+  path: '/threads/:threadId/abort',
+  summary: "Abort the thread's active run",
+  tag: 'signals',
+  body: TargetSchema,
+  ok: { 200: { description: '`{ aborted: boolean }`', schema: AbortAnswerSchema } },
+  errors: [404],
+  limited: true,
+  handle: async ({ scope }, s) => answer(200, await s.signals.abort(scope)),
+});
+
+/** `DELETE /threads/:threadId/queue/:signalId` */
+export const cancelQueued = route({
+  method: 'DELETE',
+  path: '/threads/:threadId/queue/:signalId',
+  summary: 'Cancel a queued message',
+  tag: 'signals',
+  query: TargetQuerySchema,
+  ok: { 200: { description: '`{ cancelled: string[] }`', schema: CancelAnswerSchema } },
+  errors: [404],
+  limited: true,
+  handle: async ({ scope, params }, s) => answer(200, await s.signals.cancelQueued(scope, params.signalId)),
+});

@@ -1,0 +1,84 @@
+import { z } from 'zod';
+import { HistorySchema, ThreadInfoSchema } from '../answers.js';
+import { answer, route } from '../route.js';
+import { AgentQuerySchema, CreateThreadSchema, ListThreadsQuerySchema, MessagesQuerySchema, UpdateThreadSchema } from '../schemas.js';
+
+/** `POST /threads` */
+export const createThread = route({
+  method: 'POST',
+  path: '/threads',
+  summary: 'Create a thread',
+  tag: 'threads',
+  body: CreateThreadSchema,
+  ok: { 201: { description: '`ThreadInfo`', schema: ThreadInfoSchema } },
+  errors: [404, 409],
+  handle: async ({ body, resourceId }, s) => answer(201, await s.threads.create({ ...body, resourceId })),
+});
+
+/** `GET /threads?resourceId=` */
+export const listThreads = route({
+  method: 'GET',
+  path: '/threads',
+  summary: "List the resource's threads",
+  tag: 'threads',
+  query: ListThreadsQuerySchema,
+  ok: { 200: { description: '`ThreadInfo[]`', schema: z.array(ThreadInfoSchema) } },
+  errors: [404],
+  handle: async ({ query, resourceId }, s) => answer(200, await s.threads.list({ ...query, resourceId })),
+});
+
+/** `GET /threads/:threadId` */
+export const getThread = route({
+  method: 'GET',
+  path: '/threads/:threadId',
+  summary: 'Get a thread',
+  tag: 'threads',
+  query: AgentQuerySchema,
+  ok: { 200: { description: '`ThreadInfo`', schema: ThreadInfoSchema } },
+  errors: [404],
+  handle: async ({ scope }, s) => answer(200, await s.threads.get(scope)),
+});
+
+/** `PATCH /threads/:threadId`: title replaced, metadata merged (caller and agent from the body, else the query). */
+export const updateThread = route({
+  method: 'PATCH',
+  path: '/threads/:threadId',
+  summary: "Replace a thread's title, merge its metadata",
+  tag: 'threads',
+  query: AgentQuerySchema,
+  body: UpdateThreadSchema,
+  ok: { 200: { description: '`ThreadInfo`', schema: ThreadInfoSchema } },
+  errors: [404],
+  handle: async ({ scope, body }, s) => answer(200, await s.threads.update(scope, { title: body.title, metadata: body.metadata })),
+});
+
+/** `DELETE /threads/:threadId` */
+export const deleteThread = route({
+  method: 'DELETE',
+  path: '/threads/:threadId',
+  summary: 'Delete a thread',
+  tag: 'threads',
+  query: AgentQuerySchema,
+  ok: { 204: { description: 'Deleted', empty: true } },
+  errors: [404],
+  handle: async ({ scope }, s) => {
+    await s.threads.delete(scope);
+    return { status: 204 as const };
+  },
+});
+
+/** `GET /threads/:threadId/messages?format=mastra|agui` */
+export const listMessages = route({
+  method: 'GET',
+  path: '/threads/:threadId/messages',
+  summary: "A thread's history",
+  tag: 'threads',
+  query: MessagesQuerySchema,
+  ok: { 200: { description: '`ThreadMessage[]`, or AG-UI `Message[]` with `format=agui`', schema: HistorySchema } },
+  errors: [404],
+  handle: async ({ scope, query }, s) => {
+    const page = { limit: query.limit, offset: query.offset };
+    const body = query.format === 'agui' ? await s.threads.messages(scope, page, 'agui') : await s.threads.messages(scope, page, 'mastra');
+    return answer(200, body);
+  },
+});
