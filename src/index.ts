@@ -35,7 +35,7 @@ export type { ToolProxy } from './runs/tool-proxy.js';
 export type { RunAnnouncement, RunAnnouncements } from './runs/run-announcements.js';
 export type { ThreadLocks } from './threads/thread-locks.js';
 export type { ThreadControl, ThreadTarget } from './signals/thread-control.js';
-export type { SignalDecision } from './signals/decision.js';
+export type { SignalDecision } from './agents/mastra.js';
 export type { RateDecision, RateLimiter } from './limits/rate-limiter.js';
 export { RunTranslator, type RunTranslatorOptions } from './translate/run-translator.js';
 export type { MastraChunk } from './translate/chunks.js';

@@ -5,7 +5,7 @@ import { InMemoryStore } from '@mastra/core/storage';
 import { MastraServer } from '@mastra/hono';
 import { Hono } from 'hono';
 import { pino } from 'pino';
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { beforeAll, describe, expect, it, vi } from 'vitest';
 import { createDemoAgent } from '../src/demo/agent.js';
 import { createBridge } from '../src/index.js';
 import { readServerEnv } from '../src/server/env.js';

@@ -2,7 +2,9 @@ import { randomUUID } from 'node:crypto';
 import { MastraLanguageModelV2Mock } from '@mastra/core/test-utils/llm-mock';
 
 /** One part of a V2 model stream, as the AI SDK provider spec defines it. */
-type StreamPart = Record<string, unknown> & { type: string };
+type DoStream = Extract<NonNullable<NonNullable<ConstructorParameters<typeof MastraLanguageModelV2Mock>[0]>['doStream']>, (...args: never[]) => unknown>;
+/** A part of a model's stream, as Mastra's model interface (AI SDK v2) types it. */
+type StreamPart = Awaited<ReturnType<DoStream>>['stream'] extends ReadableStream<infer P> ? P : never;
 type PromptMessage = { role: string; content: unknown };
 type CallOptions = {
   prompt: PromptMessage[];
@@ -156,7 +158,7 @@ function text(callId: string, value: string, id = 'text'): StreamPart[] {
   return [
     ...HEAD,
     { type: 'text-start', id: textId },
-    ...words(value).map((delta) => ({ type: 'text-delta', id: textId, delta })),
+    ...words(value).map((delta) => ({ type: 'text-delta' as const, id: textId, delta })),
     { type: 'text-end', id: textId },
     { type: 'finish', finishReason: 'stop', usage: USAGE },
   ];
@@ -168,7 +170,7 @@ function reasoningThenText(callId: string, input: string): StreamPart[] {
   return [
     ...HEAD,
     { type: 'reasoning-start', id: reasoningId },
-    ...words('Let me think about that step by step.').map((delta) => ({ type: 'reasoning-delta', id: reasoningId, delta })),
+    ...words('Let me think about that step by step.').map((delta) => ({ type: 'reasoning-delta' as const, id: reasoningId, delta })),
     { type: 'reasoning-end', id: reasoningId },
     ...answer,
   ];
@@ -193,11 +195,11 @@ function toolCall(callId: string, toolName: string, args: unknown): StreamPart[]
  * Streams the parts. With no delay every part is enqueued in `start`, so no timer is ever armed
  * (the benchmark relies on that); otherwise a pull stream waits `delayMs` before each part.
  */
-function toStream(parts: StreamPart[], delayMs: number, signal?: AbortSignal): ReadableStream<never> {
+function toStream(parts: StreamPart[], delayMs: number, signal?: AbortSignal): ReadableStream<StreamPart> {
   if (delayMs <= 0) {
     return new ReadableStream({
       start(controller) {
-        for (const part of parts) controller.enqueue(part as never);
+        for (const part of parts) controller.enqueue(part);
         controller.close();
       },
     });
@@ -207,7 +209,7 @@ function toStream(parts: StreamPart[], delayMs: number, signal?: AbortSignal): R
     async pull(controller) {
       if (index >= parts.length) return controller.close();
       await sleep(delayMs, signal);
-      controller.enqueue(parts[index++] as never);
+      controller.enqueue(parts[index++]);
     },
   });
 }

@@ -68,7 +68,7 @@ const ERROR_CODES = [
 
 // `ErrorCode` is a type only: this stops the build when a code is added there and not here.
 type NoneLeft<T extends never> = T;
-type ErrorCodesListed = NoneLeft<Exclude<ErrorCode, (typeof ERROR_CODES)[number]>>;
+type _ErrorCodesListed = NoneLeft<Exclude<ErrorCode, (typeof ERROR_CODES)[number]>>;
 
 /**
  * The wire shape of `ErrorBody` (`http/errors.ts`), which is an interface and has no schema of

@@ -5,7 +5,7 @@ import type { AgentProvider } from '../agents/agent-provider.js';
 import type { ResolvedConfig } from '../config.js';
 import type { BridgeLogger } from '../logger.js';
 import { TOKENS } from '../tokens.js';
-import type { SignalDecision } from '../signals/decision.js';
+import type { AgentMessage, Routing, SignalDecision } from '../agents/mastra.js';
 import { InProcessThreadControl, APPROVAL_MEMORY_MS, type ThreadControl, type ThreadTarget } from '../signals/thread-control.js';
 import { threadLeaseKey } from '../threads/thread-lease.js';
 import { errorMessage } from '../translate/values.js';
@@ -22,8 +22,9 @@ interface Request {
   op: Op;
   agentId: string;
   thread: ThreadTarget;
-  message?: unknown;
-  options?: Record<string, unknown>;
+  message?: AgentMessage;
+  /** The message's routing (`ifActive`, `ifIdle`); named `options` on the wire. */
+  options?: Routing;
   signalIds?: string[];
   replyTo: string;
 }
@@ -93,10 +94,10 @@ export class RedisThreadControl implements ThreadControl {
     return ((await this.ask({ op: 'abort', agentId: agent.id, thread })) as { aborted: boolean } | undefined) ?? { aborted: false };
   }
 
-  async queue(agent: Agent, thread: ThreadTarget, message: unknown, options: Record<string, unknown>): Promise<SignalDecision> {
-    if (this.holds(thread)) return this.local.queue(agent, thread, message, options);
-    const remote = (await this.ask({ op: 'queue', agentId: agent.id, thread, message, options })) as SignalDecision | undefined;
-    return remote ?? this.local.queue(agent, thread, message, options);
+  async queue(agent: Agent, thread: ThreadTarget, message: AgentMessage, routing: Routing): Promise<SignalDecision> {
+    if (this.holds(thread)) return this.local.queue(agent, thread, message, routing);
+    const remote = (await this.ask({ op: 'queue', agentId: agent.id, thread, message, options: routing })) as SignalDecision | undefined;
+    return remote ?? this.local.queue(agent, thread, message, routing);
   }
 
   async cancelQueued(agent: Agent, thread: ThreadTarget, signalIds: string[]): Promise<string[]> {
@@ -155,7 +156,7 @@ export class RedisThreadControl implements ThreadControl {
   private perform(request: Request): Promise<unknown> {
     const agent = this.agents.get(request.agentId);
     if (request.op === 'abort') return this.local.abort(agent, request.thread);
-    if (request.op === 'queue') return this.local.queue(agent, request.thread, request.message, request.options ?? {});
+    if (request.op === 'queue' && request.message !== undefined) return this.local.queue(agent, request.thread, request.message, request.options ?? {});
     return this.local.cancelQueued(agent, request.thread, request.signalIds ?? []);
   }
 }

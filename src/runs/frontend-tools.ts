@@ -1,5 +1,6 @@
 import type { Tool } from '@ag-ui/core';
 import { createTool } from '@mastra/core/tools';
+import { jsonSchemaInput } from '../agents/mastra.js';
 import type { LevelGauge } from '../observability/metrics.js';
 import type { ToolProxy } from './tool-proxy.js';
 
@@ -34,7 +35,7 @@ function toMastraTool(tool: Tool, proxied: ProxiedRun | undefined) {
     id: tool.name,
     description: tool.description,
     // AG-UI tools carry JSON Schema, which Mastra takes as it is.
-    inputSchema: (tool.parameters ?? { type: 'object', properties: {} }) as never,
+    inputSchema: jsonSchemaInput(tool.parameters),
     ...(proxied && {
       execute: async (_input: unknown, ctx: { agent?: { toolCallId?: string } }) => {
         const toolCallId = ctx?.agent?.toolCallId;

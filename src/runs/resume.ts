@@ -1,5 +1,6 @@
 import type { RunAgentInput } from '@ag-ui/core';
 import type { Agent } from '@mastra/core/agent';
+import { resumeCall, type RunOptions, type RunOutput } from '../agents/mastra.js';
 import { notFound } from '../errors.js';
 import { INTERRUPT_ID_SEPARATOR } from '../translate/ids.js';
 
@@ -36,14 +37,11 @@ export async function findResumeTargets(agent: Agent, entries: ResumeEntry[], sc
  * cancelled or its payload says `approved: false` (then declined, with `payload.reason`); a
  * suspended tool gets `payload` as its resume data, or is declined when cancelled.
  */
-export function resume(agent: Agent, target: ResumeTarget, streamOptions: Record<string, unknown>): Promise<{ fullStream: AsyncIterable<unknown> }> {
+export function resume(agent: Agent, target: ResumeTarget, streamOptions: RunOptions): Promise<RunOutput> {
   const { runId, toolCallId, entry } = target;
   const payload = (entry.payload ?? {}) as { approved?: unknown; reason?: unknown };
   const reason = typeof payload.reason === 'string' ? payload.reason : undefined;
   const options = { ...streamOptions, runId, toolCallId };
-  // Mastra's option types are overloads keyed on output schemas; these options are built dynamically.
-  if (entry.status === 'cancelled' || (target.requiresApproval && payload.approved === false)) {
-    return agent.declineToolCall({ ...options, reason } as never);
-  }
-  return target.requiresApproval ? agent.approveToolCall(options as never) : agent.resumeStream(entry.payload ?? {}, options as never);
+  if (entry.status === 'cancelled' || (target.requiresApproval && payload.approved === false)) return resumeCall(agent, { decline: true, reason }, options);
+  return resumeCall(agent, target.requiresApproval ? { approve: true } : { resumeData: entry.payload ?? {} }, options);
 }

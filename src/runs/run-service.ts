@@ -6,6 +6,7 @@ import { inject, injectable } from 'inversify';
 import type { ResolvedConfig } from '../config.js';
 import { conflict, invalidInput } from '../errors.js';
 import { AgentProvider } from '../agents/agent-provider.js';
+import { streamRun } from '../agents/mastra.js';
 import type { DurableInbox } from '../threads/inbox.js';
 import type { RecoveryGate } from '../threads/recovery-gate.js';
 import { ThreadStore, type ThreadScope } from '../threads/thread-store.js';
@@ -272,8 +273,7 @@ export class RunService {
         };
         await this.announcements.announce(input.runId, plan.announcement);
         try {
-          // Mastra's overloads split on `structuredOutput`; the options are built dynamically, hence the cast.
-          const output = await agent.stream(plan.messages as never, runOptions as never).catch(async (error: unknown) => {
+          const output = await streamRun(agent, plan.messages, runOptions).catch(async (error: unknown) => {
             await plan.turn?.release(); // never registered: Mastra will not let go of it
             throw error;
           });

@@ -1,7 +1,6 @@
 import type { Agent } from '@mastra/core/agent';
 import type { MastraDBMessage } from '@mastra/core/memory';
 import { inject, injectable } from 'inversify';
-import type { z } from 'zod';
 import { AgentProvider } from '../agents/agent-provider.js';
 import type { DurableInbox, InboxEntry } from '../threads/inbox.js';
 import type { ThreadStore } from '../threads/thread-store.js';
@@ -9,9 +8,8 @@ import { TOKENS } from '../tokens.js';
 import type { ResolvedConfig } from '../config.js';
 import { threadLeaseOwner } from '../threads/thread-lease.js';
 import type { ThreadLocks } from '../threads/thread-locks.js';
-import type { SendMessageSchema } from './schemas.js';
-import { decision, type Sent } from './decision.js';
-import { isAnswered, withId } from './signal-router.js';
+import { sendMessage, sendSignal, withId, type AgentMessage, type AgentSignal } from '../agents/mastra.js';
+import { isAnswered } from './signal-router.js';
 import { setTimeout as delay } from 'node:timers/promises';
 import type { RecoveryGate } from '../threads/recovery-gate.js';
 import type { BridgeMetrics } from '../observability/metrics.js';
@@ -178,11 +176,11 @@ export class InboxRecovery {
     const subscription = await agent.subscribeToThread(target);
     try {
       // A queued message is sent as a message: it is the thread's next input either way.
-      const sent =
+      // The inbox holds what the route took (checked by its schema then): a signal's fields, or a message.
+      const answer =
         entry.kind === 'signal'
-          ? agent.sendSignal({ ...(entry.message as object), id: entry.id } as never, target)
-          : agent.sendMessage(withId(entry.message as z.output<typeof SendMessageSchema>['message'], entry.id) as never, target);
-      const answer = await decision(sent as Sent);
+          ? await sendSignal(agent, { ...(entry.message as AgentSignal), id: entry.id }, target)
+          : await sendMessage(agent, withId(entry.message as AgentMessage, entry.id), target);
       if (isAnswered(answer.action) && answer.runId) {
         for await (const chunk of subscription.stream as AsyncIterable<{ type: string; runId?: string }>) {
           if (chunk.runId === answer.runId && RUN_ENDS.has(chunk.type)) break;

@@ -1,22 +1,23 @@
 import type { Mastra } from '@mastra/core';
 import type { Agent } from '@mastra/core/agent';
+import type { MastraMemory } from '@mastra/core/memory';
 import { EventEmitterPubSub } from '@mastra/core/events';
 import { setTimeout as delay } from 'node:timers/promises';
 import { inject, injectable } from 'inversify';
 import type { z } from 'zod';
 import { AgentProvider } from '../agents/agent-provider.js';
+import { listNotifications, sendMessage, sendNotification, sendSignal, sendStateSignal, withId, type OnWake, type Routing, type SignalDecision, type SignalTarget } from '../agents/mastra.js';
 import type { ResolvedConfig } from '../config.js';
-import { BridgeError, conflict, notFound } from '../errors.js';
+import { conflict, notFound, type BridgeError } from '../errors.js';
 import { statusOutcome, type BridgeMetrics, type RunOutcome } from '../observability/metrics.js';
 import type { DurableInbox, InboxEntry } from '../threads/inbox.js';
 import type { RecoveryGate } from '../threads/recovery-gate.js';
 import { ThreadStore, type ThreadScope } from '../threads/thread-store.js';
 import { TOKENS } from '../tokens.js';
-import { decision, type OnWake, type Sent, type SignalDecision } from './decision.js';
 import type { NotificationSchema, SendMessageSchema, SignalSchema, StateSignalSchema, ToolApprovalSchema } from './schemas.js';
 import type { ThreadControl } from './thread-control.js';
 
-export type { SignalDecision } from './decision.js';
+export type { SignalDecision } from '../agents/mastra.js';
 
 export interface PendingApproval {
   runId: string;
@@ -35,7 +36,11 @@ type Send = (agent: Agent, id?: string) => Promise<SignalDecision>;
 /** Takes back what Mastra may still hold of a send that looked lost, before it is sent again. */
 type TakeBack = (agent: Agent, signalId: string) => Promise<void>;
 
-type Routing = { ifActive?: { behavior?: 'deliver' | 'persist' | 'discard'; attributes?: Record<string, unknown> }; ifIdle?: { behavior?: 'wake' | 'persist' | 'discard'; attributes?: Record<string, unknown> } };
+/** The agent of a request and its memory, resolved once per request. */
+interface Resolved {
+  agent: Agent;
+  memory: MastraMemory;
+}
 
 /**
  * Steers a thread through Mastra's signal runtime: messages now or queued, signals, state,
@@ -60,9 +65,7 @@ export class SignalRouter {
   ) {}
 
   sendMessage(scope: ThreadScope, body: z.output<typeof SendMessageSchema>): Promise<SignalDecision> {
-    return this.accept(scope, 'send', body.message, (agent, id) =>
-      decision(agent.sendMessage(withId(body.message, id) as never, this.target(scope, body)) as Sent, this.watchWoken(agent)),
-    );
+    return this.accept(scope, 'send', body.message, (agent, id) => sendMessage(agent, withId(body.message, id), this.target(scope, body), this.watchWoken(agent)));
   }
 
   queueMessage(scope: ThreadScope, body: z.output<typeof SendMessageSchema>): Promise<SignalDecision> {
@@ -71,9 +74,7 @@ export class SignalRouter {
     // is taken back (if Mastra still holds it) and sent again as a message under the id it got,
     // which Mastra keeps, so that it is stored once whichever copy runs.
     const send: Send = (agent, id) =>
-      id
-        ? decision(agent.sendMessage(withId(body.message, id) as never, this.target(scope, body)) as Sent, this.watchWoken(agent))
-        : this.control.queue(agent, scope, body.message, this.routing(body));
+      id ? sendMessage(agent, withId(body.message, id), this.target(scope, body), this.watchWoken(agent)) : this.control.queue(agent, scope, body.message, routing(body));
     const takeBack = async (agent: Agent, signalId: string) => void (await this.control.cancelQueued(agent, scope, [signalId]));
     return this.accept(scope, 'queue', body.message, send, takeBack);
   }
@@ -81,29 +82,24 @@ export class SignalRouter {
   signal(scope: ThreadScope, body: z.output<typeof SignalSchema>): Promise<SignalDecision> {
     const { type, contents, tagName, attributes, transient } = body;
     const signal = { type, contents, ...(tagName && { tagName }), ...(attributes && { attributes }), ...(transient !== undefined && { transient }) };
-    const send = (agent: Agent, id?: string) => decision(agent.sendSignal({ ...signal, ...(id && { id }) } as never, this.target(scope, body)) as Sent, this.watchWoken(agent));
+    const send = (agent: Agent, id?: string) => sendSignal(agent, { ...signal, ...(id && { id }) }, this.target(scope, body), this.watchWoken(agent));
     // A transient signal is never stored: nothing to keep for it.
-    return transient ? this.route(scope, 'signal', send) : this.accept(scope, 'signal', signal, send);
+    return transient ? this.route(scope, 'signal', send).then(({ answer }) => answer) : this.accept(scope, 'signal', signal, send);
   }
 
   /** A state signal; an unchanged `cacheKey` is skipped by Mastra and answered `{ skipped: true }`. */
   async state(scope: ThreadScope, body: z.output<typeof StateSignalSchema>): Promise<SignalDecision | { skipped: true; reason: string }> {
-    const agent = await this.ownedThreadAgent(scope, 'existing');
+    const { agent } = await this.ownedThreadAgent(scope, 'existing');
     const { id, cacheKey, contents, mode, value, delta } = body;
-    const result = await agent.sendStateSignal({ id, cacheKey, contents, mode, value, delta } as never, this.target(scope, body));
-    if (result.skipped) {
-      this.metrics.signalDecision('state', 'skipped');
-      return { skipped: true, reason: result.reason };
-    }
-    const answer = await decision(result as Sent, this.watchWoken(agent));
-    this.metrics.signalDecision('state', answer.action);
+    const answer = await sendStateSignal(agent, { id, cacheKey, contents, mode, value, delta }, this.target(scope, body), this.watchWoken(agent));
+    this.metrics.signalDecision('state', 'skipped' in answer ? 'skipped' : answer.action);
     return answer;
   }
 
   async notify(scope: ThreadScope, body: z.output<typeof NotificationSchema>) {
-    const agent = await this.ownedThreadAgent(scope, 'claim');
+    const { agent } = await this.ownedThreadAgent(scope, 'claim');
     const { resourceId: _r, agentId: _a, ...notification } = body;
-    const result = await agent.sendNotificationSignal(notification as never, { resourceId: scope.resourceId, threadId: scope.threadId });
+    const result = await sendNotification(agent, notification, { resourceId: scope.resourceId, threadId: scope.threadId });
     const accepted = result.accepted ? await result.accepted : undefined;
     if (accepted?.action === 'wake') this.watchWoken(agent)(accepted);
     // The signal's routing when one was sent, else what the delivery policy did with the record.
@@ -116,13 +112,11 @@ export class SignalRouter {
 
   async listNotifications(scope: ThreadScope, status?: string) {
     await this.ownedThreadAgent(scope, 'read');
-    const store = await this.mastra.getStorage()?.getStore('notifications');
-    if (!store) throw new BridgeError(500, 'INTERNAL_ERROR', 'The storage has no notifications domain');
-    return store.listNotifications({ threadId: scope.threadId, ...(status && { status }) } as never);
+    return listNotifications(this.mastra, scope.threadId, status);
   }
 
-  async pendingApprovals(scope: ThreadScope): Promise<PendingApproval[]> {
-    const agent = await this.ownedThreadAgent(scope, 'read');
+  async pendingApprovals(scope: ThreadScope, resolved?: Resolved): Promise<PendingApproval[]> {
+    const { agent } = await this.ownedThreadAgent(scope, 'read', resolved);
     const { runs } = await agent.listSuspendedRuns({ threadId: scope.threadId, resourceId: scope.resourceId });
     return runs.flatMap((run) =>
       run.toolCalls
@@ -133,10 +127,11 @@ export class SignalRouter {
 
   /** Approves or declines a call that waits for approval (also after a restart: Mastra reads storage). */
   async toolApproval(scope: ThreadScope, body: z.output<typeof ToolApprovalSchema>): Promise<{ runId: string; toolCallId: string }> {
-    const pending = await this.pendingApprovals(scope);
+    const resolved = await this.agents.withMemory(scope.agentId);
+    const pending = await this.pendingApprovals(scope, resolved);
     const call = pending.find((p) => p.toolCallId === body.toolCallId);
     if (!call) throw await this.notWaiting(scope, body.toolCallId);
-    const agent = await this.ownedThreadAgent(scope, 'read');
+    const { agent } = resolved;
     // Two approvals at once (here or in another process) both see the call waiting: one resumes it.
     const result = await this.control.once(body.toolCallId, () =>
       agent.sendToolApproval({
@@ -167,12 +162,12 @@ export class SignalRouter {
   }
 
   async abort(scope: ThreadScope): Promise<{ aborted: boolean }> {
-    const agent = await this.ownedThreadAgent(scope, 'read');
+    const { agent } = await this.ownedThreadAgent(scope, 'read');
     return this.control.abort(agent, { resourceId: scope.resourceId, threadId: scope.threadId });
   }
 
   async cancelQueued(scope: ThreadScope, signalId: string): Promise<{ cancelled: string[] }> {
-    const agent = await this.ownedThreadAgent(scope, 'read');
+    const { agent } = await this.ownedThreadAgent(scope, 'read');
     const cancelledSignalIds = await this.control.cancelQueued(agent, { resourceId: scope.resourceId, threadId: scope.threadId }, [signalId]);
     // A cancelled message stays cancelled: a restart must not send it again.
     await this.inbox.remove(scope.threadId, cancelledSignalIds);
@@ -186,9 +181,8 @@ export class SignalRouter {
    * `discard`) keeps nothing.
    */
   private async accept(scope: ThreadScope, kind: InboxEntry['kind'], message: unknown, send: Send, takeBack?: TakeBack): Promise<SignalDecision> {
-    const answer = await this.route(scope, kind, send, takeBack);
+    const { answer, agent } = await this.route(scope, kind, send, takeBack);
     if (isAnswered(answer.action)) {
-      const { agent } = await this.agents.withMemory(scope.agentId);
       await this.keep(scope, agent, kind, answer.signalId, message);
       this.forgetIfFailed(scope.threadId, answer);
     }
@@ -207,11 +201,17 @@ export class SignalRouter {
    * same id, until it wakes a run (what Mastra may still hold of it first taken back by `takeBack`).
    * Only with leases in this process (Mastra's default pub/sub): with a shared one, `deliver` may
    * be a real hand-off to another process's run.
+   *
+   * Why a loop: Mastra 1.71 gives no way to learn that the signal was parked (its `sendSignal`
+   * puts it on the thread's idle queue with no run left to drain it, and answers `deliver`), nor
+   * when the finishing run lets go: `subscribeThreadEvents` reports queue counts only. The window
+   * is measured at about 15 ms (docs/signals.md, "A run that is finishing"), so a send every 5 ms
+   * takes a few tries; `test/signals-finishing-run.test.ts` sweeps it.
    */
-  private async route(scope: ThreadScope, kind: string, send: Send, takeBack?: TakeBack): Promise<SignalDecision> {
+  private async route(scope: ThreadScope, kind: string, send: Send, takeBack?: TakeBack): Promise<{ answer: SignalDecision; agent: Agent }> {
     // Claimed, not only checked: a wake creates a missing thread anyway, but a persisted signal
     // would be stored under no thread, unreadable by its sender and the id left to anyone.
-    const agent = await this.ownedThreadAgent(scope, 'claim');
+    const { agent } = await this.ownedThreadAgent(scope, 'claim');
     const thread = { resourceId: scope.resourceId, threadId: scope.threadId };
     const leasesInProcess = agent.getPubSub() instanceof EventEmitterPubSub;
     let id: string | undefined;
@@ -220,7 +220,7 @@ export class SignalRouter {
       const answer = await send(agent, id);
       if (!(idle && answer.action === 'deliver') || attempt === LOST_SIGNAL_SENDS) {
         this.metrics.signalDecision(kind, answer.action);
-        return answer;
+        return { answer, agent };
       }
       await takeBack?.(agent, answer.signalId);
       id = answer.signalId;
@@ -233,15 +233,15 @@ export class SignalRouter {
    * checks, `claim` creates a missing thread for the caller (a signal may wake a run on it),
    * `existing` also requires that it exists.
    */
-  private async ownedThreadAgent(scope: ThreadScope, mode: 'read' | 'claim' | 'existing'): Promise<Agent> {
-    const { agent } = await this.agents.withMemory(scope.agentId);
-    const owned = { ...scope, agentId: agent.id };
+  private async ownedThreadAgent(scope: ThreadScope, mode: 'read' | 'claim' | 'existing', given?: Resolved): Promise<Resolved> {
+    const resolved = given ?? (await this.agents.withMemory(scope.agentId));
+    const owned = { ...scope, agentId: resolved.agent.id };
     // What may start a run comes after what a crash left unanswered on the thread.
     if (mode !== 'read') await this.gate.pass(scope.threadId);
-    if (mode === 'claim') await this.threads.claim(owned);
-    else if (mode === 'existing') await this.threads.load(owned);
-    else await this.threads.assertNotForeign(owned);
-    return agent;
+    if (mode === 'claim') await this.threads.claim(owned, resolved.memory);
+    else if (mode === 'existing') await this.threads.load(owned, resolved.memory);
+    else await this.threads.assertNotForeign(owned, resolved.memory);
+    return resolved;
   }
 
   /**
@@ -282,13 +282,14 @@ export class SignalRouter {
     });
   }
 
-  private target(scope: ThreadScope, body: Routing) {
-    return { resourceId: scope.resourceId, threadId: scope.threadId, ...this.routing(body) } as never;
+  private target(scope: ThreadScope, body: Routing): SignalTarget {
+    return { resourceId: scope.resourceId, threadId: scope.threadId, ...routing(body) };
   }
+}
 
-  private routing(body: Routing): Record<string, unknown> {
-    return { ...(body.ifActive && { ifActive: body.ifActive }), ...(body.ifIdle && { ifIdle: body.ifIdle }) };
-  }
+/** The routing a body gives, without the keys it left out. */
+function routing(body: Routing): Routing {
+  return { ...(body.ifActive && { ifActive: body.ifActive }), ...(body.ifIdle && { ifIdle: body.ifIdle }) };
 }
 
 /** A decision after which a run is to answer the signal (`persist` and `discard` keep it unanswered). */
@@ -297,10 +298,4 @@ export const isAnswered = (action: SignalDecision['action']) => action === 'wake
 /** What `sendSignal` needs to send a created signal (a notification's) again: its data, not its methods. */
 function signalFields({ type, tagName, contents, attributes, metadata }: { type: string; tagName?: string; contents: unknown; attributes?: unknown; metadata?: unknown }) {
   return { type, contents, ...(tagName && { tagName }), ...(attributes !== undefined && { attributes }), ...(metadata !== undefined && { metadata }) };
-}
-
-/** A message with the id it is to be stored under (Mastra's `sendMessage` keeps a given id). */
-export function withId(message: z.output<typeof SendMessageSchema>['message'], id: string | undefined) {
-  if (!id) return message;
-  return typeof message === 'string' || Array.isArray(message) ? { contents: message, id } : { ...message, id };
 }

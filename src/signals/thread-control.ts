@@ -1,12 +1,8 @@
 import type { Agent } from '@mastra/core/agent';
 import { injectable } from 'inversify';
-import { decision, type Sent, type SignalDecision } from './decision.js';
+import { queueMessage, type AgentMessage, type Routing, type SignalDecision, type ThreadTarget } from '../agents/mastra.js';
 
-/** A thread, as Mastra's signal methods take it. */
-export interface ThreadTarget {
-  resourceId: string;
-  threadId: string;
-}
+export type { ThreadTarget } from '../agents/mastra.js';
 
 /**
  * What Mastra 1.71 only does for runs of its own process: abort the thread's run, queue a message
@@ -23,7 +19,7 @@ export interface ThreadControl {
   /** Stops the run streaming on the thread, wherever it runs; answers whether there was one. */
   abort(agent: Agent, thread: ThreadTarget): Promise<{ aborted: boolean }>;
   /** Queues a message behind the thread's run (wherever it runs), or wakes the idle thread with it. */
-  queue(agent: Agent, thread: ThreadTarget, message: unknown, options: Record<string, unknown>): Promise<SignalDecision>;
+  queue(agent: Agent, thread: ThreadTarget, message: AgentMessage, routing: Routing): Promise<SignalDecision>;
   /** Cancels queued messages of the thread, wherever they wait; answers the ids cancelled. */
   cancelQueued(agent: Agent, thread: ThreadTarget, signalIds: string[]): Promise<string[]>;
   /**
@@ -45,8 +41,8 @@ export class InProcessThreadControl implements ThreadControl {
     return { aborted: agent.abortThreadStream(thread) };
   }
 
-  queue(agent: Agent, thread: ThreadTarget, message: unknown, options: Record<string, unknown>): Promise<SignalDecision> {
-    return decision(agent.queueMessage(message as never, { ...options, ...thread } as never) as Sent);
+  queue(agent: Agent, thread: ThreadTarget, message: AgentMessage, routing: Routing): Promise<SignalDecision> {
+    return queueMessage(agent, message, { ...routing, ...thread });
   }
 
   async cancelQueued(agent: Agent, thread: ThreadTarget, signalIds: string[]): Promise<string[]> {

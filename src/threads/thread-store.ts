@@ -95,9 +95,9 @@ export class ThreadStore {
     return toThreadInfo(thread);
   }
 
-  /** Loads a thread the caller owns, with the memory it lives in. */
-  async load(scope: ThreadScope): Promise<{ thread: StorageThreadType; memory: MastraMemory }> {
-    const { memory } = await this.agents.withMemory(scope.agentId);
+  /** Loads a thread the caller owns, with the memory it lives in (`memory`: the request's agent's, when resolved already). */
+  async load(scope: ThreadScope, given?: MastraMemory): Promise<{ thread: StorageThreadType; memory: MastraMemory }> {
+    const memory = given ?? (await this.memoryOf(scope));
     const thread = await memory.getThreadById({ threadId: scope.threadId });
     if (!thread || thread.resourceId !== scope.resourceId) throw notFound('THREAD_NOT_FOUND', `Thread ${scope.threadId} not found`);
     return { thread, memory };
@@ -108,8 +108,8 @@ export class ThreadStore {
    * as `create`, so two first runs on a new id cannot hand it to different resources). Another
    * resource's thread is `404`. Answers whether the thread already existed.
    */
-  async claim(scope: ThreadScope): Promise<{ existed: boolean }> {
-    const { memory } = await this.agents.withMemory(scope.agentId);
+  async claim(scope: ThreadScope, given?: MastraMemory): Promise<{ existed: boolean }> {
+    const memory = given ?? (await this.memoryOf(scope));
     return this.locks.exclusive(scope.threadId, async () => {
       const thread = await memory.getThreadById({ threadId: scope.threadId });
       if (thread && thread.resourceId !== scope.resourceId) throw notFound('THREAD_NOT_FOUND', `Thread ${scope.threadId} not found`);
@@ -119,8 +119,8 @@ export class ThreadStore {
   }
 
   /** Whether the thread exists for someone else: such a thread must never be written through this caller. */
-  async assertNotForeign(scope: ThreadScope): Promise<{ exists: boolean }> {
-    const { memory } = await this.agents.withMemory(scope.agentId);
+  async assertNotForeign(scope: ThreadScope, given?: MastraMemory): Promise<{ exists: boolean }> {
+    const memory = given ?? (await this.memoryOf(scope));
     const thread = await memory.getThreadById({ threadId: scope.threadId });
     if (thread && thread.resourceId !== scope.resourceId) throw notFound('THREAD_NOT_FOUND', `Thread ${scope.threadId} not found`);
     return { exists: !!thread };
@@ -193,6 +193,11 @@ export class ThreadStore {
       const { thread, memory } = await this.load(scope);
       await memory.updateThread({ id: thread.id, title: thread.title ?? '', metadata: { ...thread.metadata, [TOOL_MESSAGE_IDS_KEY]: { ...toolMessageIdsOf(thread), ...ids } } });
     });
+  }
+
+  /** The memory of the scope's agent (`withMemory`), for calls whose caller did not resolve it. */
+  private async memoryOf(scope: { agentId?: string }): Promise<MastraMemory> {
+    return (await this.agents.withMemory(scope.agentId)).memory;
   }
 
   /** The thread's background tasks, when Mastra runs any (no task manager, no query). */

@@ -46,8 +46,8 @@ export const threadEvents = route({
   errors: [404, 429],
   handle: async ({ c, query, headers, scope }, s) => {
     const lastEventId = headers['last-event-id'] ?? query.lastEventId;
-    const { agent } = await s.agents.withMemory(scope.agentId);
-    await s.threads.assertNotForeign({ ...scope, agentId: agent.id });
+    const { agent, memory } = await s.agents.withMemory(scope.agentId);
+    await s.threads.assertNotForeign({ ...scope, agentId: agent.id }, memory);
     // A stream slot of the resource until the client goes (`limits.streamsPerResource`, `limits.streams`).
     const release = s.limits.openStream(scope.resourceId);
     const out = new EventStream(encoderFor(c.req.header('accept')), { Connection: 'keep-alive' });

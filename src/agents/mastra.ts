@@ -1,0 +1,168 @@
+import type { Mastra } from '@mastra/core';
+import type { Agent } from '@mastra/core/agent';
+import type { MessageListInput } from '@mastra/core/agent/message-list';
+import { BridgeError } from '../errors.js';
+
+/**
+ * The door into Mastra's agent APIs that take the bridge's input: signals, messages, state,
+ * notifications, tool approvals, runs and their resumption. Every call's types are the bridge's
+ * own, checked by zod at the edge; Mastra types these APIs with overloads keyed on output schemas
+ * and unions the bridge's plain objects cannot name, so each call is converted here, once, and
+ * nowhere else (no `as never` outside this module).
+ *
+ * @example
+ * const answer = await sendMessage(agent, 'hello', { resourceId, threadId });
+ * // { action: 'wake', runId: '…', signalId: '…' }
+ */
+
+/** A thread, as Mastra's signal methods take it. */
+export interface ThreadTarget {
+  resourceId: string;
+  threadId: string;
+}
+
+type Attributes = Record<string, string | number | boolean | null>;
+
+/** Where a signal goes when the thread is running (`ifActive`) or idle (`ifIdle`). */
+export interface Routing {
+  ifActive?: { behavior?: 'deliver' | 'persist' | 'discard'; attributes?: Attributes };
+  ifIdle?: { behavior?: 'wake' | 'persist' | 'discard'; attributes?: Attributes };
+}
+
+export type SignalTarget = ThreadTarget & Routing;
+
+/** Text and file parts, as the signal routes take them. */
+export type Contents = string | Array<{ type: 'text'; text: string } | { type: 'file'; data: string; mediaType: string; filename?: string }>;
+
+/** A message: its contents, or contents with attributes; `id` is the id Mastra is to store it under. */
+export type AgentMessage = Contents | { contents: Contents; attributes?: Attributes; id?: string };
+
+/** A signal as `sendSignal` takes it; `id` resends one under the id it had. */
+export interface AgentSignal {
+  type: string;
+  contents: unknown;
+  tagName?: string;
+  attributes?: Record<string, unknown>;
+  transient?: boolean;
+  metadata?: unknown;
+  id?: string;
+}
+
+/** Mastra's routing decision, as the signal routes answer it. */
+export interface SignalDecision {
+  action: 'wake' | 'deliver' | 'persist' | 'discard' | 'blocked';
+  runId?: string;
+  signalId: string;
+}
+
+/** What the bridge reads of the output of a run a signal woke (Mastra streams the run itself). */
+export interface WokenOutput {
+  readonly status: string;
+  /** Mastra's own wait for the output's end (internal, but what Mastra uses): it reads nothing. */
+  _waitUntilFinished?(): Promise<void>;
+}
+
+/** A run a signal woke, for whoever watches it (metrics). */
+export type OnWake = (run: { runId: string; output: WokenOutput }) => void;
+
+/** What Mastra's signal methods return. */
+type Sent = { accepted: Promise<{ action: SignalDecision['action']; runId?: string; output?: WokenOutput }>; signal: { id: string } };
+
+/** Mastra's routing decision for a sent signal; `onWake` hears of a run it woke. A refusal is `409`. */
+async function decision(sent: Sent, onWake?: OnWake): Promise<SignalDecision> {
+  let accepted: Awaited<Sent['accepted']>;
+  try {
+    accepted = await sent.accepted;
+  } catch (error) {
+    throw new BridgeError(409, 'CONFLICT', `Mastra refused the signal: ${(error as Error).message}`);
+  }
+  if (onWake && accepted.action === 'wake' && accepted.runId && accepted.output) onWake({ runId: accepted.runId, output: accepted.output });
+  return { action: accepted.action, ...('runId' in accepted && accepted.runId && { runId: accepted.runId }), signalId: sent.signal.id };
+}
+
+/** A message with the id it is to be stored under (Mastra's `sendMessage` keeps a given id). */
+export function withId(message: AgentMessage, id: string | undefined): AgentMessage {
+  if (!id) return message;
+  return typeof message === 'string' || Array.isArray(message) ? { contents: message, id } : { ...message, id };
+}
+
+/** Sends a message now: it joins the thread's run, or wakes the idle thread. */
+export function sendMessage(agent: Agent, message: AgentMessage, target: SignalTarget, onWake?: OnWake): Promise<SignalDecision> {
+  return decision(agent.sendMessage(message as never, target as never) as Sent, onWake);
+}
+
+/** Queues a message behind the thread's run in this process (`options` as `sendMessage`'s routing). */
+export function queueMessage(agent: Agent, message: AgentMessage, target: SignalTarget): Promise<SignalDecision> {
+  return decision(agent.queueMessage(message as never, target as never) as Sent);
+}
+
+/** Sends a notification, reactive or user signal (or one kept in the inbox, again under its id). */
+export function sendSignal(agent: Agent, signal: AgentSignal, target: SignalTarget, onWake?: OnWake): Promise<SignalDecision> {
+  return decision(agent.sendSignal(signal as never, target as never) as Sent, onWake);
+}
+
+/** A state signal as `sendStateSignal` takes it. */
+export interface StateSignal {
+  id: string;
+  cacheKey: string;
+  contents: Contents;
+  mode?: 'snapshot' | 'delta';
+  value?: unknown;
+  delta?: unknown;
+}
+
+/** Sends a state signal; an unchanged `cacheKey` is skipped by Mastra. */
+export async function sendStateSignal(agent: Agent, state: StateSignal, target: SignalTarget, onWake?: OnWake): Promise<SignalDecision | { skipped: true; reason: string }> {
+  const result = await agent.sendStateSignal(state as never, target as never);
+  if (result.skipped) return { skipped: true, reason: result.reason };
+  return decision(result as Sent, onWake);
+}
+
+/** A notification as the bridge takes it (Mastra's `SendNotificationSignalInput`, the fields the route accepts). */
+export interface Notification {
+  source: string;
+  kind: string;
+  summary: string;
+  priority?: 'low' | 'medium' | 'high' | 'urgent';
+  payload?: unknown;
+  dedupeKey?: string;
+  coalesceKey?: string;
+  attributes?: Attributes;
+}
+
+/** Records a notification for Mastra's delivery policy, which may send it as a signal at once. */
+export function sendNotification(agent: Agent, notification: Notification, thread: ThreadTarget) {
+  return agent.sendNotificationSignal(notification as never, thread);
+}
+
+/** A thread's notifications (every status, or one), from Mastra's notifications domain. */
+export async function listNotifications(mastra: Mastra, threadId: string, status?: string) {
+  const store = await mastra.getStorage()?.getStore('notifications');
+  if (!store) throw new BridgeError(500, 'INTERNAL_ERROR', 'The storage has no notifications domain');
+  return store.listNotifications({ threadId, ...(status && { status }) } as never);
+}
+
+/** Options of a run, built per request: memory, request context, abort signal, step hook, tools. */
+export type RunOptions = Record<string, unknown>;
+
+/** What the bridge reads of a run: its chunks. */
+export interface RunOutput {
+  fullStream: AsyncIterable<unknown>;
+}
+
+/** Starts a run on `messages` (Mastra's `stream`, whose overloads split on `structuredOutput`). */
+export function streamRun(agent: Agent, messages: MessageListInput, options: RunOptions): Promise<RunOutput> {
+  return agent.stream(messages, options as never);
+}
+
+/** Continues a suspended call of `runId`: approved, declined (with a reason), or resumed with data. */
+export function resumeCall(agent: Agent, how: { approve: true } | { decline: true; reason?: string } | { resumeData: unknown }, options: RunOptions & { runId: string; toolCallId: string }): Promise<RunOutput> {
+  if ('approve' in how) return agent.approveToolCall(options as never);
+  if ('decline' in how) return agent.declineToolCall({ ...options, reason: how.reason } as never);
+  return agent.resumeStream(how.resumeData, options as never);
+}
+
+/** An AG-UI tool's JSON Schema as a Mastra tool's `inputSchema` (Mastra takes JSON Schema as it is). */
+export function jsonSchemaInput(parameters: unknown): never {
+  return (parameters ?? { type: 'object', properties: {} }) as never;
+}
