@@ -1,6 +1,6 @@
 import { describe, expect, it, vi } from 'vitest';
 import { uid } from './support/agui.js';
-import { watchThread } from './support/run.js';
+import { watchThread } from './support/thread-watch.js';
 import { http, useTestBridge } from './support/server.js';
 import { openSse } from './support/sse.js';
 
@@ -25,7 +25,7 @@ describe('an id from before a gap', () => {
     await vi.waitFor(() => expect(tb.bridge.subscriptionCount()).toBe(0));
 
     // A run nobody follows through the bridge; Mastra's own subscription tells when it is done.
-    const watch = await watchThread(tb.demo, threadId, resourceId);
+    const watch = await watchThread(tb.demo, { threadId, resourceId });
     const unseen = await send('during the gap');
     await watch.until((c) => c.type === 'finish' && c.runId === unseen.body.runId);
     watch.close();

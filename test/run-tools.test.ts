@@ -1,7 +1,8 @@
 import { EventType, HttpAgent, type Tool } from '@ag-ui/client';
 import { describe, expect, it } from 'vitest';
 import { assistantText, ofType, runInput, runStrict, uid, userMessage } from './support/agui.js';
-import { postRun, runAgentStrict, sseEvents, watchThread } from './support/run.js';
+import { postRun, runAgentStrict, sseEvents } from './support/run.js';
+import { watchThread } from './support/thread-watch.js';
 import { http, startTestBridge, useTestBridge } from './support/server.js';
 
 // Frontend tools (RunAgentInput.tools) on POST /run, in both modes of the contract.
@@ -75,7 +76,7 @@ describe('frontend tools, proxy mode (default)', () => {
   it('drops the pending call when the client disconnects', async () => {
     const threadId = uid('thread');
     // Mastra's own view of the thread, to know when the server has handled the disconnect.
-    const watch = await watchThread(tb.demo, threadId);
+    const watch = await watchThread(tb.demo, { threadId });
     try {
       const input = runInput({ threadId, messages: [userMessage('use pick_color')], tools: [pickColor] });
       const leave = new AbortController();

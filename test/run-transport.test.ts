@@ -1,7 +1,8 @@
 import { EventType } from '@ag-ui/client';
 import { describe, expect, it } from 'vitest';
 import { assistantText, runInput, runStrict, uid, userMessage } from './support/agui.js';
-import { postRun, ProtoAgent, sseEvents, watchThread } from './support/run.js';
+import { postRun, ProtoAgent, sseEvents } from './support/run.js';
+import { watchThread } from './support/thread-watch.js';
 import { http, useTestBridge } from './support/server.js';
 
 // How POST /run travels: SSE framing and headers, protobuf on request, and a client that leaves.
@@ -59,7 +60,7 @@ describe('POST /run: a client that leaves mid-stream', () => {
     const fullEcho = `Echo: ${long}`;
     // Mastra's own stream of the thread: it reports how each run really ended, whatever the
     // HTTP side saw. No clock is involved: every wait below is on an event.
-    const watch = await watchThread(tb.demo, threadId);
+    const watch = await watchThread(tb.demo, { threadId });
     try {
       const input = runInput({ threadId, messages: [userMessage(long)] });
       const leave = new AbortController();

@@ -12,6 +12,7 @@ import { MastraInbox } from '../threads/inbox.js';
 import { InProcessThreadLocks } from '../threads/thread-locks.js';
 import type { ThreadScope, ThreadStore } from '../threads/thread-store.js';
 import type { SignalRouter } from './signal-router.js';
+import { watchThread } from '../../test/support/thread-watch.js';
 
 // The router's answers, over a real Mastra (the demo agent, in-memory storage), with the router
 // and the thread store the bridge's container builds (no HTTP in between). What is checked is how Mastra's routing decision becomes the
@@ -42,29 +43,9 @@ const newScope = (): ThreadScope => ({ threadId: `thread-${randomUUID()}`, resou
 const threadKey = (scope: ThreadScope) => `${scope.resourceId}\0${scope.threadId}`;
 const pubsub = () => demo.getPubSub() as EventEmitterPubSub;
 
-type Chunk = { type: string; runId?: string };
 
 /** Mastra's own view of a thread: every chunk of every run on it, and a way to wait for one. */
-async function watch(scope: ThreadScope) {
-  const subscription = await demo.subscribeToThread({ threadId: scope.threadId, resourceId: scope.resourceId });
-  const chunks: Chunk[] = [];
-  let waiters: Array<{ match: (c: Chunk) => boolean; resolve: () => void }> = [];
-  void (async () => {
-    for await (const chunk of subscription.stream as AsyncIterable<Chunk>) {
-      chunks.push(chunk);
-      waiters = waiters.filter((w) => (w.match(chunk) ? (w.resolve(), false) : true));
-    }
-  })().catch(() => {
-    // the reader ends with the test
-  });
-  return {
-    chunks,
-    until: (match: (c: Chunk) => boolean) =>
-      chunks.some(match) ? Promise.resolve() : new Promise<void>((resolve) => waiters.push({ match, resolve })),
-    finished: (runId: string) => chunks.some((c) => c.type === 'finish' && c.runId === runId),
-    close: () => subscription.unsubscribe(),
-  };
-}
+const watch = (scope: ThreadScope) => watchThread(demo, scope);
 
 /**
  * The signal ids Mastra hands to a run on the thread's topic (`signal-enqueued`): one per send

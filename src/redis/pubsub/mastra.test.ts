@@ -6,6 +6,7 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { createDemoAgent } from '../../demo/agent.js';
 import type { RedisPubSub } from './redis-pubsub.js';
 import { pubsubTestbed } from '../../../test/support/redis-pubsub.js';
+import { watchThread } from '../../../test/support/thread-watch.js';
 
 // A real Mastra on a RedisPubSub: the demo agent (scripted model, in-memory storage), driven
 // through Mastra's public agent API. A second Mastra on its own RedisPubSub (same Redis, same
@@ -46,26 +47,7 @@ const threadStreamKey = (scope: Scope) => redis.topicKey(`agent.thread-stream.${
 const LONG_MESSAGE = Array.from({ length: 30 }, (_, i) => `w${i}`).join(' ');
 
 /** What `agent.subscribeToThread` gives: every chunk of every run on the thread, and a way to wait for one. */
-async function follow(agent: Agent, scope: Scope) {
-  const subscription = await agent.subscribeToThread(scope);
-  const chunks: Chunk[] = [];
-  let waiters: Array<{ match: (c: Chunk) => boolean; resolve: () => void }> = [];
-  void (async () => {
-    for await (const chunk of subscription.stream as AsyncIterable<Chunk>) {
-      chunks.push(chunk);
-      waiters = waiters.filter((w) => (w.match(chunk) ? (w.resolve(), false) : true));
-    }
-  })().catch(() => {
-    // the reader ends with the test
-  });
-  return {
-    chunks,
-    until: (match: (c: Chunk) => boolean) => (chunks.some(match) ? Promise.resolve() : new Promise<void>((resolve) => waiters.push({ match, resolve }))),
-    of: (runId: string) => chunks.filter((c) => c.runId === runId).map((c) => c.type),
-    textOf: (runId: string) => chunks.filter((c) => c.runId === runId && c.type === 'text-delta').map((c) => c.payload?.text ?? '').join(''),
-    close: () => subscription.unsubscribe(),
-  };
-}
+const follow = (agent: Agent, scope: Scope) => watchThread(agent, scope);
 
 describe('a Mastra app on RedisPubSub', () => {
   it('agent.stream() completes', async () => {
