@@ -1,5 +1,5 @@
 /**
- * `npm run bench [-- --quick] [-- --profile] [-- --only=translator,http,fanout,durability,scale]`
+ * `npm run bench [-- --quick] [-- --profile] [-- --only=translator,http,runcost,fanout,durability,scale]`
  *
  * Measures the bridge side by side with what a user would otherwise pick, and checks the
  * performance budget (docs/performance.md). The markdown report goes to stdout, progress to
@@ -53,6 +53,15 @@ function withOverrides(plan: HttpPlan): HttpPlan {
     ...(option('baseline') && { baselineDir: option('baseline') }),
   };
 }
+
+/**
+ * The cost of a run: short answers are where per-run work (storage before `RUN_STARTED`, the inbox
+ * entry, locks) shows, long ones where per-event work does. Each point gets its own servers.
+ */
+const RUN_COST_PLANS: { short: HttpPlan; long: HttpPlan } = {
+  short: withOverrides({ words: 20, concurrency: [16], streams: (c) => (quick ? c : 4 * c), reps: quick ? 2 : 5, warmupRounds: quick ? 1 : 2, freshServersPerLevel: false }),
+  long: withOverrides({ words: 500, concurrency: [1], streams: () => (quick ? 8 : 20), reps: quick ? 2 : 5, warmupRounds: quick ? 1 : 2, freshServersPerLevel: false }),
+};
 
 const FANOUT_PLAN: FanoutPlan = quick
   ? { subscribers: [1, 100, 1000], messages: 3, idleSubscribers: 1000 }
@@ -124,6 +133,7 @@ async function main(): Promise<void> {
   if (profile) rmSync(join(RESULTS_DIR, 'profiles'), { recursive: true, force: true });
   if (runs('translator')) partial.translator = await translatorPhase();
   if (runs('http')) partial.http = await runHttpPhase(HTTP_PLAN, profile);
+  if (runs('runcost')) partial.runCost = { short: await runHttpPhase(RUN_COST_PLANS.short, false), long: await runHttpPhase(RUN_COST_PLANS.long, false) };
   if (runs('fanout')) partial.fanout = await runFanoutPhase(FANOUT_PLAN);
   if (runs('durability')) partial.durability = await runDurabilityPhase(DURABILITY_PLAN);
   if (runs('scale')) partial.scale = await runScalePhase(SCALE_PLAN, profile);

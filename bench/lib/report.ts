@@ -21,6 +21,8 @@ export interface BenchReport {
   environment: Record<string, unknown>;
   translator?: TranslatorResult;
   http?: HttpResult;
+  /** The cost of a run: 20-word answers at 16 streams, one 500-word stream. */
+  runCost?: { short: HttpResult; long: HttpResult };
   fanout?: FanoutResult;
   durability?: DurabilityResult;
   scale?: ScaleResult;
@@ -93,6 +95,26 @@ function httpBudget(result: HttpResult): BudgetLine[] {
     });
   }
   return lines;
+}
+
+/** Runs per second ÷ Mastra's route with 20-word answers at 16 streams (per-run cost dominates). */
+const SHORT_RUNS_VS_MASTRA_MIN = 1.0;
+/** Events per second ÷ Mastra's route, one 500-word stream. */
+const LONG_RUN_VS_MASTRA_MIN = 1.05;
+
+/**
+ * The cost of a run, against Mastra's own route. Events per stream are equal in both (one per
+ * word, plus the brackets), so the events/s ratio is the runs/s ratio.
+ */
+function runCostBudget({ short, long }: { short: HttpResult; long: HttpResult }): BudgetLine[] {
+  const line = (result: HttpResult, what: string, min: number): BudgetLine[] =>
+    result.results.map((r) => ({
+      line: `${what}, ${r.concurrency} stream(s): /run ÷ Mastra route`,
+      target: `≥ ${min.toFixed(2)}×`,
+      measured: `${formatRatio(r.vsMastra.medianPairRatio, 3)} (median of pairs; ${formatRatio(r.vsMastra.ratioOfMedians, 3)} of medians)${r.vsBaseline ? `; ÷ baseline bridge ${formatRatio(r.vsBaseline.medianPairRatio, 3)}` : ''}`,
+      pass: r.vsMastra.medianPairRatio >= min,
+    }));
+  return [...line(short, 'Runs/s with 20-word answers', SHORT_RUNS_VS_MASTRA_MIN), ...line(long, 'Events/s of a 500-word answer', LONG_RUN_VS_MASTRA_MIN)];
 }
 
 /** Median of the per-repetition ratios, and the ratio of the medians. */
@@ -189,6 +211,7 @@ export function evaluateBudget(report: Omit<BenchReport, 'budget'>): BudgetLine[
   return [
     ...(report.translator ? translatorBudget(report.translator) : []),
     ...(report.http ? httpBudget(report.http) : []),
+    ...(report.runCost ? runCostBudget(report.runCost) : []),
     ...(report.fanout ? fanoutBudget(report.fanout) : []),
     ...(report.durability ? durabilityBudget(report.durability) : []),
     ...(report.scale ? scaleBudget(report.scale) : []),
@@ -359,6 +382,7 @@ export function renderMarkdown(report: BenchReport): string {
     '',
     ...(report.translator ? [...translatorTable(report.translator), ''] : []),
     ...(report.http ? [...httpTable(report.http), ''] : []),
+    ...(report.runCost ? ['### The cost of a run', '', ...httpTable(report.runCost.short), '', ...httpTable(report.runCost.long), ''] : []),
     ...(report.fanout ? [...fanoutTable(report.fanout), ''] : []),
     ...(report.durability ? [...durabilityTable(report.durability), ''] : []),
     ...(report.scale ? [...scaleTable(report.scale), ''] : []),

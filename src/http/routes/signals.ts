@@ -20,6 +20,8 @@ import {
   SignalDecisionSchema,
   StateSkippedSchema,
 } from '../answers.js';
+import type { SignalDecision } from '../../agents/mastra.js';
+import type { ThreadScope } from '../../threads/thread-store.js';
 import { answer, route } from '../route.js';
 import type { Services } from '../services.js';
 import { contentsUrlDetails } from '../url-policy.js';
@@ -38,39 +40,35 @@ const messageContents = (message: Contents | { contents: Contents }): [Contents,
 
 const DECISION = { description: "`{ action, runId?, signalId }`: Mastra's routing decision", schema: SignalDecisionSchema };
 
+/**
+ * A message route: `message` checked for URLs the server may not fetch, then `send` answers
+ * Mastra's decision. `send-message` and `queue-message` differ only in what they call.
+ */
+function messageRoute<P extends string>(path: P, summary: string, send: (s: Services, scope: ThreadScope, body: z.output<typeof SendMessageSchema>) => Promise<SignalDecision>) {
+  return route({
+    method: 'POST',
+    path,
+    summary,
+    tag: 'signals',
+    body: SendMessageSchema,
+    ok: { 202: DECISION },
+    errors: [404, 409],
+    limited: true,
+    idempotent: true,
+    handle: async ({ scope, body }, s) => {
+      assertFetchable(s, ...messageContents(body.message));
+      return answer(202, await send(s, scope, body));
+    },
+  });
+}
+
 /** `POST /threads/:threadId/send-message` */
-export const sendMessage = route({
-  method: 'POST',
-  path: '/threads/:threadId/send-message',
-  summary: 'Send a message now (wakes an idle thread or joins the active run)',
-  tag: 'signals',
-  body: SendMessageSchema,
-  ok: { 202: DECISION },
-  errors: [404, 409],
-  limited: true,
-  idempotent: true,
-  handle: async ({ scope, body }, s) => {
-    assertFetchable(s, ...messageContents(body.message));
-    return answer(202, await s.signals.sendMessage(scope, body));
-  },
-});
+export const sendMessage = messageRoute('/threads/:threadId/send-message', 'Send a message now (wakes an idle thread or joins the active run)', (s, scope, body) =>
+  s.signals.sendMessage(scope, body),
+);
 
 /** `POST /threads/:threadId/queue-message` */
-export const queueMessage = route({
-  method: 'POST',
-  path: '/threads/:threadId/queue-message',
-  summary: 'Queue a message for the next run',
-  tag: 'signals',
-  body: SendMessageSchema,
-  ok: { 202: DECISION },
-  errors: [404, 409],
-  limited: true,
-  idempotent: true,
-  handle: async ({ scope, body }, s) => {
-    assertFetchable(s, ...messageContents(body.message));
-    return answer(202, await s.signals.queueMessage(scope, body));
-  },
-});
+export const queueMessage = messageRoute('/threads/:threadId/queue-message', 'Queue a message for the next run', (s, scope, body) => s.signals.queueMessage(scope, body));
 
 /** `POST /threads/:threadId/signals` */
 export const sendSignal = route({
