@@ -5,7 +5,7 @@ import { IdSchema } from '../id.js';
 import { AgUiEventSchema } from './answers.js';
 import type { ErrorStatus, Method, Success, Tag } from './route.js';
 import { ROUTES, type TableRoute } from './routes/index.js';
-import { IdempotencyHeaderSchema } from './idempotency.js';
+import { headerSchemaOf } from './serve-route.js';
 
 /** Where the document is served, below the prefix. */
 export const OPENAPI_PATH = '/openapi.json';
@@ -164,7 +164,7 @@ function operation(route: TableRoute): OpenApiOperation {
   const responses: OpenApiOperation['responses'] = {};
   for (const [status, ok] of Object.entries(route.ok)) responses[status] = successResponse(ok);
   for (const status of [...errors].sort((a, b) => a - b)) responses[status] = { $ref: `#/components/responses/${ERROR_RESPONSES[status].name}` };
-  const headers = route.idempotent ? (route.headers ? (route.headers as z.ZodObject).extend(IdempotencyHeaderSchema.shape) : IdempotencyHeaderSchema) : route.headers;
+  const headers = headerSchemaOf(route);
   return {
     operationId: route.operationId,
     summary: route.summary,

@@ -48,8 +48,8 @@ export function serveRoute(route: Route, s: Services): (c: Context) => Promise<R
   };
 }
 
-/** The route's headers, with `Idempotency-Key` on the idempotent ones. */
-function headerSchemaOf(route: Route): z.ZodObject | undefined {
+/** The route's headers, with `Idempotency-Key` on the idempotent ones (validated here, documented in the OpenAPI document). */
+export function headerSchemaOf(route: Route): z.ZodObject | undefined {
   const own = route.headers as z.ZodObject | undefined;
   if (!route.idempotent) return own;
   return own ? own.extend(IdempotencyHeaderSchema.shape) : IdempotencyHeaderSchema;
@@ -66,7 +66,7 @@ function presentHeaders(c: Context, names: string[]): Record<string, string> {
 }
 
 /** A JSON answer (or none, for `204`). */
-export function respond(c: Context, answer: Answer): Response {
+function respond(c: Context, answer: Answer): Response {
   if (answer.status === 204) return c.body(null, 204);
   return c.json(answer.body as object, answer.status as ContentfulStatusCode);
 }
