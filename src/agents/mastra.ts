@@ -1,6 +1,7 @@
 import type { Mastra } from '@mastra/core';
 import type { Agent } from '@mastra/core/agent';
 import type { MessageListInput } from '@mastra/core/agent/message-list';
+import type { createTool } from '@mastra/core/tools';
 import { BridgeError } from '../errors.js';
 
 /**
@@ -163,6 +164,8 @@ export function resumeCall(agent: Agent, how: { approve: true } | { decline: tru
 }
 
 /** An AG-UI tool's JSON Schema as a Mastra tool's `inputSchema` (Mastra takes JSON Schema as it is). */
-export function jsonSchemaInput(parameters: unknown): never {
-  return (parameters ?? { type: 'object', properties: {} }) as never;
+export function jsonSchemaInput(parameters: unknown): ToolInputSchema {
+  return (parameters ?? { type: 'object', properties: {} }) as ToolInputSchema;
 }
+
+type ToolInputSchema = NonNullable<Parameters<typeof createTool>[0]['inputSchema']>;
