@@ -17,6 +17,7 @@ export type CorsOptions = Parameters<typeof cors>[0];
  * what `createScaleOut()` answers has them (Redis), and so may a deployment of your own.
  */
 export interface SharedBindings {
+  /** The ports on the shared stores, which `createBridge({ scaleOut })` loads into its container. */
   readonly bindings: ContainerModule;
 }
 

@@ -34,8 +34,8 @@ export type { NumberedEvent, NumberedListener, ThreadEventLog, ThreadEventLogs }
 export type { ToolProxy } from './runs/tool-proxy.js';
 export type { RunAnnouncement, RunAnnouncements } from './runs/run-announcements.js';
 export type { ThreadLocks } from './threads/thread-locks.js';
-export type { ThreadControl, ThreadTarget } from './signals/thread-control.js';
-export type { SignalDecision } from './agents/mastra.js';
+export type { ThreadControl } from './signals/thread-control.js';
+export type { SignalDecision, ThreadTarget } from './agents/mastra.js';
 export type { RateDecision, RateLimiter } from './limits/rate-limiter.js';
 export { RunTranslator, type RunTranslatorOptions } from './translate/run-translator.js';
 export type { MastraChunk } from './translate/chunks.js';

@@ -147,7 +147,7 @@ function successResponse(ok: Success): OpenApiResponse {
   if ('empty' in ok) return { description: ok.description };
   if ('events' in ok) {
     return {
-      description: ok.description,
+      description: `${ok.description} AG-UI events, as Server-Sent Events (or AG-UI protobuf when \`Accept\` names it)`,
       content: {
         'text/event-stream': { schema: { ...EVENT_FRAME, description: 'Each SSE frame is `data: <one AG-UI event as JSON>`' } },
         'application/vnd.ag-ui.event+proto': { schema: { type: 'string', contentEncoding: 'binary' } },

@@ -44,8 +44,8 @@ export interface RouteInput<P extends string, Q, H, B> {
   body: Parsed<B>;
   /** The caller, as `resolveResourceId` decided. */
   resourceId: string;
-  /** On `/threads/:threadId…`: the thread, the caller, the agent claimed (`agentId` of body or query). */
-  scope: ThreadScope;
+  /** On `/threads/:threadId…` only: the thread, the caller, the agent claimed (`agentId` of body or query). */
+  scope: string extends P ? ThreadScope | undefined : P extends `${string}:threadId${string}` ? ThreadScope : undefined;
 }
 
 /** Who the caller claims to be, and which agent it names: by default `resourceId`/`agentId` of the body, else of the query. */

@@ -6,6 +6,7 @@ import { idempotent, IdempotencyHeaderSchema, type Answer } from './idempotency.
 import { parseInput, readJsonBody } from './request.js';
 import type { Claim, Route } from './route.js';
 import type { Services } from './services.js';
+import type { ThreadScope } from '../threads/thread-store.js';
 
 /** The default claim: `resourceId` and `agentId` of the body, else of the query. */
 const claimOf: Claim = ({ query, body }) => {
@@ -29,6 +30,8 @@ export function serveRoute(route: Route, s: Services): (c: Context) => Promise<R
   const headerNames = headersSchema ? Object.keys(headersSchema.shape) : [];
   const claim = route.claim ?? claimOf;
   const routeKey = route.path.slice(route.path.lastIndexOf('/') + 1);
+  // Answers are kept per thread: a route without one cannot honour a key.
+  if (route.idempotent && !route.path.includes(':threadId')) throw new Error(`${route.method} ${route.path}: an idempotent route must be below /threads/:threadId`);
 
   return async (c) => {
     const params = parseInput(paramsSchema, c.req.param(), 'path') as Record<string, string>;
@@ -40,10 +43,10 @@ export function serveRoute(route: Route, s: Services): (c: Context) => Promise<R
     const resourceId = await s.resources.resolve(c, claimed.resourceId);
     // Counted once the caller is known: a refused caller never spends a request of someone else's.
     if (route.limited) await s.limits.admitRequest(resourceId);
-    const scope = { threadId: params.threadId, resourceId, agentId: claimed.agentId };
+    const scope = params.threadId === undefined ? undefined : { threadId: params.threadId, resourceId, agentId: claimed.agentId };
     const handle = () => route.handle({ c, params, query, headers, body, resourceId, scope }, s) as unknown as Promise<Answer | Response>;
     const key = (headers as { 'idempotency-key'?: string } | undefined)?.['idempotency-key'];
-    const reply = route.idempotent && key !== undefined ? await idempotent(c, s, { route: routeKey, scope, key, raw }, handle as () => Promise<Answer>) : await handle();
+    const reply = route.idempotent && key !== undefined ? await idempotent(c, s, { route: routeKey, scope: scope as ThreadScope, key, raw }, handle as () => Promise<Answer>) : await handle();
     return reply instanceof Response ? reply : respond(c, reply);
   };
 }

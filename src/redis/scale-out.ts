@@ -1,5 +1,4 @@
 import type { LeaseProvider, PubSub } from '@mastra/core/events';
-import type { ContainerModule } from 'inversify';
 import type { SharedBindings } from '../config.js';
 import { consoleLogger, redactingLogger, type BridgeLogger } from '../logger.js';
 import { redisBindings } from './bindings.js';
@@ -23,8 +22,6 @@ import type { LocalLeases } from './thread-control.js';
 export interface ScaleOut extends SharedBindings {
   pubsub: PubSub & LeaseProvider & LocalLeases;
   redis: RedisConnection;
-  /** The bridge's ports on this Redis, which `createBridge({ scaleOut })` loads into its container. */
-  bindings: ContainerModule;
   close(): Promise<void>;
 }
 

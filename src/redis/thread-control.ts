@@ -5,8 +5,8 @@ import type { AgentProvider } from '../agents/agent-provider.js';
 import type { ResolvedConfig } from '../config.js';
 import type { BridgeLogger } from '../logger.js';
 import { TOKENS } from '../tokens.js';
-import type { AgentMessage, Routing, SignalDecision } from '../agents/mastra.js';
-import { InProcessThreadControl, APPROVAL_MEMORY_MS, type ThreadControl, type ThreadTarget } from '../signals/thread-control.js';
+import type { AgentMessage, Routing, SignalDecision, ThreadTarget } from '../agents/mastra.js';
+import { InProcessThreadControl, APPROVAL_MEMORY_MS, type ThreadControl } from '../signals/thread-control.js';
 import { threadLeaseKey } from '../threads/thread-lease.js';
 import { errorMessage } from '../translate/values.js';
 import type { RedisConnection } from './connection.js';
@@ -156,7 +156,10 @@ export class RedisThreadControl implements ThreadControl {
   private perform(request: Request): Promise<unknown> {
     const agent = this.agents.get(request.agentId);
     if (request.op === 'abort') return this.local.abort(agent, request.thread);
-    if (request.op === 'queue' && request.message !== undefined) return this.local.queue(agent, request.thread, request.message, request.options ?? {});
+    if (request.op === 'queue') {
+      if (request.message === undefined) throw new Error('A queue request carries no message');
+      return this.local.queue(agent, request.thread, request.message, request.options ?? {});
+    }
     return this.local.cancelQueued(agent, request.thread, request.signalIds ?? []);
   }
 }

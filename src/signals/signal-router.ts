@@ -17,8 +17,6 @@ import { TOKENS } from '../tokens.js';
 import type { NotificationSchema, SendMessageSchema, SignalSchema, StateSignalSchema, ToolApprovalSchema } from './schemas.js';
 import type { ThreadControl } from './thread-control.js';
 
-export type { SignalDecision } from '../agents/mastra.js';
-
 export interface PendingApproval {
   runId: string;
   toolCallId: string;

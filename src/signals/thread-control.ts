@@ -2,8 +2,6 @@ import type { Agent } from '@mastra/core/agent';
 import { injectable } from 'inversify';
 import { queueMessage, type AgentMessage, type Routing, type SignalDecision, type ThreadTarget } from '../agents/mastra.js';
 
-export type { ThreadTarget } from '../agents/mastra.js';
-
 /**
  * What Mastra 1.71 only does for runs of its own process: abort the thread's run, queue a message
  * behind it, cancel what is queued. One binding in the container: in one process these are

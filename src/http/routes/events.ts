@@ -38,7 +38,7 @@ export const threadEvents = route({
   ok: {
     200: {
       description:
-        'Every run on the thread, one `RUN_STARTED … RUN_FINISHED|RUN_ERROR` bracket each; every frame has an `id:`; open until the client leaves. AG-UI events, as Server-Sent Events (or AG-UI protobuf when `Accept` names it)',
+        'Every run on the thread, one `RUN_STARTED … RUN_FINISHED|RUN_ERROR` bracket each; every frame has an `id:`; open until the client leaves.',
       events: true,
     },
   },

@@ -34,7 +34,7 @@ export const runAgent = route({
   claim: ({ body }) => (body as { forwardedProps?: { resourceId?: string } | null }).forwardedProps ?? {},
   ok: {
     200: {
-      description: 'One run: `RUN_STARTED` first, exactly one `RUN_FINISHED` or `RUN_ERROR` last. AG-UI events, as Server-Sent Events (or AG-UI protobuf when `Accept` names it)',
+      description: 'One run: `RUN_STARTED` first, exactly one `RUN_FINISHED` or `RUN_ERROR` last.',
       events: true,
     },
   },

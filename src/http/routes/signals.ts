@@ -44,7 +44,7 @@ const DECISION = { description: "`{ action, runId?, signalId }`: Mastra's routin
  * A message route: `message` checked for URLs the server may not fetch, then `send` answers
  * Mastra's decision. `send-message` and `queue-message` differ only in what they call.
  */
-function messageRoute<P extends string>(path: P, summary: string, send: (s: Services, scope: ThreadScope, body: z.output<typeof SendMessageSchema>) => Promise<SignalDecision>) {
+function messageRoute(path: `/threads/:threadId/${string}`, summary: string, send: (s: Services, scope: ThreadScope, body: z.output<typeof SendMessageSchema>) => Promise<SignalDecision>) {
   return route({
     method: 'POST',
     path,
