@@ -7,6 +7,8 @@
  * ended, until `streams` have run. Every stream asks the demo agent to echo `words` words (one
  * word per delta) on a thread of its own. With `origins`, the workers are dealt out over those
  * servers in turn (worker i always asks origin i mod n): one load split over several processes.
+ * With `followOn` (the bridge only), each stream's thread is first followed on that server
+ * (`GET …/events`), and the follower reads the run there until its `RUN_FINISHED`.
  */
 import { randomUUID } from 'node:crypto';
 import http from 'node:http';
@@ -23,6 +25,8 @@ export interface RoundSpec {
   concurrency: number;
   streams: number;
   words: number;
+  /** The bridge only: follow each stream's thread on this server before the run starts. */
+  followOn?: string;
 }
 
 export interface StreamSample {
@@ -34,6 +38,8 @@ export interface StreamSample {
   ttlb: number;
   events: number;
   bytes: number;
+  /** With `followOn`: the events the thread's follower got. */
+  followerEvents?: number;
 }
 
 export interface RoundResult {
@@ -45,6 +51,8 @@ export interface RoundResult {
   errors: string[];
   /** With `origins`: events each origin sent. */
   eventsByOrigin?: Record<string, number>;
+  /** With `followOn`: the events the followers got there. */
+  followerEvents?: number;
 }
 
 const agent = new http.Agent({ keepAlive: true, maxSockets: Infinity });
@@ -55,8 +63,7 @@ function prompt(words: number): string {
 }
 
 /** Path and body of one request: the same question, in each server's own input format. */
-function request(target: Target, text: string): { path: string; body: string } {
-  const threadId = `bench-${randomUUID()}`;
+function request(target: Target, text: string, threadId: string): { path: string; body: string } {
   if (target === 'mastra') {
     return {
       path: '/api/agents/demo/stream',
@@ -92,8 +99,61 @@ function endedWell(target: Target, lastFrame: string): boolean {
  * One stream. Events are SSE data frames: AG-UI events for the AG-UI servers, Mastra chunks for
  * Mastra's route (its closing `data: [DONE]` is not an event).
  */
-function runStream(spec: RoundSpec, text: string, origin = spec.origin): Promise<StreamSample> {
-  const { path, body } = request(spec.target, text);
+async function runStream(spec: RoundSpec, text: string, origin = spec.origin): Promise<StreamSample> {
+  const threadId = `bench-${randomUUID()}`;
+  const follower = spec.followOn ? await followThread(spec.followOn, threadId) : undefined;
+  const sample = await streamRun(spec, text, origin, threadId);
+  return follower ? { ...sample, followerEvents: await follower.done } : sample;
+}
+
+/**
+ * Follows the thread on `origin`, resolved once the stream said `connected`; then `done` gives
+ * the events the follower got until the run's `RUN_FINISHED`.
+ */
+function followThread(origin: string, threadId: string): Promise<{ done: Promise<number> }> {
+  const url = new URL(`/agui/threads/${threadId}/events?resourceId=${BENCH_RESOURCE}`, origin);
+  return new Promise((connected, reject) => {
+    let events = 0;
+    let carry = '';
+    let isConnected = false;
+    let finished: (events: number) => void = () => {};
+    let failDone: (error: Error) => void = () => {};
+    const done = new Promise<number>((resolve, fail) => {
+      finished = resolve;
+      failDone = fail;
+    });
+    const failed = (error: Error) => (isConnected ? failDone(error) : reject(error));
+    const req = http.get(url, { agent, headers: { accept: 'text/event-stream' } }, (res) => {
+      if (res.statusCode !== 200) {
+        res.resume();
+        return reject(new Error(`follower: HTTP ${res.statusCode}`));
+      }
+      res.setEncoding('utf8');
+      res.on('data', (chunk: string) => {
+        const frames = (carry + chunk).split('\n\n');
+        carry = frames.pop() ?? '';
+        for (const frame of frames) {
+          if (frame.includes(': connected')) {
+            isConnected = true;
+            connected({ done });
+          }
+          if (!frame.startsWith('id:') && !frame.startsWith('data:')) continue;
+          events++;
+          if (frame.includes('"type":"RUN_FINISHED"')) {
+            req.destroy();
+            return finished(events);
+          }
+        }
+      });
+      res.on('error', (error) => failed(error));
+      res.on('end', () => failed(new Error(`follower: stream ended after ${events} events, before RUN_FINISHED`)));
+    });
+    req.on('error', (error) => failed(error));
+  });
+}
+
+function streamRun(spec: RoundSpec, text: string, origin: string, threadId: string): Promise<StreamSample> {
+  const { path, body } = request(spec.target, text, threadId);
   const url = new URL(path, origin);
   return new Promise((resolve, reject) => {
     const start = performance.now();
@@ -163,7 +223,8 @@ export async function runRound(spec: RoundSpec): Promise<RoundResult> {
   await Promise.all(Array.from({ length: spec.concurrency }, (_, i) => worker(originOf(i))));
   const elapsedMs = performance.now() - start;
   const events = samples.reduce((n, s) => n + s.events, 0);
-  return { spec, elapsedMs, events, eventsPerSec: (events * 1000) / elapsedMs, samples, errors, ...(spec.origins && { eventsByOrigin: byOrigin }) };
+  const followerEvents = spec.followOn ? samples.reduce((n, s) => n + (s.followerEvents ?? 0), 0) : undefined;
+  return { spec, elapsedMs, events, eventsPerSec: (events * 1000) / elapsedMs, samples, errors, ...(spec.origins && { eventsByOrigin: byOrigin }), ...(followerEvents !== undefined && { followerEvents }) };
 }
 
 process.on('message', (message: { cmd: string } & RoundSpec) => {

@@ -74,9 +74,12 @@ const DURABILITY_PLAN: DurabilityPlan = {
   ...(option('baseline') && { baselineDir: option('baseline') }),
 };
 
-const SCALE_PLAN: ScalePlan = quick
-  ? { words: 200, reps: 2, warmupRounds: 1, single: [{ concurrency: 1, streams: 4 }, { concurrency: 16, streams: 16 }], split: { concurrency: 32, streams: 32 }, followers: 1000, messages: 3 }
-  : { words: 500, reps: 5, warmupRounds: 2, single: [{ concurrency: 1, streams: 20 }, { concurrency: 16, streams: 48 }], split: { concurrency: 32, streams: 96 }, followers: 1000, messages: 10 };
+const SCALE_PLAN: ScalePlan = {
+  ...(quick
+    ? { words: 200, reps: 2, warmupRounds: 1, single: [{ concurrency: 1, streams: 4 }, { concurrency: 16, streams: 16 }], split: { concurrency: 32, streams: 32 }, followers: 1000, messages: 3, followed: { concurrency: 16, streams: 16 } }
+    : { words: 500, reps: 5, warmupRounds: 2, single: [{ concurrency: 1, streams: 20 }, { concurrency: 16, streams: 48 }], split: { concurrency: 32, streams: 96 }, followers: 1000, messages: 10, followed: { concurrency: 16, streams: 48 } }),
+  ...(option('baseline') && { baselineDir: option('baseline') }),
+};
 
 const RESULTS_DIR = join(REPO_ROOT, 'bench/results');
 

@@ -33,6 +33,8 @@ export const TOKENS = {
   Redis: Symbol.for('mastra-agui-bridge.Redis'),
   /** Scale-out only: which thread leases runs of this process hold (`LocalLeases`, Mastra's pub/sub). */
   Leases: Symbol.for('mastra-agui-bridge.Leases'),
+  /** Scale-out only: which threads have a run in this process (`LocalThreadRuns`, told by Mastra's pub/sub). */
+  ThreadRuns: Symbol.for('mastra-agui-bridge.ThreadRuns'),
   /** Caps on callers (`Limits`). */
   Limits: Symbol.for('mastra-agui-bridge.Limits'),
   /** The bridge's Prometheus metrics (`BridgeMetrics`): one registry per bridge. */

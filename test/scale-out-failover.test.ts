@@ -191,7 +191,7 @@ describe('the process running a thread dies', { timeout: 120_000 }, () => {
     const a = await cluster.start({ DEMO_DELAY_MS: '150' });
     const b = await cluster.start();
     const threadId = uid('failover');
-    // A's follower first: A writes the thread's log, so B must take over writing too.
+    // A runs the thread and writes its log; B never has the run's chunks, only what A wrote, and must close the cut run from that.
     const onA = await follow(a, threadId);
     const onB = await follow(b, threadId);
     const run = await startRun(a, threadId, 'what is the weather in Paris');
@@ -327,18 +327,18 @@ describe('a process restarting in a cluster', { timeout: 120_000 }, () => {
   });
 });
 
-describe('Last-Event-ID after the thread log’s writer dies', { timeout: 120_000 }, () => {
+describe('Last-Event-ID after the process writing the thread’s log dies', { timeout: 120_000 }, () => {
   let cluster: Cluster;
   beforeAll(async () => {
     cluster = await createCluster('writer', BASE_ENV);
   });
   afterAll(() => cluster?.close());
 
-  it('B takes over writing: a new run gets ids above the old ones, and a reconnect to B gets what it missed', async () => {
+  it('B writes the next run: it gets ids above the old ones, and a reconnect to B gets what it missed', async () => {
     const a = await cluster.start();
     const b = await cluster.start();
     const threadId = uid('writer');
-    const onA = await follow(a, threadId); // A writes the thread's log
+    const onA = await follow(a, threadId); // A runs the first run: it writes it into the thread's log
     const onB = await follow(b, threadId);
     const first = await post(a, `/threads/${threadId}/send-message`, { message: 'before the kill' });
     await wholeRun(onA, first.body.runId);
@@ -352,7 +352,7 @@ describe('Last-Event-ID after the thread log’s writer dies', { timeout: 120_00
     const sent = await post(b, `/threads/${threadId}/send-message`, { message: 'after the kill' });
     expect(sent.body.action).toBe('wake');
     const next = await within(5000 + 1500, 'the new run on B', wholeRun(onB, sent.body.runId));
-    console.log(`writer takeover: B's follower had the whole new run ${Date.now() - killedAt} ms after kill -9`);
+    console.log(`after the writer's death: B's follower had the whole new run ${Date.now() - killedAt} ms after kill -9`);
     const newIds = onB.events.filter((e) => e.id > lastBefore);
     expect(newIds.map((e) => e.event)).toEqual(next.value);
     expect(newIds[0].id).toBe(lastBefore + 1);

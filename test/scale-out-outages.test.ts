@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, onTestFailed } from 'vitest';
 import { uid } from './support/agui.js';
 import { createCluster, follow, history, startRun, text, type Cluster } from './support/cluster.js';
 import { startFaultProxy, type FaultMode, type FaultProxy } from './support/fault-proxy.js';
@@ -35,7 +35,13 @@ describe('Redis away while a run streams on A, followed on B', { timeout: 120_00
 
   it.each<FaultMode>(['refuse', 'hang'])('Redis %s: the run finished, and followers get RUN_FINISHED and a snapshot with the stored answer, live and on a reconnect', async (mode) => {
     const threadId = uid('outage-follow');
+    let step = 'following on B';
     const onB = await follow(b, threadId);
+    // A hang here is a wait that never ends: say which, and what the two servers logged.
+    onTestFailed(() => {
+      const tail = (s: ServerProcess) => ((o) => `${o.stdout}\n${o.stderr}`.split('\n').slice(-40).join('\n'))(s.output());
+      console.log(`stuck at: ${step}\nB's events: ${onB.list.map((e) => e.type).join(' ')}\n--- A\n${tail(a)}\n--- B\n${tail(b)}`);
+    });
     const message = `cut ${Array.from({ length: 40 }, (_, i) => `w${i}`).join(' ')}`;
     const run = await startRun(a, threadId, message);
     const runId = run.events[0].runId as string;
@@ -43,6 +49,7 @@ describe('Redis away while a run streams on A, followed on B', { timeout: 120_00
     const lastSeen = onB.events.at(-1)!.id;
 
     proxy.mode(mode);
+    step = "A's /run answer";
     const answered = await run.rest;
     expect(answered.at(-1)?.type).toBe('RUN_FINISHED');
     const answer = text(answered);
@@ -51,6 +58,7 @@ describe('Redis away while a run streams on A, followed on B', { timeout: 120_00
     await expect.poll(async () => (await history(a, threadId)).some((m) => m.role === 'assistant' && m.content === answer), { timeout: 10_000 }).toBe(true);
     proxy.mode('forward');
 
+    step = "B's snapshot after the outage";
     const snapshotOf = (events: AnyEvent[]) => events.find((e) => e.type === 'MESSAGES_SNAPSHOT');
     await onB.waitFor(() => snapshotOf(onB.list) !== undefined, 'a snapshot after the outage');
     const cut = brackets(onB.list).find((r) => r[0].runId === runId)!;
@@ -61,6 +69,7 @@ describe('Redis away while a run streams on A, followed on B', { timeout: 120_00
     expect((await verifyThreadEvents(onB.list)).warnings).toEqual([]);
 
     // Back with the id it had before the outage: the same truth, from the replay.
+    step = 'the replay on a reconnect';
     const again = await follow(b, threadId, { 'last-event-id': String(lastSeen) });
     await again.waitFor(() => snapshotOf(again.list) !== undefined, 'the snapshot, replayed');
     expect(again.list.some((e) => isTerminal(e) && e.type === 'RUN_ERROR')).toBe(false);

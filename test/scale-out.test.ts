@@ -1,4 +1,6 @@
+import { createClient } from 'redis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { deserialize } from '../src/redis/pubsub/codec.js';
 import { uid } from './support/agui.js';
 import { createCluster, follow, history, LONG_MESSAGE, post, RESOURCE, startRun, text, type Cluster } from './support/cluster.js';
 import type { ServerProcess } from './support/process.js';
@@ -107,6 +109,59 @@ describe('a thread followed on A, steered from B', { timeout: 60_000 }, () => {
     expect(firstEvents.at(-1)?.type).toBe('RUN_FINISHED');
     const stored = await history(a, threadId);
     expect(stored.map((m) => m.role)).toEqual(['user', 'assistant', 'user', 'assistant']);
+  });
+});
+
+describe('each run is translated once, in its process', { timeout: 60_000 }, () => {
+  it('a follower on B that comes while A runs the thread, with no follower on A, gets the run from its RUN_STARTED', async () => {
+    const threadId = uid('midrun');
+    const run = await startRun(a, threadId, LONG_MESSAGE);
+    const onB = await follow(b, threadId);
+    const events = await run.rest;
+    await onB.waitForEvent((e) => e.type === 'RUN_FINISHED');
+    // What B's follower got is the run as /run streamed it, bracket and all.
+    expect(onB.events.map((e) => e.event.type)).toEqual(events.map((e) => e.type));
+    expect(text(onB.events.map((e) => e.event))).toBe(text(events));
+    await onB.close();
+  });
+
+  it('a process that answers at once, with no follower of its own, writes every short run for a follower elsewhere', async () => {
+    const quick = await cluster.start({ DEMO_DELAY_MS: '0' });
+    // Eight at once, 200 words each: a busy process, each run over in a few milliseconds.
+    const words = Array.from({ length: 200 }, (_, i) => `w${i}`).join(' ');
+    await Promise.all(
+      Array.from({ length: 8 }, async () => {
+        const threadId = uid('short');
+        const onA = await follow(a, threadId);
+        const events = await (await startRun(quick, threadId, words)).rest;
+        await onA.waitForEvent((e) => e.type === 'RUN_FINISHED');
+        // The run as /run streamed it (the thread's stream adds the run's input to RUN_STARTED).
+        expect(onA.events.slice(1).map((e) => e.event)).toEqual(events.slice(1));
+        await onA.close();
+      }),
+    );
+  });
+
+  it('a run’s chunks stay in its process: the thread’s Mastra topic in Redis holds only their ends', async () => {
+    const threadId = uid('local-chunks');
+    const onB = await follow(b, threadId);
+    const events = await (await startRun(a, threadId, LONG_MESSAGE)).rest;
+    await onB.waitForEvent((e) => e.type === 'RUN_FINISHED');
+    expect(text(onB.events.map((e) => e.event))).toBe(text(events));
+    const redis = createClient({ url: cluster.redis.url });
+    await redis.connect();
+    try {
+      const topic = `${cluster.redis.prefix}:mastra:topic:agent.thread-stream.${encodeURIComponent(`${RESOURCE}\0${threadId}`)}`;
+      const entries = (await redis.xRange(topic, '-', '+')) ?? [];
+      const published = entries.map((entry) => deserialize(entry.message.e) as { type: string; data: { part?: { type: string } } });
+      const parts = published.filter((event) => event.type === 'stream-part').map((event) => event.data.part?.type);
+      // Mastra's control events (the run registered, completed…) still go to every process.
+      expect(published.some((event) => event.type === 'run-registered')).toBe(true);
+      expect(parts).toEqual(['finish']);
+    } finally {
+      await redis.close();
+    }
+    await onB.close();
   });
 });
 

@@ -13,8 +13,8 @@ export type NumberedListener = (events: readonly Event[], firstId: number) => vo
  * One thread's numbered events, as a feed hands them to its clients: ids that name one event
  * forever (decimal integers that only grow per thread), and the recent events kept for replay.
  * A feed gives the log what it translated (`append`) and sends its clients what the log numbers
- * (`onEvents`): in one process that is the same events at once; shared between processes, the
- * thread's one writer numbers them and every process's feed gets them back.
+ * (`onEvents`): in one process that is the same events at once; shared between processes, each
+ * run's events are appended by the process that runs it, and every process's feed gets them.
  *
  * @example
  * const log = await logs.open(threadKey);
@@ -34,6 +34,18 @@ export interface ThreadEventLog {
   readonly lastId: number;
   /** The feed's translated events, to be numbered. */
   append(events: readonly Event[]): void;
+  /**
+   * Shared logs: what closes a run whose process was lost (Mastra run id `runId`), which every
+   * process following the thread works out alike; appended by the first of them only, and only
+   * while that run is still open in the log. Without it, `append`.
+   */
+  settle?(runId: string, events: readonly Event[]): void;
+  /**
+   * Shared logs: whether clients of this process follow the thread (from the first client until
+   * `close`, or until the feed is kept for other processes' followers only). Followed, the
+   * process running a run on the thread writes the run into the log for them.
+   */
+  setFollowed?(followed: boolean): void;
   /** Sets the one listener for numbered events; events the log already holds for an open run are passed to it at once. */
   onEvents(listener: NumberedListener): void;
   /** Exactly the events after `id` (`baseId` or later), or `undefined` when the log cannot vouch for them (gone, or never handed out). */
@@ -55,4 +67,13 @@ export interface ThreadEventLog {
 export interface ThreadEventLogs {
   /** Opens the log for a new feed of the thread `key` (agent, resource and thread). */
   open(key: string): Promise<ThreadEventLog>;
+  /**
+   * Shared logs: `need(key)` is called when this process must keep a feed of the thread `key`
+   * although none of its clients follows it: a run of this process streams on a thread another
+   * process follows, and only this process can translate it. Its promise settles once the feed
+   * follows the thread (the run may wait for it). Called once, by the hub.
+   */
+  onWriterNeeded?(need: (key: string) => Promise<void>): void;
+  /** Shared logs: whether a client of some process follows the thread `key` now (a feed kept for `onWriterNeeded` lives while it does). */
+  followedElsewhere?(key: string): Promise<boolean>;
 }

@@ -3,7 +3,9 @@ import { EventType, type Event, type Message } from '@ag-ui/core';
 import type { Agent } from '@mastra/core/agent';
 import type { BridgeLogger } from '../logger.js';
 import type { EventCounter, FollowerJoin } from '../observability/metrics.js';
-import { isLostRemoteRun, topLevelRunId, type MastraChunk } from '../translate/chunks.js';
+import { endsRun, isLostRemoteRun, topLevelRunId, type MastraChunk } from '../translate/chunks.js';
+import { closeRun } from '../translate/close-run.js';
+import { LOST_RUN } from '../translate/failure.js';
 import { ThreadTranslator, type RunAnnouncement } from '../translate/thread-translator.js';
 import { errorMessage } from '../translate/values.js';
 import type { ThreadEventLog } from './event-log.js';
@@ -15,6 +17,8 @@ export interface FeedOptions {
   resourceId: string;
   /** Numbers the events and keeps the recent ones for replay. */
   log: ThreadEventLog;
+  /** The log is shared between processes, each writing its own runs: of another process's run only the end reaches this feed. */
+  sharedLog?: boolean;
   maxClientQueueBytes: number;
   heartbeatMs: number;
   /** What a `/run` announced of itself, by Mastra run id (see `RunAnnouncements`). */
@@ -48,6 +52,8 @@ interface Client {
 }
 
 const isTerminal = (e: Event) => e.type === EventType.RUN_FINISHED || e.type === EventType.RUN_ERROR;
+/** How long after another process's run ended its events may take to close it in the log before it is settled here. */
+const UNWRITTEN_END_GRACE_MS = 2000;
 
 /**
  * Follows one thread for all its SSE clients: one Mastra subscription (plus the background-task
@@ -68,6 +74,8 @@ export class ThreadFeed {
   private unsubscribe?: () => void;
   private followingTasks = false;
   private runStartSeq?: number;
+  /** Another process's run ended: the log should close it soon (`expectEndInLog`). */
+  private readonly pendingEnds = new Set<NodeJS.Timeout>();
   private lastPublish = Date.now();
   private readonly heartbeat: NodeJS.Timeout;
 
@@ -98,6 +106,7 @@ export class ThreadFeed {
   async attach(out: FeedSink, options: AttachOptions): Promise<void> {
     const client: Client = { out, position: this.log.lastId, loading: false, awaitingRun: false };
     this.clients.add(client);
+    this.log.setFollowed?.(true);
     const { lastEventId } = options;
     if (lastEventId !== undefined && this.canReplayAfter(lastEventId)) {
       client.position = lastEventId;
@@ -116,6 +125,11 @@ export class ThreadFeed {
     this.catchUp(client);
   }
 
+  /** No client of this process follows the thread any more; the feed goes on for other processes' followers. */
+  unfollow(): void {
+    this.log.setFollowed?.(false);
+  }
+
   detach(out: FeedSink): void {
     for (const client of this.clients) if (client.out === out) this.clients.delete(client);
   }
@@ -124,6 +138,7 @@ export class ThreadFeed {
   close(): void {
     this.publish(this.translator.close());
     clearInterval(this.heartbeat);
+    for (const timer of this.pendingEnds) clearTimeout(timer);
     this.stop.abort();
     this.unsubscribe?.();
     for (const client of this.clients) client.out.close();
@@ -140,6 +155,7 @@ export class ThreadFeed {
         // A run's bracket opens on its `start`: what its `/run` announced must be at hand by then.
         if (chunk.type === 'start') await this.fetchAnnouncement(chunk.runId);
         if (isLostRemoteRun(chunk)) await this.settleLostRun(chunk);
+        else if (this.endsRunOfOthers(chunk)) this.expectEndInLog(chunk);
         else this.publish(this.translator.push(chunk));
       }
     } catch (error) {
@@ -172,28 +188,60 @@ export class ThreadFeed {
   }
 
   /**
+   * With a shared log, the end of a run whose bracket is not open here: a run of another process
+   * (only its end crosses processes; its events come through the log, written there), or what
+   * trails a run that ended (`finish` after `error`). Not translated: it would open a bracket of
+   * its own. (In one process every run's chunks arrive here from its `start`.)
+   */
+  private endsRunOfOthers(chunk: MastraChunk): boolean {
+    if (!this.options.sharedLog || !endsRun(chunk.type)) return false;
+    const runId = topLevelRunId(chunk);
+    return runId !== undefined && !this.translator.isOpen(runId);
+  }
+
+  /**
+   * Another process's run ended: its own events (written by that process) close it in the log
+   * within milliseconds. When they do not come (its appends failed while Redis was away, though
+   * Mastra's end went through later), the run is settled from storage as a lost one, once.
+   */
+  private expectEndInLog(chunk: MastraChunk): void {
+    const open = this.runStartSeq;
+    if (open === undefined) return;
+    const timer = setTimeout(() => {
+      this.pendingEnds.delete(timer);
+      if (this.runStartSeq === open && !this.stop.signal.aborted) void this.settleLostRun(chunk);
+    }, UNWRITTEN_END_GRACE_MS);
+    timer.unref();
+    this.pendingEnds.add(timer);
+  }
+
+  /**
    * A run of another process lost its lease before its end reached this feed (that process died,
    * or Redis was away while the run finished): storage tells how it ended. With an answer stored
    * after the run's messages, the bracket ends `RUN_FINISHED` (a finished run is never shown as
    * failed); else `RUN_ERROR`. Either way a snapshot bracket follows with what is stored: the
-   * events the followers missed cannot be replayed, the history they built can. Its run id is
-   * derived from the lost run's, so that every process following the thread makes the same one.
+   * events the followers missed cannot be replayed, the history they built can. Every process
+   * following the thread works this out alike, from the log (the run's bracket there, as its
+   * process wrote it); the log takes the first one's (`settle`).
    */
   private async settleLostRun(chunk: MastraChunk): Promise<void> {
     const history = await this.options.loadHistory().catch(() => undefined);
     // The open run's events are still in the log: its RUN_STARTED onwards.
-    const open = this.runStartSeq === undefined ? [] : (this.log.since(this.runStartSeq - 1) ?? []);
-    const finished = history !== undefined && answers(history, messageIdsOf(open.map((e) => e.event)));
+    const open = this.runStartSeq === undefined ? [] : (this.log.since(this.runStartSeq - 1) ?? []).map((e) => e.event);
+    const finished = history !== undefined && answers(history, messageIdsOf(open));
     const runId = topLevelRunId(chunk) ?? '';
-    this.publish(this.translator.push(finished ? ({ type: 'finish', runId, payload: {} } as MastraChunk) : chunk));
-    if (!history) return;
     const { threadId } = this.options;
-    const snapshotRunId = `recovered-${runId}`;
-    this.publish([
-      { type: EventType.RUN_STARTED, threadId, runId: snapshotRunId },
-      { type: EventType.MESSAGES_SNAPSHOT, messages: history },
-      { type: EventType.RUN_FINISHED, threadId, runId: snapshotRunId },
-    ]);
+    const events = closeRun(open, finished ? { finished: true } : { error: LOST_RUN });
+    if (history) {
+      const snapshotRunId = `recovered-${runId}`;
+      events.push(
+        { type: EventType.RUN_STARTED, threadId, runId: snapshotRunId },
+        { type: EventType.MESSAGES_SNAPSHOT, messages: history },
+        { type: EventType.RUN_FINISHED, threadId, runId: snapshotRunId },
+      );
+    }
+    if (this.log.settle) this.log.settle(runId, events);
+    else this.publish(events);
   }
 
   /** Hands translated events to the log, which numbers them (`numbered`). */

@@ -8,6 +8,7 @@ import type { BridgeMetrics } from '../observability/metrics.js';
 import type { RunAnnouncements } from '../runs/run-announcements.js';
 import type { ThreadScope, ThreadStore } from '../threads/thread-store.js';
 import { TOKENS } from '../tokens.js';
+import { errorMessage } from '../translate/values.js';
 import type { ThreadEventLogs } from './event-log.js';
 import type { FeedSink } from './feed-sink.js';
 import { ThreadFeed, type AttachOptions, type FeedMetrics } from './thread-feed.js';
@@ -16,6 +17,11 @@ import { ThreadFeed, type AttachOptions, type FeedMetrics } from './thread-feed.
  * One `ThreadFeed` per thread (keyed by agent, resource and thread), shared by all its SSE
  * clients. The Mastra subscription is released `subscriptionLingerMs` after the last client
  * leaves: long enough for an EventSource to reconnect and resume from the ring.
+ *
+ * With a shared log, a feed is also kept without a client of its own while a run of this process
+ * streams on a thread another process follows (`ThreadEventLogs.onWriterNeeded`): only this
+ * process has the run's chunks, and its feed writes them into the log. Such a feed lives while
+ * the thread is followed elsewhere, checked every `subscriptionLingerMs`.
  *
  * @example
  * await hub.attach({ agent, threadId, resourceId }, eventStream, { lastEventId: 1767225600000041 });
@@ -26,6 +32,7 @@ export class ThreadHub {
   private readonly starting = new Map<string, Promise<ThreadFeed>>();
   private readonly lingering = new Map<string, NodeJS.Timeout>();
   private readonly feedMetrics: FeedMetrics;
+  private readonly sharedLog: boolean;
 
   constructor(
     @inject(TOKENS.Config) private readonly config: ResolvedConfig,
@@ -39,6 +46,8 @@ export class ThreadHub {
     metrics.trackFollowers(() => this.followerCount);
     metrics.trackFollowedThreads(() => this.subscriptionCount);
     this.feedMetrics = { events: metrics.threadEvents, joined: (kind) => metrics.followerJoined(kind) };
+    this.sharedLog = logs.onWriterNeeded !== undefined;
+    logs.onWriterNeeded?.((key) => this.keepWriter(key));
   }
 
   /** Number of live Mastra subscriptions (one per followed thread). */
@@ -63,6 +72,24 @@ export class ThreadHub {
     await feed.attach(out, options);
   }
 
+  /** A feed for a run of this process that another process follows: opened with no client, it lingers while the thread is followed. */
+  private async keepWriter(key: string): Promise<void> {
+    if (this.feeds.has(key)) return;
+    const [agentId, resourceId, threadId] = key.split('\0');
+    const agent = this.agentOf(agentId);
+    if (!agent || resourceId === undefined || threadId === undefined) return;
+    try {
+      const feed = await this.startFeed(key, { agent, resourceId, threadId });
+      if (feed.clientCount === 0 && !this.lingering.has(key)) this.linger(key, feed);
+    } catch (error) {
+      this.config.logger.warn(`Thread ${threadId}: no feed to write this process's run for followers elsewhere: ${errorMessage(error)}`);
+    }
+  }
+
+  private agentOf(agentId: string | undefined): Agent | undefined {
+    return Object.values(this.mastra.listAgents() as Record<string, Agent>).find((agent) => agent.id === agentId);
+  }
+
   /** Closes every feed (server shutdown). */
   shutdown(): void {
     for (const [key, feed] of this.feeds) this.release(key, feed);
@@ -84,6 +111,7 @@ export class ThreadHub {
       threadId: target.threadId,
       resourceId: target.resourceId,
       log: await this.logs.open(key),
+      sharedLog: this.sharedLog,
       maxClientQueueBytes: this.config.maxClientQueueBytes,
       heartbeatMs: this.config.heartbeatMs,
       announcement: (runId) => this.announcements.get(runId),
@@ -116,12 +144,31 @@ export class ThreadHub {
   private detach(key: string, feed: ThreadFeed, out: FeedSink): void {
     feed.detach(out);
     if (feed.clientCount > 0 || this.lingering.has(key)) return;
-    const timer = setTimeout(() => {
-      this.lingering.delete(key);
-      if (feed.clientCount === 0) this.release(key, feed);
-    }, this.config.subscriptionLingerMs);
+    this.linger(key, feed);
+  }
+
+  /**
+   * Releases a feed left without clients after `subscriptionLingerMs`, unless a client came back;
+   * with a shared log, a feed whose thread another process follows is kept (and checked again
+   * later): a run of this process on it would reach those followers only through it.
+   */
+  private linger(key: string, feed: ThreadFeed): void {
+    const timer = setTimeout(() => void this.lingered(key, feed), this.config.subscriptionLingerMs);
     timer.unref();
     this.lingering.set(key, timer);
+  }
+
+  private async lingered(key: string, feed: ThreadFeed): Promise<void> {
+    if (feed.clientCount > 0) return void this.lingering.delete(key);
+    const followed = await this.logs.followedElsewhere?.(key).catch(() => true);
+    if (this.feeds.get(key) !== feed || feed.clientCount > 0) return void this.lingering.delete(key);
+    if (!followed) {
+      this.lingering.delete(key);
+      return this.release(key, feed);
+    }
+    // Kept for the other processes' followers: no longer counted as followed here.
+    feed.unfollow();
+    this.linger(key, feed);
   }
 
   private release(key: string, feed: ThreadFeed): void {

@@ -12,6 +12,7 @@ import { RedisRateLimiter } from './rate-limiter.js';
 import { RedisRunAnnouncements } from './run-announcements.js';
 import { RedisThreadControl, type LocalLeases } from './thread-control.js';
 import { RedisThreadLocks } from './thread-locks.js';
+import type { LocalThreadRuns } from './thread-runs.js';
 import { RedisToolProxy } from './tool-proxy.js';
 
 /**
@@ -20,12 +21,13 @@ import { RedisToolProxy } from './tool-proxy.js';
  * their place, and only then is this code loaded at all.
  *
  * @example
- * container.load(redisBindings(redis, pubsub));
+ * container.load(redisBindings(redis, pubsub, runs));
  */
-export function redisBindings(redis: RedisConnection, leases: LocalLeases): ContainerModule {
+export function redisBindings(redis: RedisConnection, leases: LocalLeases, runs: LocalThreadRuns): ContainerModule {
   return new ContainerModule(({ bind }) => {
     bind<RedisConnection>(TOKENS.Redis).toConstantValue(redis);
     bind<LocalLeases>(TOKENS.Leases).toConstantValue(leases);
+    bind<LocalThreadRuns>(TOKENS.ThreadRuns).toConstantValue(runs);
     bind<ThreadEventLogs>(TOKENS.EventLogs).to(RedisEventLogs);
     bind<ToolProxy>(TOKENS.ToolProxy).to(RedisToolProxy);
     bind<ThreadLocks>(TOKENS.ThreadLocks).to(RedisThreadLocks);

@@ -1,21 +1,27 @@
 import { randomUUID } from 'node:crypto';
 import { EventType, type Event } from '@ag-ui/core';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import type { NumberedEvent, ThreadEventLog } from '../feed/event-log.js';
+import type { NumberedEvent } from '../feed/event-log.js';
 import { RedisEventLogs } from './event-log.js';
+import { LocalThreadRuns, THREAD_TOPIC } from './thread-runs.js';
+import { startFaultProxy } from '../../test/support/fault-proxy.js';
 import { quietLogger, testRedis } from '../../test/support/redis.js';
+import { REDIS_URL } from '../../test/support/services.js';
+import { connectRedis } from './connection.js';
 
 // Two `RedisEventLogs` on connections of their own stand for two bridge processes on one Redis.
 
 const redis = testRedis('event-log');
 const config = { replayBufferSize: 100, logger: quietLogger };
-const options = { retainedEvents: 1000, idleTtlMs: 60_000, writerLeaseMs: 600 };
+const options = { retainedEvents: 1000, idleTtlMs: 60_000, followTtlMs: 600 };
 
 let a: RedisEventLogs;
 let b: RedisEventLogs;
+const runsOfA = new LocalThreadRuns();
+const runsOfB = new LocalThreadRuns();
 beforeAll(async () => {
-  a = new RedisEventLogs(await redis.connect(), config, options);
-  b = new RedisEventLogs(await redis.connect(), config, options);
+  a = new RedisEventLogs(await redis.connect(), config, runsOfA, options);
+  b = new RedisEventLogs(await redis.connect(), config, runsOfB, options);
 });
 afterAll(() => redis.cleanup());
 
@@ -35,23 +41,29 @@ const run = (runId: string, text: string): Event[] => [
   { type: EventType.RUN_FINISHED, threadId: 't', runId },
 ];
 
-const writerOf = (...logs: ThreadEventLog[]) => logs.filter((log) => (log as unknown as { writer: boolean }).writer);
+/** Mastra's publish of a run registered (or closed) on a thread, as `LocalThreadRuns` hears it in its process. */
+async function published(runs: LocalThreadRuns, key: string, type: 'run-registered' | 'run-completed', runId: string): Promise<void> {
+  const threadKey = key.slice(key.indexOf('\0') + 1);
+  await runs.published(`${THREAD_TOPIC}${encodeURIComponent(threadKey)}`, { type, runId, data: { type, runId } });
+}
 
 describe('RedisEventLogs: one log per thread shared by processes', () => {
-  it('numbers once for every process: the writer appends, both get the same ids, contiguous, above the clock base', async () => {
+  it('numbers once for every process: each appends its runs, all get the same ids, contiguous, above the clock base', async () => {
     const key = `thread-${randomUUID()}`;
     const first = await follow(a, key);
     const second = await follow(b, key);
-    expect(writerOf(first.log, second.log)).toEqual([first.log]);
     const before = Date.now() * 1000;
     first.log.append(run('r1', 'hello'));
-    second.log.append(run('r1', 'hello')); // not the writer: dropped
     await vi.waitFor(() => expect(second.seen).toHaveLength(5));
+    second.log.append(run('r2', 'again'));
+    await vi.waitFor(() => expect(first.seen).toHaveLength(10));
+    await vi.waitFor(() => expect(second.seen).toHaveLength(10));
     expect(first.seen).toEqual(second.seen);
+    expect(first.seen.map((e) => e.event)).toEqual([...run('r1', 'hello'), ...run('r2', 'again')]);
     const ids = first.seen.map((e) => e.id);
     expect(ids).toEqual(ids.map((_, i) => ids[0] + i));
     expect(ids[0]).toBeGreaterThan(before - 60_000_000);
-    expect(Number.isSafeInteger(ids[4])).toBe(true);
+    expect(Number.isSafeInteger(ids[9])).toBe(true);
     first.log.close();
     second.log.close();
   });
@@ -85,71 +97,113 @@ describe('RedisEventLogs: one log per thread shared by processes', () => {
     joiner.log.close();
   });
 
-  it('another process takes over writing when the writer stops renewing its lease', async () => {
+  it('a lost run is settled once: the first process’s closing events are written, the others’ and the lost process’s late events are not', async () => {
     const key = `thread-${randomUUID()}`;
-    const first = await follow(a, key);
+    const writer = await follow(a, key);
+    const first = await follow(b, key);
     const second = await follow(b, key);
-    expect(writerOf(first.log, second.log)).toEqual([first.log]);
-    // As if its process died: no renewals, no release.
-    clearTimeout((first.log as unknown as { leaseTimer: NodeJS.Timeout }).leaseTimer);
-    (first.log as unknown as { closed: boolean }).closed = true;
-    await vi.waitFor(() => expect(writerOf(second.log)).toEqual([second.log]), { timeout: 5000, interval: 50 });
-    second.log.append(run('r1', 'after'));
-    await vi.waitFor(() => expect(second.seen).toHaveLength(5));
-    second.log.close();
+    writer.log.append(run('r1', 'cut').slice(0, 3));
+    await vi.waitFor(() => expect(second.seen).toHaveLength(3));
+    const closing: Event[] = [
+      { type: EventType.TEXT_MESSAGE_END, messageId: 'r1-m' },
+      { type: EventType.RUN_ERROR, message: 'lost', code: 'UNAVAILABLE' },
+    ];
+    first.log.settle!('mastra-r1', closing);
+    second.log.settle!('mastra-r1', closing);
+    await vi.waitFor(() => expect(writer.seen).toHaveLength(5));
+    // The process thought lost comes back and goes on with the run: too late, the run is closed.
+    writer.log.append(run('r1', 'cut').slice(3));
+    writer.log.append(run('r2', 'next'));
+    await vi.waitFor(() => expect(writer.seen).toHaveLength(10));
+    expect(writer.seen.map((e) => e.event)).toEqual([...run('r1', 'cut').slice(0, 3), ...closing, ...run('r2', 'next')]);
+    expect(first.seen).toEqual(writer.seen);
+    for (const log of [writer, first, second]) log.log.close();
   });
 
-  /** As if its process died: no renewals, no release, nothing heard. */
-  const die = (log: ThreadEventLog) => {
-    clearTimeout((log as unknown as { leaseTimer: NodeJS.Timeout }).leaseTimer);
-    (log as unknown as { closed: boolean }).closed = true;
-  };
-
-  it('what a follower translated while the writer was dead is written when it takes over, once', async () => {
-    const key = `thread-${randomUUID()}`;
-    const first = await follow(a, key);
-    const second = await follow(b, key);
-    // Both translate r1: the writer's copy is numbered, the follower's matched away.
-    first.log.append(run('r1', 'before'));
-    second.log.append(run('r1', 'before'));
-    await vi.waitFor(() => expect(second.seen).toHaveLength(5));
-    die(first.log);
-    // The rest is translated by the follower alone, before it holds the lease: not dropped.
-    const cut = run('r2', 'after');
-    second.log.append(cut.slice(0, 3));
-    second.log.append(cut.slice(3));
-    await vi.waitFor(() => expect(second.seen).toHaveLength(10), { timeout: 5000, interval: 50 });
-    expect(second.seen.map((e) => e.event)).toEqual([...run('r1', 'before'), ...cut]);
-    const ids = second.seen.map((e) => e.id);
-    expect(ids).toEqual(ids.map((_, i) => ids[0] + i));
-    second.log.close();
+  it('a settlement made while Redis is away is written once it is back', async () => {
+    const proxy = await startFaultProxy(REDIS_URL);
+    const connection = await connectRedis(proxy.urlFor(REDIS_URL), redis.prefix, quietLogger);
+    try {
+      const key = `thread-${randomUUID()}`;
+      const writer = await follow(a, key);
+      const cut = await follow(new RedisEventLogs(connection, config, new LocalThreadRuns(), options), key);
+      writer.log.append(run('r1', 'cut').slice(0, 3));
+      await vi.waitFor(() => expect(cut.seen).toHaveLength(3));
+      proxy.mode('refuse');
+      cut.log.settle!('mastra-r1', [{ type: EventType.RUN_ERROR, message: 'lost', code: 'UNAVAILABLE' }]);
+      proxy.mode('forward');
+      await vi.waitFor(() => expect(writer.seen.map((e) => e.event.type)).toEqual([...run('r1', 'cut').slice(0, 3).map((e) => e.type), EventType.RUN_ERROR]), { timeout: 10_000, interval: 100 });
+      writer.log.close();
+      cut.log.close();
+    } finally {
+      await connection.close();
+      await proxy.close();
+    }
   });
 
-  it('a follower behind the writer does not write again what the writer wrote before it died', async () => {
-    const key = `thread-${randomUUID()}`;
-    const first = await follow(a, key);
-    const second = await follow(b, key);
-    first.log.append(run('r1', 'one'));
-    await vi.waitFor(() => expect(second.seen).toHaveLength(5));
-    die(first.log);
-    // The follower translates r1 only now, after the writer wrote it, then r2 alone.
-    second.log.append(run('r1', 'one'));
-    second.log.append(run('r2', 'two'));
-    await vi.waitFor(() => expect(second.seen).toHaveLength(10), { timeout: 5000, interval: 50 });
-    expect(second.seen.map((e) => e.event)).toEqual([...run('r1', 'one'), ...run('r2', 'two')]);
-    second.log.append(run('r3', 'three'));
-    await vi.waitFor(() => expect(second.seen).toHaveLength(15));
-    second.log.close();
+  it('what was appended while a log’s subscription was down reaches it once it is back, though nothing follows', async () => {
+    const proxy = await startFaultProxy(REDIS_URL);
+    const connection = await connectRedis(proxy.urlFor(REDIS_URL), redis.prefix, quietLogger);
+    try {
+      const key = `thread-${randomUUID()}`;
+      const writer = await follow(a, key);
+      const cut = await follow(new RedisEventLogs(connection, config, new LocalThreadRuns(), options), key);
+      writer.log.append(run('r1', 'cut').slice(0, 3));
+      await vi.waitFor(() => expect(cut.seen).toHaveLength(3));
+      proxy.mode('refuse');
+      // The rest of the run, then nothing: the last batch is published while `cut` is not subscribed.
+      writer.log.append(run('r1', 'cut').slice(3));
+      await vi.waitFor(() => expect(writer.seen).toHaveLength(5));
+      proxy.mode('forward');
+      await vi.waitFor(() => expect(cut.seen).toEqual(writer.seen), { timeout: 10_000, interval: 100 });
+      writer.log.close();
+      cut.log.close();
+    } finally {
+      await connection.close();
+      await proxy.close();
+    }
   });
 
-  it('a writer that lets go is replaced at once, and nothing the follower translated meanwhile is lost', async () => {
-    const key = `thread-${randomUUID()}`;
-    const first = await follow(a, key);
-    const second = await follow(b, key);
-    first.log.close();
-    second.log.append(run('r1', 'alone'));
-    await vi.waitFor(() => expect(second.seen).toHaveLength(5), { timeout: 5000, interval: 20 });
-    expect(second.seen.map((e) => e.event)).toEqual(run('r1', 'alone'));
-    second.log.close();
+  it('a run of one process on a thread another follows: the process is told to write it, and when a follower comes mid-run', async () => {
+    const key = `agent\0alice\0thread-${randomUUID()}`;
+    const needA: string[] = [];
+    a.onWriterNeeded(async (k) => void needA.push(k));
+    const needB: string[] = [];
+    b.onWriterNeeded(async (k) => void needB.push(k));
+    // Nobody follows: a run registered in A needs no writer.
+    await published(runsOfA, key, 'run-registered', 'r0');
+    await published(runsOfA, key, 'run-completed', 'r0');
+    const follower = await follow(b, key);
+    follower.log.setFollowed!(true);
+    // A follower comes while no run of A streams: nothing to write yet.
+    await vi.waitFor(async () => expect(await a.followedElsewhere!(key)).toBe(true));
+    expect(await b.followedElsewhere!(key)).toBe(false); // its own mark does not count
+    await published(runsOfA, key, 'run-registered', 'r1');
+    await vi.waitFor(() => expect(needA).toEqual([key]));
+    // A second thread: the run comes first, the follower during it.
+    const other = `agent\0alice\0thread-${randomUUID()}`;
+    await published(runsOfA, other, 'run-registered', 'r2');
+    const late = await follow(b, other);
+    late.log.setFollowed!(true);
+    await vi.waitFor(() => expect(needA).toEqual([key, other]));
+    expect(needB).toEqual([]);
+    // Unfollowed (the feed kept for others only, or closed): it no longer counts.
+    follower.log.setFollowed!(false);
+    await vi.waitFor(async () => expect(await a.followedElsewhere!(key)).toBe(false));
+    late.log.close();
+    expect(await a.followedElsewhere!(other)).toBe(false);
+    follower.log.close();
+  });
+
+  it('a follower’s process that dies stops counting within the mark’s TTL', async () => {
+    const key = `agent\0alice\0thread-${randomUUID()}`;
+    const connection = await redis.connect();
+    const follower = await follow(new RedisEventLogs(connection, config, new LocalThreadRuns(), options), key);
+    follower.log.setFollowed!(true);
+    await vi.waitFor(async () => expect(await a.followedElsewhere!(key)).toBe(true));
+    // As if its process died: its connection gone, no renewal, no unmark.
+    await connection.close();
+    await vi.waitFor(async () => expect(await a.followedElsewhere!(key)).toBe(false), { timeout: 3000, interval: 50 });
+    follower.log.close();
   });
 });

@@ -1,4 +1,3 @@
-import { randomUUID } from 'node:crypto';
 import { EventType, type Event } from '@ag-ui/core';
 import { inject, injectable, unmanaged } from 'inversify';
 import type { ResolvedConfig } from '../config.js';
@@ -9,13 +8,36 @@ import { ReplayRing } from '../feed/replay-ring.js';
 import { errorMessage } from '../translate/values.js';
 import type { RedisConnection } from './connection.js';
 import { LuaScript } from './pubsub/lua.js';
-import { RELEASE_IF_OWNER } from './pubsub/owned-key.js';
-import { keyOf, Unmatched } from './unmatched.js';
+import { FollowedThreads, threadKeyOfLog } from './followed-threads.js';
+import type { LocalThreadRuns } from './thread-runs.js';
 
 /** A thread's shared log is dropped a day after its last event. */
 const LOG_IDLE_MS = 24 * 3600 * 1000;
-/** How soon another process takes over writing a thread's log when its writer's process dies. */
-const WRITER_LEASE_MS = 5000;
+/** What must reach Redis while it may be away (a lost run's settlement, a catch-up) is tried again every second, this many times. */
+const RETRIES = 30;
+const RETRY_MS = 1000;
+/** How long a run waits, at most, for its feed here to follow its thread for followers elsewhere (Redis slow or away: it goes on without). */
+const WRITER_WAIT_MS = 2000;
+
+/** `promise`, or a rejection after `ms`. */
+function withinMs<T>(promise: Promise<T>, ms: number): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`no answer within ${ms} ms`)), ms);
+  });
+  return Promise.race([promise, late]).finally(() => clearTimeout(timer));
+}
+
+/** Runs `attempt` until it succeeds, again every `RETRY_MS` while it fails and `goOn()`, at most `RETRIES` more times. */
+async function retried(attempt: () => Promise<void>, goOn: () => boolean, left = RETRIES): Promise<void> {
+  try {
+    await attempt();
+  } catch (error) {
+    if (left === 0 || !goOn()) throw error;
+    await new Promise((resolve) => setTimeout(resolve, RETRY_MS).unref());
+    return retried(attempt, goOn, left - 1);
+  }
+}
 
 /** Tuning of `RedisEventLogs`: from the config by default, each overridable. */
 export interface SharedLogOptions {
@@ -25,8 +47,6 @@ export interface SharedLogOptions {
   retainedEvents: number;
   /** A thread's log expires this long after its last event. */
   idleTtlMs: number;
-  /** The writer's lease: a process that dies stops writing, and another feed takes over within this. */
-  writerLeaseMs: number;
   logger: BridgeLogger;
 }
 
@@ -40,27 +60,33 @@ end`;
 /**
  * Numbers a batch and appends it: ids continue the thread's counter (started from the server's
  * clock, like a feed's base in one process), each event an entry `<id>-0` of the thread's stream,
- * the batch published on the thread's channel as `<firstId> <json array>`, the open run's start
- * remembered (`open`) or forgotten. KEYS: stream, meta. ARGV: channel, maxlen, ttl, open change
- * (`keep`, `clear` or the index of the batch's last RUN_STARTED, 0-based), events…
+ * the batch published on the thread's channel as `<firstId> <json array>`, the open run remembered
+ * (`open`: its RUN_STARTED's id, `run`: its run id) or forgotten.
+ * KEYS: stream, meta, and a key that may be set once (or none). ARGV: channel, maxlen, ttl, open
+ * change (`keep`, `clear` or the index of the batch's last RUN_STARTED, 0-based), that run's id,
+ * the run the batch goes on (`''`: any), events…
+ * Answers nothing, writing nothing, when the run the batch goes on is not the log's open run (it
+ * was closed meanwhile), or when the once key is set already.
  */
 const APPEND = new LuaScript(`${CLOCK_BASE}
+if ARGV[6] ~= '' and redis.call('HGET', KEYS[2], 'run') ~= ARGV[6] then return false end
+if KEYS[3] and not redis.call('SET', KEYS[3], '1', 'NX', 'PX', ARGV[3]) then return false end
 local last = tonumber(redis.call('HGET', KEYS[2], 'last')) or clockBase()
 local first = last + 1
-local n = #ARGV - 4
+local n = #ARGV - 6
 for i = 1, n do
-  redis.call('XADD', KEYS[1], 'MAXLEN', '~', ARGV[2], string.format('%.0f-0', last + i), 'e', ARGV[4 + i])
+  redis.call('XADD', KEYS[1], 'MAXLEN', '~', ARGV[2], string.format('%.0f-0', last + i), 'e', ARGV[6 + i])
 end
 last = last + n
 redis.call('HSET', KEYS[2], 'last', string.format('%.0f', last))
 if ARGV[4] == 'clear' then
-  redis.call('HDEL', KEYS[2], 'open')
+  redis.call('HDEL', KEYS[2], 'open', 'run')
 elseif ARGV[4] ~= 'keep' then
-  redis.call('HSET', KEYS[2], 'open', string.format('%.0f', first + tonumber(ARGV[4])))
+  redis.call('HSET', KEYS[2], 'open', string.format('%.0f', first + tonumber(ARGV[4])), 'run', ARGV[5])
 end
 redis.call('PEXPIRE', KEYS[1], ARGV[3])
 redis.call('PEXPIRE', KEYS[2], ARGV[3])
-redis.call('PUBLISH', ARGV[1], string.format('%.0f', first) .. ' [' .. table.concat(ARGV, ',', 5) .. ']')
+redis.call('PUBLISH', ARGV[1], string.format('%.0f', first) .. ' [' .. table.concat(ARGV, ',', 7) .. ']')
 return string.format('%.0f', first)
 `);
 
@@ -73,31 +99,22 @@ end
 return redis.call('HMGET', KEYS[1], 'last', 'open')
 `);
 
-/**
- * Takes the writer's lease, or keeps it. KEYS: lease. ARGV: owner, ttl. Answers 1 when held, else
- * minus the milliseconds the other writer's lease has left (so a follower tries again as it lapses).
- */
-const HOLD = new LuaScript(`
-local owner = redis.call('GET', KEYS[1])
-if owner == ARGV[1] then return redis.call('PEXPIRE', KEYS[1], ARGV[2]) end
-if owner then return -math.max(redis.call('PTTL', KEYS[1]), 0) end
-redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
-return 1
-`);
-
-/** What the thread's channel carries when a writer lets go (a batch always starts with its first id): another follower takes over at once. */
-const LET_GO_NOTICE = 'let-go';
-
 const isTerminal = (e: Event) => e.type === EventType.RUN_FINISHED || e.type === EventType.RUN_ERROR;
 
-/** How a batch moves the open run: where its last RUN_STARTED is, or that it closes the run. */
-function openChange(events: readonly Event[]): string {
-  let change = 'keep';
+/** How a batch moves the open run: where its last RUN_STARTED is (and its run), or that it closes the run. */
+function openChange(events: readonly Event[]): [change: string, runId: string] {
+  let change: [string, string] = ['keep', ''];
   events.forEach((event, i) => {
-    if (event.type === EventType.RUN_STARTED) change = String(i);
-    else if (isTerminal(event)) change = 'clear';
+    if (event.type === EventType.RUN_STARTED) change = [String(i), event.runId];
+    else if (isTerminal(event)) change = ['clear', ''];
   });
   return change;
+}
+
+/** The run open after `events`, given the one open before them. */
+function runAfter(open: string | undefined, events: readonly Event[]): string | undefined {
+  const [change, runId] = openChange(events);
+  return change === 'keep' ? open : change === 'clear' ? undefined : runId;
 }
 
 const entryId = (id: number) => `${id}-0`;
@@ -106,63 +123,81 @@ const idOf = (entry: string) => Number(entry.slice(0, entry.indexOf('-')));
 /**
  * One log per thread shared by every bridge process on one Redis: a stream of numbered events
  * (ids global per thread, so a client may come back to any process with its `Last-Event-ID`)
- * and a channel that carries each batch to every process's feed. Of all the feeds that follow a
- * thread, the holder of the thread's writer lease writes what it translated; the others translate
- * the same Mastra chunks and drop their events, ready to take over if the writer's process dies.
+ * and a channel that carries each batch to every process's feed. A run's events are translated
+ * once, in the process that runs it, and appended there: Mastra keeps a run's chunks in that
+ * process (`keepsRunChunksLocal`), and every other process reads the log. For that, the process
+ * running a run must have a feed of the thread although no client of its own follows it:
+ * `onWriterNeeded` tells the hub when (a run here on a thread followed elsewhere).
  *
  * @example
- * const logs = new RedisEventLogs(redis, config, { writerLeaseMs: 600 });
+ * const logs = new RedisEventLogs(redis, config, runs);
  * const log = await logs.open('demo\0alice\0trip-7');
  */
 @injectable()
 export class RedisEventLogs implements ThreadEventLogs {
   private readonly options: SharedLogOptions;
+  private readonly followed: FollowedThreads;
+  /** The logs open in this process. */
+  private readonly logs = new Set<SharedLog>();
 
   constructor(
     @inject(TOKENS.Redis) private readonly redis: RedisConnection,
     @inject(TOKENS.Config) { replayBufferSize, logger }: Pick<ResolvedConfig, 'replayBufferSize' | 'logger'>,
-    @unmanaged() tuning: Partial<SharedLogOptions> = {},
+    @inject(TOKENS.ThreadRuns) private readonly runs: LocalThreadRuns,
+    @unmanaged() tuning: Partial<SharedLogOptions & { followTtlMs: number }> = {},
   ) {
-    this.options = { replayBufferSize, retainedEvents: Math.max(10 * replayBufferSize, 10_000), idleTtlMs: LOG_IDLE_MS, writerLeaseMs: WRITER_LEASE_MS, logger, ...tuning };
+    this.options = { replayBufferSize, retainedEvents: Math.max(10 * replayBufferSize, 10_000), idleTtlMs: LOG_IDLE_MS, logger, ...tuning };
+    this.followed = new FollowedThreads(redis, tuning.followTtlMs);
+    // The subscriber connection was lost and is back, subscribed again: what was published
+    // meanwhile never comes by the channel.
+    redis.subscriber.on('ready', () => {
+      for (const log of this.logs) log.catchUp();
+    });
   }
 
   async open(key: string): Promise<ThreadEventLog> {
-    const log = new SharedLog(this.redis, this.options, key);
+    const log = new SharedLog(this.redis, this.options, key, this.followed, this.logs);
     await log.start();
     return log;
+  }
+
+  onWriterNeeded(need: (key: string) => Promise<void>): void {
+    const failed = (error: unknown) => this.options.logger.warn(`Thread logs: who follows what could not be read: ${errorMessage(error)}`);
+    // A run registers here on a thread followed elsewhere: its feed here follows the thread before
+    // the run streams (a short run would otherwise be over before the feed subscribed), within a bound.
+    this.runs.onRun((threadKey) =>
+      withinMs(
+        this.followed.logsOf(threadKey).then(async (keys) => void (await Promise.all(keys.map(need)))),
+        WRITER_WAIT_MS,
+      ).catch(failed),
+    );
+    // A process starts following a thread while a run streams here: the feed gets the run from its start.
+    this.followed
+      .onFollowed((key) => {
+        if (this.runs.running(threadKeyOfLog(key))) void need(key);
+      })
+      .catch(failed);
+  }
+
+  followedElsewhere(key: string): Promise<boolean> {
+    return this.followed.followed(key);
   }
 }
 
 class SharedLog implements ThreadEventLog {
-  private readonly keys: { stream: string; meta: string; lease: string; channel: string };
-  private readonly owner = randomUUID();
+  private readonly keys: { stream: string; meta: string; channel: string; settled: (runId: string) => string };
   private ring!: ReplayRing;
   private base = 0;
   private last = 0;
   private listener: NumberedListener = () => {};
   /** Events read from Redis before the listener was set (the open run's start). */
   private backlog: NumberedEvent[] = [];
-  private writer = false;
-  /** Taking over from the last writer: what the feed translates meanwhile waits in `unwritten`. */
-  private takingOver = false;
   private closed = false;
-  /**
-   * While another process writes: what this feed translated that the log does not hold yet
-   * (`unwritten`), and what the log holds that this feed has not translated yet (`unseen`). Both
-   * feeds translate the same Mastra chunks into the same events in the same order, so every event
-   * ends up on both sides and is matched away within milliseconds. When the writer's process dies,
-   * what this feed translated since (the rest of the cut run, its RUN_ERROR, the next run) is left
-   * in `unwritten`, and is written when this log takes over: dropped, the followers of every
-   * process would miss it (a cut run without its terminal event, a run without its RUN_STARTED).
-   */
-  private readonly unwritten: Unmatched;
-  private readonly unseen: Unmatched;
-  /** The run of the last RUN_STARTED translated here, and written to the log: events are matched within their run. */
-  private translatedRun?: string;
-  private writtenRun?: string;
-  /** Off until `start` is done: what the log held before this feed subscribed to Mastra, it never translates. */
-  private pairing = false;
-  private leaseTimer?: NodeJS.Timeout;
+  /** The run this log's own appends go on (the last RUN_STARTED it appended, until its end). */
+  private writingRun?: string;
+  /** The run open in the log, as read from it. */
+  private openRun?: string;
+  private mark?: { stop(): void };
   /** Batches that arrived while a gap before them was being read. */
   private filling?: Promise<void>;
   /** Batches that arrived before `start` knew where the thread stands. */
@@ -172,15 +207,12 @@ class SharedLog implements ThreadEventLog {
   constructor(
     private readonly redis: RedisConnection,
     private readonly options: SharedLogOptions,
-    key: string,
+    private readonly key: string,
+    private readonly followed: FollowedThreads,
+    private readonly openLogs: Set<SharedLog>,
   ) {
     const id = `${redis.prefix}:log:${encodeURIComponent(key)}`;
-    this.keys = { stream: `${id}:events`, meta: `${id}:meta`, lease: `${id}:writer`, channel: id };
-    // Long enough to outlast a dead writer's lease and the takeover after it, however busy.
-    const keepMs = 2 * options.writerLeaseMs;
-    const max = Math.max(options.replayBufferSize, UNMATCHED_MAX);
-    this.unwritten = new Unmatched(keepMs, max);
-    this.unseen = new Unmatched(keepMs, max);
+    this.keys = { stream: `${id}:events`, meta: `${id}:meta`, channel: id, settled: (runId) => `${id}:settled:${encodeURIComponent(runId)}` };
   }
 
   get baseId(): number {
@@ -191,7 +223,7 @@ class SharedLog implements ThreadEventLog {
     return this.last;
   }
 
-  /** Subscribes, reads where the thread stands (and its open run's events), and tries to become the writer. */
+  /** Subscribes, and reads where the thread stands (and its open run's events). */
   async start(): Promise<void> {
     // Batches published while the position is read wait, then go through in order (duplicates dropped).
     await this.redis.subscriber.subscribe(this.keys.channel, this.onMessage);
@@ -202,33 +234,53 @@ class SharedLog implements ThreadEventLog {
     this.last = this.base;
     this.ring = new ReplayRing(this.options.replayBufferSize, this.base);
     for (const entry of prefill ?? []) this.keep(entry.id, entry.event);
-    this.matchWritten(prefill?.map((e) => e.event) ?? []);
     this.backlog = prefill ?? [];
     const early = this.early ?? [];
     this.early = undefined;
     for (const message of early) this.received(message);
-    this.pairing = true;
-    await this.holdLease();
+    this.openLogs.add(this);
+  }
+
+  setFollowed(followed: boolean): void {
+    if (!followed || this.closed) {
+      this.mark?.stop();
+      this.mark = undefined;
+    } else {
+      this.mark ??= this.followed.follow(this.key, (error) => this.options.logger.warn(`Thread log ${this.keys.channel}: could not mark it followed: ${errorMessage(error)}`));
+    }
   }
 
   append(events: readonly Event[]): void {
     if (this.closed || events.length === 0) return;
-    const writing = this.writer && !this.takingOver;
-    const fresh: Event[] = [];
-    for (const event of events) {
-      if (event.type === EventType.RUN_STARTED) this.translatedRun = event.runId;
-      // The common case, the writer with nothing to match: no key to make.
-      if (writing && this.unseen.size === 0) {
-        fresh.push(event);
-        continue;
-      }
-      const key = keyOf(this.translatedRun, event);
-      // The last writer wrote it already (this feed was behind it): not twice.
-      if (this.unseen.match(key)) continue;
-      if (writing) fresh.push(event);
-      else this.unwritten.push(key, event);
-    }
-    this.write(fresh);
+    // What goes on the run this log writes must find it still open; a new run starts anyway.
+    const starts = events.findIndex((e) => e.type === EventType.RUN_STARTED);
+    const goesOn = starts < 0 ? events : events.slice(0, starts);
+    if (goesOn.length > 0) this.logFailure(this.write(goesOn, this.writingRun ?? ''));
+    if (starts >= 0) this.logFailure(this.write(events.slice(starts), ''));
+    this.writingRun = runAfter(this.writingRun, events);
+  }
+
+  /**
+   * Written once for the whole cluster, and tried again while Redis is away (a lost run is often
+   * noticed during the very outage that lost it): the run open now is the one it closes.
+   */
+  settle(runId: string, events: readonly Event[]): void {
+    if (this.closed || events.length === 0) return;
+    const closes = this.openRun ?? '';
+    this.logFailure(retried(() => this.write(events, closes, this.keys.settled(runId)), () => !this.closed));
+  }
+
+  /**
+   * Reads what was appended while this log's subscription was down (its connection lost and made
+   * again): a batch published meanwhile never comes, and nothing after it may come to reveal the gap
+   * (a lost run's settlement is the last event of a quiet thread).
+   */
+  catchUp(): void {
+    const attempt = async () => {
+      const last = Number((await this.redis.client.hGet(this.keys.meta, 'last')) ?? 0);
+      if (last > this.last) this.fillThen(last + 1, []);
+    };
+    retried(attempt, () => !this.closed).catch((error: unknown) => this.options.logger.warn(`Thread log ${this.keys.channel}: could not catch up after a reconnect: ${errorMessage(error)}`));
   }
 
   onEvents(listener: NumberedListener): void {
@@ -251,22 +303,25 @@ class SharedLog implements ThreadEventLog {
   close(): void {
     if (this.closed) return;
     this.closed = true;
-    clearTimeout(this.leaseTimer);
+    this.openLogs.delete(this);
+    this.setFollowed(false);
     void this.redis.subscriber.unsubscribe(this.keys.channel, this.onMessage).catch(() => {
       // closing: with Redis unreachable the subscription goes with the connection
     });
-    if (this.writer) void RELEASE_IF_OWNER.run(this.redis.client, [this.keys.lease], [this.owner, this.keys.channel, LET_GO_NOTICE]).catch(() => {
-      // closing: a lease not released lapses within writerLeaseMs
-    });
   }
 
-  /** Numbers and appends events, in the order of the calls (one connection, scripts in order). */
-  private write(events: Event[]): void {
-    if (events.length === 0) return;
-    const args = [this.keys.channel, String(this.options.retainedEvents), String(this.options.idleTtlMs), openChange(events), ...events.map((e) => JSON.stringify(e))];
-    APPEND.run(this.redis.client, [this.keys.stream, this.keys.meta], args).catch((error: unknown) =>
-      this.options.logger.error(`Thread log ${this.keys.channel}: append failed: ${errorMessage(error)}`),
-    );
+  /** Numbers and appends events, in the order of the calls (one connection, scripts in order), if the run they go on is still open. */
+  private async write(events: readonly Event[], goesOn: string, once?: string): Promise<void> {
+    const [change, runId] = openChange(events);
+    const args = [this.keys.channel, String(this.options.retainedEvents), String(this.options.idleTtlMs), change, runId, goesOn, ...events.map((e) => JSON.stringify(e))];
+    const keys = [this.keys.stream, this.keys.meta, ...(once ? [once] : [])];
+    const first = await APPEND.run(this.redis.client, keys, args);
+    // Another process closed the run (it settled it as lost), or settled it first: not written.
+    if (first === null) this.options.logger.debug(`Thread log ${this.keys.channel}: ${events.length} event(s) of a run closed meanwhile not written`);
+  }
+
+  private logFailure(written: Promise<void>): void {
+    written.catch((error: unknown) => this.options.logger.error(`Thread log ${this.keys.channel}: append failed: ${errorMessage(error)}`));
   }
 
   /** Exactly the events in `(after, upTo]`, or `undefined` when the stream no longer holds them all. */
@@ -280,8 +335,6 @@ class SharedLog implements ThreadEventLog {
   /** A batch from the channel: duplicates dropped, a gap before it read from the stream first. */
   private received(message: string): void {
     if (this.closed) return;
-    // The writer let go (its feed closed): take over now rather than at the next try.
-    if (message === LET_GO_NOTICE) return void (this.writer ? undefined : this.holdLease());
     const space = message.indexOf(' ');
     const firstId = Number(message.slice(0, space));
     const events = JSON.parse(message.slice(space + 1)) as Event[];
@@ -294,20 +347,7 @@ class SharedLog implements ThreadEventLog {
     if (fresh.length === 0) return;
     const from = firstId + events.length - fresh.length;
     fresh.forEach((event, i) => this.keep(from + i, event));
-    this.matchWritten(fresh);
     this.listener(fresh, from);
-  }
-
-  /** Pairs what another writer wrote with what this feed translated (see `unwritten`). */
-  private matchWritten(events: readonly Event[]): void {
-    // Our own batches coming back: nothing to pair.
-    const own = this.writer && !this.takingOver;
-    for (const event of events) {
-      if (event.type === EventType.RUN_STARTED) this.writtenRun = event.runId;
-      if (own || !this.pairing) continue;
-      const key = keyOf(this.writtenRun, event);
-      if (!this.unwritten.match(key)) this.unseen.push(key, event);
-    }
   }
 
   /** Reads what is missing before `firstId` from the stream, in order with the batches behind it. */
@@ -339,53 +379,7 @@ class SharedLog implements ThreadEventLog {
   private keep(id: number, event: Event): void {
     this.ring.push(id, event);
     this.last = id;
-  }
-
-  /**
-   * Takes or keeps the writer's lease, again every third of its TTL; a follower whose writer's
-   * lease lapses sooner tries again as it lapses, so that a dead writer is replaced within one
-   * TTL of its last renewal (not up to a third more).
-   */
-  private async holdLease(): Promise<void> {
-    let next = this.options.writerLeaseMs / 3;
-    try {
-      const held = Number(await HOLD.run(this.redis.client, [this.keys.lease], [this.owner, String(this.options.writerLeaseMs)]));
-      if (held === 1) {
-        if (!this.writer && !this.takingOver) await this.takeOver();
-      } else {
-        this.writer = false;
-        next = Math.min(next, -held + LAPSE_MARGIN_MS);
-      }
-    } catch (error) {
-      this.writer = false;
-      this.options.logger.warn(`Thread log ${this.keys.channel}: writer lease: ${errorMessage(error)}`);
-    }
-    if (this.closed) return;
-    clearTimeout(this.leaseTimer);
-    this.leaseTimer = setTimeout(() => void this.holdLease(), next);
-    this.leaseTimer.unref();
-  }
-
-  /**
-   * Becomes the writer: first reads what the last writer wrote and this log has not seen (paired
-   * with what this feed translated), then writes what this feed translated that nobody wrote.
-   */
-  private async takeOver(): Promise<void> {
-    this.takingOver = true;
-    try {
-      const last = Number(await this.redis.client.hGet(this.keys.meta, 'last'));
-      if (last > this.last) this.fillThen(last + 1, []);
-      await this.filling;
-      if (this.closed) return;
-      this.writer = true;
-      this.write(this.unwritten.take());
-    } finally {
-      this.takingOver = false;
-    }
+    if (event.type === EventType.RUN_STARTED) this.openRun = event.runId;
+    else if (isTerminal(event)) this.openRun = undefined;
   }
 }
-
-/** How long after a lapsing lease a follower tries to take it: Redis expires keys on time, give or take a millisecond. */
-const LAPSE_MARGIN_MS = 20;
-/** Unpaired events kept per side at least (see `SharedLog.unwritten`). */
-const UNMATCHED_MAX = 1000;

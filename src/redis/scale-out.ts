@@ -5,6 +5,7 @@ import { redisBindings } from './bindings.js';
 import { connectRedis, type RedisConnection } from './connection.js';
 import { RedisPubSub } from './pubsub/index.js';
 import type { LocalLeases } from './thread-control.js';
+import { keepsRunChunksLocal, LocalThreadRuns, THREAD_TOPIC } from './thread-runs.js';
 
 /**
  * What several bridge processes share on one Redis: Mastra's pub/sub and leases (`pubsub`, for
@@ -25,8 +26,6 @@ export interface ScaleOut extends SharedBindings {
   close(): Promise<void>;
 }
 
-/** Mastra's per-thread topics. */
-const THREAD_TOPIC = 'agent.thread-stream.';
 const THREAD_TOPIC_IDLE_MS = 7 * 24 * 3600 * 1000;
 
 export interface ScaleOutOptions {
@@ -47,6 +46,7 @@ export interface ScaleOutOptions {
 export async function createScaleOut({ url, prefix = 'mastra-agui-bridge', logger: given = consoleLogger }: ScaleOutOptions): Promise<ScaleOut> {
   const logger = redactingLogger(given);
   const redis = await connectRedis(url, prefix, logger);
+  const runs = new LocalThreadRuns();
   const pubsub = new RedisPubSub({
     url,
     keyPrefix: `${prefix}:mastra`,
@@ -55,11 +55,17 @@ export async function createScaleOut({ url, prefix = 'mastra-agui-bridge', logge
     streamIdleTtlMs: THREAD_TOPIC_IDLE_MS,
     // A new follower of a thread starts at what happens next, not at its finished runs.
     defaultStartFrom: (topic) => (topic.startsWith(THREAD_TOPIC) ? 'latest' : 'earliest'),
+    // A run's chunks stay in its process, which writes them into the thread's log for the others.
+    keepLocal: keepsRunChunksLocal,
+    // The rest of a thread's topic reaches this process's own thread subscribers at once: a run's
+    // registration must find its run still here (a short run is over before a read comes back).
+    deliverAtOnce: (topic) => topic.startsWith(THREAD_TOPIC),
+    onPublish: (topic, event) => runs.published(topic, event),
   });
   return {
     pubsub,
     redis,
-    bindings: redisBindings(redis, pubsub),
+    bindings: redisBindings(redis, pubsub, runs),
     close: async () => {
       await pubsub.close();
       await redis.close();

@@ -7,6 +7,7 @@ import type { ThreadStore } from '../threads/thread-store.js';
 import { TOKENS } from '../tokens.js';
 import type { ResolvedConfig } from '../config.js';
 import { threadLeaseOwner } from '../threads/thread-lease.js';
+import { endsRun } from '../translate/chunks.js';
 import type { ThreadLocks } from '../threads/thread-locks.js';
 import { sendMessage, sendSignal, withId, type AgentMessage, type AgentSignal } from '../agents/mastra.js';
 import { isAnswered } from './signal-router.js';
@@ -23,7 +24,6 @@ const SETTLE_EVERY_MS = 5_000;
  */
 const ORPHAN_AFTER_MS = 10_000;
 /** The chunks that end a run on a thread subscription. */
-const RUN_ENDS = new Set(['finish', 'error', 'abort', 'tripwire']);
 
 /** Entries grouped by thread, each group in the order it was accepted. */
 function byThread(entries: InboxEntry[]): InboxEntry[][] {
@@ -183,7 +183,7 @@ export class InboxRecovery {
           : await sendMessage(agent, withId(entry.message as AgentMessage, entry.id), target);
       if (isAnswered(answer.action) && answer.runId) {
         for await (const chunk of subscription.stream as AsyncIterable<{ type: string; runId?: string }>) {
-          if (chunk.runId === answer.runId && RUN_ENDS.has(chunk.type)) break;
+          if (chunk.runId === answer.runId && endsRun(chunk.type)) break;
         }
       } else {
         this.config.logger.warn(`Recovery of message ${entry.id} on thread ${entry.threadId}: Mastra answered ${answer.action}; it is not sent again`);

@@ -54,6 +54,13 @@ export function payloadRunId(chunk: MastraChunk): string | undefined {
   return typeof payload?.runId === 'string' ? payload.runId : undefined;
 }
 
+const RUN_END_TYPES: ReadonlySet<unknown> = new Set(['finish', 'error', 'abort', 'tripwire']);
+
+/** Whether a chunk of this type ends its run (finished, failed, aborted or tripped). */
+export function endsRun(type: unknown): boolean {
+  return RUN_END_TYPES.has(type);
+}
+
 /** The chunks that end a step: a run's captured tool outcomes must reach the translator before them. */
 export function endsStep(chunk: MastraChunk): boolean {
   return chunk.type === 'step-finish' || chunk.type === 'finish';

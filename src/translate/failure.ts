@@ -109,6 +109,9 @@ export function redactInternals(message: string): string {
   return message.replace(STORE_URL, '<address>').replace(ADDRESS, '<address>').replace(ABSOLUTE_PATH, '<path>');
 }
 
+/** The `RUN_ERROR` of a run whose process was lost before the run finished. */
+export const LOST_RUN = { code: 'UNAVAILABLE', message: 'The run stopped before it finished: the process running it was lost' } as const;
+
 /**
  * The `RUN_ERROR` code and message for a run cut by `error`: `UNAVAILABLE` with a plain sentence when
  * storage or Redis failed it, else `code` with the error's own message, internals taken out.

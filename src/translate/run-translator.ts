@@ -1,11 +1,10 @@
 import { EventType, type Event, type Interrupt, type Message, type RunFinishedOutcome, type TokenUsage } from '@ag-ui/core';
 import { CAPTURED_TOOL_RESULTS, isDataChunk, isLostRemoteRun, isSignalEcho, type CapturedToolResult, type MastraChunk, type SignalEchoChunk } from './chunks.js';
 import { backgroundTaskId, interruptId, MessageNumbering, toolResultMessageId, type MessagePosition } from './ids.js';
-import { runFailure } from './failure.js';
+import { LOST_RUN, runFailure } from './failure.js';
 import { declinedContent, errorMessage, signalText, toolErrorContent, toolResultContent, toTokenUsage } from './values.js';
 
 /** A run of another process that stopped before its end was published (its process died, or it lost Redis). */
-const LOST_RUN = { code: 'UNAVAILABLE', message: 'The run stopped before it finished: the process running it was lost' };
 
 export interface RunTranslatorOptions {
   threadId: string;

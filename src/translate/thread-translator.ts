@@ -60,6 +60,11 @@ export class ThreadTranslator {
     return this.run !== undefined;
   }
 
+  /** Whether the bracket of Mastra run `runId` is open. */
+  isOpen(runId: string): boolean {
+    return this.run !== undefined && this.runId === runId;
+  }
+
   push(chunk: MastraChunk): Event[] {
     const runId = topLevelRunId(chunk);
     // Task-manager chunks name no run: they belong to the open bracket, or get one of their own.

@@ -16,7 +16,12 @@ interface Subscription {
   cb: EventCallback;
   cursor: string;
   active: boolean;
+  /** Ids of this process's own events it was handed at once (`deliverOwn`), not to be handed again when read back. */
+  early: Set<string>;
 }
+
+/** Own events remembered per subscription at most: one whose write failed never comes back to be forgotten. */
+const EARLY_MAX = 1000;
 
 export interface FanoutReaderOptions extends LocalRedelivery {
   connections: Connections;
@@ -64,7 +69,7 @@ export class FanoutReader {
     const cursor = startFrom === 'latest' ? await this.#lastId(topic) : START_ID;
     await this.#start();
     if (this.#stop.signal.aborted) throw new Error('RedisPubSub is closed');
-    const subscription: Subscription = { topic, cb, cursor, active: true };
+    const subscription: Subscription = { topic, cb, cursor, active: true, early: new Set() };
     const subscriptions = this.#byTopic.get(topic) ?? new Set();
     subscriptions.add(subscription);
     this.#byTopic.set(topic, subscriptions);
@@ -84,6 +89,18 @@ export class FanoutReader {
     }
     if (subscriptions?.size === 0) this.#byTopic.delete(topic);
     return removed;
+  }
+
+  /**
+   * Hands an event this process publishes (and writes to Redis) to its subscribers of `topic` at
+   * once, as one process's pub/sub would; each skips it when it is read back from the stream.
+   */
+  deliverOwn(topic: string, event: Event): void {
+    for (const subscription of this.#byTopic.get(topic) ?? []) {
+      subscription.early.add(event.id);
+      if (subscription.early.size > EARLY_MAX) subscription.early.delete(subscription.early.values().next().value as string);
+      this.#deliver(subscription, event);
+    }
   }
 
   /** Hands a `localOnly` event, as it is (not serialised), to this process's subscribers of `topic`. */
@@ -216,7 +233,7 @@ export class FanoutReader {
         if (!subscription.active || compareIds(id, subscription.cursor) <= 0) continue;
         subscription.cursor = id;
         event ??= this.#eventOf(message, topic, id);
-        if (event) this.#deliver(subscription, event);
+        if (event && !subscription.early.delete(event.id)) this.#deliver(subscription, event);
       }
     }
   }

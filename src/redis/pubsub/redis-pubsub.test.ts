@@ -104,6 +104,31 @@ describe('publish', () => {
     await here.flush();
     expect(await redis.inspect.xLen(redis.topicKey(topic))).toBe(1);
   });
+
+  it('keepLocal and deliverAtOnce: kept events stay here; picked ones reach this process’s subscribers at once, once, and the others through Redis', async () => {
+    const here = redis.pubsub({ keepLocal: (_topic, e) => e.type === 'chunk', deliverAtOnce: (_topic, e) => e.type === 'registered' });
+    const elsewhere = redis.pubsub();
+    const topic = newTopic();
+    const [mine, remote] = [recorder(), recorder()];
+    await here.subscribe(topic, mine.cb);
+    await elsewhere.subscribe(topic, remote.cb);
+
+    const publishing = here.publish(topic, event('registered'));
+    // Handed over in the publish itself, before any read of the stream.
+    expect(mine.types()).toEqual(['registered']);
+    await publishing;
+    await here.publish(topic, event('chunk'));
+    await here.publish(topic, event('done'));
+    await remote.received(2);
+    await mine.received(3);
+    await here.flush();
+    expect(remote.types()).toEqual(['registered', 'done']);
+    // Read back from the stream, the registration is not handed over again.
+    await here.publish(topic, event('last'));
+    await mine.received(4);
+    expect(mine.types()).toEqual(['registered', 'chunk', 'done', 'last']);
+    expect(await redis.inspect.xLen(redis.topicKey(topic))).toBe(3);
+  });
 });
 
 describe('subscribe without a group: fan-out', () => {

@@ -48,7 +48,30 @@ export interface RedisPubSubOptions {
    * Default: `earliest` for every topic (the PubSub contract).
    */
   defaultStartFrom?: (topic: string) => 'earliest' | 'latest';
+  /**
+   * Which published events stay in this process, as if published `localOnly`: delivered to this
+   * process's subscribers, never written to Redis. Called on every publish (every chunk of a run):
+   * keep it to a few comparisons. Default: none.
+   */
+  keepLocal?: (topic: string, event: PublishedEvent) => boolean;
+  /**
+   * Which published events (written to Redis for the other processes) this process's own
+   * subscribers without a group get at once, as from a pub/sub in one process, rather than when
+   * the reader reads them back (they are not handed over again then). For topics where a process
+   * acts on its own events and must not wait on a read: Mastra's thread topics, where a run's
+   * registration tells the process's own thread subscribers that the run is local. Default: none.
+   */
+  deliverAtOnce?: (topic: string, event: PublishedEvent) => boolean;
+  /**
+   * Told of every event this process publishes, before it is sent (on every chunk of a run: keep
+   * it cheap). When it answers a promise, the publish waits for it (and Mastra, which awaits a
+   * run's registration before the run streams, with it). Default: nobody.
+   */
+  onPublish?: (topic: string, event: PublishedEvent) => void | Promise<void>;
 }
+
+/** An event as Mastra hands it to `publish`: no id or time yet. */
+export type PublishedEvent = Omit<Event, 'id' | 'createdAt'>;
 
 type ResolvedOptions = Required<Omit<RedisPubSubOptions, 'url' | 'client'>> & { source: { url: string } | { client: RedisClient } };
 
@@ -66,7 +89,7 @@ const consoleLogger: PubSubLogger = {
  *   not when Redis answers: Mastra awaits each publish of a run's chunks before reading the next
  *   one, so a round trip per chunk would set the pace of every run. Writes keep their order on
  *   that one connection; `flush()` waits for them and a failed one is logged.
- * - `localOnly` events never reach Redis: this process's subscribers get the very object.
+ * - `localOnly` events (and those `keepLocal` picks) never reach Redis: this process's subscribers get the very object.
  * - Without a group every subscriber gets every event. All such subscriptions of the process
  *   share one connection (one XREAD over all their streams), however many topics Mastra
  *   subscribes to and leaves (a reply topic per request, a topic per thread followed).
@@ -128,11 +151,14 @@ export class RedisPubSub extends PubSub implements LeaseProvider {
     return ['pull'];
   }
 
-  async publish(topic: string, event: Omit<Event, 'id' | 'createdAt'>, options?: { localOnly?: boolean }): Promise<void> {
+  async publish(topic: string, event: PublishedEvent, options?: { localOnly?: boolean }): Promise<void> {
     this.#assertOpen();
+    const told = this.#options.onPublish(topic, event);
+    if (told) await told;
     const full: Event = { ...event, id: randomUUID(), createdAt: new Date(), deliveryAttempt: 1 };
-    if (options?.localOnly) return this.#deliverLocal(topic, full);
+    if (options?.localOnly || this.#options.keepLocal(topic, event)) return this.#deliverLocal(topic, full);
     const fields = entryFields(full);
+    if (this.#options.deliverAtOnce(topic, event)) this.#fanout.deliverOwn(topic, full);
     // Only the very first publish waits, for the connection; the XADD's reply is never waited for here.
     this.#append(this.#connections.openedWriter ?? (await this.#connections.writer()), topic, fields);
   }
@@ -287,6 +313,9 @@ function resolveOptions(options: RedisPubSubOptions): ResolvedOptions {
     maxDeliveryAttempts: options.maxDeliveryAttempts ?? 5,
     logger: options.logger ?? consoleLogger,
     defaultStartFrom: options.defaultStartFrom ?? (() => 'earliest'),
+    keepLocal: options.keepLocal ?? (() => false),
+    deliverAtOnce: options.deliverAtOnce ?? (() => false),
+    onPublish: options.onPublish ?? (() => {}),
   };
   for (const name of ['blockMs', 'maxStreamLength', 'streamIdleTtlMs', 'reclaimIntervalMs', 'reclaimIdleMs'] as const) {
     const value = resolved[name];

@@ -1,0 +1,77 @@
+import { endsRun } from '../translate/chunks.js';
+import type { PublishedEvent } from './pubsub/index.js';
+
+/** Mastra's per-thread topics: `agent.thread-stream.<encodeURIComponent(resource \0 thread)>`. */
+export const THREAD_TOPIC = 'agent.thread-stream.';
+
+/** Mastra's thread events after which a run of this process no longer streams here. */
+const RUN_CLOSED = new Set(['run-completed', 'run-failed', 'run-aborted', 'run-discarded', 'run-suspended']);
+
+/**
+ * Whether a publish on Mastra's topics stays in this process. A run's chunks (`stream-part` on its
+ * thread's topic) do, but for its end: the process running the run translates them into the
+ * thread's shared log (`RedisEventLogs`), and every other process reads that log, so a chunk never
+ * has to cross Redis for a follower. Mastra's control events on the same topic (a run registered,
+ * a signal for the run, an abort…) still go to every process.
+ *
+ * @example
+ * new RedisPubSub({ url, keepLocal: keepsRunChunksLocal });
+ */
+export function keepsRunChunksLocal(topic: string, event: PublishedEvent): boolean {
+  if (event.type !== 'stream-part' || !topic.startsWith(THREAD_TOPIC)) return false;
+  const part = (event.data as { part?: { type?: unknown } } | undefined)?.part;
+  // A run's end still crosses processes, for callers elsewhere that wait on it.
+  return !endsRun(part?.type);
+}
+
+/** Mastra's key of the thread a topic belongs to (`resource \0 thread`), if it is a thread's topic. */
+export function threadKeyOfTopic(topic: string): string | undefined {
+  return topic.startsWith(THREAD_TOPIC) ? decodeURIComponent(topic.slice(THREAD_TOPIC.length)) : undefined;
+}
+
+/**
+ * The threads that have a run in this process, told by what this process publishes on their
+ * topics (`RedisPubSub`'s `onPublish`): a run registers, then completes, fails, is aborted or
+ * parks. Whatever starts the run (a `/run`, a signal, an approval, Mastra going on with a queued
+ * message) registers it there, so nothing is missed.
+ *
+ * @example
+ * const runs = new LocalThreadRuns();
+ * const pubsub = new RedisPubSub({ url, onPublish: (topic, event) => runs.published(topic, event) });
+ * runs.onRun(async (threadKey) => console.log('a run of this process on', threadKey));
+ */
+export class LocalThreadRuns {
+  /** Mastra thread key → the runs registered here and not closed yet. */
+  private readonly runs = new Map<string, Set<string>>();
+  private readonly listeners: Array<(threadKey: string) => Promise<void>> = [];
+
+  /**
+   * Called on every publish of this process (every chunk): two comparisons unless it is a run's
+   * registration or end. A registration answers a promise that settles once every listener is
+   * done: Mastra starts streaming the run only after its registration is published.
+   */
+  published(topic: string, event: PublishedEvent): Promise<void> | undefined {
+    const registered = event.type === 'run-registered';
+    if (!registered && !RUN_CLOSED.has(event.type)) return undefined;
+    const threadKey = threadKeyOfTopic(topic);
+    if (threadKey === undefined) return undefined;
+    const runs = this.runs.get(threadKey) ?? new Set<string>();
+    if (registered) {
+      runs.add(event.runId);
+      this.runs.set(threadKey, runs);
+      return Promise.all(this.listeners.map((listener) => listener(threadKey))).then(() => undefined);
+    }
+    if (runs.delete(event.runId) && runs.size === 0) this.runs.delete(threadKey);
+    return undefined;
+  }
+
+  /** Whether a run of this process streams on the thread now. */
+  running(threadKey: string): boolean {
+    return this.runs.has(threadKey);
+  }
+
+  /** Called whenever a run of this process registers on a thread; the run streams once the promise it answers settles (it must not reject). */
+  onRun(listener: (threadKey: string) => Promise<void>): void {
+    this.listeners.push(listener);
+  }
+}
