@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { NumberedEvent } from '../feed/event-log.js';
 import { RedisEventLogs } from './event-log.js';
 import { LocalThreadRuns, THREAD_TOPIC } from './thread-runs.js';
-import { startFaultProxy } from '../../test/support/fault-proxy.js';
+import { startFaultProxy, type FaultProxy } from '../../test/support/fault-proxy.js';
 import { quietLogger, testRedis } from '../../test/support/redis.js';
 import { REDIS_URL } from '../../test/support/services.js';
 import { connectRedis } from './connection.js';
@@ -120,7 +120,8 @@ describe('RedisEventLogs: one log per thread shared by processes', () => {
     for (const log of [writer, first, second]) log.log.close();
   });
 
-  it('a settlement made while Redis is away is written once it is back', async () => {
+  /** A writer log on `a`, and a follower's log in a process of its own whose Redis is reached through a fault proxy. */
+  async function withCutFollower(test: (logs: { writer: Awaited<ReturnType<typeof follow>>; cut: Awaited<ReturnType<typeof follow>>; proxy: FaultProxy }) => Promise<void>) {
     const proxy = await startFaultProxy(REDIS_URL);
     const connection = await connectRedis(proxy.urlFor(REDIS_URL), redis.prefix, quietLogger);
     try {
@@ -129,40 +130,32 @@ describe('RedisEventLogs: one log per thread shared by processes', () => {
       const cut = await follow(new RedisEventLogs(connection, config, new LocalThreadRuns(), options), key);
       writer.log.append(run('r1', 'cut').slice(0, 3));
       await vi.waitFor(() => expect(cut.seen).toHaveLength(3));
-      proxy.mode('refuse');
-      cut.log.settle!('mastra-r1', [{ type: EventType.RUN_ERROR, message: 'lost', code: 'UNAVAILABLE' }]);
-      proxy.mode('forward');
-      await vi.waitFor(() => expect(writer.seen.map((e) => e.event.type)).toEqual([...run('r1', 'cut').slice(0, 3).map((e) => e.type), EventType.RUN_ERROR]), { timeout: 10_000, interval: 100 });
+      await test({ writer, cut, proxy });
       writer.log.close();
       cut.log.close();
     } finally {
       await connection.close();
       await proxy.close();
     }
-  });
+  }
 
-  it('what was appended while a log’s subscription was down reaches it once it is back, though nothing follows', async () => {
-    const proxy = await startFaultProxy(REDIS_URL);
-    const connection = await connectRedis(proxy.urlFor(REDIS_URL), redis.prefix, quietLogger);
-    try {
-      const key = `thread-${randomUUID()}`;
-      const writer = await follow(a, key);
-      const cut = await follow(new RedisEventLogs(connection, config, new LocalThreadRuns(), options), key);
-      writer.log.append(run('r1', 'cut').slice(0, 3));
-      await vi.waitFor(() => expect(cut.seen).toHaveLength(3));
+  it('a settlement made while Redis is away is written once it is back', () =>
+    withCutFollower(async ({ writer, cut, proxy }) => {
+      proxy.mode('refuse');
+      cut.log.settle!('mastra-r1', [{ type: EventType.RUN_ERROR, message: 'lost', code: 'UNAVAILABLE' }]);
+      proxy.mode('forward');
+      await vi.waitFor(() => expect(writer.seen.map((e) => e.event.type)).toEqual([...run('r1', 'cut').slice(0, 3).map((e) => e.type), EventType.RUN_ERROR]), { timeout: 10_000, interval: 100 });
+    }));
+
+  it('what was appended while a log’s subscription was down reaches it once it is back, though nothing follows', () =>
+    withCutFollower(async ({ writer, cut, proxy }) => {
       proxy.mode('refuse');
       // The rest of the run, then nothing: the last batch is published while `cut` is not subscribed.
       writer.log.append(run('r1', 'cut').slice(3));
       await vi.waitFor(() => expect(writer.seen).toHaveLength(5));
       proxy.mode('forward');
       await vi.waitFor(() => expect(cut.seen).toEqual(writer.seen), { timeout: 10_000, interval: 100 });
-      writer.log.close();
-      cut.log.close();
-    } finally {
-      await connection.close();
-      await proxy.close();
-    }
-  });
+    }));
 
   it('a run of one process on a thread another follows: the process is told to write it, and when a follower comes mid-run', async () => {
     const key = `agent\0alice\0thread-${randomUUID()}`;
