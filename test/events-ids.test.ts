@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { http, startTestBridge, useTestBridge, type TestBridge } from './support/server.js';
-import { openSse, type IdEvent, type SseReader } from './support/sse.js';
+import { brackets, openSse, type IdEvent, type SseReader } from './support/sse.js';
 import { eventsUrl, expectValidStream, follow, newThread, post, type Thread } from './support/threads.js';
 
 // The contract of the events stream's ids: an id names one event forever (across restarts and
@@ -30,12 +30,12 @@ function expectContiguous(events: IdEvent[]): void {
   for (let i = 1; i < events.length; i++) expect(events[i].id, `frame ${i}`).toBe(events[i - 1].id + 1);
 }
 
-/** The stream opened with a snapshot run whose three frames carry one position; returns it. */
+/** The stream opened with a snapshot run whose last frame alone carries the position (the others no id); returns it. */
 function expectSnapshotFirst(sse: SseReader): number {
   expect(sse.list.slice(0, 3).map((e) => e.type)).toEqual(SNAPSHOT_RUN);
-  const position = sse.events[0].id;
-  expect(sse.events.slice(0, 3).map((e) => e.id)).toEqual([position, position, position]);
-  return position;
+  const frames = sse.frames.filter((f) => f.event).slice(0, 3);
+  expect(frames.map((f) => f.id)).toEqual([undefined, undefined, expect.any(Number)]);
+  return frames[2].id!;
 }
 
 /** The texts of the messages in the stream's first `MESSAGES_SNAPSHOT`. */
@@ -113,6 +113,44 @@ describe('an id the feed cannot replay: a snapshot run, then live on the same op
     expect(late.end).toBeUndefined();
     await Promise.all([following.close(), late.close()]);
   });
+});
+
+describe('a client cut inside a snapshot bracket', () => {
+  const b = useTestBridge({ config: { subscriptionLingerMs: 60_000 } });
+
+  // Cut after each frame of the bracket, the client comes back with the id it holds then (as an
+  // EventSource would): before the bracket's last frame that is its id from before, which gets the
+  // whole snapshot again; after it, the position, which resumes live with nothing skipped.
+  for (const opened of ['with an id the feed cannot replay', 'with ?snapshot=1 and no id'] as const) {
+    for (const cutAfter of [1, 2, 3]) {
+      it(`${opened}, cut after frame ${cutAfter} of ${SNAPSHOT_RUN.length}: back for the whole snapshot, or live after it`, async () => {
+        const t = newThread();
+        const following = await follow(b, t);
+        await wake(b, t, 'history to snapshot');
+        await following.waitForCount('RUN_FINISHED', 1);
+        const stale = opened === 'with an id the feed cannot replay';
+        const open = (id: number) => (Number.isNaN(id) ? openSse(eventsUrl(b, t, stale ? '' : '&snapshot=1')) : openSse(eventsUrl(b, t, stale ? '' : '&snapshot=1'), { lastEventId: id }));
+        const first = await open(stale ? 1 : Number.NaN);
+        await first.waitFor(() => first.events.length >= cutAfter, `${cutAfter} frame(s)`);
+        const held = first.events[cutAfter - 1].id;
+        await first.close();
+        expect(Number.isNaN(held) || held === 1).toBe(cutAfter < SNAPSHOT_RUN.length);
+
+        const back = await open(held);
+        await back.waitForComment('connected');
+        await wake(b, t, 'and a live run');
+        await back.waitForEvent((e) => e.type === 'TEXT_MESSAGE_CONTENT');
+        await back.waitForEvent((e) => e.type === 'RUN_FINISHED', back.list.findIndex((e) => e.type === 'TEXT_MESSAGE_CONTENT'));
+        const received = [...first.list.slice(0, cutAfter), ...back.list];
+        if (cutAfter < SNAPSHOT_RUN.length) expectSnapshotFirst(back);
+        else expect(back.list.map((e) => e.type)).not.toContain('MESSAGES_SNAPSHOT');
+        // Either way the client holds one whole snapshot bracket, then the live run.
+        const snapshots = brackets(received).filter((r) => r.some((e) => e.type === 'MESSAGES_SNAPSHOT'));
+        expect(snapshots.at(-1)!.map((e) => e.type)).toEqual(SNAPSHOT_RUN);
+        await Promise.all([following.close(), back.close()]);
+      });
+    }
+  }
 });
 
 describe('Last-Event-ID: 999999999999999 moves nothing', () => {

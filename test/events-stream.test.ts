@@ -136,10 +136,12 @@ describe('reconnecting with Last-Event-ID', () => {
     for (const sse of [first, second]) {
       expect(sse.list.map((e) => e.type)).toEqual(['RUN_STARTED', 'MESSAGES_SNAPSHOT', 'RUN_FINISHED']);
     }
-    // The clients' ids move nothing: both snapshots carry the feed's position, far above them.
-    const position = first.events[0].id;
+    // The clients' ids move nothing: both snapshots end at the feed's position, far above them
+    // (the bracket's frames before its last carry no id: a client keeps its own until then).
+    const position = first.events[2].id;
     expect(position).toBeGreaterThan(200);
-    expect(second.events.map((e) => e.id)).toEqual([position, position, position]);
+    expect(first.events.map((e) => e.id)).toEqual([100, 100, position]);
+    expect(second.events.map((e) => e.id)).toEqual([200, 200, position]);
     const { runId } = await wake(b, t, 'after the restart');
     await Promise.all([first.waitForCount('RUN_FINISHED', 2), second.waitForCount('RUN_FINISHED', 2)]);
     expect(second.events[3]).toEqual({ id: position + 1, event: expect.objectContaining({ type: 'RUN_STARTED', runId }) });
@@ -174,7 +176,9 @@ describe('reconnecting with Last-Event-ID', () => {
       expect(late.list.slice(0, 3).map((e) => e.type)).toEqual(['RUN_STARTED', 'MESSAGES_SNAPSHOT', 'RUN_FINISHED']);
       expect(late.list[3]).toMatchObject({ type: 'RUN_STARTED', runId });
       expect(late.events.slice(3)).toEqual(stayed.events);
-      for (let i = 1; i < late.events.length; i++) expect(late.events[i].id, `frame ${i}`).toBeGreaterThanOrEqual(late.events[i - 1].id);
+      // Opened without an id, the client has none until the snapshot's last frame.
+      expect(late.events.slice(0, 2).map((e) => e.id)).toEqual([Number.NaN, Number.NaN]);
+      for (let i = 3; i < late.events.length; i++) expect(late.events[i].id, `frame ${i}`).toBeGreaterThanOrEqual(late.events[i - 1].id);
       await expectValidStream(late.list);
       // The history in the snapshot and the replayed run add up to what the client that stayed holds.
       expect(await foldMessages(late.list)).toEqual(await foldMessages(stayed.list));
@@ -219,8 +223,8 @@ describe('snapshots: a Last-Event-ID older than the replay ring, and snapshot=1'
       // Live frames after the snapshot are the thread's own, as every other client sees them.
       await stayed.waitForCount('RUN_FINISHED', 2);
       expect(late.events.slice(3)).toEqual(stayed.events.filter((e) => e.id >= late.events[3].id));
-      // Ids never go back, and the snapshot frames carry the position the client resumes from.
-      for (let i = 1; i < late.events.length; i++) expect(late.events[i].id).toBeGreaterThanOrEqual(late.events[i - 1].id);
+      // Ids never go back, and the snapshot's last frame carries the position the client resumes from.
+      for (let i = 3; i < late.events.length; i++) expect(late.events[i].id).toBeGreaterThanOrEqual(late.events[i - 1].id);
       expect(late.events[3].id).toBeGreaterThan(late.events[2].id);
       await expectValidStream(late.list);
       // History from the snapshot plus the live run: the same messages as the client that saw both runs.

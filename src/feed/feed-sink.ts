@@ -5,8 +5,8 @@ import type { Event } from '@ag-ui/core';
  * which the feed knows only through this interface.
  */
 export interface FeedSink {
-  /** Queues events; each frame carries `id: <firstId + index>`. */
-  send(events: readonly Event[], firstId: number): void;
+  /** Queues events; with `firstId` each frame carries `id: <firstId + index>`, without it none does (the client keeps its last id). */
+  send(events: readonly Event[], firstId?: number): void;
   /** Like `send`, for event objects that go to many clients: each is encoded once for all of them. */
   sendShared(events: readonly Event[], firstId: number): void;
   /** Writes raw protocol text (a keep-alive comment); ignored where the format has none. */

@@ -346,14 +346,15 @@ export class ThreadFeed {
       this.cutOff(client, "The thread's history could not be loaded; reconnect to try again");
       return false;
     }
-    // The snapshot frames carry the position the client resumes from: ids never go back.
-    const snapshot: Event[] = [
+    // Only the frame that completes the bracket carries the position the client resumes from
+    // (ids never go back): a client cut inside the bracket keeps its previous id, and comes back
+    // for the whole snapshot rather than past one it never had.
+    client.out.send([
       { type: EventType.RUN_STARTED, threadId, runId },
       { type: EventType.MESSAGES_SNAPSHOT, messages },
-      { type: EventType.RUN_FINISHED, threadId, runId },
-    ];
-    for (const event of snapshot) client.out.send([event], client.position);
-    this.options.metrics?.events.inc(snapshot.length);
+    ]);
+    client.out.send([{ type: EventType.RUN_FINISHED, threadId, runId }], client.position);
+    this.options.metrics?.events.inc(3);
     client.loading = false;
     return true;
   }

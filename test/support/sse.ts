@@ -14,6 +14,11 @@ export interface SseFrame {
 
 /** An event frame with its sequence id. */
 export interface IdEvent {
+  /**
+   * The id a client would resume from after this event, as `EventSource` keeps it: the frame's own
+   * `id:`, else the last one before it on this stream, else the `Last-Event-ID` it was opened with;
+   * `NaN` when there is none (a client would send no id).
+   */
   id: number;
   event: AnyEvent;
 }
@@ -57,12 +62,16 @@ export class SseReader {
   private buffer = '';
   private reader?: ReadableStreamDefaultReader<Uint8Array>;
   private closing = false;
+  /** `EventSource`'s last event id: where a reconnect would resume. */
+  private lastEventId: number;
 
   constructor(
     readonly response: Response,
     controller?: AbortController,
+    lastEventId?: number | string,
   ) {
     this.controller = controller;
+    this.lastEventId = lastEventId === undefined ? Number.NaN : Number(lastEventId);
     this.ended = this.pump();
   }
 
@@ -147,10 +156,8 @@ export class SseReader {
     this.frames.push(frame);
     this.comments.push(...frame.comments);
     if (frame.retry !== undefined) this.retries.push(frame.retry);
-    if (frame.event) {
-      if (frame.id === undefined) throw new Error(`event frame without id: ${JSON.stringify(frame.event).slice(0, 200)}`);
-      this.events.push({ id: frame.id, event: frame.event });
-    }
+    if (frame.id !== undefined) this.lastEventId = frame.id;
+    if (frame.event) this.events.push({ id: this.lastEventId, event: frame.event });
     this.waiters = this.waiters.filter((w) => (w.check() ? (w.resolve(), false) : true));
   }
 
@@ -199,7 +206,7 @@ export async function openSse(url: string, options: OpenSseOptions = {}): Promis
   const headers: Record<string, string> = { accept: 'text/event-stream', ...options.headers };
   if (options.lastEventId !== undefined) headers['last-event-id'] = String(options.lastEventId);
   const response = await fetch(url, { headers, signal: controller.signal });
-  return new SseReader(response, controller);
+  return new SseReader(response, controller, options.lastEventId ?? options.headers?.['last-event-id']);
 }
 
 /** Starts reading a response that was fetched earlier and left unread (a slow client catching up). */
