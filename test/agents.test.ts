@@ -1,15 +1,34 @@
+import { AgentCapabilitiesSchema } from '@ag-ui/core/schemas';
 import { Agent } from '@mastra/core/agent';
+import { BridgeAgent } from '../src/client/index.js';
 import { describe, expect, it } from 'vitest';
 import { createScriptedModel } from '../src/demo/scripted-model.js';
 import { assistantText, runInput, runStrict, userMessage, uid } from './support/agui.js';
 import { fixedTextModel } from './support/models.js';
 import { http, startTestBridge, useTestBridge } from './support/server.js';
 
+/** What the bridge does for any agent (AG-UI `AgentCapabilities`), apart from its identity. */
+const BRIDGE_CAPABILITIES = {
+  transport: { streaming: true, httpBinary: true, resumable: true },
+  tools: { supported: true, clientProvided: true },
+  reasoning: { supported: true, streaming: true },
+  humanInTheLoop: { supported: true, approvals: true, interrupts: true },
+};
+
 const DEMO_INFO = {
   id: 'demo',
   name: 'Demo Agent',
   description: expect.any(String),
   model: { provider: 'demo', name: 'scripted' },
+  default: true,
+  capabilities: { identity: { name: 'Demo Agent', type: 'mastra', description: expect.any(String) }, ...BRIDGE_CAPABILITIES },
+};
+const OTHER_INFO = {
+  id: 'other',
+  name: 'Other Agent',
+  model: { provider: 'test', name: 'fixed' },
+  default: false,
+  capabilities: { identity: { name: 'Other Agent', type: 'mastra' }, ...BRIDGE_CAPABILITIES },
 };
 
 /** An agent registered under a key ('other-key') that differs from its id ('other'); it has no memory. */
@@ -23,7 +42,9 @@ describe('GET /agents', () => {
     const res = await http(`${b.base}/agents`);
     expect(res.status).toBe(200);
     expect(res.headers.get('content-type')).toMatch(/^application\/json/);
-    expect(res.body).toEqual([DEMO_INFO, { id: 'other', name: 'Other Agent', model: { provider: 'test', name: 'fixed' } }]);
+    expect(res.body).toEqual([DEMO_INFO, OTHER_INFO]);
+    // AG-UI's own schema takes each agent's capabilities as they are (strict: no key it lacks).
+    for (const agent of res.body) expect(AgentCapabilitiesSchema.strict().parse(agent.capabilities)).toEqual(agent.capabilities);
     expect(res.body[0].description.length).toBeGreaterThan(0);
     // No description configured: the key is left out, not sent as null or ''.
     expect(res.body[1]).not.toHaveProperty('description');
@@ -33,6 +54,14 @@ describe('GET /agents', () => {
     const res = await http(`${b.base}/agents/demo`);
     expect(res.status).toBe(200);
     expect(res.body).toEqual(DEMO_INFO);
+  });
+
+  it('BridgeAgent.getCapabilities() answers the named agent’s, or the default agent’s when none is named', async () => {
+    const named = new BridgeAgent({ baseUrl: b.base, agentId: 'other-key', resourceId: 'caps-user' });
+    expect(await named.getCapabilities()).toEqual(OTHER_INFO.capabilities);
+    const unnamed = new BridgeAgent({ baseUrl: b.base, resourceId: 'caps-user' });
+    expect(await unnamed.getCapabilities()).toEqual(DEMO_INFO.capabilities);
+    await expect(new BridgeAgent({ baseUrl: b.base, agentId: 'nope' }).getCapabilities()).rejects.toMatchObject({ status: 404, code: 'AGENT_NOT_FOUND' });
   });
 
   it('finds an agent by its id and by its registration key when they differ', async () => {
@@ -133,6 +162,8 @@ describe('an agent without memory', () => {
   });
 
   it('is listed, and a scripted no-memory agent built from createScriptedModel reports its model', async () => {
-    expect((await http(`${b.base}/agents`)).body).toEqual([{ id: 'nomem', name: 'No Memory', model: { provider: 'demo', name: 'scripted' } }]);
+    expect((await http(`${b.base}/agents`)).body).toEqual([
+      { id: 'nomem', name: 'No Memory', model: { provider: 'demo', name: 'scripted' }, default: true, capabilities: { identity: { name: 'No Memory', type: 'mastra' }, ...BRIDGE_CAPABILITIES } },
+    ]);
   });
 });

@@ -1,10 +1,12 @@
 import type { Mastra } from '@mastra/core';
 import type { Agent } from '@mastra/core/agent';
+import type { AgentCapabilities } from '@ag-ui/core';
 import type { MastraMemory } from '@mastra/core/memory';
 import { inject, injectable } from 'inversify';
 import type { ResolvedConfig } from '../config.js';
 import { BridgeError, notFound } from '../errors.js';
 import { TOKENS } from '../tokens.js';
+import { capabilitiesOf } from './capabilities.js';
 
 /** What `GET /agents` lists about an agent. */
 export interface AgentInfo {
@@ -12,6 +14,10 @@ export interface AgentInfo {
   name: string;
   description?: string;
   model?: { provider: string; name: string };
+  /** Whether a run that names no agent runs this one. */
+  default: boolean;
+  /** AG-UI's capabilities: what the bridge does for this agent. */
+  capabilities: AgentCapabilities;
 }
 
 /**
@@ -40,15 +46,17 @@ export class AgentProvider {
 
   /** The agent for an id (or the default when none is given); unknown ids are `404 AGENT_NOT_FOUND`. */
   get(agentId?: string): Agent {
-    const entries = this.entries();
     const wanted = agentId ?? this.config.defaultAgentId;
-    if (wanted === undefined) {
-      if (entries.length === 0) throw notFound('AGENT_NOT_FOUND', 'No agents are registered');
-      return entries[0][1];
-    }
-    const match = entries.find(([, agent]) => agent.id === wanted) ?? entries.find(([key]) => key === wanted);
-    if (!match) throw notFound('AGENT_NOT_FOUND', `Agent ${wanted} not found`);
-    return match[1];
+    const agent = this.find(wanted);
+    if (agent) return agent;
+    throw notFound('AGENT_NOT_FOUND', wanted === undefined ? 'No agents are registered' : `Agent ${wanted} not found`);
+  }
+
+  /** The agent with this id or registration key; with none, the first registered. */
+  private find(wanted: string | undefined): Agent | undefined {
+    const entries = this.entries();
+    if (wanted === undefined) return entries[0]?.[1];
+    return (entries.find(([, agent]) => agent.id === wanted) ?? entries.find(([key]) => key === wanted))?.[1];
   }
 
   /**
@@ -66,7 +74,7 @@ export class AgentProvider {
 
   /** The public description of an agent. */
   async info(agent: Agent): Promise<AgentInfo> {
-    const info: AgentInfo = { id: agent.id, name: agent.name };
+    const info: AgentInfo = { id: agent.id, name: agent.name, default: this.find(this.config.defaultAgentId) === agent, capabilities: capabilitiesOf(agent) };
     const description = agent.getDescription?.();
     if (description) info.description = description;
     try {

@@ -1,5 +1,6 @@
-import { HttpAgent, type AgentStateMutation, type AgentSubscriber, type BaseEvent, type HttpAgentConfig, type RunAgentInput, type RunAgentResult } from '@ag-ui/client';
+import { HttpAgent, type AgentCapabilities, type AgentStateMutation, type AgentSubscriber, type BaseEvent, type HttpAgentConfig, type RunAgentInput, type RunAgentResult } from '@ag-ui/client';
 import { map, type Observable } from 'rxjs';
+import { BridgeClient } from './client.js';
 import { followThreadEvents, type ConnectionStatus, type ReconnectOptions } from './follow.js';
 import type { FetchFn } from './types.js';
 
@@ -85,6 +86,19 @@ export class BridgeAgent extends HttpAgent {
     this.lastEventId = undefined;
     this.connectOptions = connect ?? {};
     this.onConnectionChange = onConnectionChange;
+  }
+
+  /**
+   * What the bridge does for this agent (`GET /agents/:agentId`, or the default agent's entry of
+   * `GET /agents` when the agent is not named): AG-UI's `AgentCapabilities`.
+   * @example if ((await agent.getCapabilities()).transport?.resumable) await agent.connectAgent();
+   */
+  override async getCapabilities(): Promise<AgentCapabilities> {
+    const client = new BridgeClient({ baseUrl: this.baseUrl, resourceId: this.resourceId, headers: this.headers, fetch: this.fetch });
+    if (this.bridgeAgentId !== undefined) return (await client.agent(this.bridgeAgentId)).capabilities;
+    const agent = (await client.agents()).find((a) => a.default);
+    if (!agent) throw new Error(`The bridge at ${this.baseUrl} serves no agent`);
+    return agent.capabilities;
   }
 
   /** One run on `POST ${baseUrl}/run`; `resourceId`/`agentId` are added to `forwardedProps` unless the run sets them. */

@@ -218,13 +218,25 @@ export class BridgeClient {
    * @example const agents = await client.agents();
    */
   agents(): Promise<AgentInfo[]> {
-    return this.request('GET', '/agents');
+    return this.request('GET', '/agents', { query: this.caller() });
+  }
+
+  /**
+   * One agent, by id or registration key (`GET /agents/:agentId`); `404 AGENT_NOT_FOUND` rejects.
+   * @example const { capabilities } = await client.agent('demo');
+   */
+  agent(agentId: string): Promise<AgentInfo> {
+    return this.request('GET', `/agents/${encodeURIComponent(agentId)}`, { query: this.caller() });
   }
 
   // ── plumbing ─────────────────────────────────────────────────────────
 
   private thread(threadId: string): string {
     return `/threads/${encodeURIComponent(threadId)}`;
+  }
+
+  private caller(): { resourceId?: string } {
+    return this.resourceId !== undefined ? { resourceId: this.resourceId } : {};
   }
 
   private target(): { resourceId?: string; agentId?: string } {

@@ -5,6 +5,8 @@
  * type-level test) checks that they stay equal to the server's zod schemas and answer types.
  */
 
+import type { AgentCapabilities } from '@ag-ui/core';
+
 /** Attribute values Mastra renders into a signal's XML tag. Names must be XML-safe. */
 export type Attributes = Record<string, string | number | boolean | null>;
 
@@ -156,6 +158,10 @@ export interface AgentInfo {
   name: string;
   description?: string;
   model?: { provider: string; name: string };
+  /** Whether a run that names no agent runs this one. */
+  default: boolean;
+  /** AG-UI's capabilities: what the bridge does for this agent. */
+  capabilities: AgentCapabilities;
 }
 
 /** One problem with a request field. */

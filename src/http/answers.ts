@@ -1,4 +1,4 @@
-import { EventSchemas, MessageSchema } from '@ag-ui/core/schemas';
+import { AgentCapabilitiesSchema, EventSchemas, MessageSchema } from '@ag-ui/core/schemas';
 import { z } from 'zod';
 import type { AgentInfo } from '../agents/agent-provider.js';
 import type { SignalDecision } from '../agents/mastra.js';
@@ -27,6 +27,8 @@ export const AgentInfoSchema = z.object({
   name: z.string(),
   description: z.string().optional(),
   model: z.object({ provider: z.string(), name: z.string() }).optional(),
+  default: z.boolean(),
+  capabilities: AgentCapabilitiesSchema,
 }) satisfies z.ZodType<AgentInfo>;
 
 export const ThreadMessageSchema = z.object({

@@ -1,0 +1,32 @@
+import type { AgentCapabilities } from '@ag-ui/core';
+import type { Agent } from '@mastra/core/agent';
+
+/** What the bridge does for every agent, whatever it is: the part of the answer that never varies. */
+const ALWAYS = {
+  // `/run` and the thread stream are SSE, or protobuf when `Accept` names it; the thread stream
+  // resumes after any id it handed out (`Last-Event-ID`), on any process.
+  transport: { streaming: true, httpBinary: true, resumable: true },
+  // Tools a client passes in `RunAgentInput.tools` run in the browser (`TOOL_CALL_*`, then a result back).
+  tools: { supported: true, clientProvided: true },
+  // Reasoning chunks stream as `REASONING_*`, when the model reasons.
+  reasoning: { supported: true, streaming: true },
+  // A tool that needs approval ends the run with an interrupt outcome, answered in `resume`.
+  humanInTheLoop: { supported: true, approvals: true, interrupts: true },
+} as const satisfies AgentCapabilities;
+
+/**
+ * AG-UI's `AgentCapabilities` for a Mastra agent behind the bridge: only what the bridge does for
+ * it. Only the identity varies from agent to agent today; shared state and sub-agents are left
+ * out until the bridge streams them.
+ *
+ * @example
+ * capabilitiesOf(mastra.getAgent('demo'));
+ * // { identity: { name: 'Demo Agent', type: 'mastra', … }, transport: { streaming: true, httpBinary: true, resumable: true }, … }
+ */
+export function capabilitiesOf(agent: Agent): AgentCapabilities {
+  const description = agent.getDescription?.();
+  return {
+    identity: { name: agent.name, type: 'mastra', ...(description && { description }) },
+    ...ALWAYS,
+  };
+}
