@@ -13,6 +13,8 @@ export type ErrorCode =
   | 'RUN_NOT_FOUND'
   | 'TOOL_CALL_NOT_FOUND'
   | 'CONFLICT'
+  /** A `/run` with `multitask: "reject"` on a thread that is running. */
+  | 'THREAD_BUSY'
   | 'PAYLOAD_TOO_LARGE'
   | 'MEMORY_NOT_CONFIGURED'
   | 'INTERNAL_ERROR'
@@ -48,6 +50,8 @@ export const invalidInput = (message: string, details?: ErrorDetail[]) => new Br
 export const notFound = (code: 'AGENT_NOT_FOUND' | 'THREAD_NOT_FOUND' | 'RUN_NOT_FOUND' | 'TOOL_CALL_NOT_FOUND', message: string) =>
   new BridgeError(404, code, message);
 export const conflict = (message: string) => new BridgeError(409, 'CONFLICT', message);
+/** A `/run` with `multitask: "reject"` on a thread that is running. */
+export const threadBusy = (message: string) => new BridgeError(409, 'THREAD_BUSY', message);
 /** How a 401 says which credentials it wants (RFC 6750). */
 const BEARER_CHALLENGE = 'Bearer realm="mastra-agui-bridge"';
 /** `invalid` when a credential was sent and refused (RFC 6750's `invalid_token`), else no credential came. */

@@ -1,7 +1,7 @@
 import { createClient } from 'redis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { deserialize } from '../src/redis/pubsub/codec.js';
-import { uid } from './support/agui.js';
+import { runInput, uid, userMessage } from './support/agui.js';
 import { createCluster, follow, history, LONG_MESSAGE, post, RESOURCE, startRun, text, type Cluster } from './support/cluster.js';
 import type { ServerProcess } from './support/process.js';
 import { http } from './support/server.js';
@@ -109,6 +109,26 @@ describe('a thread followed on A, steered from B', { timeout: 60_000 }, () => {
     expect(firstEvents.at(-1)?.type).toBe('RUN_FINISHED');
     const stored = await history(a, threadId);
     expect(stored.map((m) => m.role)).toEqual(['user', 'assistant', 'user', 'assistant']);
+  });
+
+  it('a /run on B with multitask "reject" while A runs the thread is 409 THREAD_BUSY; with "interrupt" it cuts A’s run short and answers', async () => {
+    const threadId = uid('multitask');
+    const first = await startRun(a, threadId, LONG_MESSAGE);
+    const refused = await http(`${b.url}/run`, { body: runInput({ threadId, messages: [userMessage('refused')], forwardedProps: { resourceId: RESOURCE, multitask: 'reject' } }) });
+    expect(refused).toMatchObject({ status: 409, body: { code: 'THREAD_BUSY' } });
+
+    const second = await startRun(b, threadId, 'second question', { forwardedProps: { resourceId: RESOURCE, multitask: 'interrupt' } });
+    const [cut, answered] = await Promise.all([first.rest, second.rest]);
+    expect(cut.at(-1)).toMatchObject({ type: 'RUN_FINISHED', outcome: { type: 'cancelled' } });
+    expect(answered.at(-1)?.type).toBe('RUN_FINISHED');
+    expect(text(answered)).toBe('Echo: second question');
+    const stored = await history(a, threadId);
+    expect(stored.map((m) => [m.role, m.content])).toEqual([
+      ['user', LONG_MESSAGE],
+      ['assistant', text(cut)],
+      ['user', 'second question'],
+      ['assistant', 'Echo: second question'],
+    ]);
   });
 });
 

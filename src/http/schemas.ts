@@ -52,6 +52,9 @@ const MemoryOptionsSchema = z
 /** How large a `structuredOutput` schema may be, as JSON text: it is sent to the model on every step. */
 export const MAX_STRUCTURED_OUTPUT_CHARS = 64 * 1024;
 
+/** What a `/run` does on a thread that is already running (`forwardedProps.multitask`). */
+export const MULTITASK_MODES = ['enqueue', 'reject', 'interrupt'] as const;
+
 /** What `RunAgentInput.forwardedProps` may carry for the bridge; other keys are left alone. */
 export const ForwardedPropsSchema = z
   .object({
@@ -89,6 +92,7 @@ export const ForwardedPropsSchema = z
       })
       .optional(),
     frontendToolMode: z.enum(['proxy', 'return']).optional(),
+    multitask: z.enum(MULTITASK_MODES).optional(),
   })
   .loose();
 

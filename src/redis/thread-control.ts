@@ -6,7 +6,7 @@ import type { ResolvedConfig } from '../config.js';
 import type { BridgeLogger } from '../logger.js';
 import { TOKENS } from '../tokens.js';
 import type { AgentMessage, Routing, SignalDecision, ThreadTarget } from '../agents/mastra.js';
-import { InProcessThreadControl, APPROVAL_MEMORY_MS, type ThreadControl } from '../signals/thread-control.js';
+import { InProcessThreadControl, APPROVAL_MEMORY_MS, type AbortOptions, type ThreadControl } from '../signals/thread-control.js';
 import { threadLeaseKey } from '../threads/thread-lease.js';
 import { errorMessage } from '../translate/values.js';
 import type { RedisConnection } from './connection.js';
@@ -26,6 +26,8 @@ interface Request {
   /** The message's routing (`ifActive`, `ifIdle`); named `options` on the wire. */
   options?: Routing;
   signalIds?: string[];
+  /** An abort answered once the run wound down. */
+  untilEnded?: boolean;
   replyTo: string;
 }
 interface Reply {
@@ -89,9 +91,9 @@ export class RedisThreadControl implements ThreadControl {
     await this.redis.subscriber.unsubscribe(this.replyTo, this.onReply);
   }
 
-  async abort(agent: Agent, thread: ThreadTarget): Promise<{ aborted: boolean }> {
-    if (this.holds(thread)) return this.local.abort(agent, thread);
-    return ((await this.ask({ op: 'abort', agentId: agent.id, thread })) as { aborted: boolean } | undefined) ?? { aborted: false };
+  async abort(agent: Agent, thread: ThreadTarget, options: AbortOptions = {}): Promise<{ aborted: boolean }> {
+    if (this.holds(thread)) return this.local.abort(agent, thread, options);
+    return ((await this.ask({ op: 'abort', agentId: agent.id, thread, ...options })) as { aborted: boolean } | undefined) ?? { aborted: false };
   }
 
   async queue(agent: Agent, thread: ThreadTarget, message: AgentMessage, routing: Routing): Promise<SignalDecision> {
@@ -155,7 +157,7 @@ export class RedisThreadControl implements ThreadControl {
 
   private perform(request: Request): Promise<unknown> {
     const agent = this.agents.get(request.agentId);
-    if (request.op === 'abort') return this.local.abort(agent, request.thread);
+    if (request.op === 'abort') return this.local.abort(agent, request.thread, { untilEnded: request.untilEnded });
     if (request.op === 'queue') {
       if (request.message === undefined) throw new Error('A queue request carries no message');
       return this.local.queue(agent, request.thread, request.message, request.options ?? {});

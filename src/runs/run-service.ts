@@ -4,7 +4,7 @@ import type { MastraDBMessage, MastraMemory } from '@mastra/core/memory';
 import { RequestContext } from '@mastra/core/request-context';
 import { inject, injectable } from 'inversify';
 import type { ResolvedConfig } from '../config.js';
-import { conflict, invalidInput } from '../errors.js';
+import { conflict, invalidInput, threadBusy } from '../errors.js';
 import { AgentProvider } from '../agents/agent-provider.js';
 import { streamRun } from '../agents/mastra.js';
 import type { DurableInbox } from '../threads/inbox.js';
@@ -22,9 +22,10 @@ import { frontendToolOptions } from './frontend-tools.js';
 import { ResultCapture } from './result-capture.js';
 import type { RunAnnouncement, RunAnnouncements } from './run-announcements.js';
 import { findResumeTargets, resume, type ResumeTarget } from './resume.js';
-import { takeThreadTurn, type ThreadTurn } from '../threads/thread-lease.js';
+import { takeThreadTurn, threadLeaseOwner, type ThreadTurn } from '../threads/thread-lease.js';
 import { terminalOutcome, type BridgeMetrics, type RunOutcome } from '../observability/metrics.js';
 import type { ToolProxy } from './tool-proxy.js';
+import type { ThreadControl } from '../signals/thread-control.js';
 
 /** The request-context key under which tools find the AG-UI `context`, `state` and `forwardedProps`. */
 export const AGUI_CONTEXT_KEY = 'ag-ui';
@@ -36,6 +37,11 @@ export interface RunOptions {
   memoryOptions?: Record<string, unknown>;
   structuredOutput?: Record<string, unknown>;
   frontendToolMode: 'proxy' | 'return';
+  /**
+   * A thread that is running already (a `/run`, a signal or a message woke it, in any process):
+   * `enqueue` waits its turn, `reject` is `409 THREAD_BUSY`, `interrupt` aborts that run first.
+   */
+  multitask: 'enqueue' | 'reject' | 'interrupt';
 }
 
 /**
@@ -108,6 +114,7 @@ export class RunService {
     @inject(TOKENS.Inbox) private readonly inbox: DurableInbox,
     @inject(TOKENS.Metrics) private readonly metrics: BridgeMetrics,
     @inject(TOKENS.RecoveryGate) private readonly gate: RecoveryGate,
+    @inject(TOKENS.ThreadControl) private readonly control: ThreadControl,
   ) {
     metrics.trackOpenRuns(() => this.active.size);
   }
@@ -154,8 +161,8 @@ export class RunService {
       if (memory && isRetry(input.messages, storedIds)) return this.replay(input, scope);
       throw invalidInput('The run has no new message to answer and nothing to resume');
     }
-    // One run per thread at a time (here and in every process on the same leases): a new run waits its turn.
-    const turn = memory && resume.length === 0 ? await takeThreadTurn(agent, scope, input.runId, this.config.threadBusyWaitMs) : undefined;
+    // One run per thread at a time (here and in every process on the same leases).
+    const turn = memory && resume.length === 0 ? await this.takeTurn(agent, scope, input.runId, options.multitask) : undefined;
     try {
       if (memory) inboxId = await this.storeInput(memory, input, scope, fresh, messages, options);
     } catch (error) {
@@ -165,6 +172,15 @@ export class RunService {
     const announcement = { messages: fresh, appendsTo: memory ? appendTarget(messages, stored) : undefined };
     const plan: RunPlan = { messages, resume, memory: !!memory, announcement, inboxId, turn };
     return { stream: (write, signal) => this.stream(agent, input, options, plan, write, signal) };
+  }
+
+  /** The thread's turn for a new run, as `multitask` says: wait for it, refuse at once, or cut the running run short. */
+  private async takeTurn(agent: Agent, scope: ThreadScope, runId: string, multitask: RunOptions['multitask']): Promise<ThreadTurn> {
+    if (multitask === 'reject') return takeThreadTurn(agent, scope, runId, 0, threadBusy);
+    // Only a running thread is aborted: asking the other processes about an idle one would wait out their silence.
+    // The aborted run's partial answer is stored before this run's input, as a Stop then a message would have it.
+    if (multitask === 'interrupt' && (await threadLeaseOwner(agent, scope)) !== undefined) await this.control.abort(agent, scope, { untilEnded: true });
+    return takeThreadTurn(agent, scope, runId, this.config.threadBusyWaitMs);
   }
 
   /**

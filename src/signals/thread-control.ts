@@ -1,4 +1,5 @@
 import type { Agent } from '@mastra/core/agent';
+import { setTimeout as delay } from 'node:timers/promises';
 import { injectable } from 'inversify';
 import { queueMessage, type AgentMessage, type Routing, type SignalDecision, type ThreadTarget } from '../agents/mastra.js';
 
@@ -14,8 +15,12 @@ import { queueMessage, type AgentMessage, type Routing, type SignalDecision, typ
 export interface ThreadControl {
   /** Starts listening for the other processes' requests, where there are any. */
   start?(): Promise<void>;
-  /** Stops the run streaming on the thread, wherever it runs; answers whether there was one. */
-  abort(agent: Agent, thread: ThreadTarget): Promise<{ aborted: boolean }>;
+  /**
+   * Stops the run streaming on the thread, wherever it runs; answers whether there was one. With
+   * `untilEnded`, answers once that run has wound down in its process (its partial answer stored),
+   * within a bound: Mastra gives the thread's lease up at the abort, before that.
+   */
+  abort(agent: Agent, thread: ThreadTarget, options?: AbortOptions): Promise<{ aborted: boolean }>;
   /** Queues a message behind the thread's run (wherever it runs), or wakes the idle thread with it. */
   queue(agent: Agent, thread: ThreadTarget, message: AgentMessage, routing: Routing): Promise<SignalDecision>;
   /** Cancels queued messages of the thread, wherever they wait; answers the ids cancelled. */
@@ -27,6 +32,14 @@ export interface ThreadControl {
   once<T>(toolCallId: string, task: () => Promise<T>): Promise<T | undefined>;
 }
 
+export interface AbortOptions {
+  untilEnded?: boolean;
+}
+
+/** How long an abort waits, at most, for the aborted run to wind down (a model call stops in milliseconds). */
+const WIND_DOWN_MS = 1500;
+const WIND_DOWN_POLL_MS = 5;
+
 /** How long an answered approval is remembered: far longer than a retry, shorter than forever. */
 export const APPROVAL_MEMORY_MS = 60 * 60 * 1000;
 
@@ -35,8 +48,15 @@ export const APPROVAL_MEMORY_MS = 60 * 60 * 1000;
 export class InProcessThreadControl implements ThreadControl {
   private readonly answered = new Map<string, NodeJS.Timeout>();
 
-  async abort(agent: Agent, thread: ThreadTarget): Promise<{ aborted: boolean }> {
-    return { aborted: agent.abortThreadStream(thread) };
+  async abort(agent: Agent, thread: ThreadTarget, options: AbortOptions = {}): Promise<{ aborted: boolean }> {
+    const runId = agent.getActiveThreadRunId(thread);
+    const aborted = agent.abortThreadStream(thread);
+    // Mastra drops the run from the thread once its output has finished (and its messages are saved).
+    for (let waited = 0; aborted && options.untilEnded && runId !== undefined && waited < WIND_DOWN_MS; waited += WIND_DOWN_POLL_MS) {
+      if (agent.getActiveThreadRunId(thread) !== runId) break;
+      await delay(WIND_DOWN_POLL_MS);
+    }
+    return { aborted };
   }
 
   queue(agent: Agent, thread: ThreadTarget, message: AgentMessage, routing: Routing): Promise<SignalDecision> {

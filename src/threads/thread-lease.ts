@@ -1,7 +1,7 @@
 import type { Agent } from '@mastra/core/agent';
 import type { LeaseProvider } from '@mastra/core/events';
 import { setTimeout as delay } from 'node:timers/promises';
-import { conflict } from '../errors.js';
+import { conflict, type BridgeError } from '../errors.js';
 
 /** Mastra's thread lease TTL (`MASTRA_AGENT_THREAD_LEASE_TTL_MS`): Mastra renews it once the run registers. */
 const THREAD_LEASE_TTL_MS = Number(process.env.MASTRA_AGENT_THREAD_LEASE_TTL_MS) || 15_000;
@@ -31,13 +31,19 @@ export interface ThreadTurn {
 /**
  * Waits for the thread to be free of other runs, in this process or any other sharing Mastra's
  * lease provider, and takes Mastra's thread lease under the run's id, so that one run streams
- * per thread at a time. Past `waitMs`, `409 CONFLICT`.
+ * per thread at a time. Past `waitMs`, the error `busy` makes (default `409 CONFLICT`).
  *
  * @example
  * const turn = await takeThreadTurn(agent, { resourceId, threadId }, runId, 10_000);
  * try { await agent.stream(messages, { runId, memory }); } catch (e) { await turn.release(); throw e; }
  */
-export async function takeThreadTurn(agent: Agent, scope: { resourceId: string; threadId: string }, runId: string, waitMs: number): Promise<ThreadTurn> {
+export async function takeThreadTurn(
+  agent: Agent,
+  scope: { resourceId: string; threadId: string },
+  runId: string,
+  waitMs: number,
+  busy: (message: string) => BridgeError = conflict,
+): Promise<ThreadTurn> {
   const leases = leasesOf(agent);
   const key = threadLeaseKey(scope);
   if (!leases) return { release: async () => {} };
@@ -46,7 +52,7 @@ export async function takeThreadTurn(agent: Agent, scope: { resourceId: string; 
     const { acquired, owner } = await leases.acquireLease(key, runId, THREAD_LEASE_TTL_MS);
     if (acquired) return { release: () => leases.releaseLease(key, runId).then(() => {}) };
     if (Date.now() + wait > deadline) {
-      throw conflict(`Thread ${scope.threadId} has a run streaming (${owner ?? 'another run'}); send to it with send-message or queue-message, or retry when it ends`);
+      throw busy(`Thread ${scope.threadId} has a run streaming (${owner ?? 'another run'}); send to it with send-message or queue-message, or retry when it ends`);
     }
     await delay(wait);
   }

@@ -53,6 +53,7 @@ export const runAgent = route({
         memoryOptions: props.memoryOptions,
         structuredOutput: props.structuredOutput,
         frontendToolMode: props.frontendToolMode ?? s.config.frontendToolMode,
+        multitask: props.multitask ?? 'enqueue',
       })
       .catch((error: unknown) => {
         release();
