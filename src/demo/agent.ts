@@ -1,8 +1,12 @@
 import { Agent } from '@mastra/core/agent';
 import type { MastraStorage } from '@mastra/core/storage';
 import { Memory } from '@mastra/memory';
+import { z } from 'zod';
 import { createScriptedModel, type ScriptedModelOptions } from './scripted-model.js';
 import { createSlowTask, deleteFile, getWeather } from './tools.js';
+
+/** The demo agent's working memory, its AG-UI state: the facts it was asked to remember (`remember <fact>`). */
+export const DEMO_STATE = z.object({ facts: z.array(z.string()) });
 
 export interface DemoAgentOptions {
   /** Storage for the agent's memory. */
@@ -18,7 +22,8 @@ export interface DemoAgentOptions {
 }
 
 /**
- * The demo agent: id `demo`, with memory, three server tools and a scripted model.
+ * The demo agent: id `demo`, with memory (and thread-scoped working memory, `{ facts: string[] }`),
+ * three server tools and a scripted model.
  *
  * @example
  * const demo = createDemoAgent({ storage: new InMemoryStore(), delayMs: 0 });
@@ -31,7 +36,7 @@ export function createDemoAgent(options: DemoAgentOptions): Agent {
     description: 'A scripted agent that echoes, reasons, calls tools and asks for approval, with no API key.',
     instructions: 'You are a helpful assistant. Use the tools when they fit the request.',
     model: options.model ?? createScriptedModel({ delayMs: options.delayMs, onCall: options.onModelCall }),
-    memory: new Memory({ storage: options.storage, options: { lastMessages: 40 } }),
+    memory: new Memory({ storage: options.storage, options: { lastMessages: 40, workingMemory: { enabled: true, scope: 'thread', schema: DEMO_STATE } } }),
     tools: { get_weather: getWeather, delete_file: deleteFile, slow_task: createSlowTask(options.slowTaskMs ?? 2000) },
   });
 }

@@ -1,3 +1,4 @@
+import { WORKING_MEMORY_TOOL } from '../translate/chunks.js';
 import { randomUUID } from 'node:crypto';
 import { MastraLanguageModelV2Mock } from '@mastra/core/test-utils/llm-mock';
 
@@ -22,6 +23,7 @@ export interface ScriptedModelOptions {
 
 const USAGE = { inputTokens: 12, outputTokens: 8, totalTokens: 20 };
 const HEAD: StreamPart[] = [{ type: 'stream-start', warnings: [] }];
+
 
 /**
  * The demo agent's model: a real `LanguageModelV2` that answers from a fixed script instead of a
@@ -52,7 +54,7 @@ export function createScriptedModel(options: ScriptedModelOptions = {}): MastraL
 /** Decides the model's answer for one call. Exported for unit tests of the script itself. */
 export function script(call: CallOptions, callId: string): StreamPart[] {
   const last = call.prompt.at(-1);
-  if (last?.role === 'tool') return answerToolResults(last, callId);
+  if (last?.role === 'tool') return answerToolResults(last, callId, latestInput(call.prompt));
   // A turn that ends on the assistant is Mastra waking the agent after a background task finished
   // (the completion note is folded into the system prompt): report it instead of re-reading the input.
   if (last?.role === 'assistant') return text(callId, 'The background task has finished.');
@@ -68,6 +70,11 @@ export function script(call: CallOptions, callId: string): StreamPart[] {
   if (lower.includes('slow')) return toolCall(callId, 'slow_task', { label: input.slice(0, 60) });
   const frontend = frontendToolToUse(lower, call.tools);
   if (frontend) return toolCall(callId, frontend.name, sampleFromSchema(frontend.inputSchema, input));
+  const fact = factToRemember(input);
+  if (fact !== undefined && call.tools?.some((t) => t.name === WORKING_MEMORY_TOOL)) {
+    // Schema-based working memory replaces arrays whole: the stored facts, then the new one.
+    return toolCall(callId, WORKING_MEMORY_TOOL, { memory: { facts: [...storedFacts(call.prompt), fact] } });
+  }
   return text(callId, `Echo: ${input}`);
 }
 
@@ -92,12 +99,35 @@ function contentText(content: unknown): string {
     .trim();
 }
 
-function answerToolResults(message: PromptMessage, callId: string): StreamPart[] {
+/** `remember <fact>`: the rest of the input, trimmed, case kept, a final `.` or `!` dropped. */
+function factToRemember(input: string): string | undefined {
+  const match = /\bremember\s+(.+)$/is.exec(input);
+  return match ? match[1].trim().replace(/[.!]$/, '') : undefined;
+}
+
+/** The facts in the working memory Mastra shows the model (`<working_memory_data>` in a system message). */
+function storedFacts(prompt: PromptMessage[]): string[] {
+  for (const message of prompt) {
+    if (message.role !== 'system') continue;
+    const data = /<working_memory_data>\s*([\s\S]*?)\s*<\/working_memory_data>/.exec(contentText(message.content))?.[1];
+    if (!data) continue;
+    try {
+      const facts = (JSON.parse(data) as { facts?: unknown }).facts;
+      return Array.isArray(facts) ? facts.filter((f): f is string => typeof f === 'string') : [];
+    } catch {
+      return [];
+    }
+  }
+  return [];
+}
+
+function answerToolResults(message: PromptMessage, callId: string, input: string): StreamPart[] {
   const results = Array.isArray(message.content) ? message.content : [];
   const lines = results.map((r: { toolName?: string; output?: { type?: string; value?: unknown } }) => {
     const value = r.output?.value;
     const shown = typeof value === 'string' ? value : JSON.stringify(value);
     if (r.output?.type === 'error-text' || r.output?.type === 'error-json') return `The tool ${r.toolName} failed: ${shown}`;
+    if (r.toolName === WORKING_MEMORY_TOOL) return `Noted: ${factToRemember(input) ?? shown}`;
     if (r.toolName === 'delete_file') {
       // An approved call returns `{ deleted }`; a declined one reaches the model as the reason alone.
       return shown.includes('"deleted"') ? `Deleted as requested: ${shown}` : `I did not delete the file: ${shown}`;

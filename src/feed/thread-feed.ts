@@ -10,6 +10,8 @@ import { ThreadTranslator, type RunAnnouncement } from '../translate/thread-tran
 import { errorMessage } from '../translate/values.js';
 import type { ThreadEventLog } from './event-log.js';
 import type { FeedSink } from './feed-sink.js';
+import { StateEvents } from '../state/state-events.js';
+import type { AgentState } from '../state/working-memory.js';
 
 export interface FeedOptions {
   agent: Agent;
@@ -24,6 +26,8 @@ export interface FeedOptions {
   /** What a `/run` announced of itself, by Mastra run id (see `RunAnnouncements`). */
   announcement?: (runId: string) => Promise<RunAnnouncement | undefined>;
   loadHistory: () => Promise<Message[]>;
+  /** The thread's stored agent state, for an agent with working memory: state events go with its runs and snapshots. */
+  loadState?: () => Promise<AgentState | undefined>;
   /** The task manager's stream for this thread, where background-task progress arrives. */
   backgroundStream?: (signal: AbortSignal) => ReadableStream<unknown> | undefined;
   logger: BridgeLogger;
@@ -77,12 +81,17 @@ export class ThreadFeed {
   /** Another process's run ended: the log should close it soon (`expectEndInLog`). */
   private readonly pendingEnds = new Set<NodeJS.Timeout>();
   private lastPublish = Date.now();
+  /** The thread's state events, for an agent with working memory. */
+  private readonly state?: StateEvents;
+  /** Batches waiting for their state events, in order. */
+  private withState: Promise<void> = Promise.resolve();
   private readonly heartbeat: NodeJS.Timeout;
 
   constructor(private readonly options: FeedOptions) {
     this.log = options.log;
     this.log.onEvents((events, firstId) => this.numbered(events, firstId));
     this.translator = new ThreadTranslator(options.threadId, { announced: (runId) => this.takeAnnouncement(runId) });
+    this.state = options.loadState && new StateEvents(options.loadState);
     this.heartbeat = setInterval(() => this.keepAlive(), options.heartbeatMs);
     this.heartbeat.unref();
   }
@@ -156,6 +165,7 @@ export class ThreadFeed {
         if (chunk.type === 'start') await this.fetchAnnouncement(chunk.runId);
         if (isLostRemoteRun(chunk)) await this.settleLostRun(chunk);
         else if (this.endsRunOfOthers(chunk)) this.expectEndInLog(chunk);
+        else if (this.state) this.publishWithState(this.state, chunk, this.translator.push(chunk));
         else this.publish(this.translator.push(chunk));
       }
     } catch (error) {
@@ -225,23 +235,35 @@ export class ThreadFeed {
    * process wrote it); the log takes the first one's (`settle`).
    */
   private async settleLostRun(chunk: MastraChunk): Promise<void> {
-    const history = await this.options.loadHistory().catch(() => undefined);
+    const [history, state] = await Promise.all([this.options.loadHistory().catch(() => undefined), this.loadState().catch(() => undefined)]);
     // The open run's events are still in the log: its RUN_STARTED onwards.
     const open = this.runStartSeq === undefined ? [] : (this.log.since(this.runStartSeq - 1) ?? []).map((e) => e.event);
     const finished = history !== undefined && answers(history, messageIdsOf(open));
     const runId = topLevelRunId(chunk) ?? '';
     const { threadId } = this.options;
     const events = closeRun(open, finished ? { finished: true } : { error: LOST_RUN });
-    if (history) {
-      const snapshotRunId = `recovered-${runId}`;
-      events.push(
-        { type: EventType.RUN_STARTED, threadId, runId: snapshotRunId },
-        { type: EventType.MESSAGES_SNAPSHOT, messages: history },
-        { type: EventType.RUN_FINISHED, threadId, runId: snapshotRunId },
-      );
-    }
+    if (history) events.push(...snapshotBracket(threadId, `recovered-${runId}`, history, state));
     if (this.log.settle) this.log.settle(runId, events);
     else this.publish(events);
+  }
+
+  /**
+   * Adds the state events to a chunk's translated events (a read of the stored state at a run's
+   * start and after a working-memory update). Batches go out in the order they were translated,
+   * whichever of the feed's two streams (the thread's, the background tasks') they came from.
+   */
+  private publishWithState(state: StateEvents, chunk: MastraChunk, events: Event[]): void {
+    this.withState = this.withState
+      .then(async () => this.publish(await state.around(chunk, events)))
+      .catch((error: unknown) => {
+        // The run's own events still go out; only its state is missing until the next bracket.
+        this.options.logger.warn(`Thread feed ${this.options.threadId}: the state could not be read: ${errorMessage(error)}`);
+        this.publish(events);
+      });
+  }
+
+  private async loadState(): Promise<AgentState | undefined> {
+    return this.options.loadState?.();
   }
 
   /** Hands translated events to the log, which numbers them (`numbered`). */
@@ -339,8 +361,9 @@ export class ThreadFeed {
     const runId = `snapshot-${randomUUID()}`;
     const { threadId } = this.options;
     let messages: Message[];
+    let state: AgentState | undefined;
     try {
-      messages = await this.options.loadHistory();
+      [messages, state] = await Promise.all([this.options.loadHistory(), this.loadState()]);
     } catch (error) {
       this.options.logger.warn(`Snapshot of thread ${threadId} failed: ${errorMessage(error)}`);
       this.cutOff(client, "The thread's history could not be loaded; reconnect to try again");
@@ -349,12 +372,10 @@ export class ThreadFeed {
     // Only the frame that completes the bracket carries the position the client resumes from
     // (ids never go back): a client cut inside the bracket keeps its previous id, and comes back
     // for the whole snapshot rather than past one it never had.
-    client.out.send([
-      { type: EventType.RUN_STARTED, threadId, runId },
-      { type: EventType.MESSAGES_SNAPSHOT, messages },
-    ]);
-    client.out.send([{ type: EventType.RUN_FINISHED, threadId, runId }], client.position);
-    this.options.metrics?.events.inc(3);
+    const bracket = snapshotBracket(threadId, runId, messages, state);
+    client.out.send(bracket.slice(0, -1));
+    client.out.send(bracket.slice(-1), client.position);
+    this.options.metrics?.events.inc(bracket.length);
     client.loading = false;
     return true;
   }
@@ -390,6 +411,16 @@ function answers(history: Message[], runMessages: ReadonlySet<string>): boolean 
   const last = history.at(-1);
   if (last?.role !== 'assistant' || (last.toolCalls?.length ?? 0) > 0) return false;
   return history.some((m) => runMessages.has(m.id));
+}
+
+/** A run that holds what is stored: the history, and the agent state when the thread has one. */
+function snapshotBracket(threadId: string, runId: string, messages: Message[], state: AgentState | undefined): Event[] {
+  return [
+    { type: EventType.RUN_STARTED, threadId, runId },
+    { type: EventType.MESSAGES_SNAPSHOT, messages },
+    ...(state === undefined ? [] : [{ type: EventType.STATE_SNAPSHOT, snapshot: state } satisfies Event]),
+    { type: EventType.RUN_FINISHED, threadId, runId },
+  ];
 }
 
 async function* streamToIterable(stream: ReadableStream<unknown>): AsyncIterable<unknown> {

@@ -1,3 +1,4 @@
+import { WorkingMemoryState } from '../state/working-memory.js';
 import type { Message } from '@ag-ui/core';
 import type { Mastra } from '@mastra/core';
 import type { Agent } from '@mastra/core/agent';
@@ -106,6 +107,7 @@ export class ThreadHub {
 
   private async createFeed(key: string, target: { agent: Agent } & ThreadScope): Promise<ThreadFeed> {
     const scope = { threadId: target.threadId, resourceId: target.resourceId, agentId: target.agent.id };
+    const workingMemory = WorkingMemoryState.of(await target.agent.getMemory());
     const feed = new ThreadFeed({
       agent: target.agent,
       threadId: target.threadId,
@@ -116,6 +118,7 @@ export class ThreadHub {
       heartbeatMs: this.config.heartbeatMs,
       announcement: (runId) => this.announcements.get(runId),
       loadHistory: () => this.history(scope),
+      ...(workingMemory && { loadState: () => workingMemory.read(scope) }),
       backgroundStream: (signal) =>
         this.mastra.backgroundTaskManager?.stream({
           threadId: target.threadId,

@@ -26,6 +26,8 @@ import { takeThreadTurn, threadLeaseOwner, type ThreadTurn } from '../threads/th
 import { terminalOutcome, type BridgeMetrics, type RunOutcome } from '../observability/metrics.js';
 import type { ToolProxy } from './tool-proxy.js';
 import type { ThreadControl } from '../signals/thread-control.js';
+import { StateEvents, updatesWorkingMemory } from '../state/state-events.js';
+import { WorkingMemoryState, type AgentState, type StateScope } from '../state/working-memory.js';
 
 /** The request-context key under which tools find the AG-UI `context`, `state` and `forwardedProps`. */
 export const AGUI_CONTEXT_KEY = 'ag-ui';
@@ -67,6 +69,8 @@ interface PipeContext {
   frontendTools: ReadonlySet<string>;
   options: RunOptions;
   signal: AbortSignal;
+  /** The run's state events, for an agent with working memory. */
+  state?: StateEvents;
 }
 
 /** What `prepare` decided, for `stream`. */
@@ -81,6 +85,8 @@ interface RunPlan {
   inboxId?: string;
   /** The thread's lease, taken for the run before Mastra registers it. */
   turn?: ThreadTurn;
+  /** Where the thread's state lives, for an agent with working memory. */
+  state?: { store: WorkingMemoryState; scope: StateScope };
 }
 
 /** Calls the client already answered, while a resumed run goes on (`pipe` resumes them in turn). */
@@ -163,14 +169,17 @@ export class RunService {
     }
     // One run per thread at a time (here and in every process on the same leases).
     const turn = memory && resume.length === 0 ? await this.takeTurn(agent, scope, input.runId, options.multitask) : undefined;
+    const workingMemory = WorkingMemoryState.of(memory);
     try {
+      // The client's state, when it differs from the stored one, is the run's from the start.
+      if (workingMemory && !readOnly(options)) await workingMemory.write(scope, clientState(input.state));
       if (memory) inboxId = await this.storeInput(memory, input, scope, fresh, messages, options);
     } catch (error) {
       await turn?.release();
       throw error;
     }
     const announcement = { messages: fresh, appendsTo: memory ? appendTarget(messages, stored) : undefined };
-    const plan: RunPlan = { messages, resume, memory: !!memory, announcement, inboxId, turn };
+    const plan: RunPlan = { messages, resume, memory: !!memory, announcement, inboxId, turn, state: workingMemory && { store: workingMemory, scope } };
     return { stream: (write, signal) => this.stream(agent, input, options, plan, write, signal) };
   }
 
@@ -259,9 +268,10 @@ export class RunService {
       frontendToolMode: options.frontendToolMode,
       appendsTo: plan.announcement.appendsTo,
     });
-    await write(translator.start());
+    const state = plan.state && new StateEvents(() => plan.state!.store.read(plan.state!.scope));
+    await write([...translator.start(), ...((await state?.opening()) ?? [])]);
     this.metrics.runStarted(agent.id, 'run');
-    const context: PipeContext = { translator, capture, write, runId: input.runId, frontendTools, options, signal };
+    const context: PipeContext = { translator, capture, write, runId: input.runId, frontendTools, options, signal, state };
     const streamOptions = {
       requestContext: agUiRequestContext(input),
       ...(plan.memory && { memory: { thread: input.threadId, resource: options.resourceId, ...(options.memoryOptions && { options: options.memoryOptions }) } }),
@@ -352,9 +362,10 @@ export class RunService {
   }
 
   /** Translates one chunk into the sink; waits only when the sink asks to. */
-  private async translate(chunk: MastraChunk | undefined, { translator, write }: PipeContext): Promise<void> {
+  private async translate(chunk: MastraChunk | undefined, { translator, write, state }: PipeContext): Promise<void> {
     if (!chunk) return;
     const events = translator.push(chunk);
+    if (state && updatesWorkingMemory(chunk)) events.push(...(await state.changed()));
     if (events.length === 0) return;
     const drained = write(events);
     if (drained) await drained;
@@ -403,6 +414,13 @@ function isRetry(input: Message[], storedIds: ReadonlySet<string>): boolean {
 }
 
 const readOnly = (options: RunOptions): boolean => options.memoryOptions?.readOnly === true;
+
+/** `RunAgentInput.state` as a state to store: an object, or none (`{}`) when absent. */
+function clientState(state: unknown): AgentState {
+  if (state === undefined || state === null) return {};
+  if (typeof state !== 'object' || Array.isArray(state)) throw invalidInput('state must be a JSON object', [{ path: 'state', message: 'Expected an object' }]);
+  return state as AgentState;
+}
 
 /**
  * The ids a client gave its new tool messages, where they differ from the one history would make

@@ -1,3 +1,4 @@
+import { WorkingMemoryState, type AgentState } from '../state/working-memory.js';
 import type { Message } from '@ag-ui/core';
 import type { Mastra } from '@mastra/core';
 import { MessageList, type MessageListInput } from '@mastra/core/agent/message-list';
@@ -160,6 +161,17 @@ export class ThreadStore {
     const tasks = include.backgroundTasks ? this.backgroundTasks(scope) : Promise.resolve([]);
     const [stored, backgroundTasks] = await Promise.all([this.recall(memory, scope, page), tasks]);
     return { stored, context: { toolMessageIds: toolMessageIdsOf(thread), backgroundTasks } };
+  }
+
+  /**
+   * The thread's agent state: its working memory as AG-UI state (`{}` when it has none, the agent
+   * keeps no working memory, or the thread does not exist yet). Another resource's thread is `404`.
+   */
+  async state(scope: ThreadScope): Promise<AgentState> {
+    const memory = await this.memoryOf(scope);
+    const { exists } = await this.assertNotForeign(scope, memory);
+    const workingMemory = WorkingMemoryState.of(memory);
+    return (exists && (await workingMemory?.read(scope))) || {};
   }
 
   async messages(scope: ThreadScope, page: Page, format: 'mastra'): Promise<ThreadMessage[]>;

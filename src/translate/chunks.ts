@@ -56,6 +56,9 @@ export function payloadRunId(chunk: MastraChunk): string | undefined {
 
 const RUN_END_TYPES: ReadonlySet<unknown> = new Set(['finish', 'error', 'abort', 'tripwire']);
 
+/** Mastra's working-memory tool, as the model calls it. */
+export const WORKING_MEMORY_TOOL = 'updateWorkingMemory';
+
 /** Whether a chunk of this type ends its run (finished, failed, aborted or tripped). */
 export function endsRun(type: unknown): boolean {
   return RUN_END_TYPES.has(type);

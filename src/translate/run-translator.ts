@@ -1,5 +1,5 @@
 import { EventType, type Event, type Interrupt, type Message, type RunFinishedOutcome, type TokenUsage } from '@ag-ui/core';
-import { CAPTURED_TOOL_RESULTS, isDataChunk, isLostRemoteRun, isSignalEcho, type CapturedToolResult, type MastraChunk, type SignalEchoChunk } from './chunks.js';
+import { CAPTURED_TOOL_RESULTS, WORKING_MEMORY_TOOL, isDataChunk, isLostRemoteRun, isSignalEcho, type CapturedToolResult, type MastraChunk, type SignalEchoChunk } from './chunks.js';
 import { backgroundTaskId, interruptId, MessageNumbering, toolResultMessageId, type MessagePosition } from './ids.js';
 import { LOST_RUN, runFailure } from './failure.js';
 import { declinedContent, errorMessage, signalText, toolErrorContent, toolResultContent, toTokenUsage } from './values.js';
@@ -103,6 +103,8 @@ export class RunTranslator {
   private readonly backgroundCalls = new Set<string>();
   /** Open text and reasoning messages: Mastra's part id → AG-UI message id, per kind. */
   private readonly open: Record<StreamKind, Map<string, string>> = { text: new Map(), reasoning: new Map() };
+  /** Working-memory calls, left out of the stream (`hidesCall`). */
+  private readonly hiddenCalls = new Set<string>();
   private readonly toolCalls = new Map<string, ToolCallState>();
   private readonly openSteps: string[] = [];
   private stepCount = 0;
@@ -182,6 +184,7 @@ export class RunTranslator {
 
   private map(chunk: MastraChunk, out: Event[]): void {
     if (isSignalEcho(chunk)) return this.signalEcho(chunk, out);
+    if (this.hidesCall(chunk)) return;
     if (isDataChunk(chunk)) {
       out.push({ type: EventType.CUSTOM, name: chunk.type, value: chunk.data });
       return;
@@ -312,6 +315,27 @@ export class RunTranslator {
   }
 
   // ── tool calls ──────────────────────────────────────────────────────
+
+  /**
+   * Mastra's working-memory tool is not shown as a tool call: its effect reaches the client as
+   * state events (`StateEvents`), and Mastra leaves the call out of the thread's history too.
+   */
+  private hidesCall(chunk: MastraChunk): boolean {
+    switch (chunk.type) {
+      case 'tool-call-input-streaming-start':
+      case 'tool-call':
+      case 'tool-result':
+      case 'tool-error':
+        if (chunk.payload.toolName !== WORKING_MEMORY_TOOL) return false;
+        this.hiddenCalls.add(chunk.payload.toolCallId);
+        return true;
+      case 'tool-call-delta':
+      case 'tool-call-input-streaming-end':
+        return this.hiddenCalls.has(chunk.payload.toolCallId);
+      default:
+        return false;
+    }
+  }
 
   private toolCallStart(toolCallId: string, toolName: string, out: Event[]): void {
     if (this.toolCalls.has(toolCallId)) return;

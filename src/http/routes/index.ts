@@ -14,7 +14,7 @@ import {
   sendState,
   toolApproval,
 } from './signals.js';
-import { createThread, deleteThread, getThread, listMessages, listThreads, updateThread } from './threads.js';
+import { createThread, deleteThread, getState, getThread, listMessages, listThreads, updateThread } from './threads.js';
 
 /** Every route of the bridge by its operation id (paths are relative to the configured prefix). */
 const OPERATIONS = {
@@ -28,6 +28,7 @@ const OPERATIONS = {
   updateThread,
   deleteThread,
   listMessages,
+  getState,
   threadEvents,
   sendMessage,
   queueMessage,

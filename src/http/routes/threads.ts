@@ -67,6 +67,18 @@ export const deleteThread = route({
   },
 });
 
+/** `GET /threads/:threadId/state` */
+export const getState = route({
+  method: 'GET',
+  path: '/threads/:threadId/state',
+  summary: "A thread's agent state (its working memory)",
+  tag: 'threads',
+  query: AgentQuerySchema,
+  ok: { 200: { description: '`{ state }`: `{}` when the thread has none', schema: z.object({ state: z.record(z.string(), z.unknown()) }) } },
+  errors: [404],
+  handle: async ({ scope }, s) => answer(200, { state: await s.threads.state(scope) }),
+});
+
 /** `GET /threads/:threadId/messages?format=mastra|agui` */
 export const listMessages = route({
   method: 'GET',

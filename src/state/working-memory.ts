@@ -1,0 +1,95 @@
+import type { MastraMemory } from '@mastra/core/memory';
+import fastJsonPatch from 'fast-json-patch';
+import { invalidInput } from '../errors.js';
+
+/** An agent's state as AG-UI carries it: a JSON object. */
+export type AgentState = Record<string, unknown>;
+
+/** Which working memory a state belongs to: a thread's, or (resource-scoped) every thread's of its resource. */
+export interface StateScope {
+  threadId: string;
+  resourceId: string;
+}
+
+/** The part of a Standard Schema (zod, valibot, …) that validates. */
+interface StandardSchema {
+  '~standard': { validate(value: unknown): StandardResult | Promise<StandardResult> };
+}
+type StandardResult = { value: unknown; issues?: undefined } | { issues: ReadonlyArray<{ message: string; path?: ReadonlyArray<PropertyKey | { key: PropertyKey }> }> };
+
+const isStandard = (schema: unknown): schema is StandardSchema =>
+  typeof schema === 'object' && schema !== null && typeof (schema as Partial<StandardSchema>)['~standard']?.validate === 'function';
+
+/** Template-based (Markdown) working memory travels as this one key. */
+const MARKDOWN_KEY = 'workingMemory';
+
+/**
+ * An agent's working memory seen as AG-UI state: schema-based working memory is the JSON object
+ * itself, template-based is `{ workingMemory: "<markdown>" }`. Made once per memory (`of`), which
+ * answers `undefined` for a memory without working memory; `read` and `write` then cost one
+ * storage call each.
+ *
+ * @example
+ * const state = WorkingMemoryState.of(await agent.getMemory());
+ * await state?.read({ threadId, resourceId }); // { facts: ['tea, no sugar'] }
+ */
+export class WorkingMemoryState {
+  private constructor(
+    private readonly memory: MastraMemory,
+    private readonly format: 'json' | 'markdown',
+    private readonly schema: unknown,
+    /** Resource-scoped working memory is shared by every thread of the resource. */
+    readonly scope: 'thread' | 'resource',
+  ) {}
+
+  static of(memory: MastraMemory | undefined | null): WorkingMemoryState | undefined {
+    const config = memory?.getMergedThreadConfig({}).workingMemory;
+    if (!memory || !config?.enabled) return undefined;
+    const schema = 'schema' in config ? config.schema : undefined;
+    return new WorkingMemoryState(memory, schema ? 'json' : 'markdown', schema, config.scope === 'thread' ? 'thread' : 'resource');
+  }
+
+  /** The stored state; `undefined` when nothing is stored yet (or it is not a JSON object). */
+  async read(scope: StateScope): Promise<AgentState | undefined> {
+    const raw = await this.memory.getWorkingMemory(scope);
+    if (!raw) return undefined;
+    if (this.format === 'markdown') return { [MARKDOWN_KEY]: raw };
+    try {
+      const parsed: unknown = JSON.parse(raw);
+      return typeof parsed === 'object' && parsed !== null && !Array.isArray(parsed) ? (parsed as AgentState) : undefined;
+    } catch {
+      return undefined;
+    }
+  }
+
+  /**
+   * Replaces the stored state with a client's (`RunAgentInput.state`), after checking it against
+   * the working-memory schema: a state that does not fit is `400 INVALID_INPUT` naming the field
+   * (`state.facts`). Answers whether anything changed: `{}` and the stored state itself change nothing.
+   */
+  async write(scope: StateScope, state: AgentState): Promise<boolean> {
+    if (Object.keys(state).length === 0) return false;
+    const stored = await this.read(scope);
+    if (stored && fastJsonPatch.compare(stored, state).length === 0) return false;
+    await this.memory.updateWorkingMemory({ ...scope, workingMemory: await this.serialise(state) });
+    return true;
+  }
+
+  private async serialise(state: AgentState): Promise<string> {
+    if (this.format === 'markdown') {
+      const text = state[MARKDOWN_KEY];
+      if (typeof text !== 'string' || Object.keys(state).length !== 1) {
+        throw invalidInput('This agent keeps its state as Markdown: state must be { "workingMemory": "<markdown>" }', [{ path: 'state', message: 'Expected { workingMemory: string }' }]);
+      }
+      return text;
+    }
+    if (isStandard(this.schema)) {
+      const result = await this.schema['~standard'].validate(state);
+      if (result.issues) {
+        const details = result.issues.map((issue) => ({ path: ['state', ...(issue.path ?? []).map((p) => String(typeof p === 'object' ? p.key : p))].join('.'), message: issue.message }));
+        throw invalidInput("The state does not fit the agent's working-memory schema", details);
+      }
+    }
+    return JSON.stringify(state);
+  }
+}

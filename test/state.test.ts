@@ -1,0 +1,143 @@
+import type { BaseEvent } from '@ag-ui/client';
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { BridgeAgent, BridgeClient } from '../src/client/index.js';
+import { uid } from './support/agui.js';
+import { runAgentStrict } from './support/run.js';
+import { http, useTestBridge } from './support/server.js';
+import { openSse } from './support/sse.js';
+
+// Agent state = the thread's working memory. The demo agent keeps `{ facts: string[] }` (thread
+// scoped) and `remember <fact>` adds one through Mastra's working-memory tool. What a client's
+// reducer (`@ag-ui/client`) builds from the state events must equal what storage holds, after
+// every run, on `/run` and on the thread stream.
+
+const b = useTestBridge({ delayMs: 0 });
+
+const storedState = async (threadId: string, resourceId: string) =>
+  (await http(`${b.base}/threads/${threadId}/state?resourceId=${resourceId}`)).body as { state: Record<string, unknown> };
+
+const types = (events: BaseEvent[]) => events.map((e) => e.type);
+
+/** A `BridgeAgent` on a new thread, running `/run`s with the strict pipeline (no client warning). */
+function newAgent() {
+  const resourceId = uid('state-user');
+  const agent = new BridgeAgent({ baseUrl: b.base, threadId: uid('state'), resourceId });
+  const ask = (content: string) => {
+    agent.addMessage({ id: uid('msg'), role: 'user', content });
+    return runAgentStrict(agent, { runId: uid('run') });
+  };
+  return { agent, resourceId, ask };
+}
+
+describe('working memory as AG-UI state on /run', () => {
+  it('a first fact: STATE_SNAPSHOT after the update; a second: STATE_SNAPSHOT after RUN_STARTED, then a STATE_DELTA; the reducer equals storage each time', async () => {
+    const { agent, resourceId, ask } = newAgent();
+    const first = await ask('remember tea, no sugar.');
+    // A thread without state opens without a state event; the update sends the first, a snapshot.
+    expect(first.types[1]).not.toBe('STATE_SNAPSHOT');
+    expect(first.events.find((e) => e.type.startsWith('STATE_'))).toMatchObject({ type: 'STATE_SNAPSHOT', snapshot: { facts: ['tea, no sugar'] } });
+    expect(agent.state).toEqual({ facts: ['tea, no sugar'] });
+    expect(await storedState(agent.threadId, resourceId)).toEqual({ state: agent.state });
+
+    const second = await ask('remember the window seat');
+    expect(second.types.slice(0, 2)).toEqual(['RUN_STARTED', 'STATE_SNAPSHOT']);
+    expect(second.events.find((e) => e.type === 'STATE_DELTA')).toMatchObject({ delta: [{ op: 'add', path: '/facts/1', value: 'the window seat' }] });
+    expect(agent.state).toEqual({ facts: ['tea, no sugar', 'the window seat'] });
+    expect(await storedState(agent.threadId, resourceId)).toEqual({ state: agent.state });
+
+    // The working-memory tool is not shown as a call (history leaves it out too): live == history.
+    expect([...first.types, ...second.types]).not.toContain('TOOL_CALL_START');
+    const history = await new BridgeClient({ baseUrl: b.base, resourceId }).messages(agent.threadId, { format: 'agui' });
+    expect(history.map((m) => [m.role, m.content])).toEqual(agent.messages.map((m) => [m.role, m.content]));
+    expect(agent.messages.at(-1)).toMatchObject({ role: 'assistant', content: 'Noted: the window seat' });
+  });
+
+  it('a run that changes nothing sends the state once, after RUN_STARTED, and no delta', async () => {
+    const { agent, ask } = newAgent();
+    await ask('remember one thing');
+    const plain = await ask('just talk');
+    expect(plain.types.filter((t) => t.startsWith('STATE_'))).toEqual(['STATE_SNAPSHOT']);
+    expect(plain.types[1]).toBe('STATE_SNAPSHOT');
+    expect(agent.state).toEqual({ facts: ['one thing'] });
+  });
+});
+
+describe('client state in (RunAgentInput.state)', () => {
+  it('a state that differs from the stored one is stored before the run, which opens with it and builds on it', async () => {
+    const { agent, resourceId, ask } = newAgent();
+    agent.setState({ facts: ['from the client'] });
+    const run = await ask('remember and from the agent');
+    expect(run.types.slice(0, 2)).toEqual(['RUN_STARTED', 'STATE_SNAPSHOT']);
+    expect(run.events[1]).toMatchObject({ snapshot: { facts: ['from the client'] } });
+    expect(agent.state).toEqual({ facts: ['from the client', 'and from the agent'] });
+    expect(await storedState(agent.threadId, resourceId)).toEqual({ state: agent.state });
+  });
+
+  it('a state that does not fit the schema is 400 INVALID_INPUT naming the field, before any event; nothing is stored', async () => {
+    const { agent, resourceId, ask } = newAgent();
+    await ask('remember kept');
+    const res = await http(`${b.base}/run`, {
+      body: { threadId: agent.threadId, runId: uid('run'), messages: [{ id: uid('msg'), role: 'user', content: 'hi' }], tools: [], context: [], state: { facts: 'not a list' }, forwardedProps: { resourceId } },
+    });
+    expect(res.status).toBe(400);
+    expect(res.body).toMatchObject({ code: 'INVALID_INPUT', details: [expect.objectContaining({ path: 'state.facts' })] });
+    const notObject = await http(`${b.base}/run`, {
+      body: { threadId: agent.threadId, runId: uid('run'), messages: [{ id: uid('msg'), role: 'user', content: 'hi' }], tools: [], context: [], state: ['x'], forwardedProps: { resourceId } },
+    });
+    expect(notObject).toMatchObject({ status: 400, body: { code: 'INVALID_INPUT', details: [{ path: 'state' }] } });
+    expect(await storedState(agent.threadId, resourceId)).toEqual({ state: { facts: ['kept'] } });
+    expect((await new BridgeClient({ baseUrl: b.base, resourceId }).messages(agent.threadId, { format: 'agui' })).map((m) => m.content)).toEqual(['remember kept', 'Noted: kept']);
+  });
+
+  it('{} and the stored state itself change nothing', async () => {
+    const { agent, resourceId, ask } = newAgent();
+    await ask('remember stays');
+    agent.setState({});
+    await ask('hello');
+    expect(await storedState(agent.threadId, resourceId)).toEqual({ state: { facts: ['stays'] } });
+  });
+});
+
+describe('GET /threads/:threadId/state', () => {
+  it('is { state: {} } for a thread with none, or not created yet; another resource’s thread is 404', async () => {
+    const { agent, resourceId, ask } = newAgent();
+    expect(await storedState(agent.threadId, resourceId)).toEqual({ state: {} });
+    await ask('no state yet');
+    expect(await storedState(agent.threadId, resourceId)).toEqual({ state: {} });
+    await ask('remember mine');
+    const foreign = await http(`${b.base}/threads/${agent.threadId}/state?resourceId=${uid('someone-else')}`);
+    expect(foreign).toMatchObject({ status: 404, body: { code: 'THREAD_NOT_FOUND' } });
+  });
+});
+
+describe('working memory as AG-UI state on the thread stream', () => {
+  let warn: ReturnType<typeof vi.spyOn> | undefined;
+  afterEach(() => warn?.mockRestore());
+
+  it('runs woken by messages carry their state events; a follower’s reducer equals storage after every run; the snapshot bracket holds the state', async () => {
+    const warnings: string[] = [];
+    warn = vi.spyOn(console, 'warn').mockImplementation((...args: unknown[]) => void warnings.push(args.map(String).join(' ')));
+    const resourceId = uid('state-user');
+    const threadId = uid('state-thread');
+    const follower = new BridgeAgent({ baseUrl: b.base, threadId, resourceId });
+    let finished = 0;
+    const following = follower.connectAgent({}, { onRunFinishedEvent: () => void finished++ });
+    await vi.waitFor(() => expect(finished).toBe(1)); // the opening snapshot run
+    const client = new BridgeClient({ baseUrl: b.base, resourceId });
+    for (const [i, fact] of ['aisle seat', 'no onions'].entries()) {
+      await client.sendMessage(threadId, `remember ${fact}`);
+      await vi.waitFor(() => expect(finished).toBe(i + 2));
+      expect(follower.state).toEqual((await storedState(threadId, resourceId)).state);
+    }
+    expect(follower.state).toEqual({ facts: ['aisle seat', 'no onions'] });
+    follower.disconnect();
+    await following;
+    expect(warnings).toEqual([]);
+
+    const late = await openSse(`${b.base}/threads/${threadId}/events?resourceId=${resourceId}&snapshot=1`);
+    await late.waitForCount('RUN_FINISHED', 1);
+    expect(types(late.list)).toEqual(['RUN_STARTED', 'MESSAGES_SNAPSHOT', 'STATE_SNAPSHOT', 'RUN_FINISHED']);
+    expect(late.list[2]).toMatchObject({ snapshot: { facts: ['aisle seat', 'no onions'] } });
+    await late.close();
+  });
+});
