@@ -21,7 +21,12 @@ const DEMO_INFO = {
   description: expect.any(String),
   model: { provider: 'demo', name: 'scripted' },
   default: true,
-  capabilities: { identity: { name: 'Demo Agent', type: 'mastra', description: expect.any(String) }, ...BRIDGE_CAPABILITIES },
+  // Its thread-scoped working memory is its state.
+  capabilities: {
+    identity: { name: 'Demo Agent', type: 'mastra', description: expect.any(String) },
+    ...BRIDGE_CAPABILITIES,
+    state: { snapshots: true, deltas: true, persistentState: true, memory: false },
+  },
 };
 const OTHER_INFO = {
   id: 'other',

@@ -1,6 +1,10 @@
 import type { BaseEvent } from '@ag-ui/client';
+import { Agent } from '@mastra/core/agent';
+import { Memory } from '@mastra/memory';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { BridgeAgent, BridgeClient } from '../src/client/index.js';
+import { DEMO_STATE } from '../src/demo/agent.js';
+import { createScriptedModel } from '../src/demo/scripted-model.js';
 import { uid } from './support/agui.js';
 import { runAgentStrict } from './support/run.js';
 import { http, useTestBridge } from './support/server.js';
@@ -139,5 +143,64 @@ describe('working memory as AG-UI state on the thread stream', () => {
     expect(types(late.list)).toEqual(['RUN_STARTED', 'MESSAGES_SNAPSHOT', 'STATE_SNAPSHOT', 'RUN_FINISHED']);
     expect(late.list[2]).toMatchObject({ snapshot: { facts: ['aisle seat', 'no onions'] } });
     await late.close();
+  });
+});
+
+describe('other working memories: resource-scoped (schema) and template-based (Markdown)', () => {
+  const others = useTestBridge({
+    delayMs: 0,
+    agents: (storage) => ({
+      shared: new Agent({
+        id: 'shared',
+        name: 'Resource-scoped',
+        instructions: 'x',
+        model: createScriptedModel({ delayMs: 0 }),
+        memory: new Memory({ storage, options: { workingMemory: { enabled: true, scope: 'resource', schema: DEMO_STATE } } }),
+      }),
+      notes: new Agent({
+        id: 'notes',
+        name: 'Template-based',
+        instructions: 'x',
+        model: createScriptedModel({ delayMs: 0 }),
+        memory: new Memory({ storage, options: { workingMemory: { enabled: true, scope: 'thread', template: '# Notes\n' } } }),
+      }),
+    }),
+  });
+
+  /** Asks `agentId` on a thread of `resourceId`, with the strict pipeline. */
+  async function ask(agentId: string, resourceId: string, threadId: string, content: string, state?: Record<string, unknown>) {
+    const agent = new BridgeAgent({ baseUrl: others.base, threadId, resourceId, agentId });
+    if (state) agent.setState(state);
+    agent.addMessage({ id: uid('msg'), role: 'user', content });
+    return { agent, run: await runAgentStrict(agent, { runId: uid('run') }) };
+  }
+  const stateOf = async (agentId: string, resourceId: string, threadId: string) =>
+    (await http(`${others.base}/threads/${threadId}/state?resourceId=${resourceId}&agentId=${agentId}`)).body as { state: Record<string, unknown> };
+
+  it('resource scope: a fact remembered on one thread is every thread’s state; another thread opens its next run with it', async () => {
+    const resourceId = uid('res');
+    const [a, b2] = [uid('thread-a'), uid('thread-b')];
+    const first = await ask('shared', resourceId, a, 'remember shared fact');
+    expect(first.agent.state).toEqual({ facts: ['shared fact'] });
+    expect(await stateOf('shared', resourceId, a)).toEqual({ state: { facts: ['shared fact'] } });
+    const other = await ask('shared', resourceId, b2, 'hello');
+    expect(other.run.events[1]).toMatchObject({ type: 'STATE_SNAPSHOT', snapshot: { facts: ['shared fact'] } });
+    expect(await stateOf('shared', resourceId, b2)).toEqual({ state: { facts: ['shared fact'] } });
+    const caps = (await http(`${others.base}/agents/shared`)).body.capabilities;
+    expect(caps.state).toEqual({ snapshots: true, deltas: true, persistentState: true, memory: true });
+  });
+
+  it('template-based: the state is { workingMemory: "<markdown>" }; a client’s Markdown is stored and opens the run; anything else is 400', async () => {
+    const resourceId = uid('res');
+    const threadId = uid('notes');
+    const markdown = '# Notes\n- likes tea\n';
+    const { agent, run } = await ask('notes', resourceId, threadId, 'hello', { workingMemory: markdown });
+    expect(run.events[1]).toMatchObject({ type: 'STATE_SNAPSHOT', snapshot: { workingMemory: markdown } });
+    expect(agent.state).toEqual({ workingMemory: markdown });
+    expect(await stateOf('notes', resourceId, threadId)).toEqual({ state: { workingMemory: markdown } });
+    const bad = await http(`${others.base}/run`, {
+      body: { threadId, runId: uid('run'), messages: [{ id: uid('msg'), role: 'user', content: 'hi' }], tools: [], context: [], state: { facts: ['x'] }, forwardedProps: { resourceId, agentId: 'notes' } },
+    });
+    expect(bad).toMatchObject({ status: 400, body: { code: 'INVALID_INPUT', details: [{ path: 'state' }] } });
   });
 });

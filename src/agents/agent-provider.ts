@@ -6,6 +6,7 @@ import { inject, injectable } from 'inversify';
 import type { ResolvedConfig } from '../config.js';
 import { BridgeError, notFound } from '../errors.js';
 import { TOKENS } from '../tokens.js';
+import { WorkingMemoryState } from '../state/working-memory.js';
 import { capabilitiesOf } from './capabilities.js';
 
 /** What `GET /agents` lists about an agent. */
@@ -74,7 +75,8 @@ export class AgentProvider {
 
   /** The public description of an agent. */
   async info(agent: Agent): Promise<AgentInfo> {
-    const info: AgentInfo = { id: agent.id, name: agent.name, default: this.find(this.config.defaultAgentId) === agent, capabilities: capabilitiesOf(agent) };
+    const workingMemory = WorkingMemoryState.of(await agent.getMemory())?.scope;
+    const info: AgentInfo = { id: agent.id, name: agent.name, default: this.find(this.config.defaultAgentId) === agent, capabilities: capabilitiesOf(agent, { workingMemory }) };
     const description = agent.getDescription?.();
     if (description) info.description = description;
     try {

@@ -14,19 +14,27 @@ const ALWAYS = {
   humanInTheLoop: { supported: true, approvals: true, interrupts: true },
 } as const satisfies AgentCapabilities;
 
+/** What varies from agent to agent, as `AgentProvider` finds it. */
+export interface AgentFacts {
+  /** The scope of the agent's working memory, when it keeps one (its state). */
+  workingMemory?: 'thread' | 'resource';
+}
+
 /**
  * AG-UI's `AgentCapabilities` for a Mastra agent behind the bridge: only what the bridge does for
- * it. Only the identity varies from agent to agent today; shared state and sub-agents are left
- * out until the bridge streams them.
+ * it. State only for an agent with working memory (snapshots and deltas, kept across runs; a
+ * resource-scoped one is shared by the resource's threads, which AG-UI calls memory). Sub-agents
+ * are left out until the bridge streams them.
  *
  * @example
- * capabilitiesOf(mastra.getAgent('demo'));
- * // { identity: { name: 'Demo Agent', type: 'mastra', … }, transport: { streaming: true, httpBinary: true, resumable: true }, … }
+ * capabilitiesOf(mastra.getAgent('demo'), { workingMemory: 'thread' });
+ * // { identity: { name: 'Demo Agent', type: 'mastra', … }, transport: { streaming: true, httpBinary: true, resumable: true }, state: { … }, … }
  */
-export function capabilitiesOf(agent: Agent): AgentCapabilities {
+export function capabilitiesOf(agent: Agent, facts: AgentFacts = {}): AgentCapabilities {
   const description = agent.getDescription?.();
   return {
     identity: { name: agent.name, type: 'mastra', ...(description && { description }) },
     ...ALWAYS,
+    ...(facts.workingMemory && { state: { snapshots: true, deltas: true, persistentState: true, memory: facts.workingMemory === 'resource' } }),
   };
 }
