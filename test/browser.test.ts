@@ -8,7 +8,7 @@ import { readServerEnv } from '../src/server/env.js';
 import { startServer, type RunningServer } from '../src/server/standalone.js';
 import { uid } from './support/agui.js';
 import { CHROMIUM_PATH, hasChromium, isEventStream, launchChromium, startCutProxy, type CutProxy, type ProxiedRequest } from './support/browser.js';
-import { silentLogger } from './support/server.js';
+import { http, silentLogger } from './support/server.js';
 import { openSse } from './support/sse.js';
 import { useStandaloneServer } from './support/standalone.js';
 
@@ -224,6 +224,25 @@ describe.skipIf(!hasChromium)(`the demo page in chromium${hasChromium ? '' : ` (
     expect(log.filter((e) => (e.id ?? 0) >= firstLive)).toEqual(stayed.events.map((e) => ({ id: e.id, type: e.event.type })));
     expect(Number(resumedAfter)).toBeLessThan(stayed.events.at(-1)?.id as number);
     await stayed.close();
+  });
+
+  it('shows the agent state (its working memory) live as remember changes it, equal to storage, and again after a reload', async () => {
+    const { page, threadId, resourceId } = await openPage();
+    const shown = async () => JSON.parse((await page.textContent('#agent-state')) ?? '{}') as unknown;
+    expect(await shown()).toEqual({});
+    await send(page, 'remember tea, no sugar');
+    await waitForBubble(page, 'assistant', 'Noted: tea, no sugar');
+    await send(page, 'remember the window seat');
+    await waitForBubble(page, 'assistant', 'Noted: the window seat');
+    await page.waitForFunction(() => (document.querySelector('#agent-state')?.textContent ?? '').includes('the window seat'));
+    const stored = (await http(`${server.url}/threads/${threadId}/state?resourceId=${resourceId}`)).body as { state: unknown };
+    expect(await shown()).toEqual(stored.state);
+    expect(stored.state).toEqual({ facts: ['tea, no sugar', 'the window seat'] });
+    // The working-memory call is not a tool card: its effect is the panel.
+    expect(await page.$$('#transcript .item.tool')).toHaveLength(0);
+    await page.reload();
+    await page.waitForSelector('#connection[data-state="live"]');
+    expect(await shown()).toEqual(stored.state);
   });
 
   it('after a reload, reopens with ?lastEventId= from sessionStorage: the same transcript, nothing twice', async () => {

@@ -39,6 +39,7 @@ const ui = {
   working: $('#working'),
   notifyForm: $('#notify-form'),
   stateForm: $('#state-form'),
+  agentState: $('#agent-state'),
   status: $('#action-status'),
 };
 
@@ -249,8 +250,10 @@ function follow(threadId) {
   const saved = store.get(savedKey(threadId));
   if (Array.isArray(saved?.messages)) {
     agent.setMessages(saved.messages);
+    agent.setState(saved.state ?? {});
     agent.lastEventId = saved.lastEventId;
   }
+  showState(agent.state);
   app.agent = agent;
   app.notices = saved?.notices ?? [];
   app.log = [];
@@ -295,7 +298,14 @@ function follower(agent) {
     onToolCallEndEvent: mine(({ event }) => streaming(event.toolCallId, false)),
     onToolCallResultEvent: mine(({ event }) => app.approvals.delete(event.toolCallId) && renderApprovals()),
     onMessagesChanged: mine(() => transcript.schedule()),
+    // STATE_SNAPSHOT and STATE_DELTA, applied by the reducer.
+    onStateChanged: mine(({ state }) => showState(state)),
   };
+}
+
+/** The agent's state (its working memory), as the thread's state events built it. */
+function showState(state) {
+  ui.agentState.textContent = JSON.stringify(state ?? {}, null, 2);
 }
 
 /** The history run a stream opens with (`snapshot=1`, or an id the server could not replay): no work is running. */
@@ -335,7 +345,7 @@ function addNotice(tone, text) {
  * `RUN_STARTED`, so a reload in the middle of a run resumes from here and gets that run whole.
  */
 function checkpoint(agent) {
-  store.set(savedKey(agent.threadId), { lastEventId: agent.lastEventId, messages: agent.messages, notices: app.notices });
+  store.set(savedKey(agent.threadId), { lastEventId: agent.lastEventId, messages: agent.messages, state: agent.state, notices: app.notices });
 }
 
 // ── approvals ────────────────────────────────────────────────────────────
