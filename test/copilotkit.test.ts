@@ -107,6 +107,18 @@ describe('CopilotKit runtime 1.75 in front of the bridge (examples/copilotkit)',
     expect(run.errors[0].error.message).toBe('demo model failure');
   });
 
+  it('carries the agent’s shared state (its working memory) to the frontend agent, equal to what the bridge stores', async () => {
+    const { core, agent } = client.createCopilotKit(runtimeUrl);
+    for (const fact of ['tea, no sugar', 'the window seat']) {
+      agent.addMessage(userMessage(`remember ${fact}`));
+      await core.runAgent({ agent });
+    }
+    expect(agent.state).toEqual({ facts: ['tea, no sugar', 'the window seat'] });
+    const stored = await http(`${bridge.base}/threads/${agent.threadId}/state`);
+    expect(stored.body).toEqual({ state: agent.state });
+    expect(agent.messages.at(-1)).toMatchObject({ role: 'assistant', content: 'Noted: the window seat' });
+  });
+
   it('forwards the Authorization header from the frontend, so the bridge knows the caller', async () => {
     const run = await send('who am I', { authorization: 'Bearer alice' });
     expect(run.types.at(-1)).toBe(EventType.RUN_FINISHED);
@@ -116,7 +128,7 @@ describe('CopilotKit runtime 1.75 in front of the bridge (examples/copilotkit)',
   });
 
   it('answers connectAgent() from the runtime memory, without asking the bridge', async () => {
-    const ran = await send('remember me');
+    const ran = await send('keep me in mind');
     const threadOnBridgeOnly = uid('thread');
     await runStrict(`${bridge.base}/run`, runInput({ threadId: threadOnBridgeOnly, messages: [userMessage('only the bridge saw this')] }));
 
@@ -125,7 +137,7 @@ describe('CopilotKit runtime 1.75 in front of the bridge (examples/copilotkit)',
     const restored = client.createCopilotKit(runtimeUrl);
     restored.agent.threadId = ran.agent.threadId;
     await restored.core.connectAgent({ agent: restored.agent });
-    expect(restored.agent.messages.map((m) => m.content)).toEqual(['remember me', 'Echo: remember me']);
+    expect(restored.agent.messages.map((m) => m.content)).toEqual(['keep me in mind', 'Echo: keep me in mind']);
 
     // The registered HttpAgent is never asked to connect: a thread the bridge has but this
     // runtime never ran comes back empty.

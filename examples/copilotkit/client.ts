@@ -20,15 +20,19 @@ export function createCopilotKit(runtimeUrl: string, { agentId = 'demo', headers
   return { core, agent };
 }
 
-/** Sends one user message the way the chat UI does: add it to the agent, then run through the core. */
+/**
+ * Sends one user message the way the chat UI does: add it to the agent, then run through the core.
+ * Answers the agent's messages and its shared state (the bridge agent's working memory, which
+ * `useCoAgent` / `agent.state` read in React): `remember tea` gives `{ facts: ['tea'] }`.
+ */
 export async function send(runtimeUrl: string, text: string) {
   const { core, agent } = createCopilotKit(runtimeUrl);
   agent.addMessage({ id: randomUUID(), role: 'user', content: text });
   await core.runAgent({ agent });
-  return agent.messages;
+  return { messages: agent.messages, state: agent.state };
 }
 
 if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
-  const messages = await send(process.env.RUNTIME_URL ?? 'http://127.0.0.1:4000/api/copilotkit', process.argv[2] ?? 'hello');
-  console.log(JSON.stringify(messages, null, 2));
+  const answer = await send(process.env.RUNTIME_URL ?? 'http://127.0.0.1:4000/api/copilotkit', process.argv[2] ?? 'hello');
+  console.log(JSON.stringify(answer, null, 2));
 }

@@ -122,7 +122,7 @@ describe('a Mastra app on RedisPubSub', () => {
 
   it('a follower that subscribes after a run ended is handed that run again: Mastra subscribes from the earliest entry the stream holds', async () => {
     const scope = newScope();
-    const woken = await demo.sendMessage('remember me', scope).accepted;
+    const woken = await demo.sendMessage('wake me', scope).accepted;
     const runId = woken.action === 'wake' ? woken.runId : '';
     await vi.waitFor(async () => expect(await pubsub.getLeaseOwner(threadKey(scope))).toBeUndefined());
 
