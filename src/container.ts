@@ -17,7 +17,7 @@ import { MastraInbox, type DurableInbox } from './threads/inbox.js';
 import { InboxRecovery } from './signals/inbox-recovery.js';
 import { RecoveryGate } from './threads/recovery-gate.js';
 import { SignalRouter } from './signals/signal-router.js';
-import { InProcessThreadControl, type ThreadControl } from './signals/thread-control.js';
+import { InProcessThreadControl, type ThreadControl } from './threads/thread-control.js';
 import { InProcessThreadLocks, type ThreadLocks } from './threads/thread-locks.js';
 import { ThreadStore } from './threads/thread-store.js';
 import { TOKENS } from './tokens.js';

@@ -1,4 +1,3 @@
-import { WORKING_MEMORY_TOOL } from '../translate/chunks.js';
 import { randomUUID } from 'node:crypto';
 import { MastraLanguageModelV2Mock } from '@mastra/core/test-utils/llm-mock';
 
@@ -23,6 +22,8 @@ export interface ScriptedModelOptions {
 
 const USAGE = { inputTokens: 12, outputTokens: 8, totalTokens: 20 };
 const HEAD: StreamPart[] = [{ type: 'stream-start', warnings: [] }];
+/** Mastra's working-memory tool, offered to the model when the agent's memory has working memory. */
+const WORKING_MEMORY_TOOL = 'updateWorkingMemory';
 
 
 /**

@@ -7,7 +7,7 @@ import type { ThreadHub } from '../feed/thread-hub.js';
 import type { IdempotencyStore } from '../idempotency/idempotency-store.js';
 import type { ThreadLocks } from '../threads/thread-locks.js';
 import type { ThreadStore } from '../threads/thread-store.js';
-import type { ThreadControl } from '../signals/thread-control.js';
+import type { ThreadControl } from '../threads/thread-control.js';
 import type { ToolProxy } from '../runs/tool-proxy.js';
 import type { Limits } from '../limits/limits.js';
 import type { ResourceResolver } from './resource-resolver.js';

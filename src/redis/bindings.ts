@@ -3,7 +3,7 @@ import type { ThreadEventLogs } from '../feed/event-log.js';
 import type { RateLimiter } from '../limits/rate-limiter.js';
 import type { RunAnnouncements } from '../runs/run-announcements.js';
 import type { ToolProxy } from '../runs/tool-proxy.js';
-import type { ThreadControl } from '../signals/thread-control.js';
+import type { ThreadControl } from '../threads/thread-control.js';
 import type { ThreadLocks } from '../threads/thread-locks.js';
 import { TOKENS } from '../tokens.js';
 import type { RedisConnection } from './connection.js';

@@ -6,7 +6,7 @@ import type { ResolvedConfig } from '../config.js';
 import type { BridgeLogger } from '../logger.js';
 import { TOKENS } from '../tokens.js';
 import type { AgentMessage, Routing, SignalDecision, ThreadTarget } from '../agents/mastra.js';
-import { InProcessThreadControl, APPROVAL_MEMORY_MS, type AbortOptions, type ThreadControl } from '../signals/thread-control.js';
+import { InProcessThreadControl, APPROVAL_MEMORY_MS, type AbortOptions, type ThreadControl } from '../threads/thread-control.js';
 import { threadLeaseKey } from '../threads/thread-lease.js';
 import { errorMessage } from '../translate/values.js';
 import type { RedisConnection } from './connection.js';

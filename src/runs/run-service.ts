@@ -25,7 +25,7 @@ import { findResumeTargets, resume, type ResumeTarget } from './resume.js';
 import { takeThreadTurn, threadLeaseOwner, type ThreadTurn } from '../threads/thread-lease.js';
 import { terminalOutcome, type BridgeMetrics, type RunOutcome } from '../observability/metrics.js';
 import type { ToolProxy } from './tool-proxy.js';
-import type { ThreadControl } from '../signals/thread-control.js';
+import type { ThreadControl } from '../threads/thread-control.js';
 import { StateEvents, updatesWorkingMemory } from '../state/state-events.js';
 import { WorkingMemoryState, type AgentState, type StateScope } from '../state/working-memory.js';
 

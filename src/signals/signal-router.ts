@@ -15,7 +15,7 @@ import type { RecoveryGate } from '../threads/recovery-gate.js';
 import { ThreadStore, type ThreadScope } from '../threads/thread-store.js';
 import { TOKENS } from '../tokens.js';
 import type { NotificationSchema, SendMessageSchema, SignalSchema, StateSignalSchema, ToolApprovalSchema } from './schemas.js';
-import type { ThreadControl } from './thread-control.js';
+import type { ThreadControl } from '../threads/thread-control.js';
 
 export interface PendingApproval {
   runId: string;
