@@ -303,6 +303,19 @@ const SCENARIOS: Scenario[] = [
     run: ({ agent }) => streamOnce(agent, 'echo', 'hello world'),
   },
   {
+    name: 'subagent',
+    description:
+      "agent.stream('research tides'): step 1 delegates to the researcher sub-agent (tool call agent-researcher); its chunks arrive as tool-output (from AGENT), then the tool-result carries its answer; step 2 answers with a summary.",
+    source: 'stream',
+    run: ({ agent }) => streamOnce(agent, 'subagent', 'research tides'),
+  },
+  {
+    name: 'subagent-error',
+    description: "agent.stream('research Atlantis'): the researcher sub-agent's model fails; the delegation ends with a tool-error, and the agent answers on.",
+    source: 'stream',
+    run: ({ agent }) => streamOnce(agent, 'subagent-error', 'research Atlantis'),
+  },
+  {
     name: 'reasoning',
     description: "agent.stream('think about it'): a reasoning block, then a text answer, in one step.",
     source: 'stream',

@@ -26,6 +26,7 @@ const DEMO_INFO = {
     identity: { name: 'Demo Agent', type: 'mastra', description: expect.any(String) },
     ...BRIDGE_CAPABILITIES,
     state: { snapshots: true, deltas: true, persistentState: true, memory: false },
+    multiAgent: { supported: true, delegation: true, subagents: [{ name: 'researcher', description: 'Looks a topic up and reports its findings.' }] },
   },
 };
 const OTHER_INFO = {

@@ -245,6 +245,17 @@ describe.skipIf(!hasChromium)(`the demo page in chromium${hasChromium ? '' : ` (
     expect(await shown()).toEqual(stored.state);
   });
 
+  it('nests a sub-agent’s answer under the call that delegated to it, named after the sub-agent', async () => {
+    const { page } = await openPage();
+    await send(page, 'research tides');
+    await waitForBubble(page, 'assistant', 'Summary: Findings on tides', 'prefix');
+    const nested = await page.$$eval('#transcript .item.assistant.subagent', (nodes) => nodes.map((n) => [n.querySelector('.who')?.textContent, n.querySelector('.bubble')?.textContent]));
+    expect(nested).toEqual([['researcher', 'Findings on tides: three sources agree, and none disagrees.']]);
+    // In order: the delegating call's card, then the sub-agent's answer, then the agent's summary.
+    const order = await page.$$eval('#transcript > .item', (nodes) => nodes.map((n) => n.className.split(' ').slice(1).join(' ')));
+    expect(order.slice(-3)).toEqual(['tool', 'assistant subagent', 'assistant']);
+  });
+
   it('after a reload, reopens with ?lastEventId= from sessionStorage: the same transcript, nothing twice', async () => {
     const { page, threadId } = await openPage();
     await send(page, 'first before reload');

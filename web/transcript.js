@@ -41,7 +41,7 @@ function resultStatus(content) {
  * @param {Map<string, string>} results tool message content by tool call id
  * @param {Map<string, string>} approvals `waiting`, `approved` or `declined` by tool call id (calls with no result yet)
  */
-function itemsOf(m, results, approvals) {
+function itemsOf(m, results, approvals, subagents) {
   switch (m.role) {
     case 'user':
       return [{ id: m.id, kind: 'user', text: textOf(m.content), attributes: m.metadata?.attributes }];
@@ -55,7 +55,9 @@ function itemsOf(m, results, approvals) {
         result: results.get(call.id),
         status: results.has(call.id) ? resultStatus(results.get(call.id)) : (approvals.get(call.id) ?? 'calling'),
       }));
-      return [...(text ? [{ id: m.id, kind: 'assistant', text }] : []), ...calls];
+      // A sub-agent's answer (AG-UI's `subagentRunId`) shows under the call that delegated to it.
+      const by = m.subagentRunId === undefined ? undefined : (subagents.get(m.subagentRunId) ?? 'Sub-agent');
+      return [...(text ? [{ id: m.id, kind: 'assistant', text, ...(by && { subagent: by }) }] : []), ...calls];
     }
     case 'reasoning':
       return [{ id: m.id, kind: 'reasoning', text: textOf(m.content) }];
@@ -73,11 +75,15 @@ function itemsOf(m, results, approvals) {
  */
 function itemsOfView({ messages, notices, streaming, approvals }) {
   const results = new Map(messages.filter((m) => m.role === 'tool').map((m) => [m.toolCallId, m.content]));
+  // The bridge names a delegation's sub-agent run after its call (`subagent-<toolCallId>`), made by a tool `agent-<name>`.
+  const subagents = new Map(
+    messages.flatMap((m) => (m.toolCalls ?? []).filter((c) => c.function.name.startsWith('agent-')).map((c) => [`subagent-${c.id}`, c.function.name.slice('agent-'.length)])),
+  );
   const noticesAfter = new Map();
   for (const { id, after, tone, text } of notices) noticesAfter.set(after, [...(noticesAfter.get(after) ?? []), { id, kind: 'notice', tone, text }]);
   const items = [];
   for (const m of messages) {
-    items.push(...itemsOf(m, results, approvals), ...(noticesAfter.get(m.id) ?? []));
+    items.push(...itemsOf(m, results, approvals, subagents), ...(noticesAfter.get(m.id) ?? []));
     noticesAfter.delete(m.id);
   }
   for (const rest of noticesAfter.values()) items.push(...rest);
@@ -142,7 +148,7 @@ export class Transcript {
     }
     entry.key = key;
     const { node } = entry;
-    node.className = `item ${item.kind}${item.streaming ? ' streaming' : ''}`;
+    node.className = `item ${item.kind}${item.subagent ? ' subagent' : ''}${item.streaming ? ' streaming' : ''}`;
     node.dataset.kind = item.kind;
     if (item.activityType) node.dataset.activity = item.activityType;
     if (item.status) node.dataset.status = item.status;
@@ -174,7 +180,7 @@ function render(item, node) {
     case 'user':
     case 'assistant': {
       // Built once, then only the text changes: a screen reader hears additions, not the whole bubble again.
-      if (!node.querySelector('.bubble')) node.replaceChildren(el('span', 'who', item.kind === 'user' ? 'You' : 'Agent'), el('div', 'bubble'));
+      if (!node.querySelector('.bubble')) node.replaceChildren(el('span', 'who', item.kind === 'user' ? 'You' : (item.subagent ?? 'Agent')), el('div', 'bubble'));
       const bubble = node.querySelector('.bubble');
       if (bubble.textContent !== item.text) bubble.textContent = item.text;
       const attributes = item.attributes && Object.keys(item.attributes).length > 0 ? Object.entries(item.attributes).map(([k, v]) => `${k}=${v}`).join(' · ') : '';

@@ -75,8 +75,9 @@ export class AgentProvider {
 
   /** The public description of an agent. */
   async info(agent: Agent): Promise<AgentInfo> {
-    const workingMemory = WorkingMemoryState.of(await agent.getMemory())?.scope;
-    const info: AgentInfo = { id: agent.id, name: agent.name, default: this.find(this.config.defaultAgentId) === agent, capabilities: capabilitiesOf(agent, { workingMemory }) };
+    const [memory, subagents] = await Promise.all([agent.getMemory(), subagentsOf(agent)]);
+    const workingMemory = WorkingMemoryState.of(memory)?.scope;
+    const info: AgentInfo = { id: agent.id, name: agent.name, default: this.find(this.config.defaultAgentId) === agent, capabilities: capabilitiesOf(agent, { workingMemory, subagents }) };
     const description = agent.getDescription?.();
     if (description) info.description = description;
     try {
@@ -88,5 +89,19 @@ export class AgentProvider {
       // A model resolved per request (a function of the request context) has no static answer.
     }
     return info;
+  }
+}
+
+/** An agent's sub-agents by the name it delegates to them with; none when they depend on the request. */
+async function subagentsOf(agent: Agent): Promise<Array<{ name: string; description?: string }>> {
+  try {
+    const agents = await agent.listAgents();
+    return Object.entries(agents).map(([name, sub]) => {
+      const description = sub.getDescription?.();
+      return description ? { name, description } : { name };
+    });
+  } catch {
+    // Sub-agents chosen per request (a function of the request context) have no static answer.
+    return [];
   }
 }

@@ -18,13 +18,15 @@ const ALWAYS = {
 export interface AgentFacts {
   /** The scope of the agent's working memory, when it keeps one (its state). */
   workingMemory?: 'thread' | 'resource';
+  /** Its sub-agents (`agents: { … }`): the name it delegates to them by, and what each is for. */
+  subagents?: Array<{ name: string; description?: string }>;
 }
 
 /**
  * AG-UI's `AgentCapabilities` for a Mastra agent behind the bridge: only what the bridge does for
  * it. State only for an agent with working memory (snapshots and deltas, kept across runs; a
- * resource-scoped one is shared by the resource's threads, which AG-UI calls memory). Sub-agents
- * are left out until the bridge streams them.
+ * resource-scoped one is shared by the resource's threads, which AG-UI calls memory); multi-agent
+ * only for an agent with sub-agents, which it delegates to (`SUBAGENT_*`).
  *
  * @example
  * capabilitiesOf(mastra.getAgent('demo'), { workingMemory: 'thread' });
@@ -36,5 +38,6 @@ export function capabilitiesOf(agent: Agent, facts: AgentFacts = {}): AgentCapab
     identity: { name: agent.name, type: 'mastra', ...(description && { description }) },
     ...ALWAYS,
     ...(facts.workingMemory && { state: { snapshots: true, deltas: true, persistentState: true, memory: facts.workingMemory === 'resource' } }),
+    ...(facts.subagents?.length && { multiAgent: { supported: true, delegation: true, subagents: facts.subagents } }),
   };
 }

@@ -23,7 +23,7 @@ export interface DemoAgentOptions {
 
 /**
  * The demo agent: id `demo`, with memory (and thread-scoped working memory, `{ facts: string[] }`),
- * three server tools and a scripted model.
+ * three server tools, a `researcher` sub-agent and a scripted model.
  *
  * @example
  * const demo = createDemoAgent({ storage: new InMemoryStore(), delayMs: 0 });
@@ -38,5 +38,17 @@ export function createDemoAgent(options: DemoAgentOptions): Agent {
     model: options.model ?? createScriptedModel({ delayMs: options.delayMs, onCall: options.onModelCall }),
     memory: new Memory({ storage: options.storage, options: { lastMessages: 40, workingMemory: { enabled: true, scope: 'thread', schema: DEMO_STATE } } }),
     tools: { get_weather: getWeather, delete_file: deleteFile, slow_task: createSlowTask(options.slowTaskMs ?? 2000) },
+    agents: { researcher: createResearcher(options) },
+  });
+}
+
+/** The demo agent's sub-agent: it answers `Findings on <topic>: …` (`research <topic>` delegates to it). */
+function createResearcher(options: DemoAgentOptions): Agent {
+  return new Agent({
+    id: 'researcher',
+    name: 'Researcher',
+    description: 'Looks a topic up and reports its findings.',
+    instructions: 'Research the topic you are given and report your findings.',
+    model: options.model ?? createScriptedModel({ delayMs: options.delayMs, persona: 'researcher' }),
   });
 }

@@ -18,12 +18,16 @@ export interface ScriptedModelOptions {
   delayMs?: number;
   /** Told of every call: the role of the prompt's last message and the latest input text (tests count calls with it). */
   onCall?: (call: { lastRole: string | undefined; input: string }) => void;
+  /** Whose script: the demo agent's (default), or its `researcher` sub-agent's (`Findings on <topic>: …` to any input). */
+  persona?: 'demo' | 'researcher';
 }
 
 const USAGE = { inputTokens: 12, outputTokens: 8, totalTokens: 20 };
 const HEAD: StreamPart[] = [{ type: 'stream-start', warnings: [] }];
 /** Mastra's working-memory tool, offered to the model when the agent's memory has working memory. */
 const WORKING_MEMORY_TOOL = 'updateWorkingMemory';
+/** The tool Mastra makes of the demo agent's `researcher` sub-agent. */
+const RESEARCHER_TOOL = 'agent-researcher';
 
 
 /**
@@ -45,7 +49,8 @@ export function createScriptedModel(options: ScriptedModelOptions = {}): MastraL
       model.doStreamCalls.length = 0;
       const call = callOptions as unknown as CallOptions;
       options.onCall?.({ lastRole: call.prompt.at(-1)?.role, input: latestInput(call.prompt) });
-      const parts = script(call, `call-${randomUUID().slice(0, 8)}`);
+      const callId = `call-${randomUUID().slice(0, 8)}`;
+      const parts = options.persona === 'researcher' ? findings(callId, topicOf(latestInput(call.prompt))) : script(call, callId);
       return { stream: toStream(parts, delayMs, call.abortSignal), request: { body: '{}' }, response: { headers: {} } };
     },
   });
@@ -76,6 +81,9 @@ export function script(call: CallOptions, callId: string): StreamPart[] {
     // Schema-based working memory replaces arrays whole: the stored facts, then the new one.
     return toolCall(callId, WORKING_MEMORY_TOOL, { memory: { facts: [...storedFacts(call.prompt), fact] } });
   }
+  if (/\bresearch\s+\S/i.test(input) && call.tools?.some((t) => t.name === RESEARCHER_TOOL)) {
+    return toolCall(callId, RESEARCHER_TOOL, { prompt: `research ${topicOf(input)}` });
+  }
   return text(callId, `Echo: ${input}`);
 }
 
@@ -98,6 +106,18 @@ function contentText(content: unknown): string {
     .map((p) => p.text)
     .join(' ')
     .trim();
+}
+
+/** `research <topic>`: the rest of the input, as `remember` takes its fact; the whole input without the word. */
+function topicOf(input: string): string {
+  const match = /\bresearch\s+(.+)$/is.exec(input);
+  return (match ? match[1] : input).trim().replace(/[.!?]$/, '');
+}
+
+/** The researcher sub-agent's answer; it finds nothing on Atlantis (a failing sub-agent). */
+function findings(callId: string, topic: string): StreamPart[] {
+  if (/atlantis/i.test(topic)) throw new Error(`no sources on ${topic}`);
+  return text(callId, `Findings on ${topic}: three sources agree, and none disagrees.`);
 }
 
 /** `remember <fact>`: the rest of the input, trimmed, case kept, a final `.` or `!` dropped. */
@@ -129,6 +149,7 @@ function answerToolResults(message: PromptMessage, callId: string, input: string
     const shown = typeof value === 'string' ? value : JSON.stringify(value);
     if (r.output?.type === 'error-text' || r.output?.type === 'error-json') return `The tool ${r.toolName} failed: ${shown}`;
     if (r.toolName === WORKING_MEMORY_TOOL) return `Noted: ${factToRemember(input) ?? shown}`;
+    if (r.toolName === RESEARCHER_TOOL) return `Summary: ${(value as { text?: unknown } | undefined)?.text ?? shown}`;
     if (r.toolName === 'delete_file') {
       // An approved call returns `{ deleted }`; a declined one reaches the model as the reason alone.
       return shown.includes('"deleted"') ? `Deleted as requested: ${shown}` : `I did not delete the file: ${shown}`;

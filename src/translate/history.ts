@@ -12,7 +12,8 @@
  */
 import type { ContentPart, Message, PartSource, ToolCall } from '@ag-ui/core';
 import type { MastraDBMessage } from '@mastra/core/agent/message-list';
-import { backgroundTaskId, MessageNumbering, toolResultMessageId, type MessagePosition } from './ids.js';
+import { delegationText } from './delegations.js';
+import { backgroundTaskId, MessageNumbering, subagentRunId, subagentTextId, toolResultMessageId, type MessagePosition } from './ids.js';
 import { declinedContent, errorMessage, toolErrorContent, toolResultContent } from './values.js';
 
 type StoredPart = MastraDBMessage['content']['parts'][number];
@@ -186,7 +187,19 @@ function addToolCall(segment: Segment, parentId: string, invocation: ToolInvocat
   const task = context.tasks.get(invocation.toolCallId);
   const result = task ? backgroundResult(invocation, task) : toolResultMessage(invocation, context.toolMessageIds[invocation.toolCallId]);
   if (result) segment.results.push(result);
+  const answer = subagentAnswer(invocation);
+  if (answer) segment.results.push(answer);
   if (task) segment.activities.push(backgroundActivity(task));
+}
+
+/**
+ * A delegation's sub-agent answer, right after the delegation's tool message: where the live
+ * stream's reducer put it (its message opened before the result came), with the same ids.
+ */
+function subagentAnswer(invocation: ToolInvocation): Message | undefined {
+  const text = invocation.state === 'result' && !invocation.isError ? delegationText(invocation.toolName, invocation.result) : undefined;
+  if (text === undefined) return undefined;
+  return { id: subagentTextId(invocation.toolCallId), role: 'assistant', content: text, subagentRunId: subagentRunId(invocation.toolCallId) };
 }
 
 /** The segment's messages, its tool messages right after the message carrying the calls, then its activities. */

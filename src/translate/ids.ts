@@ -103,3 +103,16 @@ export class MessageNumbering {
 export function backgroundTaskId(taskId: string): string {
   return `background-task-${taskId}`;
 }
+
+/**
+ * A delegation to a sub-agent (its tool call `agent-<name>`): the `subagentRunId` of its events,
+ * and the id of the sub-agent's answer, both made from the call's id so that history, which has
+ * only the call and its result, names them as the live stream did.
+ */
+export function subagentRunId(toolCallId: string): string {
+  return `subagent-${toolCallId}`;
+}
+
+export function subagentTextId(toolCallId: string): string {
+  return `subagent-${toolCallId}-text`;
+}

@@ -315,6 +315,33 @@ describe('RunTranslator: stream scenarios', () => {
     expect(start.messageId).not.toBe(only(events, EventType.TEXT_MESSAGE_START).messageId);
   });
 
+  it('subagent: SUBAGENT_STARTED after the delegation’s call, the sub-agent’s answer attributed to it, SUBAGENT_FINISHED just before the result', () => {
+    const { chunks } = fixture('subagent');
+    const events = translate(chunks);
+    const call = firstChunk(chunks, 'tool-call').payload;
+    const answer = (firstChunk(chunks, 'tool-result').payload.result as { text: string }).text;
+    const subagent = `subagent-${call.toolCallId}`;
+    const started = indexOf(events, (e) => e.type === EventType.SUBAGENT_STARTED);
+    expect(events[started]).toEqual({ type: EventType.SUBAGENT_STARTED, subagentRunId: subagent, name: 'researcher', parentToolCallId: call.toolCallId });
+    expect(started).toBeGreaterThan(indexOf(events, (e) => e.type === EventType.TOOL_CALL_END));
+    const finished = indexOf(events, (e) => e.type === EventType.SUBAGENT_FINISHED);
+    expect(events[finished + 1]).toMatchObject({ type: EventType.TOOL_CALL_RESULT, toolCallId: call.toolCallId });
+    const inside = events.slice(started + 1, finished);
+    expect(inside.map((e) => e.type)).toEqual([EventType.TEXT_MESSAGE_START, ...inside.slice(1, -1).map(() => EventType.TEXT_MESSAGE_CONTENT), EventType.TEXT_MESSAGE_END]);
+    expect(inside.every((e) => (e as { subagentRunId?: string }).subagentRunId === subagent)).toBe(true);
+    expect(inside.flatMap((e) => (e.type === EventType.TEXT_MESSAGE_CONTENT ? [e.delta] : [])).join('')).toBe(answer);
+  });
+
+  it('subagent-error: the failed delegation ends with SUBAGENT_ERROR, then its error result; the run goes on', () => {
+    const { chunks } = fixture('subagent-error');
+    const events = translate(chunks);
+    const error = indexOf(events, (e) => e.type === EventType.SUBAGENT_ERROR);
+    expect(indexOf(events, (e) => e.type === EventType.SUBAGENT_STARTED)).toBeLessThan(error);
+    expect(events[error]).toMatchObject({ message: expect.stringContaining('researcher') });
+    expect(events[error + 1]).toMatchObject({ type: EventType.TOOL_CALL_RESULT, content: expect.stringContaining('"error"') });
+    expect(events.at(-1)?.type).toBe(EventType.RUN_FINISHED);
+  });
+
   it('server-tool: streamed START / ARGS / END, the atomic tool-call adds nothing, then the result', () => {
     const { chunks } = fixture('server-tool');
     const { perChunk } = translateEach(chunks);

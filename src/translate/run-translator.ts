@@ -1,3 +1,4 @@
+import { Delegations } from './delegations.js';
 import { EventType, type Event, type Interrupt, type Message, type RunFinishedOutcome, type TokenUsage } from '@ag-ui/core';
 import { CAPTURED_TOOL_RESULTS, WORKING_MEMORY_TOOL, isDataChunk, isLostRemoteRun, isSignalEcho, type CapturedToolResult, type MastraChunk, type SignalEchoChunk } from './chunks.js';
 import { backgroundTaskId, interruptId, MessageNumbering, toolResultMessageId, type MessagePosition } from './ids.js';
@@ -105,6 +106,8 @@ export class RunTranslator {
   private readonly open: Record<StreamKind, Map<string, string>> = { text: new Map(), reasoning: new Map() };
   /** Working-memory calls, left out of the stream (`hidesCall`). */
   private readonly hiddenCalls = new Set<string>();
+  /** Sub-agents this run delegates to. */
+  private readonly delegations = new Delegations();
   private readonly toolCalls = new Map<string, ToolCallState>();
   private readonly openSteps: string[] = [];
   private stepCount = 0;
@@ -218,6 +221,8 @@ export class RunTranslator {
         return this.toolCallEnd(chunk.payload.toolCallId, out);
       case 'tool-call':
         return this.atomicToolCall(chunk.payload.toolCallId, chunk.payload.toolName, chunk.payload.args, out);
+      case 'tool-output':
+        return this.delegations.relay(chunk.payload, out);
       case 'tool-result':
         return this.toolResult(chunk.payload, out);
       case 'tool-error':
@@ -379,10 +384,12 @@ export class RunTranslator {
     return this.ensureCall(payload, out);
   }
 
-  private emitResult(toolCallId: string, content: string, out: Event[]): void {
+  /** The call's result; `failure` says why it failed, for a delegation's `SUBAGENT_ERROR`. */
+  private emitResult(toolCallId: string, content: string, out: Event[], failure?: string): void {
     const call = this.toolCalls.get(toolCallId);
     if (!call || call.resolved) return;
     call.resolved = true;
+    this.delegations.end(toolCallId, failure, out);
     out.push({ type: EventType.TOOL_CALL_RESULT, messageId: toolResultMessageId(toolCallId), toolCallId, content, role: 'tool' });
   }
 
@@ -390,12 +397,12 @@ export class RunTranslator {
     this.answeredCall(payload, out);
     // A call sent to the background answers the model with a placeholder; its result is the task's.
     if (this.backgroundCalls.has(payload.toolCallId)) return;
-    this.emitResult(payload.toolCallId, toolResultContent(payload.result, payload.isError), out);
+    this.emitResult(payload.toolCallId, toolResultContent(payload.result, payload.isError), out, payload.isError ? errorMessage(payload.result) : undefined);
   }
 
   private toolError(payload: { toolCallId: string; toolName: string; args?: unknown; error: unknown }, out: Event[]): void {
     this.answeredCall(payload, out);
-    this.emitResult(payload.toolCallId, toolErrorContent(payload.error), out);
+    this.emitResult(payload.toolCallId, toolErrorContent(payload.error), out, errorMessage(payload.error));
   }
 
   private toolDenied(payload: { toolCallId: string; toolName: string; args?: unknown; approval?: { reason?: string } }, out: Event[]): void {
@@ -517,6 +524,7 @@ export class RunTranslator {
   }
 
   private closeAll(out: Event[]): void {
+    this.delegations.closeAll('The run ended before the sub-agent finished', out);
     this.closeStreams(out);
     for (let stepName = this.openSteps.pop(); stepName; stepName = this.openSteps.pop()) {
       out.push({ type: EventType.STEP_FINISHED, stepName });
