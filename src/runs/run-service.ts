@@ -268,7 +268,8 @@ export class RunService {
       frontendToolMode: options.frontendToolMode,
       appendsTo: plan.announcement.appendsTo,
     });
-    const state = plan.state && new StateEvents(() => plan.state!.store.read(plan.state!.scope));
+    const { state: stateOf } = plan;
+    const state = stateOf && new StateEvents(() => stateOf.store.read(stateOf.scope));
     await write([...translator.start(), ...((await state?.opening()) ?? [])]);
     this.metrics.runStarted(agent.id, 'run');
     const context: PipeContext = { translator, capture, write, runId: input.runId, frontendTools, options, signal, state };

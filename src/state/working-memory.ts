@@ -20,14 +20,17 @@ type StandardResult = { value: unknown; issues?: undefined } | { issues: Readonl
 const isStandard = (schema: unknown): schema is StandardSchema =>
   typeof schema === 'object' && schema !== null && typeof (schema as Partial<StandardSchema>)['~standard']?.validate === 'function';
 
+/** Each memory's working memory, resolved on first use (`undefined`: it keeps none). */
+const resolved = new WeakMap<MastraMemory, WorkingMemoryState | undefined>();
+
 /** Template-based (Markdown) working memory travels as this one key. */
 const MARKDOWN_KEY = 'workingMemory';
 
 /**
  * An agent's working memory seen as AG-UI state: schema-based working memory is the JSON object
- * itself, template-based is `{ workingMemory: "<markdown>" }`. Made once per memory (`of`), which
- * answers `undefined` for a memory without working memory; `read` and `write` then cost one
- * storage call each.
+ * itself, template-based is `{ workingMemory: "<markdown>" }`. Resolved once per memory (`of`),
+ * which answers `undefined` for a memory without working memory; `read` costs one storage call,
+ * `write` two.
  *
  * @example
  * const state = WorkingMemoryState.of(await agent.getMemory());
@@ -42,9 +45,16 @@ export class WorkingMemoryState {
     readonly scope: 'thread' | 'resource',
   ) {}
 
+  /** The memory's working memory as state (resolved once per memory, then remembered), or `undefined` without one. */
   static of(memory: MastraMemory | undefined | null): WorkingMemoryState | undefined {
-    const config = memory?.getMergedThreadConfig({}).workingMemory;
-    if (!memory || !config?.enabled) return undefined;
+    if (!memory) return undefined;
+    if (!resolved.has(memory)) resolved.set(memory, WorkingMemoryState.resolve(memory));
+    return resolved.get(memory);
+  }
+
+  private static resolve(memory: MastraMemory): WorkingMemoryState | undefined {
+    const config = memory.getMergedThreadConfig({}).workingMemory;
+    if (!config?.enabled) return undefined;
     const schema = 'schema' in config ? config.schema : undefined;
     return new WorkingMemoryState(memory, schema ? 'json' : 'markdown', schema, config.scope === 'thread' ? 'thread' : 'resource');
   }
