@@ -20,11 +20,14 @@ import { mkdir, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Mastra } from '@mastra/core';
-import type { Agent } from '@mastra/core/agent';
+import { Agent as AgentClass, type Agent } from '@mastra/core/agent';
 import { InMemoryStore } from '@mastra/core/storage';
 import { createTool } from '@mastra/core/tools';
 import { z } from 'zod';
+import { Memory } from '@mastra/memory';
 import { createDemoAgent } from '../src/demo/agent.js';
+import { blockForbiddenInput, blockSecretAnswers } from '../src/demo/guardrails.js';
+import { createScriptedModel } from '../src/demo/scripted-model.js';
 
 type Chunk = { type: string; runId?: string; payload?: Record<string, unknown>; [key: string]: unknown };
 type Source = 'stream' | 'subscription';
@@ -48,6 +51,8 @@ interface Context {
   agent: Agent;
   /** A second demo agent (own Mastra + storage) with `delayMs: 20`, so that an abort lands mid-stream. */
   slowAgent: Agent;
+  /** The scripted model behind two guardrails (`src/demo/guardrails.ts`), in the first Mastra. */
+  guardedAgent: Agent;
 }
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
@@ -314,6 +319,18 @@ const SCENARIOS: Scenario[] = [
     description: "agent.stream('research Atlantis'): the researcher sub-agent's model fails; the delegation ends with a tool-error, and the agent answers on.",
     source: 'stream',
     run: ({ agent }) => streamOnce(agent, 'subagent-error', 'research Atlantis'),
+  },
+  {
+    name: 'tripwire-input',
+    description: "guarded.stream('tell me about the forbidden zone'): an input processor aborts before the model runs: a tripwire chunk with its reason, processorId and metadata.",
+    source: 'stream',
+    run: ({ guardedAgent }) => streamOnce(guardedAgent, 'tripwire-input', 'tell me about the forbidden zone'),
+  },
+  {
+    name: 'tripwire-step',
+    description: "guarded.stream('what is the secret'): the answer streams, then an output step processor aborts: a finish whose stepResult.reason is 'tripwire', the tripwire in its last step.",
+    source: 'stream',
+    run: ({ guardedAgent }) => streamOnce(guardedAgent, 'tripwire-step', 'what is the secret'),
   },
   {
     name: 'reasoning',
@@ -593,11 +610,20 @@ async function main(): Promise<void> {
   if (unknown.length > 0) throw new Error(`unknown scenario(s): ${unknown.join(', ')}; known: ${SCENARIOS.map((s) => s.name).join(', ')}`);
   const storage = new InMemoryStore();
   const demo = createDemoAgent({ storage, delayMs: 0, slowTaskMs: 100 });
-  const mastra = new Mastra({ agents: { demo }, storage, logger: false, backgroundTasks: { enabled: true } });
+  const guarded = new AgentClass({
+    id: 'guarded',
+    name: 'Guarded',
+    instructions: 'x',
+    model: createScriptedModel({ delayMs: 0 }),
+    memory: new Memory({ storage }),
+    inputProcessors: [blockForbiddenInput],
+    outputProcessors: [blockSecretAnswers],
+  });
+  const mastra = new Mastra({ agents: { demo, guarded }, storage, logger: false, backgroundTasks: { enabled: true } });
   const slowStorage = new InMemoryStore();
   const slowDemo = createDemoAgent({ storage: slowStorage, delayMs: 20, slowTaskMs: 100 });
   const slowMastra = new Mastra({ agents: { demo: slowDemo }, storage: slowStorage, logger: false });
-  const ctx: Context = { agent: mastra.getAgent('demo'), slowAgent: slowMastra.getAgent('demo') };
+  const ctx: Context = { agent: mastra.getAgent('demo'), slowAgent: slowMastra.getAgent('demo'), guardedAgent: mastra.getAgent('guarded') };
 
   await mkdir(OUT_DIR, { recursive: true });
   const lines: string[] = [];

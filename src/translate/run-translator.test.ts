@@ -90,6 +90,11 @@ function splitAtApproval(chunks: MastraChunk[]): MastraChunk[][] {
 
 const IDS = { threadId: 't', runId: 'r' };
 
+/** A `finish` whose step a processor tripped. */
+function isTrippedFinish(chunk: MastraChunk): boolean {
+  return chunk.type === 'finish' && (chunk.payload as { stepResult?: { reason?: unknown } }).stepResult?.reason === 'tripwire';
+}
+
 function translate(chunks: MastraChunk[], options: Partial<RunTranslatorOptions> = {}): Event[] {
   const t = new RunTranslator({ ...IDS, ...options });
   return [...t.start(), ...chunks.flatMap((c) => t.push(c)), ...t.end()];
@@ -234,7 +239,9 @@ describe('RunTranslator on every recorded run', () => {
     },
   );
 
-  it.each(streamFixtures.filter((f) => !f.chunks.some((c) => c.type === 'error' || c.type === 'abort')).map((f) => [f.scenario, f] as const))(
+  // Runs that end otherwise (an error, an abort, a guardrail) have no RUN_FINISHED to carry usage.
+  const endsWell = (f: ChunkFixture) => !f.chunks.some((c) => c.type === 'error' || c.type === 'abort' || c.type === 'tripwire' || isTrippedFinish(c));
+  it.each(streamFixtures.filter(endsWell).map((f) => [f.scenario, f] as const))(
     'stream %s: RUN_FINISHED carries the usage of each finish chunk',
     (_name, f) => {
       for (const run of splitRuns(f.chunks)) {
@@ -851,6 +858,30 @@ describe('RunTranslator: synthetic cases', () => {
   it('SYNTHETIC: a second result for the same call is dropped', () => {
     const result = synthetic({ type: 'tool-result', payload: { toolCallId: 'c1', toolName: 'lookup', result: 1 } });
     expect(ofType(translate([result, result]), EventType.TOOL_CALL_RESULT)).toHaveLength(1);
+  });
+
+  it('tripwire-input: an input guardrail ends the run with RUN_ERROR TRIPWIRE, its reason, the processor and what it said', async () => {
+    const events = translate(fixture('tripwire-input').chunks);
+    await expectValidRun(events);
+    expect(terminal(events)).toEqual({
+      type: EventType.RUN_ERROR,
+      message: 'The message names a forbidden topic',
+      code: 'TRIPWIRE',
+      metadata: { processorId: 'block-forbidden-input', processorMetadata: { category: 'policy' } },
+    });
+  });
+
+  it('tripwire-step: a step guardrail that blocks the streamed answer ends the run with RUN_ERROR TRIPWIRE, not RUN_FINISHED', async () => {
+    const { chunks } = fixture('tripwire-step');
+    const events = translate(chunks);
+    await expectValidRun(events);
+    expect(textOf(events)).toBe(deltaText(chunks, 'text-delta'));
+    expect(terminal(events)).toEqual({
+      type: EventType.RUN_ERROR,
+      message: 'The answer contains personal data',
+      code: 'TRIPWIRE',
+      metadata: { processorId: 'block-secret-answers', processorMetadata: { category: 'pii' } },
+    });
   });
 
   it('SYNTHETIC: tripwire ends the run with RUN_ERROR TRIPWIRE and the reason', async () => {

@@ -175,6 +175,19 @@ export class RunTranslator {
     return out;
   }
 
+  /**
+   * A guardrail (a processor's `abort`) stopped the run: `RUN_ERROR TRIPWIRE` with its reason, and
+   * the processor and what it said in `metadata` (`{ processorId, processorMetadata }`).
+   */
+  private tripped(tripwire: Tripwire): Event[] {
+    const out = this.fail(tripwire.reason || 'The run was stopped by a guardrail', 'TRIPWIRE');
+    const error = out.at(-1);
+    if (error?.type === EventType.RUN_ERROR && tripwire.processorId !== undefined) {
+      error.metadata = { processorId: tripwire.processorId, ...(tripwire.metadata !== undefined && { processorMetadata: tripwire.metadata }) };
+    }
+    return out;
+  }
+
   /** Ends the run as cancelled (the client or an operator aborted it). */
   cancel(): Event[] {
     if (this.terminated) return [];
@@ -233,9 +246,13 @@ export class RunTranslator {
         return this.interrupt(chunk.payload, 'tool_approval', undefined, out);
       case 'tool-call-suspended':
         return this.interrupt(chunk.payload, 'tool_suspended', chunk.payload.suspendPayload, out);
-      case 'finish':
+      case 'finish': {
         this.usage = toTokenUsage(chunk.payload.output?.usage, chunk.payload.metadata);
+        // A step processor that blocks the answer ends the run with a plain `finish`, its tripwire in the step.
+        const tripwire = trippedStep(chunk.payload);
+        if (tripwire) return void out.push(...this.tripped(tripwire));
         return this.finish(out);
+      }
       case 'error': {
         // Mastra reports a storage failure during the run as an `error` chunk too, and a run of
         // another process that was lost (its process died, or Redis was away) as one.
@@ -244,7 +261,7 @@ export class RunTranslator {
         return;
       }
       case 'tripwire':
-        out.push(...this.fail(chunk.payload.reason || 'The run was stopped by a guardrail', 'TRIPWIRE'));
+        out.push(...this.tripped(chunk.payload));
         return;
       case 'abort':
         out.push(...this.cancel());
@@ -558,4 +575,17 @@ function parseSchema(schema: string | undefined): Record<string, unknown> | unde
   } catch {
     return undefined;
   }
+}
+
+/** What a processor's `abort` says: Mastra's `tripwire` chunk payload, also kept on a tripped step. */
+interface Tripwire {
+  reason?: string;
+  processorId?: string;
+  metadata?: unknown;
+}
+
+/** The tripwire of a `finish` whose step a processor tripped (`stepResult.reason: 'tripwire'`), if any. */
+function trippedStep(payload: { stepResult?: { reason?: unknown }; output?: { steps?: ReadonlyArray<{ tripwire?: Tripwire }> } }): Tripwire | undefined {
+  if (payload.stepResult?.reason !== 'tripwire') return undefined;
+  return payload.output?.steps?.findLast((step) => step.tripwire !== undefined)?.tripwire ?? {};
 }
