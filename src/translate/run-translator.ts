@@ -166,12 +166,12 @@ export class RunTranslator {
   }
 
   /** Closes everything still open and ends the run with `RUN_ERROR`. */
-  fail(message: string, code = 'INTERNAL_ERROR'): Event[] {
+  fail(message: string, code = 'INTERNAL_ERROR', metadata?: Record<string, unknown>): Event[] {
     if (this.terminated) return [];
     const out = this.start();
     this.closeAll(out);
     this.terminated = true;
-    out.push({ type: EventType.RUN_ERROR, message, code });
+    out.push({ type: EventType.RUN_ERROR, message, code, ...(metadata && { metadata }) });
     return out;
   }
 
@@ -179,13 +179,9 @@ export class RunTranslator {
    * A guardrail (a processor's `abort`) stopped the run: `RUN_ERROR TRIPWIRE` with its reason, and
    * the processor and what it said in `metadata` (`{ processorId, processorMetadata }`).
    */
-  private tripped(tripwire: Tripwire): Event[] {
-    const out = this.fail(tripwire.reason || 'The run was stopped by a guardrail', 'TRIPWIRE');
-    const error = out.at(-1);
-    if (error?.type === EventType.RUN_ERROR && tripwire.processorId !== undefined) {
-      error.metadata = { processorId: tripwire.processorId, ...(tripwire.metadata !== undefined && { processorMetadata: tripwire.metadata }) };
-    }
-    return out;
+  private tripped({ reason, processorId, metadata }: Tripwire): Event[] {
+    const said = processorId === undefined ? undefined : { processorId, ...(metadata !== undefined && { processorMetadata: metadata }) };
+    return this.fail(reason || 'The run was stopped by a guardrail', 'TRIPWIRE', said);
   }
 
   /** Ends the run as cancelled (the client or an operator aborted it). */
