@@ -20,14 +20,12 @@ import { mkdir, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Mastra } from '@mastra/core';
-import { Agent as AgentClass, type Agent } from '@mastra/core/agent';
+import type { Agent } from '@mastra/core/agent';
 import { InMemoryStore } from '@mastra/core/storage';
 import { createTool } from '@mastra/core/tools';
 import { z } from 'zod';
-import { Memory } from '@mastra/memory';
 import { createDemoAgent } from '../src/demo/agent.js';
-import { blockForbiddenInput, blockSecretAnswers } from '../src/demo/guardrails.js';
-import { createScriptedModel } from '../src/demo/scripted-model.js';
+import { createGuardedAgent } from '../src/demo/guardrails.js';
 
 type Chunk = { type: string; runId?: string; payload?: Record<string, unknown>; [key: string]: unknown };
 type Source = 'stream' | 'subscription';
@@ -610,15 +608,7 @@ async function main(): Promise<void> {
   if (unknown.length > 0) throw new Error(`unknown scenario(s): ${unknown.join(', ')}; known: ${SCENARIOS.map((s) => s.name).join(', ')}`);
   const storage = new InMemoryStore();
   const demo = createDemoAgent({ storage, delayMs: 0, slowTaskMs: 100 });
-  const guarded = new AgentClass({
-    id: 'guarded',
-    name: 'Guarded',
-    instructions: 'x',
-    model: createScriptedModel({ delayMs: 0 }),
-    memory: new Memory({ storage }),
-    inputProcessors: [blockForbiddenInput],
-    outputProcessors: [blockSecretAnswers],
-  });
+  const guarded = createGuardedAgent(storage);
   const mastra = new Mastra({ agents: { demo, guarded }, storage, logger: false, backgroundTasks: { enabled: true } });
   const slowStorage = new InMemoryStore();
   const slowDemo = createDemoAgent({ storage: slowStorage, delayMs: 20, slowTaskMs: 100 });

@@ -1,28 +1,12 @@
-import { Agent } from '@mastra/core/agent';
-import { Memory } from '@mastra/memory';
 import { describe, expect, it } from 'vitest';
-import { blockForbiddenInput, blockSecretAnswers } from '../src/demo/guardrails.js';
-import { createScriptedModel } from '../src/demo/scripted-model.js';
+import { createGuardedAgent } from '../src/demo/guardrails.js';
 import { runInput, runStrict, uid, userMessage } from './support/agui.js';
 import { useTestBridge } from './support/server.js';
 
 // Real Mastra processors behind the bridge: a guardrail that stops a run ends it with
 // RUN_ERROR TRIPWIRE, its reason, and which processor said what (`metadata`).
 
-const b = useTestBridge({
-  delayMs: 0,
-  agents: (storage) => ({
-    guarded: new Agent({
-      id: 'guarded',
-      name: 'Guarded',
-      instructions: 'x',
-      model: createScriptedModel({ delayMs: 0 }),
-      memory: new Memory({ storage }),
-      inputProcessors: [blockForbiddenInput],
-      outputProcessors: [blockSecretAnswers],
-    }),
-  }),
-});
+const b = useTestBridge({ delayMs: 0, agents: (storage) => ({ guarded: createGuardedAgent(storage) }) });
 
 const ask = (content: string) =>
   runStrict(`${b.base}/run`, runInput({ threadId: uid('guarded'), messages: [userMessage(content)], forwardedProps: { resourceId: 'guard-user', agentId: 'guarded' } }));

@@ -1,5 +1,9 @@
+import { Agent } from '@mastra/core/agent';
 import type { MastraDBMessage } from '@mastra/core/memory';
 import type { InputProcessor, OutputProcessor } from '@mastra/core/processors';
+import type { MastraStorage } from '@mastra/core/storage';
+import { Memory } from '@mastra/memory';
+import { createScriptedModel } from './scripted-model.js';
 
 /** The text of the latest user message, as a processor sees the messages. */
 function latestUserText(messages: MastraDBMessage[]): string {
@@ -30,3 +34,22 @@ export const blockSecretAnswers: OutputProcessor = {
     return messages;
   },
 };
+
+/**
+ * The scripted model with memory behind both guardrails: agent `guarded`.
+ *
+ * @example
+ * const guarded = createGuardedAgent(storage);
+ * const mastra = new Mastra({ agents: { guarded }, storage });
+ */
+export function createGuardedAgent(storage: MastraStorage): Agent {
+  return new Agent({
+    id: 'guarded',
+    name: 'Guarded',
+    instructions: 'Answer the user.',
+    model: createScriptedModel({ delayMs: 0 }),
+    memory: new Memory({ storage }),
+    inputProcessors: [blockForbiddenInput],
+    outputProcessors: [blockSecretAnswers],
+  });
+}
