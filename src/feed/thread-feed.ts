@@ -83,8 +83,9 @@ export class ThreadFeed {
   private lastPublish = Date.now();
   /** The thread's state events, for an agent with working memory. */
   private readonly state?: StateEvents;
-  /** Batches waiting for their state events, in order. */
+  /** Batches waiting for their state events, in order, and how many wait. */
   private withState: Promise<void> = Promise.resolve();
+  private waitingForState = 0;
   private readonly heartbeat: NodeJS.Timeout;
 
   constructor(private readonly options: FeedOptions) {
@@ -253,13 +254,18 @@ export class ThreadFeed {
    * whichever of the feed's two streams (the thread's, the background tasks') they came from.
    */
   private publishWithState(state: StateEvents, chunk: MastraChunk, events: Event[]): void {
+    const concerned = state.concerns(chunk, events);
+    // Most chunks need no read: they go out at once, unless a batch before them still waits.
+    if (!concerned && this.waitingForState === 0) return this.publish(events);
+    this.waitingForState++;
     this.withState = this.withState
-      .then(async () => this.publish(await state.around(chunk, events)))
+      .then(async () => this.publish(concerned ? await state.around(chunk, events) : events))
       .catch((error: unknown) => {
         // The run's own events still go out; only its state is missing until the next bracket.
         this.options.logger.warn(`Thread feed ${this.options.threadId}: the state could not be read: ${errorMessage(error)}`);
         this.publish(events);
-      });
+      })
+      .finally(() => this.waitingForState--);
   }
 
   private async loadState(): Promise<AgentState | undefined> {

@@ -25,6 +25,11 @@ export class StateEvents {
 
   constructor(private readonly read: () => Promise<AgentState | undefined>) {}
 
+  /** Whether state events go with a chunk's translated events (a run starts, or the working memory was updated). */
+  concerns(chunk: MastraChunk, events: readonly Event[]): boolean {
+    return updatesWorkingMemory(chunk) || events.some((e) => e.type === EventType.RUN_STARTED);
+  }
+
   /** A chunk's translated events with the state events that go with them, in place. */
   async around(chunk: MastraChunk, events: Event[]): Promise<Event[]> {
     const started = events.findIndex((e) => e.type === EventType.RUN_STARTED);
