@@ -36,7 +36,20 @@ export const blockSecretAnswers: OutputProcessor = {
 };
 
 /**
- * The scripted model with memory behind both guardrails: agent `guarded`.
+ * An output stream processor that drops every streamed word `darn` (a text delta of that word) and
+ * says so with a custom data chunk, `data-moderation { dropped: <word> }`.
+ */
+export const dropMildSwearing: OutputProcessor = {
+  id: 'drop-mild-swearing',
+  processOutputStream: async ({ part, writer }) => {
+    if (part.type !== 'text-delta' || !/^darn\b/i.test(part.payload.text.trim())) return part;
+    await writer?.custom({ type: 'data-moderation', data: { dropped: part.payload.text.trim() } });
+    return null;
+  },
+};
+
+/**
+ * The scripted model with memory behind the guardrails: agent `guarded`.
  *
  * @example
  * const guarded = createGuardedAgent(storage);
@@ -50,6 +63,6 @@ export function createGuardedAgent(storage: MastraStorage): Agent {
     model: createScriptedModel({ delayMs: 0 }),
     memory: new Memory({ storage }),
     inputProcessors: [blockForbiddenInput],
-    outputProcessors: [blockSecretAnswers],
+    outputProcessors: [blockSecretAnswers, dropMildSwearing],
   });
 }
