@@ -1,3 +1,4 @@
+import type { BaseEvent } from '@ag-ui/client';
 import { describe, expect, it } from 'vitest';
 import { createGuardedAgent } from '../src/demo/guardrails.js';
 import { runInput, runStrict, uid, userMessage } from './support/agui.js';
@@ -34,11 +35,12 @@ describe('a guardrail that stops a run', () => {
     const threadId = uid('guarded');
     const run = await runStrict(`${b.base}/run`, runInput({ threadId, messages: [userMessage('say darn it')], forwardedProps: { resourceId: 'guard-user', agentId: 'guarded' } }));
     expect(run.events.find((e) => e.type === 'CUSTOM')).toEqual({ type: 'CUSTOM', name: 'data-moderation', value: { dropped: 'darn' } });
-    const start = run.events.find((e) => e.type === 'TEXT_MESSAGE_START') as { messageId: string };
-    const text = run.events.flatMap((e) => (e.type === 'TEXT_MESSAGE_CONTENT' ? [(e as { delta: string }).delta] : [])).join('');
+    const events = run.events as Array<BaseEvent & { messageId?: string; delta?: string }>;
+    const start = events.find((e) => e.type === 'TEXT_MESSAGE_START');
+    const text = events.flatMap((e) => (e.type === 'TEXT_MESSAGE_CONTENT' ? [e.delta] : [])).join('');
     expect(text).toBe('Echo: say it');
     const history = await http(`${b.base}/threads/${threadId}/messages?resourceId=guard-user&agentId=guarded&format=agui`);
-    expect(history.body.at(-1)).toEqual({ id: start.messageId, role: 'assistant', content: 'Echo: say it' });
+    expect(history.body.at(-1)).toEqual({ id: start?.messageId, role: 'assistant', content: 'Echo: say it' });
     expect(run.events.at(-1)?.type).toBe('RUN_FINISHED');
   });
 
