@@ -331,6 +331,19 @@ const SCENARIOS: Scenario[] = [
     run: ({ guardedAgent }) => streamOnce(guardedAgent, 'tripwire-step', 'what is the secret'),
   },
   {
+    name: 'processor-retry',
+    description:
+      "guarded.stream('write a draft'), saved per step: an output step processor turns the first answer down with retry: a step-finish whose stepResult.reason is 'retry' (retryReason, retryProcessorId), then the same message's step again with the new answer ('Revised: write a draft'), which alone is stored.",
+    source: 'stream',
+    run: ({ guardedAgent }) => streamOnce(guardedAgent, 'processor-retry', 'write a draft', { savePerStep: true }),
+  },
+  {
+    name: 'tripwire-stream',
+    description: "guarded.stream('name the classified files'): an output stream processor aborts at the word 'classified': the text before it streamed, then a tripwire chunk; nothing is stored.",
+    source: 'stream',
+    run: ({ guardedAgent }) => streamOnce(guardedAgent, 'tripwire-stream', 'name the classified files'),
+  },
+  {
     name: 'reasoning',
     description: "agent.stream('think about it'): a reasoning block, then a text answer, in one step.",
     source: 'stream',

@@ -1,12 +1,17 @@
-import type { BaseEvent } from '@ag-ui/client';
-import { describe, expect, it } from 'vitest';
+import type { BaseEvent, Message } from '@ag-ui/client';
+import { describe, expect, it, vi } from 'vitest';
+import { BridgeAgent, BridgeClient } from '../src/client/index.js';
 import { createGuardedAgent } from '../src/demo/guardrails.js';
 import { runInput, runStrict, uid, userMessage } from './support/agui.js';
+import { runAgentStrict } from './support/run.js';
 import { http, useTestBridge } from './support/server.js';
+import { foldMessages, openSse, type AnyEvent } from './support/sse.js';
 
 // Real Mastra processors behind the bridge: a guardrail that stops a run ends it with
 // RUN_ERROR TRIPWIRE, its reason, and which processor said what (`metadata`); a stream processor
-// that drops chunks and writes its own (`writer.custom`) reaches the client as it shaped them.
+// that drops chunks and writes its own (`writer.custom`) reaches the client as it shaped them; what
+// a processor discards after it streamed (a retried step, a blocked answer) is retracted with the
+// thread as stored, so every client ends holding the history.
 
 const b = useTestBridge({ delayMs: 0, agents: (storage) => ({ guarded: createGuardedAgent(storage) }) });
 
@@ -47,5 +52,85 @@ describe('a guardrail that stops a run', () => {
   it('a run the guardrails let through finishes as usual', async () => {
     const run = await ask('hello there');
     expect(run.events.at(-1)?.type).toBe('RUN_FINISHED');
+  });
+});
+
+const history = async (threadId: string, format: 'agui' | 'mastra' = 'agui') =>
+  (await http(`${b.base}/threads/${threadId}/messages?resourceId=guard-user&agentId=guarded&format=${format}`)).body as Message[];
+
+/** The messages a client holds, as the history shows them (ids, roles, text). */
+const shown = (messages: Message[]) => messages.map((m) => ({ id: m.id, role: m.role, content: m.content }));
+
+/** The events around a retraction: the thread as stored, just before the terminal event. */
+function retraction(events: BaseEvent[]) {
+  const at = events.findIndex((e) => e.type === 'MESSAGES_SNAPSHOT');
+  expect(at, 'a MESSAGES_SNAPSHOT').toBeGreaterThan(0);
+  expect(at).toBe(events.length - 2);
+  return (events[at] as BaseEvent & { messages: Message[] }).messages;
+}
+
+describe('what a processor discards after it streamed is retracted', () => {
+  it('a retried step: both attempts stream, the thread as stored comes before RUN_FINISHED, and the reducer ends holding only the accepted answer, as history does', async () => {
+    const agent = new BridgeAgent({ baseUrl: b.base, threadId: uid('guarded'), resourceId: 'guard-user', agentId: 'guarded' });
+    agent.addMessage(userMessage('write a draft'));
+    const run = await runAgentStrict(agent, { runId: uid('run') });
+    const texts = run.events.filter((e) => e.type === 'TEXT_MESSAGE_START');
+    expect(texts).toHaveLength(2); // the rejected attempt, then the retried one
+    expect(run.terminal.type).toBe('RUN_FINISHED');
+    const snapshot = retraction(run.events);
+    const stored = await history(agent.threadId);
+    expect(snapshot).toEqual(stored);
+    expect(shown(agent.messages)).toEqual(shown(stored));
+    expect(stored.map((m) => [m.role, m.content])).toEqual([
+      ['user', 'write a draft'],
+      ['assistant', 'Revised: write a draft'],
+    ]);
+  });
+
+  it('an answer an output step guardrail blocked: retracted before RUN_ERROR, and gone from storage (the model never reads it again)', async () => {
+    const threadId = uid('guarded');
+    const run = await runStrict(`${b.base}/run`, runInput({ threadId, messages: [userMessage('what is the secret')], forwardedProps: { resourceId: 'guard-user', agentId: 'guarded' } }));
+    expect(run.events.map((e) => e.type)).toContain('TEXT_MESSAGE_CONTENT'); // it streamed
+    expect(run.terminal).toMatchObject({ type: 'RUN_ERROR', code: 'TRIPWIRE', metadata: { processorId: 'block-secret-answers' } });
+    const stored = await history(threadId);
+    expect(retraction(run.events)).toEqual(stored);
+    expect(shown(await foldMessages(run.events as AnyEvent[]))).toEqual(shown(stored));
+    expect(stored.map((m) => m.role)).toEqual(['user']);
+    expect(JSON.stringify(await history(threadId, 'mastra'))).not.toContain('Echo: what is the secret');
+  });
+
+  it('an answer a stream processor stopped midway: the part that streamed is retracted before RUN_ERROR', async () => {
+    const threadId = uid('guarded');
+    const run = await runStrict(`${b.base}/run`, runInput({ threadId, messages: [userMessage('name the classified files')], forwardedProps: { resourceId: 'guard-user', agentId: 'guarded' } }));
+    expect(run.terminal).toMatchObject({ type: 'RUN_ERROR', code: 'TRIPWIRE', metadata: { processorId: 'stop-classified-stream', processorMetadata: { category: 'classified' } } });
+    const stored = await history(threadId);
+    expect(retraction(run.events)).toEqual(stored);
+    expect(shown(await foldMessages(run.events as AnyEvent[]))).toEqual([{ id: expect.any(String), role: 'user', content: 'name the classified files' }]);
+  });
+
+  it('a run a message woke, with nobody following the thread: the blocked answer still leaves storage', async () => {
+    const threadId = uid('guarded');
+    const client = new BridgeClient({ baseUrl: b.base, resourceId: 'guard-user', agentId: 'guarded' });
+    expect(await client.sendMessage(threadId, 'what is the secret')).toMatchObject({ action: 'wake' });
+    // The next /run waits its turn: the woken run has ended (its blocked answer stored) when it starts.
+    const next = await runStrict(`${b.base}/run`, runInput({ threadId, messages: [userMessage('hello there')], forwardedProps: { resourceId: 'guard-user', agentId: 'guarded' } }));
+    expect(next.terminal.type).toBe('RUN_FINISHED');
+    await vi.waitFor(async () => expect((await history(threadId)).map((m) => m.content)).toEqual(['what is the secret', 'hello there', 'Echo: hello there']));
+  });
+
+  it("a follower of the thread gets the same retractions: after each run its reducer holds the thread's history", async () => {
+    const threadId = uid('guarded');
+    const follower = await openSse(`${b.base}/threads/${threadId}/events?resourceId=guard-user&agentId=guarded`);
+    const asked: Message[] = [];
+    const ends = () => follower.list.filter((e) => e.type === 'RUN_FINISHED' || e.type === 'RUN_ERROR').length;
+    for (const content of ['write a draft', 'what is the secret', 'hello there', 'name the classified files']) {
+      const before = ends();
+      asked.push(userMessage(content));
+      await runStrict(`${b.base}/run`, runInput({ threadId, messages: asked, forwardedProps: { resourceId: 'guard-user', agentId: 'guarded' } }));
+      await follower.waitFor(() => ends() > before, `the end of "${content}" on the thread stream`);
+      expect(shown(await foldMessages(follower.list)), content).toEqual(shown(await history(threadId)));
+    }
+    expect((await history(threadId)).map((m) => m.content)).toEqual(['write a draft', 'Revised: write a draft', 'what is the secret', 'hello there', 'Echo: hello there', 'name the classified files']);
+    await follower.close();
   });
 });

@@ -59,6 +59,10 @@ export interface SignalDecision {
 /** What the bridge reads of the output of a run a signal woke (Mastra streams the run itself). */
 export interface WokenOutput {
   readonly status: string;
+  /** Set when a processor stopped the run (`abort`); the step it blocked is the last of `steps`. */
+  readonly tripwire?: unknown;
+  readonly messageId?: string;
+  readonly steps?: Promise<ReadonlyArray<{ content: ReadonlyArray<{ type?: unknown; text?: unknown }> }>>;
   /** Mastra's own wait for the output's end (internal, but what Mastra uses): it reads nothing. */
   _waitUntilFinished?(): Promise<void>;
 }

@@ -12,7 +12,7 @@ function latestUserText(messages: MastraDBMessage[]): string {
 }
 
 /**
- * Two real guardrails for tests and fixtures: an input processor that blocks a message naming
+ * Real guardrails for tests and fixtures: an input processor that blocks a message naming
  * `forbidden` (`{ category: 'policy' }`) before the model runs, and an output step processor that
  * blocks an answer naming `secret` (`{ category: 'pii' }`) after it streamed.
  *
@@ -36,6 +36,31 @@ export const blockSecretAnswers: OutputProcessor = {
 };
 
 /**
+ * An output step processor that turns down the first attempt at an answer saying `draft` and asks
+ * the model for another (`abort(…, { retry: true })`): Mastra runs the step again with the reason in
+ * the prompt (the scripted model then answers `Revised: <input>`) and keeps only the new attempt.
+ */
+export const retryDrafts: OutputProcessor = {
+  id: 'retry-drafts',
+  processOutputStep: ({ text, messages, abort, retryCount }) => {
+    if (retryCount === 0 && /\bdraft\b/i.test(text ?? '')) abort('The answer reads like a draft', { retry: true, metadata: { rule: 'no-drafts' } });
+    return messages;
+  },
+};
+
+/**
+ * An output stream processor that stops the run at the first streamed word `classified`
+ * (`{ category: 'classified' }`): what streamed before it reached the client, nothing is stored.
+ */
+export const stopClassifiedStream: OutputProcessor = {
+  id: 'stop-classified-stream',
+  processOutputStream: async ({ part, abort }) => {
+    if (part.type === 'text-delta' && /classified/i.test(part.payload.text)) abort('The answer names classified material', { metadata: { category: 'classified' } });
+    return part;
+  },
+};
+
+/**
  * An output stream processor that drops every streamed word `darn` (a text delta of that word) and
  * says so with a custom data chunk, `data-moderation { dropped: <word> }`.
  */
@@ -49,7 +74,7 @@ export const dropMildSwearing: OutputProcessor = {
 };
 
 /**
- * The scripted model with memory behind the guardrails: agent `guarded`.
+ * The scripted model with memory behind the guardrails above: agent `guarded`, one retry allowed.
  *
  * @example
  * const guarded = createGuardedAgent(storage);
@@ -63,6 +88,7 @@ export function createGuardedAgent(storage: MastraStorage): Agent {
     model: createScriptedModel({ delayMs: 0 }),
     memory: new Memory({ storage }),
     inputProcessors: [blockForbiddenInput],
-    outputProcessors: [blockSecretAnswers, dropMildSwearing],
+    outputProcessors: [blockSecretAnswers, retryDrafts, stopClassifiedStream, dropMildSwearing],
+    maxProcessorRetries: 1,
   });
 }

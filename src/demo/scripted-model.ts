@@ -65,6 +65,8 @@ export function script(call: CallOptions, callId: string): StreamPart[] {
   // (the completion note is folded into the system prompt): report it instead of re-reading the input.
   if (last?.role === 'assistant') return text(callId, 'The background task has finished.');
   const input = latestInput(call.prompt);
+  // An output processor turned the previous attempt down: Mastra adds its reason to the prompt.
+  if (askedToRetry(call.prompt)) return text(callId, `Revised: ${input}`);
   const lower = input.toLowerCase();
   if (lower.includes('fail')) throw new Error('demo model failure');
   if (call.responseFormat?.type === 'json' && call.responseFormat.schema) {
@@ -85,6 +87,13 @@ export function script(call: CallOptions, callId: string): StreamPart[] {
     return toolCall(callId, RESEARCHER_TOOL, { prompt: `research ${topicOf(input)}` });
   }
   return text(callId, `Echo: ${input}`);
+}
+
+/** Mastra's note to the model when a processor asks for another try (`abort(reason, { retry: true })`). */
+const RETRY_FEEDBACK = '[Processor Feedback]';
+
+function askedToRetry(prompt: PromptMessage[]): boolean {
+  return prompt.some((m) => m.role === 'system' && contentText(m.content).includes(RETRY_FEEDBACK));
 }
 
 function latestInput(prompt: PromptMessage[]): string {

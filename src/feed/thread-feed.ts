@@ -6,6 +6,7 @@ import type { EventCounter, FollowerJoin } from '../observability/metrics.js';
 import { endsRun, isLostRemoteRun, topLevelRunId, type MastraChunk } from '../translate/chunks.js';
 import { closeRun } from '../translate/close-run.js';
 import { LOST_RUN } from '../translate/failure.js';
+import { beforeTerminal, blockedStep, type BlockedStep } from '../translate/retraction.js';
 import { ThreadTranslator, type RunAnnouncement } from '../translate/thread-translator.js';
 import { errorMessage } from '../translate/values.js';
 import type { ThreadEventLog } from './event-log.js';
@@ -28,6 +29,8 @@ export interface FeedOptions {
   loadHistory: () => Promise<Message[]>;
   /** The thread's stored agent state, for an agent with working memory: state events go with its runs and snapshots. */
   loadState?: () => Promise<AgentState | undefined>;
+  /** Forgets an answer a guardrail blocked after it streamed (`ThreadStore.dropBlockedStep`). */
+  dropBlockedStep?: (step: BlockedStep) => Promise<void>;
   /** The task manager's stream for this thread, where background-task progress arrives. */
   backgroundStream?: (signal: AbortSignal) => ReadableStream<unknown> | undefined;
   logger: BridgeLogger;
@@ -83,9 +86,9 @@ export class ThreadFeed {
   private lastPublish = Date.now();
   /** The thread's state events, for an agent with working memory. */
   private readonly state?: StateEvents;
-  /** Batches waiting for their state events, in order, and how many wait. */
-  private withState: Promise<void> = Promise.resolve();
-  private waitingForState = 0;
+  /** Batches waiting for a read (their state events, a retraction), in order, and how many wait. */
+  private reads: Promise<void> = Promise.resolve();
+  private waitingForRead = 0;
   private readonly heartbeat: NodeJS.Timeout;
 
   constructor(private readonly options: FeedOptions) {
@@ -166,8 +169,7 @@ export class ThreadFeed {
         if (chunk.type === 'start') await this.fetchAnnouncement(chunk.runId);
         if (isLostRemoteRun(chunk)) await this.settleLostRun(chunk);
         else if (this.endsRunOfOthers(chunk)) this.expectEndInLog(chunk);
-        else if (this.state) this.publishWithState(this.state, chunk, this.translator.push(chunk));
-        else this.publish(this.translator.push(chunk));
+        else this.publishTranslated(chunk, this.translator.push(chunk));
       }
     } catch (error) {
       if (!this.stop.signal.aborted) this.options.logger.error(`Thread feed ${this.options.threadId} failed: ${errorMessage(error)}`);
@@ -249,23 +251,36 @@ export class ThreadFeed {
   }
 
   /**
-   * Adds the state events to a chunk's translated events (a read of the stored state at a run's
-   * start and after a working-memory update). Batches go out in the order they were translated,
-   * whichever of the feed's two streams (the thread's, the background tasks') they came from.
+   * Publishes a chunk's translated events, with what storage must add to them: the state events (a
+   * read of the stored state at a run's start and after a working-memory update), and the thread
+   * as stored before the terminal event of a run that showed what Mastra did not keep. Batches go
+   * out in the order they were translated, whichever of the feed's two streams they came from.
    */
-  private publishWithState(state: StateEvents, chunk: MastraChunk, events: Event[]): void {
-    const concerned = state.concerns(chunk, events);
+  private publishTranslated(chunk: MastraChunk, events: Event[]): void {
+    const { state } = this;
+    const concerned = state?.concerns(chunk, events) === true;
+    const retracting = this.translator.endedRetracting;
     // Most chunks need no read: they go out at once, unless a batch before them still waits.
-    if (!concerned && this.waitingForState === 0) return this.publish(events);
-    this.waitingForState++;
-    this.withState = this.withState
-      .then(async () => this.publish(concerned ? await state.around(chunk, events) : events))
+    if (!concerned && !retracting && this.waitingForRead === 0) return this.publish(events);
+    this.waitingForRead++;
+    this.reads = this.reads
+      .then(async () => {
+        const withState = concerned && state ? await state.around(chunk, events) : events;
+        this.publish(retracting ? await this.retracted(chunk, withState) : withState);
+      })
       .catch((error: unknown) => {
-        // The run's own events still go out; only its state is missing until the next bracket.
-        this.options.logger.warn(`Thread feed ${this.options.threadId}: the state could not be read: ${errorMessage(error)}`);
+        // The run's own events still go out; only what the read adds is missing until the next bracket.
+        this.options.logger.warn(`Thread feed ${this.options.threadId}: storage could not be read: ${errorMessage(error)}`);
         this.publish(events);
       })
-      .finally(() => this.waitingForState--);
+      .finally(() => this.waitingForRead--);
+  }
+
+  /** A run's terminal batch after the answer a guardrail blocked is forgotten, with the thread as stored before its end. */
+  private async retracted(chunk: MastraChunk, events: Event[]): Promise<Event[]> {
+    const step = blockedStep(chunk);
+    if (step) await this.options.dropBlockedStep?.(step);
+    return beforeTerminal(events, await this.options.loadHistory());
   }
 
   private async loadState(): Promise<AgentState | undefined> {

@@ -119,6 +119,7 @@ export class ThreadHub {
       announcement: (runId) => this.announcements.get(runId),
       loadHistory: () => this.history(scope),
       ...(workingMemory && { loadState: () => workingMemory.read(scope) }),
+      dropBlockedStep: (step) => this.threads.dropBlockedStep(scope, step),
       backgroundStream: (signal) =>
         this.mastra.backgroundTaskManager?.stream({
           threadId: target.threadId,

@@ -16,6 +16,7 @@ import { appendPosition, toAguiMessages } from '../translate/history.js';
 import { toolResultMessageId, type MessagePosition } from '../translate/ids.js';
 import { selectNewMessages, toMastraMessages, type MastraInputMessage } from '../translate/messages.js';
 import { RunTranslator } from '../translate/run-translator.js';
+import { beforeTerminal, blockedStep } from '../translate/retraction.js';
 import { errorMessage } from '../translate/values.js';
 import { runFailure } from '../translate/failure.js';
 import { frontendToolOptions } from './frontend-tools.js';
@@ -71,6 +72,8 @@ interface PipeContext {
   signal: AbortSignal;
   /** The run's state events, for an agent with working memory. */
   state?: StateEvents;
+  /** The thread the run stores its answer in (none for a read-only run): what a retraction shows. */
+  stored?: ThreadScope;
 }
 
 /** What `prepare` decided, for `stream`. */
@@ -272,7 +275,8 @@ export class RunService {
     const state = stateOf && new StateEvents(() => stateOf.store.read(stateOf.scope));
     await write([...translator.start(), ...((await state?.opening()) ?? [])]);
     this.metrics.runStarted(agent.id, 'run');
-    const context: PipeContext = { translator, capture, write, runId: input.runId, frontendTools, options, signal, state };
+    const stored = plan.memory && !readOnly(options) ? { threadId: input.threadId, resourceId: options.resourceId, agentId: agent.id } : undefined;
+    const context: PipeContext = { translator, capture, write, runId: input.runId, frontendTools, options, signal, state, stored };
     const streamOptions = {
       requestContext: agUiRequestContext(input),
       ...(plan.memory && { memory: { thread: input.threadId, resource: options.resourceId, ...(options.memoryOptions && { options: options.memoryOptions }) } }),
@@ -363,13 +367,33 @@ export class RunService {
   }
 
   /** Translates one chunk into the sink; waits only when the sink asks to. */
-  private async translate(chunk: MastraChunk | undefined, { translator, write, state }: PipeContext): Promise<void> {
+  private async translate(chunk: MastraChunk | undefined, context: PipeContext): Promise<void> {
     if (!chunk) return;
-    const events = translator.push(chunk);
+    const { translator, write, state } = context;
+    let events = translator.push(chunk);
     if (state && updatesWorkingMemory(chunk)) events.push(...(await state.changed()));
+    if (translator.finished && translator.retracts) events = await this.retract(chunk, events, context);
     if (events.length === 0) return;
     const drained = write(events);
     if (drained) await drained;
+  }
+
+  /**
+   * The run showed an attempt Mastra did not keep (a processor turned it down or blocked it): the
+   * blocked answer leaves storage too, and the thread as stored goes before the terminal event. A
+   * run that stores nothing has no history to show; a history that fails to load is left out (the
+   * client keeps the attempt on screen until its next snapshot).
+   */
+  private async retract(chunk: MastraChunk, events: Event[], { stored, runId }: PipeContext): Promise<Event[]> {
+    if (!stored) return events;
+    try {
+      const step = blockedStep(chunk);
+      if (step) await this.threads.dropBlockedStep(stored, step);
+      return beforeTerminal(events, await this.threads.messages(stored, {}, 'agui'));
+    } catch (error) {
+      this.config.logger.warn(`Run ${runId}: what a processor discarded could not be retracted: ${errorMessage(error)}`);
+      return events;
+    }
   }
 
   /** A pause the client already answered is resumed instead of ending the run on it. */

@@ -6,7 +6,7 @@ import { setTimeout as delay } from 'node:timers/promises';
 import { inject, injectable } from 'inversify';
 import type { z } from 'zod';
 import { AgentProvider } from '../agents/agent-provider.js';
-import { listNotifications, sendMessage, sendNotification, sendSignal, sendStateSignal, withId, type OnWake, type Routing, type SignalDecision, type SignalTarget } from '../agents/mastra.js';
+import { listNotifications, sendMessage, sendNotification, sendSignal, sendStateSignal, withId, type OnWake, type Routing, type SignalDecision, type SignalTarget, type WokenOutput } from '../agents/mastra.js';
 import type { ResolvedConfig } from '../config.js';
 import { conflict, notFound, type BridgeError } from '../errors.js';
 import { statusOutcome, type BridgeMetrics, type RunOutcome } from '../observability/metrics.js';
@@ -16,6 +16,8 @@ import { ThreadStore, type ThreadScope } from '../threads/thread-store.js';
 import { TOKENS } from '../tokens.js';
 import type { NotificationSchema, SendMessageSchema, SignalSchema, StateSignalSchema, ToolApprovalSchema } from './schemas.js';
 import type { ThreadControl } from '../threads/thread-control.js';
+import { textOf } from '../translate/retraction.js';
+import { errorMessage } from '../translate/values.js';
 
 export interface PendingApproval {
   runId: string;
@@ -63,7 +65,7 @@ export class SignalRouter {
   ) {}
 
   sendMessage(scope: ThreadScope, body: z.output<typeof SendMessageSchema>): Promise<SignalDecision> {
-    return this.accept(scope, 'send', body.message, (agent, id) => sendMessage(agent, withId(body.message, id), this.target(scope, body), this.watchWoken(agent)));
+    return this.accept(scope, 'send', body.message, (agent, id) => sendMessage(agent, withId(body.message, id), this.target(scope, body), this.watchWoken(agent, scope)));
   }
 
   queueMessage(scope: ThreadScope, body: z.output<typeof SendMessageSchema>): Promise<SignalDecision> {
@@ -72,7 +74,7 @@ export class SignalRouter {
     // is taken back (if Mastra still holds it) and sent again as a message under the id it got,
     // which Mastra keeps, so that it is stored once whichever copy runs.
     const send: Send = (agent, id) =>
-      id ? sendMessage(agent, withId(body.message, id), this.target(scope, body), this.watchWoken(agent)) : this.control.queue(agent, scope, body.message, routing(body));
+      id ? sendMessage(agent, withId(body.message, id), this.target(scope, body), this.watchWoken(agent, scope)) : this.control.queue(agent, scope, body.message, routing(body));
     const takeBack = async (agent: Agent, signalId: string) => void (await this.control.cancelQueued(agent, scope, [signalId]));
     return this.accept(scope, 'queue', body.message, send, takeBack);
   }
@@ -80,7 +82,7 @@ export class SignalRouter {
   signal(scope: ThreadScope, body: z.output<typeof SignalSchema>): Promise<SignalDecision> {
     const { type, contents, tagName, attributes, transient } = body;
     const signal = { type, contents, ...(tagName && { tagName }), ...(attributes && { attributes }), ...(transient !== undefined && { transient }) };
-    const send = (agent: Agent, id?: string) => sendSignal(agent, { ...signal, ...(id && { id }) }, this.target(scope, body), this.watchWoken(agent));
+    const send = (agent: Agent, id?: string) => sendSignal(agent, { ...signal, ...(id && { id }) }, this.target(scope, body), this.watchWoken(agent, scope));
     // A transient signal is never stored: nothing to keep for it.
     return transient ? this.route(scope, 'signal', send).then(({ answer }) => answer) : this.accept(scope, 'signal', signal, send);
   }
@@ -89,7 +91,7 @@ export class SignalRouter {
   async state(scope: ThreadScope, body: z.output<typeof StateSignalSchema>): Promise<SignalDecision | { skipped: true; reason: string }> {
     const { agent } = await this.ownedThreadAgent(scope, 'existing');
     const { id, cacheKey, contents, mode, value, delta } = body;
-    const answer = await sendStateSignal(agent, { id, cacheKey, contents, mode, value, delta }, this.target(scope, body), this.watchWoken(agent));
+    const answer = await sendStateSignal(agent, { id, cacheKey, contents, mode, value, delta }, this.target(scope, body), this.watchWoken(agent, scope));
     this.metrics.signalDecision('state', 'skipped' in answer ? 'skipped' : answer.action);
     return answer;
   }
@@ -99,7 +101,7 @@ export class SignalRouter {
     const { resourceId: _r, agentId: _a, ...notification } = body;
     const result = await sendNotification(agent, notification, { resourceId: scope.resourceId, threadId: scope.threadId });
     const accepted = result.accepted ? await result.accepted : undefined;
-    if (accepted?.action === 'wake') this.watchWoken(agent)(accepted);
+    if (accepted?.action === 'wake') this.watchWoken(agent, scope)(accepted);
     // The signal's routing when one was sent, else what the delivery policy did with the record.
     this.metrics.signalDecision('notification', accepted?.action ?? result.decision.action);
     // Delivered or summarised now, it is a signal a run is to answer: kept as any other.
@@ -246,7 +248,7 @@ export class SignalRouter {
    * Counts a run a signal woke, and its end: Mastra streams that run itself, so its end is read
    * from the output's status once it settles.
    */
-  private watchWoken(agent: Agent): OnWake {
+  private watchWoken(agent: Agent, scope: ThreadScope): OnWake {
     return ({ runId, output }) => {
       this.metrics.runStarted(agent.id, 'signal');
       const finished = output._waitUntilFinished?.() ?? Promise.resolve();
@@ -258,8 +260,19 @@ export class SignalRouter {
       void outcome.then((ended) => {
         this.woken.delete(runId);
         this.metrics.runEnded(agent.id, 'signal', ended);
+        // No client may follow the thread: the answer a guardrail blocked leaves storage here too.
+        if (output.tripwire) void this.dropBlockedAnswer({ ...scope, agentId: agent.id }, output);
       });
     };
+  }
+
+  private async dropBlockedAnswer(scope: ThreadScope, output: WokenOutput): Promise<void> {
+    try {
+      const step = output.messageId === undefined ? undefined : (await output.steps)?.at(-1);
+      if (step) await this.threads.dropBlockedStep(scope, { messageId: output.messageId as string, text: textOf(step.content) });
+    } catch (error) {
+      this.config.logger.warn(`Thread ${scope.threadId}: the answer a guardrail blocked could not be dropped: ${errorMessage(error)}`);
+    }
   }
 
   /**

@@ -9,6 +9,7 @@ import { conflict, notFound } from '../errors.js';
 import { TOKENS } from '../tokens.js';
 import type { ThreadLocks } from './thread-locks.js';
 import { toAguiMessages, toThreadMessage, type HistoryContext, type StoredBackgroundTask, type ThreadMessage, type ToolMessageIds } from '../translate/history.js';
+import { textOf, type BlockedStep } from '../translate/retraction.js';
 
 /**
  * The thread metadata key under which the bridge keeps the ids clients gave their tool messages
@@ -16,6 +17,9 @@ import { toAguiMessages, toThreadMessage, type HistoryContext, type StoredBackgr
  * `ThreadInfo`, never written by a PATCH.
  */
 const TOOL_MESSAGE_IDS_KEY = 'mastra-agui-bridge:toolMessageIds';
+
+/** `Memory.updateMessages`, and the storage's: both take whole new content for a message. */
+type UpdatesMessages = { updateMessages(args: { messages: Array<Pick<MastraDBMessage, 'id' | 'content'>> }): Promise<unknown> };
 
 /** A thread's stored messages, with what the bridge needs beside them to show them as AG-UI messages. */
 export interface ThreadHistory {
@@ -205,6 +209,28 @@ export class ThreadStore {
       const { thread, memory } = await this.load(scope);
       await memory.updateThread({ id: thread.id, title: thread.title ?? '', metadata: { ...thread.metadata, [TOOL_MESSAGE_IDS_KEY]: { ...toolMessageIdsOf(thread), ...ids } } });
     });
+  }
+
+  /**
+   * Forgets an answer a guardrail blocked after it streamed: Mastra stores it, but the client is
+   * told it is gone (`beforeTerminal`), and the model must not read it again. Cuts the blocked step
+   * (the parts after the message's last `step-start`) when it holds the text that step wrote; the
+   * message goes when nothing else is left of it. Done twice, the second changes nothing.
+   */
+  async dropBlockedStep(scope: ThreadScope, step: BlockedStep): Promise<void> {
+    const memory = await this.memoryOf(scope);
+    const store = await memory.storage.getStore('memory');
+    const { messages } = (await store?.listMessagesById({ messageIds: [step.messageId] })) ?? { messages: [] };
+    const message = messages.find((m) => m.threadId === scope.threadId);
+    if (!message) return;
+    const { parts } = message.content;
+    const lastStep = parts.findLastIndex((p) => p.type === 'step-start');
+    const kept = parts.slice(0, Math.max(lastStep, 0));
+    if (textOf(parts.slice(lastStep + 1)) !== step.text) return;
+    if (!kept.some((p) => p.type !== 'step-start')) return memory.deleteMessages([message.id]);
+    // `Memory` re-embeds what it updates (semantic recall must not find the blocked text); else the store writes it.
+    const writer = (typeof (memory as Partial<UpdatesMessages>).updateMessages === 'function' ? memory : store) as unknown as UpdatesMessages;
+    await writer.updateMessages({ messages: [{ id: message.id, content: { ...message.content, parts: kept, content: textOf(kept) } }] });
   }
 
   /** The memory of the scope's agent (`withMemory`), for calls whose caller did not resolve it. */

@@ -884,6 +884,41 @@ describe('RunTranslator: synthetic cases', () => {
     });
   });
 
+  it('processor-retry: both attempts stream as their own text messages, the run finishes, and it retracts (the first attempt is not kept)', async () => {
+    const { chunks } = fixture('processor-retry');
+    const { translator, perChunk, start, end } = translateEach(chunks);
+    const events = [...start, ...perChunk.flatMap((p) => p.events), ...end];
+    await expectValidRun(events);
+    const starts = events.filter((e) => e.type === EventType.TEXT_MESSAGE_START);
+    expect(starts).toHaveLength(2);
+    expect(new Set(starts.map((e) => e.messageId)).size).toBe(2);
+    expect(textOf(events)).toBe(deltaText(chunks, 'text-delta'));
+    expect(terminal(events).type).toBe(EventType.RUN_FINISHED);
+    expect(translator.retracts).toBe(true);
+  });
+
+  it('tripwire-step and tripwire-stream retract what streamed; tripwire-input and a clean run retract nothing', () => {
+    const retracts = (name: string) => translateEach(fixture(name).chunks).translator.retracts;
+    expect(retracts('tripwire-step')).toBe(true);
+    expect(retracts('tripwire-stream')).toBe(true);
+    expect(retracts('tripwire-input')).toBe(false);
+    expect(retracts('echo')).toBe(false);
+    expect(retracts('server-tool')).toBe(false);
+  });
+
+  it('tripwire-stream: the text before the stopping word streamed, then RUN_ERROR TRIPWIRE with the processor', async () => {
+    const { chunks } = fixture('tripwire-stream');
+    const events = translate(chunks);
+    await expectValidRun(events);
+    expect(textOf(events)).toBe(deltaText(chunks, 'text-delta'));
+    expect(terminal(events)).toEqual({
+      type: EventType.RUN_ERROR,
+      message: 'The answer names classified material',
+      code: 'TRIPWIRE',
+      metadata: { processorId: 'stop-classified-stream', processorMetadata: { category: 'classified' } },
+    });
+  });
+
   it('SYNTHETIC: tripwire ends the run with RUN_ERROR TRIPWIRE and the reason', async () => {
     const events = translate([
       synthetic({ type: 'text-start', payload: { id: 'p' } }),

@@ -111,6 +111,10 @@ export class RunTranslator {
   private readonly toolCalls = new Map<string, ToolCallState>();
   private readonly openSteps: string[] = [];
   private stepCount = 0;
+  /** The current step showed the client something (text, reasoning, a tool call). */
+  private shownInStep = false;
+  /** A step the client saw was turned down or blocked by a processor: Mastra did not keep it. */
+  private discarded = false;
   private readonly interrupts: Interrupt[] = [];
   private readonly pendingFrontendCalls: string[] = [];
   /** Last status sent per background task. */
@@ -138,6 +142,15 @@ export class RunTranslator {
   /** Whether the run stopped to wait for a human (approval or a suspended tool). */
   get interrupted(): boolean {
     return this.interrupts.length > 0;
+  }
+
+  /**
+   * Whether the client was shown something Mastra did not keep: a step a processor turned down
+   * (`abort(…, { retry: true })`) or blocked. The caller then sends the thread as stored before the
+   * terminal event (`beforeTerminal`), which this pure translator cannot read.
+   */
+  get retracts(): boolean {
+    return this.discarded;
   }
 
   /** `RUN_STARTED`, once. */
@@ -180,6 +193,7 @@ export class RunTranslator {
    * the processor and what it said in `metadata` (`{ processorId, processorMetadata }`).
    */
   private tripped({ reason, processorId, metadata }: Tripwire): Event[] {
+    if (this.shownInStep) this.discarded = true;
     const said = processorId === undefined ? undefined : { processorId, ...(metadata !== undefined && { processorMetadata: metadata }) };
     return this.fail(reason || 'The run was stopped by a guardrail', 'TRIPWIRE', said);
   }
@@ -207,7 +221,8 @@ export class RunTranslator {
       case 'step-start':
         return this.stepStart(chunk.payload.messageId, out);
       case 'step-finish':
-        return this.stepFinish(out);
+        // Mastra's step reasons go beyond its declared type: `retry` is a processor's.
+        return this.stepFinish((chunk.payload.stepResult?.reason as string | undefined) === 'retry', out);
       case 'text-start':
         return void this.openMessage('text', chunk.payload.id, out);
       case 'text-delta':
@@ -280,12 +295,15 @@ export class RunTranslator {
 
   private stepStart(messageId: string | undefined, out: Event[]): void {
     if (messageId) this.enterMessage(messageId);
+    this.shownInStep = false;
     const stepName = `step-${++this.stepCount}`;
     this.openSteps.push(stepName);
     out.push({ type: EventType.STEP_STARTED, stepName });
   }
 
-  private stepFinish(out: Event[]): void {
+  /** A step ends; one a processor turned down (`retried`) is run again, and Mastra keeps only the new attempt. */
+  private stepFinish(retried: boolean, out: Event[]): void {
+    if (retried && this.shownInStep) this.discarded = true;
     this.closeStreams(out);
     const stepName = this.openSteps.pop();
     if (stepName) out.push({ type: EventType.STEP_FINISHED, stepName });
@@ -314,6 +332,7 @@ export class RunTranslator {
     // Numbered as history numbers the stored parts: text written after a tool call starts a new
     // segment (the reducer would otherwise fold the answer into the message that made the call).
     const messageId = this.numbering.next(kind);
+    this.shownInStep = true;
     this.open[kind].set(partId, messageId);
     out.push(...STREAMS[kind].start(messageId));
     return messageId;
@@ -358,6 +377,7 @@ export class RunTranslator {
   private toolCallStart(toolCallId: string, toolName: string, out: Event[]): void {
     if (this.toolCalls.has(toolCallId)) return;
     this.toolCalls.set(toolCallId, { name: toolName, open: true, resolved: false });
+    this.shownInStep = true;
     out.push({ type: EventType.TOOL_CALL_START, toolCallId, toolCallName: toolName, parentMessageId: this.numbering.toolCallParent() });
   }
 

@@ -43,6 +43,8 @@ export class ThreadTranslator {
    * message of its own (Mastra going on after a background task) is stored as part of it.
    */
   private lastAnswer?: MessagePosition;
+  /** The bracket the latest `push` ended showed what Mastra did not keep (`RunTranslator.retracts`). */
+  private retracting = false;
 
   private readonly announced: (runId: string) => RunAnnouncement | undefined;
   private readonly newRunId: () => string;
@@ -60,12 +62,21 @@ export class ThreadTranslator {
     return this.run !== undefined;
   }
 
+  /**
+   * Whether the bracket the latest `push` ended showed what Mastra did not keep: the caller sends
+   * the thread as stored before its terminal event (`beforeTerminal`).
+   */
+  get endedRetracting(): boolean {
+    return this.retracting;
+  }
+
   /** Whether the bracket of Mastra run `runId` is open. */
   isOpen(runId: string): boolean {
     return this.run !== undefined && this.runId === runId;
   }
 
   push(chunk: MastraChunk): Event[] {
+    this.retracting = false;
     const runId = topLevelRunId(chunk);
     // Task-manager chunks name no run: they belong to the open bracket, or get one of their own.
     if (!runId) return this.open ? this.forward(chunk) : this.alone(chunk, payloadRunId(chunk) ?? this.newRunId());
@@ -99,6 +110,7 @@ export class ThreadTranslator {
       this.ended = { runId: this.runId as string, paused: new Set([chunk.payload.toolCallId]) };
       this.run = undefined;
     } else if (run.finished) {
+      this.retracting = run.retracts;
       this.ended = { runId: this.runId as string, paused: new Set() };
       this.run = undefined;
     }

@@ -1,0 +1,42 @@
+import { EventType, type Event, type Message } from '@ag-ui/core';
+import type { MastraChunk } from './chunks.js';
+
+/**
+ * The step a guardrail blocked after it streamed: Mastra's stored message `messageId` ends with it
+ * (Mastra keeps a blocked answer), and `text` is what the step wrote.
+ */
+export interface BlockedStep {
+  messageId: string;
+  text: string;
+}
+
+type StepContent = ReadonlyArray<{ type?: unknown; text?: unknown }>;
+type TrippedFinish = { messageId?: unknown; stepResult?: { reason?: unknown }; output?: { steps?: ReadonlyArray<{ content?: StepContent }> } };
+
+/** The step a `finish` says an output step processor blocked (`stepResult.reason: 'tripwire'`), if any. */
+export function blockedStep(chunk: MastraChunk): BlockedStep | undefined {
+  if (chunk.type !== 'finish') return undefined;
+  const payload = chunk.payload as TrippedFinish;
+  if (payload.stepResult?.reason !== 'tripwire' || typeof payload.messageId !== 'string') return undefined;
+  const content = payload.output?.steps?.at(-1)?.content ?? [];
+  return { messageId: payload.messageId, text: textOf(content) };
+}
+
+/** The text parts of a step's content (or of a stored message's parts), joined. */
+export function textOf(parts: StepContent): string {
+  return parts.flatMap((p) => (p.type === 'text' && typeof p.text === 'string' ? [p.text] : [])).join('');
+}
+
+/**
+ * Retracts what a run showed and Mastra did not keep (a step a processor turned down or blocked):
+ * `MESSAGES_SNAPSHOT` with the thread as stored, just before the run's terminal event. AG-UI's
+ * reducer drops the messages a snapshot leaves out, so every client ends holding the history.
+ *
+ * @example
+ * if (translator.finished && translator.retracts) write(beforeTerminal(events, await history()));
+ */
+export function beforeTerminal(events: Event[], messages: Message[]): Event[] {
+  const at = events.findLastIndex((e) => e.type === EventType.RUN_FINISHED || e.type === EventType.RUN_ERROR);
+  const snapshot: Event = { type: EventType.MESSAGES_SNAPSHOT, messages };
+  return at < 0 ? [...events, snapshot] : [...events.slice(0, at), snapshot, ...events.slice(at)];
+}
