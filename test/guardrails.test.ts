@@ -1,7 +1,11 @@
 import type { BaseEvent, Message } from '@ag-ui/client';
 import { describe, expect, it, vi } from 'vitest';
 import { BridgeAgent, BridgeClient } from '../src/client/index.js';
+import { Agent } from '@mastra/core/agent';
+import type { ErrorProcessor } from '@mastra/core/processors';
+import { Memory } from '@mastra/memory';
 import { createGuardedAgent } from '../src/demo/guardrails.js';
+import { createScriptedModel } from '../src/demo/scripted-model.js';
 import { runInput, runStrict, uid, userMessage } from './support/agui.js';
 import { runAgentStrict } from './support/run.js';
 import { http, useTestBridge } from './support/server.js';
@@ -13,7 +17,19 @@ import { foldMessages, openSse, type AnyEvent } from './support/sse.js';
 // a processor discards after it streamed (a retried step, a blocked answer) is retracted with the
 // thread as stored, so every client ends holding the history.
 
-const b = useTestBridge({ delayMs: 0, agents: (storage) => ({ guarded: createGuardedAgent(storage) }) });
+/** An error processor that gives up on a failed model call (`abort`): Mastra 1.71 then ends the stream with no result. */
+const giveUpOnModelFailure: ErrorProcessor = {
+  id: 'give-up-on-model-failure',
+  processAPIError: ({ abort }) => abort('The model is unavailable', { metadata: { category: 'model' } }),
+};
+
+const b = useTestBridge({
+  delayMs: 0,
+  agents: (storage) => ({
+    guarded: createGuardedAgent(storage),
+    stops: new Agent({ id: 'stops', name: 'Stops', instructions: 'x', model: createScriptedModel({ delayMs: 0 }), memory: new Memory({ storage }), errorProcessors: [giveUpOnModelFailure] }),
+  }),
+});
 
 const ask = (content: string) =>
   runStrict(`${b.base}/run`, runInput({ threadId: uid('guarded'), messages: [userMessage(content)], forwardedProps: { resourceId: 'guard-user', agentId: 'guarded' } }));
@@ -47,6 +63,23 @@ describe('a guardrail that stops a run', () => {
     const history = await http(`${b.base}/threads/${threadId}/messages?resourceId=guard-user&agentId=guarded&format=agui`);
     expect(history.body.at(-1)).toEqual({ id: start?.messageId, role: 'assistant', content: 'Echo: say it' });
     expect(run.events.at(-1)?.type).toBe('RUN_FINISHED');
+  });
+
+  it('an error processor that reports a failed model call: its CUSTOM chunk, then RUN_ERROR MODEL_ERROR; history holds the question only, as the client does', async () => {
+    const threadId = uid('guarded');
+    const run = await runStrict(`${b.base}/run`, runInput({ threadId, messages: [userMessage('please fail')], forwardedProps: { resourceId: 'guard-user', agentId: 'guarded' } }));
+    expect(run.events.filter((e) => e.type === 'CUSTOM' || e.type === 'RUN_ERROR')).toEqual([
+      { type: 'CUSTOM', name: 'data-model-failure', value: { message: 'demo model failure' } },
+      { type: 'RUN_ERROR', message: 'demo model failure', code: 'MODEL_ERROR' },
+    ]);
+    expect(shown(await foldMessages(run.events as AnyEvent[]))).toEqual([]);
+    expect((await history(threadId)).map((m) => m.role)).toEqual(['user']);
+  });
+
+  it('an error processor that aborts: Mastra ends the stream without a result, and the run ends RUN_ERROR, never RUN_FINISHED', async () => {
+    const run = await runStrict(`${b.base}/run`, runInput({ threadId: uid('stops'), messages: [userMessage('please fail')], forwardedProps: { resourceId: 'guard-user', agentId: 'stops' } }));
+    expect(run.types).not.toContain('RUN_FINISHED');
+    expect(run.terminal).toEqual({ type: 'RUN_ERROR', message: expect.stringContaining('stopped before it finished'), code: 'RUN_FAILED' });
   });
 
   it('a run the guardrails let through finishes as usual', async () => {

@@ -1,6 +1,6 @@
 import { Agent } from '@mastra/core/agent';
 import type { MastraDBMessage } from '@mastra/core/memory';
-import type { InputProcessor, OutputProcessor } from '@mastra/core/processors';
+import type { ErrorProcessor, InputProcessor, OutputProcessor } from '@mastra/core/processors';
 import type { MastraStorage } from '@mastra/core/storage';
 import { Memory } from '@mastra/memory';
 import { createScriptedModel } from './scripted-model.js';
@@ -74,6 +74,17 @@ export const dropMildSwearing: OutputProcessor = {
 };
 
 /**
+ * An error processor that tells the client why the model call failed, with a custom data chunk
+ * (`data-model-failure { message }`), and lets the failure stand.
+ */
+export const reportModelFailure: ErrorProcessor = {
+  id: 'report-model-failure',
+  processAPIError: async ({ error, writer }) => {
+    await writer?.custom({ type: 'data-model-failure', data: { message: error instanceof Error ? error.message : String(error) } });
+  },
+};
+
+/**
  * The scripted model with memory behind the guardrails above: agent `guarded`, one retry allowed.
  *
  * @example
@@ -89,6 +100,7 @@ export function createGuardedAgent(storage: MastraStorage): Agent {
     memory: new Memory({ storage }),
     inputProcessors: [blockForbiddenInput],
     outputProcessors: [blockSecretAnswers, retryDrafts, stopClassifiedStream, dropMildSwearing],
+    errorProcessors: [reportModelFailure],
     maxProcessorRetries: 1,
   });
 }

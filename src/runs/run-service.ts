@@ -74,6 +74,8 @@ interface PipeContext {
   state?: StateEvents;
   /** The thread the run stores its answer in (none for a read-only run): what a retraction shows. */
   stored?: ThreadScope;
+  /** Whether the latest chunk read was a pause (the run's stream ends there, waiting for a human). */
+  lastWasPause?: boolean;
 }
 
 /** What `prepare` decided, for `stream`. */
@@ -314,7 +316,7 @@ export class RunService {
         }
       }
       if (!signal.aborted) await this.translate(capture.take(), context);
-      await write(signal.aborted ? translator.cancel() : translator.end());
+      await write(signal.aborted ? translator.cancel() : this.ending(context));
     } catch (error) {
       if (signal.aborted) await write(translator.cancel());
       else {
@@ -357,6 +359,7 @@ export class RunService {
     for await (const raw of output.fullStream) {
       if (signal.aborted) return;
       const chunk = raw as MastraChunk;
+      context.lastWasPause = isPause(chunk);
       if (queue && this.resumesLater(chunk, queue)) continue;
       this.expectFrontendCall(chunk, context);
       // What the step's tools returned reaches the translator before the step ends.
@@ -364,6 +367,16 @@ export class RunService {
       await this.translate(chunk, context);
       if (translator.finished) return;
     }
+  }
+
+  /**
+   * The run's end once its stream is read: a chunk ended it already, or it paused for a human (its
+   * interrupt ends it). A stream that simply stopped is a failure, never a success: Mastra 1.71
+   * closes it that way when an error processor aborts, and says nothing of why.
+   */
+  private ending({ translator, lastWasPause }: PipeContext): Event[] {
+    if (translator.finished || lastWasPause !== false) return translator.end();
+    return translator.fail('The run stopped before it finished: Mastra ended its stream without a result', 'RUN_FAILED');
   }
 
   /** Translates one chunk into the sink; waits only when the sink asks to. */
