@@ -284,10 +284,10 @@ async function streamOnce(agent: Agent, prefix: string, input: string, extra: Re
   return collect(output.fullStream as AsyncIterable<unknown>);
 }
 
-/** `delete notes.txt` on a fresh thread, up to the approval request. */
-async function requestApproval(agent: Agent, prefix: string) {
+/** `delete notes.txt` (or `input`) on a fresh thread, up to the approval request. */
+async function requestApproval(agent: Agent, prefix: string, input = 'delete notes.txt') {
   const thread = newThread(prefix);
-  const output = await agent.stream('delete notes.txt', { memory: memoryFor(thread) });
+  const output = await agent.stream(input, { memory: memoryFor(thread) });
   const chunks = await collect(output.fullStream as AsyncIterable<unknown>);
   const last = chunks.at(-1);
   if (last?.type !== 'tool-call-approval') throw new Error(`expected to end with tool-call-approval: ${typeSequence(chunks)}`);
@@ -317,6 +317,39 @@ const SCENARIOS: Scenario[] = [
     description: "agent.stream('research Atlantis'): the researcher sub-agent's model fails; the delegation ends with a tool-error, and the agent answers on.",
     source: 'stream',
     run: ({ agent }) => streamOnce(agent, 'subagent-error', 'research Atlantis'),
+  },
+  {
+    name: 'subagent-tool',
+    description: "agent.stream('research the weather in Oslo'): the researcher sub-agent calls get_weather and reports its result; its tool call and result arrive relayed as tool-output chunks of the delegation.",
+    source: 'stream',
+    run: ({ agent }) => streamOnce(agent, 'subagent-tool', 'research the weather in Oslo'),
+  },
+  {
+    name: 'subagent-reasoning',
+    description: "agent.stream('research tides, think it through'): the researcher sub-agent reasons, then answers; its reasoning arrives relayed as tool-output chunks.",
+    source: 'stream',
+    run: ({ agent }) => streamOnce(agent, 'subagent-reasoning', 'research tides, think it through'),
+  },
+  {
+    name: 'subagent-approval',
+    description: "agent.stream('research and delete old-notes.txt'): the researcher sub-agent calls delete_file, which needs approval.",
+    source: 'stream',
+    run: async ({ agent }) => {
+      const run = await requestApproval(agent, 'subagent-approval', 'research and delete old-notes.txt');
+      approvalRuns.set('subagent', run);
+      return run.chunks;
+    },
+  },
+  {
+    name: 'subagent-approval-approved',
+    description:
+      "Continuation of subagent-approval: agent.approveToolCall({ runId, memory }).fullStream: the sub-agent's call runs and the sub-agent answers (relayed), then the delegation's result and the agent's answer.",
+    source: 'stream',
+    run: async ({ agent }) => {
+      const run = approvalRuns.get('subagent') ?? (await requestApproval(agent, 'subagent-approval', 'research and delete old-notes.txt'));
+      const output = await agent.approveToolCall({ runId: run.runId, memory: memoryFor(run.thread) });
+      return collect(output.fullStream as AsyncIterable<unknown>);
+    },
   },
   {
     name: 'tripwire-input',

@@ -256,6 +256,20 @@ describe.skipIf(!hasChromium)(`the demo page in chromium${hasChromium ? '' : ` (
     expect(order.slice(-3)).toEqual(['tool', 'assistant subagent', 'assistant']);
   });
 
+  it('nests a sub-agent’s own tool call, and its approval: the card names the sub-agent’s tool, approving resumes it', async () => {
+    const { page } = await openPage();
+    await send(page, 'research and delete old-notes.txt');
+    await page.waitForSelector('#approvals .approval');
+    expect(await page.textContent('#approvals .approval code')).toBe('delete_file({"path":"old-notes.txt"})');
+    await page.click('#approvals .approval button:has-text("Approve")');
+    await waitForBubble(page, 'assistant', 'Summary: Deleted as requested', 'prefix');
+    await idle(page);
+    const nested = await page.$$eval('#transcript .item.subagent', (nodes) => nodes.map((n) => n.className.split(' ').slice(1).join(' ')));
+    expect(nested).toEqual(['tool subagent', 'assistant subagent']);
+    expect(await page.textContent('#transcript .item.tool.subagent .result')).toContain('"deleted": "old-notes.txt"');
+    expect(await page.$$('#approvals .approval')).toHaveLength(0);
+  });
+
   it('after a reload, reopens with ?lastEventId= from sessionStorage: the same transcript, nothing twice', async () => {
     const { page, threadId } = await openPage();
     await send(page, 'first before reload');

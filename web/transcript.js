@@ -41,7 +41,7 @@ function resultStatus(content) {
  * @param {Map<string, string>} results tool message content by tool call id
  * @param {Map<string, string>} approvals `waiting`, `approved` or `declined` by tool call id (calls with no result yet)
  */
-function itemsOf(m, results, approvals, subagents) {
+function itemsOf(m, results, approvals) {
   switch (m.role) {
     case 'user':
       return [{ id: m.id, kind: 'user', text: textOf(m.content), attributes: m.metadata?.attributes }];
@@ -55,9 +55,7 @@ function itemsOf(m, results, approvals, subagents) {
         result: results.get(call.id),
         status: results.has(call.id) ? resultStatus(results.get(call.id)) : (approvals.get(call.id) ?? 'calling'),
       }));
-      // A sub-agent's answer (AG-UI's `subagentRunId`) shows under the call that delegated to it.
-      const by = m.subagentRunId === undefined ? undefined : (subagents.get(m.subagentRunId) ?? 'Sub-agent');
-      return [...(text ? [{ id: m.id, kind: 'assistant', text, ...(by && { subagent: by }) }] : []), ...calls];
+      return [...(text ? [{ id: m.id, kind: 'assistant', text }] : []), ...calls];
     }
     case 'reasoning':
       return [{ id: m.id, kind: 'reasoning', text: textOf(m.content) }];
@@ -83,7 +81,10 @@ function itemsOfView({ messages, notices, streaming, approvals }) {
   for (const { id, after, tone, text } of notices) noticesAfter.set(after, [...(noticesAfter.get(after) ?? []), { id, kind: 'notice', tone, text }]);
   const items = [];
   for (const m of messages) {
-    items.push(...itemsOf(m, results, approvals, subagents), ...(noticesAfter.get(m.id) ?? []));
+    // A sub-agent's work (AG-UI's `subagentRunId`: its reasoning, calls and answer) shows under the call that delegated to it.
+    const by = m.subagentRunId === undefined ? undefined : (subagents.get(m.subagentRunId) ?? 'Sub-agent');
+    const own = itemsOf(m, results, approvals);
+    items.push(...(by ? own.map((item) => ({ ...item, subagent: by })) : own), ...(noticesAfter.get(m.id) ?? []));
     noticesAfter.delete(m.id);
   }
   for (const rest of noticesAfter.values()) items.push(...rest);

@@ -50,5 +50,6 @@ function createResearcher(options: DemoAgentOptions): Agent {
     description: 'Looks a topic up and reports its findings.',
     instructions: 'Research the topic you are given and report your findings.',
     model: options.model ?? createScriptedModel({ delayMs: options.delayMs, persona: 'researcher' }),
+    tools: { get_weather: getWeather, delete_file: deleteFile },
   });
 }

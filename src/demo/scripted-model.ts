@@ -50,7 +50,7 @@ export function createScriptedModel(options: ScriptedModelOptions = {}): MastraL
       const call = callOptions as unknown as CallOptions;
       options.onCall?.({ lastRole: call.prompt.at(-1)?.role, input: latestInput(call.prompt) });
       const callId = `call-${randomUUID().slice(0, 8)}`;
-      const parts = options.persona === 'researcher' ? findings(callId, topicOf(latestInput(call.prompt))) : script(call, callId);
+      const parts = options.persona === 'researcher' ? researcherScript(call, callId) : script(call, callId);
       return { stream: toStream(parts, delayMs, call.abortSignal), request: { body: '{}' }, response: { headers: {} } };
     },
   });
@@ -72,7 +72,10 @@ export function script(call: CallOptions, callId: string): StreamPart[] {
   if (call.responseFormat?.type === 'json' && call.responseFormat.schema) {
     return text(callId, JSON.stringify(sampleFromSchema(call.responseFormat.schema, input)), 'json');
   }
-  if (lower.includes('think')) return reasoningThenText(callId, input);
+  if (/\bresearch\s+\S/i.test(input) && call.tools?.some((t) => t.name === RESEARCHER_TOOL)) {
+    return toolCall(callId, RESEARCHER_TOOL, { prompt: `research ${topicOf(input)}` });
+  }
+  if (lower.includes('think')) return reasoningThenText(callId, `Here is my answer to: ${input}`);
   if (lower.includes('weather')) return toolCall(callId, 'get_weather', { city: cityIn(input) });
   if (lower.includes('delete')) return toolCall(callId, 'delete_file', { path: pathIn(input) });
   if (lower.includes('slow')) return toolCall(callId, 'slow_task', { label: input.slice(0, 60) });
@@ -82,9 +85,6 @@ export function script(call: CallOptions, callId: string): StreamPart[] {
   if (fact !== undefined && call.tools?.some((t) => t.name === WORKING_MEMORY_TOOL)) {
     // Schema-based working memory replaces arrays whole: the stored facts, then the new one.
     return toolCall(callId, WORKING_MEMORY_TOOL, { memory: { facts: [...storedFacts(call.prompt), fact] } });
-  }
-  if (/\bresearch\s+\S/i.test(input) && call.tools?.some((t) => t.name === RESEARCHER_TOOL)) {
-    return toolCall(callId, RESEARCHER_TOOL, { prompt: `research ${topicOf(input)}` });
   }
   return text(callId, `Echo: ${input}`);
 }
@@ -123,10 +123,21 @@ function topicOf(input: string): string {
   return (match ? match[1] : input).trim().replace(/[.!?]$/, '');
 }
 
-/** The researcher sub-agent's answer; it finds nothing on Atlantis (a failing sub-agent). */
-function findings(callId: string, topic: string): StreamPart[] {
+/**
+ * The researcher sub-agent's script: it reports on tool results as the demo agent does; on a topic
+ * naming `weather` or `delete` it calls that tool first (`delete_file` needs approval), on one naming
+ * `think` it reasons first; it finds nothing on Atlantis (a failing sub-agent).
+ */
+function researcherScript(call: CallOptions, callId: string): StreamPart[] {
+  const last = call.prompt.at(-1);
+  const topic = topicOf(latestInput(call.prompt));
+  if (last?.role === 'tool') return answerToolResults(last, callId, topic);
   if (/atlantis/i.test(topic)) throw new Error(`no sources on ${topic}`);
-  return text(callId, `Findings on ${topic}: three sources agree, and none disagrees.`);
+  const has = (name: string) => call.tools?.some((t) => t.name === name) === true;
+  if (/weather/i.test(topic) && has('get_weather')) return toolCall(callId, 'get_weather', { city: cityIn(topic) });
+  if (/delete/i.test(topic) && has('delete_file')) return toolCall(callId, 'delete_file', { path: pathIn(topic) });
+  const findings = `Findings on ${topic}: three sources agree, and none disagrees.`;
+  return /think/i.test(topic) ? reasoningThenText(callId, findings) : text(callId, findings);
 }
 
 /** `remember <fact>`: the rest of the input, trimmed, case kept, a final `.` or `!` dropped. */
@@ -225,9 +236,9 @@ function text(callId: string, value: string, id = 'text'): StreamPart[] {
   ];
 }
 
-function reasoningThenText(callId: string, input: string): StreamPart[] {
+function reasoningThenText(callId: string, answerText: string): StreamPart[] {
   const reasoningId = `${callId}-reasoning`;
-  const [, ...answer] = text(callId, `Here is my answer to: ${input}`);
+  const [, ...answer] = text(callId, answerText);
   return [
     ...HEAD,
     { type: 'reasoning-start', id: reasoningId },

@@ -9,6 +9,9 @@ import { quietLogger, testRedis } from '../../test/support/redis.js';
 import { REDIS_URL } from '../../test/support/services.js';
 import { connectRedis } from './connection.js';
 
+/** How long a change may take to cross Redis while the whole suite loads the machine (vitest's default is 1 s). */
+const SETTLES = { timeout: 5_000 };
+
 // Two `RedisEventLogs` on connections of their own stand for two bridge processes on one Redis.
 
 const redis = testRedis('event-log');
@@ -54,10 +57,10 @@ describe('RedisEventLogs: one log per thread shared by processes', () => {
     const second = await follow(b, key);
     const before = Date.now() * 1000;
     first.log.append(run('r1', 'hello'));
-    await vi.waitFor(() => expect(second.seen).toHaveLength(5));
+    await vi.waitFor(() => expect(second.seen).toHaveLength(5), SETTLES);
     second.log.append(run('r2', 'again'));
-    await vi.waitFor(() => expect(first.seen).toHaveLength(10));
-    await vi.waitFor(() => expect(second.seen).toHaveLength(10));
+    await vi.waitFor(() => expect(first.seen).toHaveLength(10), SETTLES);
+    await vi.waitFor(() => expect(second.seen).toHaveLength(10), SETTLES);
     expect(first.seen).toEqual(second.seen);
     expect(first.seen.map((e) => e.event)).toEqual([...run('r1', 'hello'), ...run('r2', 'again')]);
     const ids = first.seen.map((e) => e.id);
@@ -73,7 +76,7 @@ describe('RedisEventLogs: one log per thread shared by processes', () => {
     const writer = await follow(a, key);
     writer.log.append(run('r1', 'one'));
     writer.log.append(run('r2', 'two'));
-    await vi.waitFor(() => expect(writer.seen).toHaveLength(10));
+    await vi.waitFor(() => expect(writer.seen).toHaveLength(10), SETTLES);
     const late = await follow(b, key);
     expect(late.log.baseId).toBe(writer.seen[9].id);
     expect(late.log.since(writer.seen[3].id)).toBeUndefined();
@@ -89,7 +92,7 @@ describe('RedisEventLogs: one log per thread shared by processes', () => {
     const writer = await follow(a, key);
     writer.log.append(run('r1', 'done'));
     writer.log.append(run('r2', 'open').slice(0, 3));
-    await vi.waitFor(() => expect(writer.seen).toHaveLength(8));
+    await vi.waitFor(() => expect(writer.seen).toHaveLength(8), SETTLES);
     const joiner = await follow(b, key);
     expect(joiner.seen.map((e) => e.event.type)).toEqual([EventType.RUN_STARTED, EventType.TEXT_MESSAGE_START, EventType.TEXT_MESSAGE_CONTENT]);
     expect(joiner.seen[0].id).toBe(writer.seen[5].id);
@@ -103,18 +106,18 @@ describe('RedisEventLogs: one log per thread shared by processes', () => {
     const first = await follow(b, key);
     const second = await follow(b, key);
     writer.log.append(run('r1', 'cut').slice(0, 3));
-    await vi.waitFor(() => expect(second.seen).toHaveLength(3));
+    await vi.waitFor(() => expect(second.seen).toHaveLength(3), SETTLES);
     const closing: Event[] = [
       { type: EventType.TEXT_MESSAGE_END, messageId: 'r1-m' },
       { type: EventType.RUN_ERROR, message: 'lost', code: 'UNAVAILABLE' },
     ];
     first.log.settle!('mastra-r1', closing);
     second.log.settle!('mastra-r1', closing);
-    await vi.waitFor(() => expect(writer.seen).toHaveLength(5));
+    await vi.waitFor(() => expect(writer.seen).toHaveLength(5), SETTLES);
     // The process thought lost comes back and goes on with the run: too late, the run is closed.
     writer.log.append(run('r1', 'cut').slice(3));
     writer.log.append(run('r2', 'next'));
-    await vi.waitFor(() => expect(writer.seen).toHaveLength(10));
+    await vi.waitFor(() => expect(writer.seen).toHaveLength(10), SETTLES);
     expect(writer.seen.map((e) => e.event)).toEqual([...run('r1', 'cut').slice(0, 3), ...closing, ...run('r2', 'next')]);
     expect(first.seen).toEqual(writer.seen);
     for (const log of [writer, first, second]) log.log.close();
@@ -129,7 +132,7 @@ describe('RedisEventLogs: one log per thread shared by processes', () => {
       const writer = await follow(a, key);
       const cut = await follow(new RedisEventLogs(connection, config, new LocalThreadRuns(), options), key);
       writer.log.append(run('r1', 'cut').slice(0, 3));
-      await vi.waitFor(() => expect(cut.seen).toHaveLength(3));
+      await vi.waitFor(() => expect(cut.seen).toHaveLength(3), SETTLES);
       await test({ writer, cut, proxy });
       writer.log.close();
       cut.log.close();
@@ -152,7 +155,7 @@ describe('RedisEventLogs: one log per thread shared by processes', () => {
       proxy.mode('refuse');
       // The rest of the run, then nothing: the last batch is published while `cut` is not subscribed.
       writer.log.append(run('r1', 'cut').slice(3));
-      await vi.waitFor(() => expect(writer.seen).toHaveLength(5));
+      await vi.waitFor(() => expect(writer.seen).toHaveLength(5), SETTLES);
       proxy.mode('forward');
       await vi.waitFor(() => expect(cut.seen).toEqual(writer.seen), { timeout: 10_000, interval: 100 });
     }));
@@ -169,20 +172,20 @@ describe('RedisEventLogs: one log per thread shared by processes', () => {
     const follower = await follow(b, key);
     follower.log.setFollowed!(true);
     // A follower comes while no run of A streams: nothing to write yet.
-    await vi.waitFor(async () => expect(await a.followedElsewhere!(key)).toBe(true));
+    await vi.waitFor(async () => expect(await a.followedElsewhere!(key)).toBe(true), SETTLES);
     expect(await b.followedElsewhere!(key)).toBe(false); // its own mark does not count
     await published(runsOfA, key, 'run-registered', 'r1');
-    await vi.waitFor(() => expect(needA).toEqual([key]));
+    await vi.waitFor(() => expect(needA).toEqual([key]), SETTLES);
     // A second thread: the run comes first, the follower during it.
     const other = `agent\0alice\0thread-${randomUUID()}`;
     await published(runsOfA, other, 'run-registered', 'r2');
     const late = await follow(b, other);
     late.log.setFollowed!(true);
-    await vi.waitFor(() => expect(needA).toEqual([key, other]));
+    await vi.waitFor(() => expect(needA).toEqual([key, other]), SETTLES);
     expect(needB).toEqual([]);
     // Unfollowed (the feed kept for others only, or closed): it no longer counts.
     follower.log.setFollowed!(false);
-    await vi.waitFor(async () => expect(await a.followedElsewhere!(key)).toBe(false));
+    await vi.waitFor(async () => expect(await a.followedElsewhere!(key)).toBe(false), SETTLES);
     late.log.close();
     expect(await a.followedElsewhere!(other)).toBe(false);
     follower.log.close();
@@ -193,7 +196,7 @@ describe('RedisEventLogs: one log per thread shared by processes', () => {
     const connection = await redis.connect();
     const follower = await follow(new RedisEventLogs(connection, config, new LocalThreadRuns(), options), key);
     follower.log.setFollowed!(true);
-    await vi.waitFor(async () => expect(await a.followedElsewhere!(key)).toBe(true));
+    await vi.waitFor(async () => expect(await a.followedElsewhere!(key)).toBe(true), SETTLES);
     // As if its process died: its connection gone, no renewal, no unmark.
     await connection.close();
     await vi.waitFor(async () => expect(await a.followedElsewhere!(key)).toBe(false), { timeout: 3000, interval: 50 });

@@ -8,7 +8,7 @@ import { AgentProvider } from '../agents/agent-provider.js';
 import { conflict, notFound } from '../errors.js';
 import { TOKENS } from '../tokens.js';
 import type { ThreadLocks } from './thread-locks.js';
-import { toAguiMessages, toThreadMessage, type HistoryContext, type StoredBackgroundTask, type ThreadMessage, type ToolMessageIds } from '../translate/history.js';
+import { subagentThreads, toAguiMessages, toThreadMessage, type HistoryContext, type StoredBackgroundTask, type ThreadMessage, type ToolMessageIds } from '../translate/history.js';
 import { textOf, type BlockedStep } from '../translate/retraction.js';
 
 /**
@@ -164,7 +164,15 @@ export class ThreadStore {
     const { memory, thread } = await this.load(scope);
     const tasks = include.backgroundTasks ? this.backgroundTasks(scope) : Promise.resolve([]);
     const [stored, backgroundTasks] = await Promise.all([this.recall(memory, scope, page), tasks]);
-    return { stored, context: { toolMessageIds: toolMessageIdsOf(thread), backgroundTasks } };
+    const subagents = await this.subagents(memory, stored);
+    return { stored, context: { toolMessageIds: toolMessageIdsOf(thread), backgroundTasks, ...(subagents.size > 0 && { subagents }) } };
+  }
+
+  /** What the sub-agents the rows delegated to stored in their own threads (Mastra keeps them in the supervisor's memory). */
+  private async subagents(memory: MastraMemory, stored: MastraDBMessage[]): Promise<Map<string, MastraDBMessage[]>> {
+    const threads = [...subagentThreads(stored)];
+    const rows = await Promise.all(threads.map(([, thread]) => this.recall(memory, thread, {})));
+    return new Map(threads.flatMap(([toolCallId], i) => (rows[i].length > 0 ? [[toolCallId, rows[i]]] : [])));
   }
 
   /**

@@ -3,7 +3,7 @@ import type { Message } from '@ag-ui/core';
 import { MessageSchema } from '@ag-ui/core/schemas';
 import type { MastraDBMessage } from '@mastra/core/agent/message-list';
 import { describe, expect, it } from 'vitest';
-import { appendPosition, toAguiMessages, toThreadMessage } from './history.js';
+import { appendPosition, subagentThreads, toAguiMessages, toThreadMessage } from './history.js';
 import { MessageNumbering } from './ids.js';
 import { selectNewMessages, toMastraMessages } from './messages.js';
 
@@ -275,5 +275,58 @@ describe('appendPosition', () => {
       texts: 1,
       reasonings: 0,
     });
+  });
+});
+
+describe('a delegation to a sub-agent', () => {
+  const delegation = (result: unknown) =>
+    row({
+      id: 'a1',
+      role: 'assistant',
+      parts: [{ type: 'tool-invocation', toolInvocation: { state: 'result', toolCallId: 'd1', toolName: 'agent-researcher', args: { prompt: 'research rain' }, result } }],
+    });
+  const result = {
+    text: 'It rains.',
+    subAgentThreadId: 'sub-t',
+    subAgentResourceId: 'u-researcher',
+    subAgentToolResults: [{ toolCallId: 'c1', toolName: 'get_weather', args: { city: 'Oslo' }, result: { rain: true } }],
+  };
+  const sub = 'subagent-d1';
+
+  it('names the sub-agent threads its delegations stored', () => {
+    expect([...subagentThreads([delegation(result)])]).toEqual([['d1', { threadId: 'sub-t', resourceId: 'u-researcher' }]]);
+  });
+
+  it('from the sub-agent’s own thread: its reasoning, the message carrying its calls with their results after it, its answer, after the delegation’s result', () => {
+    const subRows = [
+      row({ id: 's0', role: 'user', parts: [{ type: 'text', text: 'research rain' }] }),
+      row({
+        id: 's1',
+        role: 'assistant',
+        parts: [
+          { type: 'reasoning', reasoning: 'Hmm.', details: [] },
+          { type: 'tool-invocation', toolInvocation: { state: 'result', toolCallId: 'c1', toolName: 'get_weather', args: { city: 'Oslo' }, result: { rain: true } } },
+          { type: 'step-start' },
+          { type: 'text', text: 'It rains.' },
+        ],
+      }),
+    ];
+    const out = toAguiMessages([delegation(result)], { subagents: new Map([['d1', subRows]]) });
+    expect(out.slice(1)).toEqual([
+      { id: 'tool-result-d1', role: 'tool', toolCallId: 'd1', content: JSON.stringify(result) },
+      { id: `${sub}-reasoning`, role: 'reasoning', content: 'Hmm.', subagentRunId: sub },
+      { id: `${sub}-calls`, role: 'assistant', toolCalls: [{ id: 'c1', type: 'function', function: { name: 'get_weather', arguments: '{"city":"Oslo"}' } }], subagentRunId: sub },
+      { id: 'tool-result-c1', role: 'tool', toolCallId: 'c1', content: '{"rain":true}', subagentRunId: sub },
+      { id: `${sub}-text`, role: 'assistant', content: 'It rains.', subagentRunId: sub },
+    ]);
+  });
+
+  it('without the sub-agent’s thread: its calls and answer from what the delegation’s result keeps', () => {
+    const out = toAguiMessages([delegation(result)]);
+    expect(out.slice(2).map((m) => [m.id, m.role])).toEqual([
+      [`${sub}-calls`, 'assistant'],
+      ['tool-result-c1', 'tool'],
+      [`${sub}-text`, 'assistant'],
+    ]);
   });
 });

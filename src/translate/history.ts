@@ -12,8 +12,8 @@
  */
 import type { ContentPart, Message, PartSource, ToolCall } from '@ag-ui/core';
 import type { MastraDBMessage } from '@mastra/core/agent/message-list';
-import { delegationText } from './delegations.js';
-import { backgroundTaskId, MessageNumbering, subagentRunId, subagentTextId, toolResultMessageId, type MessagePosition } from './ids.js';
+import { delegatedAgent } from './delegations.js';
+import { backgroundTaskId, MessageNumbering, subagentCallsId, subagentReasoningId, subagentRunId, subagentTextId, toolResultMessageId, type MessagePosition } from './ids.js';
 import { declinedContent, errorMessage, toolErrorContent, toolResultContent } from './values.js';
 
 type StoredPart = MastraDBMessage['content']['parts'][number];
@@ -44,6 +44,29 @@ export interface HistoryContext {
   toolMessageIds?: ToolMessageIds;
   /** The thread's background tasks: the live stream showed each as an `activity` message. */
   backgroundTasks?: readonly StoredBackgroundTask[];
+  /**
+   * What each sub-agent the thread delegated to stored of its work (its own thread's rows, by the
+   * delegation's tool call id): the live stream showed its reasoning, calls and answer.
+   */
+  subagents?: ReadonlyMap<string, MastraDBMessage[]>;
+}
+
+/**
+ * The sub-agent threads the stored rows' delegations name (`{ subAgentThreadId, subAgentResourceId }`
+ * in the result), by the delegation's tool call id: what the caller loads for `HistoryContext.subagents`.
+ */
+export function subagentThreads(stored: MastraDBMessage[]): Map<string, { threadId: string; resourceId: string }> {
+  const threads = new Map<string, { threadId: string; resourceId: string }>();
+  for (const row of stored) {
+    for (const part of row.role === 'assistant' ? row.content.parts : []) {
+      if (part.type !== 'tool-invocation' || delegatedAgent(part.toolInvocation.toolName) === undefined) continue;
+      const result = (part.toolInvocation as { result?: { subAgentThreadId?: unknown; subAgentResourceId?: unknown } }).result;
+      if (typeof result?.subAgentThreadId === 'string' && typeof result.subAgentResourceId === 'string') {
+        threads.set(part.toolInvocation.toolCallId, { threadId: result.subAgentThreadId, resourceId: result.subAgentResourceId });
+      }
+    }
+  }
+  return threads;
 }
 
 /**
@@ -67,7 +90,7 @@ export interface HistoryContext {
  */
 export function toAguiMessages(stored: MastraDBMessage[], context: HistoryContext = {}): Message[] {
   const tasks = new Map((context.backgroundTasks ?? []).map((task) => [task.toolCallId, task]));
-  const extras: RowContext = { toolMessageIds: context.toolMessageIds ?? {}, tasks };
+  const extras: RowContext = { toolMessageIds: context.toolMessageIds ?? {}, tasks, subagents: context.subagents ?? new Map() };
   const ids = new Set<string>();
   const unique = (id: string): string => {
     let candidate = id;
@@ -92,7 +115,7 @@ export function appendPosition(stored: MastraDBMessage): MessagePosition {
   return numbering.position();
 }
 
-type RowContext = { toolMessageIds: ToolMessageIds; tasks: ReadonlyMap<string, StoredBackgroundTask> };
+type RowContext = { toolMessageIds: ToolMessageIds; tasks: ReadonlyMap<string, StoredBackgroundTask>; subagents: ReadonlyMap<string, MastraDBMessage[]> };
 
 function rowToAgui(row: MastraDBMessage, context: RowContext): Message[] {
   switch (row.role) {
@@ -187,19 +210,54 @@ function addToolCall(segment: Segment, parentId: string, invocation: ToolInvocat
   const task = context.tasks.get(invocation.toolCallId);
   const result = task ? backgroundResult(invocation, task) : toolResultMessage(invocation, context.toolMessageIds[invocation.toolCallId]);
   if (result) segment.results.push(result);
-  const answer = subagentAnswer(invocation);
-  if (answer) segment.results.push(answer);
+  if (delegatedAgent(invocation.toolName) !== undefined) segment.results.push(...subagentMessages(invocation, context.subagents.get(invocation.toolCallId)));
   if (task) segment.activities.push(backgroundActivity(task));
 }
 
 /**
- * A delegation's sub-agent answer, right after the delegation's tool message: where the live
- * stream's reducer put it (its message opened before the result came), with the same ids.
+ * A delegation's sub-agent, right after the delegation's tool message (where the live stream's
+ * reducer put its messages: they opened before the result came), with the live ids: its reasoning
+ * messages, the message carrying its calls (their tool messages after it) and its answer, in the
+ * order they first appeared. Read from the sub-agent's own stored thread (`rows`); without one,
+ * from what the delegation's result keeps (its calls' results and its answer; no reasoning).
  */
-function subagentAnswer(invocation: ToolInvocation): Message | undefined {
-  const text = invocation.state === 'result' && !invocation.isError ? delegationText(invocation.toolName, invocation.result) : undefined;
-  if (text === undefined) return undefined;
-  return { id: subagentTextId(invocation.toolCallId), role: 'assistant', content: text, subagentRunId: subagentRunId(invocation.toolCallId) };
+function subagentMessages(invocation: ToolInvocation, rows: MastraDBMessage[] | undefined): Message[] {
+  const { toolCallId } = invocation;
+  const subagent = subagentRunId(toolCallId);
+  const messages: Message[] = [];
+  // By call id: a sub-agent that paused for an approval stores its call again when it resumes.
+  const results = new Map<string, Message>();
+  let answer: (Message & { role: 'assistant' }) | undefined;
+  let calls: (Message & { role: 'assistant'; toolCalls: ToolCall[] }) | undefined;
+  let reasonings = 0;
+  for (const part of rows ? rows.flatMap((row) => (row.role === 'assistant' ? row.content.parts : [])) : delegationParts(invocation)) {
+    if (part.type === 'text' && part.text) {
+      if (!answer) messages.push((answer = { id: subagentTextId(toolCallId), role: 'assistant', content: '', subagentRunId: subagent }));
+      answer.content += part.text;
+    } else if (part.type === 'reasoning' && reasoningText(part)) {
+      messages.push({ id: subagentReasoningId(toolCallId, ++reasonings), role: 'reasoning', content: reasoningText(part), subagentRunId: subagent });
+    } else if (part.type === 'tool-invocation') {
+      if (!calls) messages.push((calls = { id: subagentCallsId(toolCallId), role: 'assistant', toolCalls: [], subagentRunId: subagent }));
+      const inner = part.toolInvocation;
+      if (!calls.toolCalls.some((call) => call.id === inner.toolCallId)) {
+        calls.toolCalls.push({ id: inner.toolCallId, type: 'function', function: { name: inner.toolName, arguments: stringifyArgs(inner.args) } });
+      }
+      const result = toolResultMessage(inner, undefined);
+      if (result) results.set(inner.toolCallId, { ...result, subagentRunId: subagent });
+    }
+  }
+  const at = calls ? messages.indexOf(calls) + 1 : messages.length;
+  return [...messages.slice(0, at), ...results.values(), ...messages.slice(at)];
+}
+
+/** What a finished delegation's result keeps of its sub-agent's work, as stored parts: its calls with their results, then its answer. */
+function delegationParts(invocation: ToolInvocation): StoredPart[] {
+  if (invocation.state !== 'result' || invocation.isError) return [];
+  const result = (invocation.result ?? {}) as { text?: unknown; subAgentToolResults?: Array<{ toolCallId: string; toolName: string; args?: unknown; result?: unknown }> };
+  const calls = (result.subAgentToolResults ?? []).map(
+    ({ toolCallId, toolName, args, result: value }): StoredPart => ({ type: 'tool-invocation', toolInvocation: { state: 'result', toolCallId, toolName, args, result: value } }),
+  );
+  return typeof result.text === 'string' && result.text ? [...calls, { type: 'text', text: result.text }] : calls;
 }
 
 /** The segment's messages, its tool messages right after the message carrying the calls, then its activities. */

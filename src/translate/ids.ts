@@ -106,8 +106,12 @@ export function backgroundTaskId(taskId: string): string {
 
 /**
  * A delegation to a sub-agent (its tool call `agent-<name>`): the `subagentRunId` of its events,
- * and the id of the sub-agent's answer, both made from the call's id so that history, which has
- * only the call and its result, names them as the live stream did.
+ * and the ids of the sub-agent's messages (its answer, the message carrying its tool calls, its
+ * n-th reasoning), all made from the call's id, so that history names them as the live stream did.
+ *
+ * @example
+ * subagentRunId('call-1');          // 'subagent-call-1'
+ * subagentReasoningId('call-1', 2); // 'subagent-call-1-reasoning-2'
  */
 export function subagentRunId(toolCallId: string): string {
   return `subagent-${toolCallId}`;
@@ -115,4 +119,12 @@ export function subagentRunId(toolCallId: string): string {
 
 export function subagentTextId(toolCallId: string): string {
   return `subagent-${toolCallId}-text`;
+}
+
+export function subagentCallsId(toolCallId: string): string {
+  return `subagent-${toolCallId}-calls`;
+}
+
+export function subagentReasoningId(toolCallId: string, n: number): string {
+  return n === 1 ? `subagent-${toolCallId}-reasoning` : `subagent-${toolCallId}-reasoning-${n}`;
 }

@@ -339,6 +339,63 @@ describe('RunTranslator: stream scenarios', () => {
     expect(inside.flatMap((e) => (e.type === EventType.TEXT_MESSAGE_CONTENT ? [e.delta] : [])).join('')).toBe(answer);
   });
 
+  it('subagent-tool: the sub-agent’s call and result carry its subagentRunId, on the message `subagent-<call>-calls`, inside its segment', async () => {
+    const { chunks } = fixture('subagent-tool');
+    const events = translate(chunks);
+    await expectValidRun(events);
+    const delegation = firstChunk(chunks, 'tool-call').payload;
+    const subagent = `subagent-${delegation.toolCallId}`;
+    const inner = events.filter((e) => 'subagentRunId' in e && e.type.startsWith('TOOL_CALL_'));
+    expect(inner.map((e) => e.type)).toEqual([EventType.TOOL_CALL_START, EventType.TOOL_CALL_ARGS, EventType.TOOL_CALL_END, EventType.TOOL_CALL_RESULT]);
+    expect(inner.every((e) => (e as { subagentRunId?: string }).subagentRunId === subagent)).toBe(true);
+    expect(inner[0]).toMatchObject({ toolCallName: 'get_weather', parentMessageId: `${subagent}-calls` });
+    expect(inner[1]).toMatchObject({ delta: '{"city":"Oslo"}' });
+    expect(indexOf(events, (e) => e === inner[3])).toBeLessThan(indexOf(events, (e) => e.type === EventType.SUBAGENT_FINISHED));
+  });
+
+  it('subagent-reasoning: the sub-agent’s reasoning is a reasoning message of its own, `subagent-<call>-reasoning`', async () => {
+    const { chunks } = fixture('subagent-reasoning');
+    const events = translate(chunks);
+    await expectValidRun(events);
+    const subagent = `subagent-${firstChunk(chunks, 'tool-call').payload.toolCallId}`;
+    const reasoning = events.filter((e) => e.type.startsWith('REASONING_'));
+    expect(reasoning.map((e) => e.type)).toEqual([
+      EventType.REASONING_START,
+      EventType.REASONING_MESSAGE_START,
+      ...reasoning.slice(2, -2).map(() => EventType.REASONING_MESSAGE_CONTENT),
+      EventType.REASONING_MESSAGE_END,
+      EventType.REASONING_END,
+    ]);
+    expect(reasoning.every((e) => (e as { subagentRunId?: string; messageId?: string }).subagentRunId === subagent && (e as { messageId?: string }).messageId === `${subagent}-reasoning`)).toBe(true);
+  });
+
+  it('subagent-approval: the sub-agent’s call that waits is the run’s interrupt (with its subagentRunId), not a call; the segment ends suspended', async () => {
+    const { chunks } = fixture('subagent-approval');
+    const events = translate(chunks);
+    await expectValidRun(events);
+    const delegation = firstChunk(chunks, 'tool-call').payload.toolCallId;
+    const subagent = `subagent-${delegation}`;
+    expect(events.filter((e) => e.type === EventType.TOOL_CALL_START).map((e) => (e as { toolCallName: string }).toolCallName)).toEqual(['agent-researcher']);
+    const finished = terminal(events) as EventOf<EventType.RUN_FINISHED>;
+    const interrupt = finished.outcome?.type === 'interrupt' ? finished.outcome.interrupts[0] : undefined;
+    expect(interrupt).toMatchObject({ toolCallId: delegation, subagentRunId: subagent, metadata: { toolName: 'delete_file', args: { path: 'old-notes.txt' } } });
+    expect(only(events, EventType.SUBAGENT_FINISHED)).toEqual({ type: EventType.SUBAGENT_FINISHED, subagentRunId: subagent, outcome: { type: 'suspended', interruptIds: [interrupt?.id] } });
+  });
+
+  it('subagent-approval-approved: the resumed run shows the same sub-agent again, its call (with arguments) and result, then the delegation’s result', async () => {
+    const { chunks } = fixture('subagent-approval-approved');
+    const delegation = firstChunk(chunks, 'tool-result').payload.toolCallId;
+    const events = translate(chunks, { resumedToolCalls: [delegation] });
+    await expectValidRun(events);
+    const subagent = `subagent-${delegation}`;
+    expect(events.filter((e) => 'subagentRunId' in e).map((e) => e.type)).toEqual(
+      expect.arrayContaining([EventType.SUBAGENT_STARTED, EventType.TOOL_CALL_START, EventType.TOOL_CALL_ARGS, EventType.TOOL_CALL_END, EventType.TOOL_CALL_RESULT, EventType.SUBAGENT_FINISHED]),
+    );
+    expect(only(events, EventType.SUBAGENT_STARTED)).toMatchObject({ subagentRunId: subagent });
+    const results = events.filter((e) => e.type === EventType.TOOL_CALL_RESULT);
+    expect(results.map((e) => (e as { toolCallId: string }).toolCallId).at(-1)).toBe(delegation);
+  });
+
   it('subagent-error: the failed delegation ends with SUBAGENT_ERROR, then its error result; the run goes on', () => {
     const { chunks } = fixture('subagent-error');
     const events = translate(chunks);

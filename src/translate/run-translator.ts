@@ -1,7 +1,7 @@
 import { Delegations } from './delegations.js';
 import { EventType, type Event, type Interrupt, type Message, type RunFinishedOutcome, type TokenUsage } from '@ag-ui/core';
 import { CAPTURED_TOOL_RESULTS, WORKING_MEMORY_TOOL, isDataChunk, isLostRemoteRun, isSignalEcho, type CapturedToolResult, type MastraChunk, type SignalEchoChunk } from './chunks.js';
-import { backgroundTaskId, interruptId, MessageNumbering, toolResultMessageId, type MessagePosition } from './ids.js';
+import { backgroundTaskId, interruptId, MessageNumbering, subagentRunId, toolResultMessageId, type MessagePosition } from './ids.js';
 import { LOST_RUN, runFailure } from './failure.js';
 import { declinedContent, errorMessage, signalText, toolErrorContent, toolResultContent, toTokenUsage } from './values.js';
 
@@ -465,8 +465,13 @@ export class RunTranslator {
   ): void {
     const call = this.ensureCall(payload, out);
     call.resolved = true; // answered in the next run, not in this one
+    const id = interruptId(this.interruptRunId, payload.toolCallId);
+    // A delegation's call pauses for what its sub-agent asked: the interrupt is the sub-agent's.
+    const subagent = this.delegations.has(payload.toolCallId) ? subagentRunId(payload.toolCallId) : undefined;
+    if (subagent) this.delegations.suspend(payload.toolCallId, id, out);
     this.interrupts.push({
-      id: interruptId(this.interruptRunId, payload.toolCallId),
+      id,
+      ...(subagent && { subagentRunId: subagent }),
       reason,
       message: reason === 'tool_approval' ? `Approve the call to ${payload.toolName}?` : `${payload.toolName} is waiting for input.`,
       toolCallId: payload.toolCallId,
