@@ -1,14 +1,26 @@
+import { helpText, mintToken, packageVersion, parseCli, UsageError } from './cli.js';
 import { readServerEnv } from './env.js';
 import { startedByNpm, watchParent } from './parent.js';
 import { redactedUrl } from './redact.js';
-import { serverLogger, startServer } from './standalone.js';
+import { serverLogger } from './server-logger.js';
 
 /** The process that started this one, read before anything else (see `watchParent`). */
 const parent = process.ppid;
 
-/** `npm start` / the package's bin: the standalone bridge on the embedded default. */
+/** The package's bin: `--help`, `--version`, `token …`, or (no argument) the server. */
 async function main(): Promise<void> {
+  const command = parseCli(process.argv.slice(2));
+  if (command.kind === 'help') return void console.log(helpText());
+  if (command.kind === 'version') return void console.log(packageVersion());
+  if (command.kind === 'token') return void console.log(await mintToken(readServerEnv(), command.sub, command.ttl));
+  await serve();
+}
+
+/** `npm start` / the bin with no argument: the standalone bridge on the embedded default. */
+async function serve(): Promise<void> {
   const env = readServerEnv();
+  // Loaded only to serve: `--help`, `--version` and `token` answer without the server's modules.
+  const { startServer } = await import('./standalone.js');
   const log = serverLogger(env);
   const server = await startServer(env, {}, { log });
   const model = env.MODEL ?? `the scripted demo model (DEMO_DELAY_MS=${env.DEMO_DELAY_MS})`;
@@ -48,8 +60,13 @@ async function main(): Promise<void> {
   }
 }
 
-// One line on stderr (the environment may be what failed, so no LOG_LEVEL): the reason, no stack.
+// A command line it does not take: the reason and the usage hint on stderr, exit 2. Any other
+// failure: one line on stderr (the environment may be what failed, so no LOG_LEVEL), no stack.
 main().catch((error: unknown) => {
+  if (error instanceof UsageError) {
+    process.stderr.write(`mastra-agui-bridge: ${error.message}\nTry 'mastra-agui-bridge --help'.\n`);
+    process.exit(2);
+  }
   serverLogger({}, process.stderr).fatal(error instanceof Error ? error.message : String(error));
   process.exit(1);
 });

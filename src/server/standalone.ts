@@ -3,7 +3,7 @@ import type { AddressInfo } from 'node:net';
 import { serve, type ServerType } from '@hono/node-server';
 import { Mastra } from '@mastra/core';
 import type { Hono } from 'hono';
-import { pino, type Logger } from 'pino';
+import type { Logger } from 'pino';
 import { createBridge, type Bridge } from '../bridge.js';
 import type { BridgeConfig, CorsOptions } from '../config.js';
 import type { LimitsOptions } from '../limits/limits.js';
@@ -12,7 +12,8 @@ import { authFromEnv, exposureWarning } from './auth.js';
 import { servePage } from './demo-page.js';
 import { serveHealth } from './health.js';
 import { hostCheck } from './host-check.js';
-import { logLevel, type ServerEnv } from './env.js';
+import type { ServerEnv } from './env.js';
+import { serverLogger } from './server-logger.js';
 import { serveMetrics } from './metrics-route.js';
 import { pinoLogger } from '../observability/pino-logger.js';
 import { createStorage, initStorage } from './storage.js';
@@ -86,19 +87,6 @@ function guarded(app: Hono, env: ServerEnv): Fetch {
 export interface StartOptions {
   /** Where the server logs; default: pino at `LOG_LEVEL`, JSON lines on stdout. */
   log?: Logger;
-}
-
-/**
- * The standalone server's logger: pino at `LOG_LEVEL` (default `info`), one JSON line per entry on
- * `process.stdout` (synchronous for files and pipes on Linux, and a write to a closed pipe is an
- * `error` event the caller can ignore, not a crash).
- *
- * @example
- * const log = serverLogger(env);
- * log.info({ url }, 'listening');
- */
-export function serverLogger(env: Pick<ServerEnv, 'LOG_LEVEL'>, destination: NodeJS.WritableStream = process.stdout): Logger {
-  return pino({ level: logLevel(env) }, destination);
 }
 
 /**
