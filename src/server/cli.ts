@@ -63,6 +63,7 @@ const ENV_HELP = {
   AUTH_API_KEYS: 'auth on: key:resourceId pairs, comma-separated, for servers',
   METRICS_TOKEN: 'the bearer token GET /metrics wants (default: open)',
   LOG_LEVEL: 'fatal, error, warn, info, debug, trace or silent (default info)',
+  LOG_FORMAT: 'json or pretty (default: pretty on a terminal, json elsewhere)',
   RATE_LIMIT_PER_MINUTE: 'requests per minute per resource on /run and steering (default 300; 0 no cap)',
   MAX_STREAMS_PER_RESOURCE: 'open event streams per resource (default 50; 0 no cap)',
   MAX_STREAMS: 'open event streams in all (default 10000; 0 no cap)',

@@ -82,6 +82,8 @@ export const ServerEnvSchema = z.object({
   METRICS_TOKEN: optional(z.string().min(1)),
   /** The least level logged (pino's levels); unset: `info` (see `logLevel`). */
   LOG_LEVEL: optional(z.enum(LOG_LEVELS)),
+  /** `json` or `pretty`; unset: `pretty` on a terminal, `json` anywhere else (see `logFormat`). */
+  LOG_FORMAT: optional(z.enum(['json', 'pretty'])),
   /** Requests per minute per resource on `/run` and the steering routes (0: no cap). */
   RATE_LIMIT_PER_MINUTE: cap(1_000_000, 300),
   /** Open event streams per resource, and in total (0: no cap). */

@@ -1,15 +1,28 @@
 import { pino, type Logger } from 'pino';
+import { PinoPretty } from 'pino-pretty';
 import { logLevel, type ServerEnv } from './env.js';
 
+/** How the server writes its log: `json` (one object a line) or `pretty` (a line a person reads). */
+export type LogFormat = 'json' | 'pretty';
+
+/** `LOG_FORMAT`, else `pretty` on a terminal and `json` anywhere else (a file, a pipe, a log shipper). */
+export function logFormat(env: Pick<ServerEnv, 'LOG_FORMAT'>, destination: NodeJS.WritableStream): LogFormat {
+  return env.LOG_FORMAT ?? ((destination as { isTTY?: boolean }).isTTY ? 'pretty' : 'json');
+}
+
 /**
- * The standalone server's logger: pino at `LOG_LEVEL` (default `info`), one JSON line per entry on
- * `process.stdout` (synchronous for files and pipes on Linux, and a write to a closed pipe is an
- * `error` event the caller can ignore, not a crash).
+ * The standalone server's logger: pino at `LOG_LEVEL` (default `info`), on `process.stdout`, as
+ * `logFormat` says. Either way the writes are synchronous (for files and pipes on Linux), and a
+ * write to a closed pipe is an `error` event the caller can ignore, not a crash.
  *
  * @example
  * const log = serverLogger(env);
  * log.info({ url }, 'listening');
  */
-export function serverLogger(env: Pick<ServerEnv, 'LOG_LEVEL'>, destination: NodeJS.WritableStream = process.stdout): Logger {
-  return pino({ level: logLevel(env) }, destination);
+export function serverLogger(env: Pick<ServerEnv, 'LOG_LEVEL' | 'LOG_FORMAT'>, destination: NodeJS.WritableStream = process.stdout): Logger {
+  const level = logLevel(env);
+  if (logFormat(env, destination) === 'json') return pino({ level }, destination);
+  // pino-pretty as a plain stream, in this thread: no transport worker for a terminal's lines.
+  const colorize = (destination as { isTTY?: boolean }).isTTY === true;
+  return pino({ level }, PinoPretty({ destination, sync: true, colorize, ignore: 'pid,hostname', translateTime: 'SYS:HH:MM:ss.l' }));
 }
