@@ -10,7 +10,6 @@ function sink(tty = false) {
   return { stream, text: () => text };
 }
 
-// eslint-disable-next-line no-control-regex
 const ANSI = /\u001b\[/;
 
 describe('serverLogger', () => {
