@@ -63,7 +63,9 @@ describe('kill -9 during /run, restart on the same database', { timeout: 60_000 
     const follower = await openSse(`${server.url}/threads/${toolThread}/events?resourceId=crash-user`);
     await follower.waitForComment('connected');
 
-    const echo = await runUntil(server.url, echoThread, 'a long answer that is still streaming when the server dies', (t) => t === 'TEXT_MESSAGE_CONTENT');
+    // ~100 words at 40 ms: seconds of streaming left when the process dies, however loaded the machine.
+    const longAnswer = `a long answer that is still streaming when the server dies:${' and on'.repeat(45)}`;
+    const echo = await runUntil(server.url, echoThread, longAnswer, (t) => t === 'TEXT_MESSAGE_CONTENT');
     expect(echo.seen[0]).toBe('RUN_STARTED');
     // The weather run: step 1 (the call and its result) is over once step 2 streams text.
     let contentAfterResult = false;

@@ -6,7 +6,7 @@ import type { ResolvedConfig } from '../config.js';
 import type { BridgeLogger } from '../logger.js';
 import { TOKENS } from '../tokens.js';
 import type { AgentMessage, Routing, SignalDecision, ThreadTarget } from '../agents/mastra.js';
-import { InProcessThreadControl, APPROVAL_MEMORY_MS, type AbortOptions, type ThreadControl } from '../threads/thread-control.js';
+import { InProcessThreadControl, APPROVAL_MEMORY_MS, WIND_DOWN_MS, type AbortOptions, type ThreadControl } from '../threads/thread-control.js';
 import { threadLeaseKey } from '../threads/thread-lease.js';
 import { errorMessage } from '../translate/values.js';
 import type { RedisConnection } from './connection.js';
@@ -93,7 +93,9 @@ export class RedisThreadControl implements ThreadControl {
 
   async abort(agent: Agent, thread: ThreadTarget, options: AbortOptions = {}): Promise<{ aborted: boolean }> {
     if (this.holds(thread)) return this.local.abort(agent, thread, options);
-    return ((await this.ask({ op: 'abort', agentId: agent.id, thread, ...options })) as { aborted: boolean } | undefined) ?? { aborted: false };
+    // The holder answers an abort that waits for the run's end only once it has wound down.
+    const timeoutMs = options.untilEnded ? REPLY_TIMEOUT_MS + WIND_DOWN_MS : REPLY_TIMEOUT_MS;
+    return ((await this.ask({ op: 'abort', agentId: agent.id, thread, ...options }, timeoutMs)) as { aborted: boolean } | undefined) ?? { aborted: false };
   }
 
   async queue(agent: Agent, thread: ThreadTarget, message: AgentMessage, routing: Routing): Promise<SignalDecision> {
@@ -127,11 +129,11 @@ export class RedisThreadControl implements ThreadControl {
   }
 
   /** Asks the process that holds the thread; `undefined` when none answers in time. */
-  private async ask(request: Omit<Request, 'id' | 'replyTo'>): Promise<unknown> {
+  private async ask(request: Omit<Request, 'id' | 'replyTo'>, timeoutMs = REPLY_TIMEOUT_MS): Promise<unknown> {
     await this.start();
     const id = randomUUID();
     return new Promise((resolve, reject) => {
-      const timer = setTimeout(() => done({ id }), REPLY_TIMEOUT_MS);
+      const timer = setTimeout(() => done({ id }), timeoutMs);
       const done = (reply: Reply) => {
         clearTimeout(timer);
         this.waiting.delete(id);

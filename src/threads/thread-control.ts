@@ -36,8 +36,11 @@ export interface AbortOptions {
   untilEnded?: boolean;
 }
 
-/** How long an abort waits, at most, for the aborted run to wind down (a model call stops in milliseconds). */
-const WIND_DOWN_MS = 1500;
+/**
+ * How long an abort waits, at most, for the aborted run to wind down: a model call stops in
+ * milliseconds, saving the partial answer takes a storage write, and a loaded machine stretches both.
+ */
+export const WIND_DOWN_MS = 5000;
 const WIND_DOWN_POLL_MS = 5;
 
 /** How long an answered approval is remembered: far longer than a retry, shorter than forever. */
@@ -52,7 +55,8 @@ export class InProcessThreadControl implements ThreadControl {
     const runId = agent.getActiveThreadRunId(thread);
     const aborted = agent.abortThreadStream(thread);
     // Mastra drops the run from the thread once its output has finished (and its messages are saved).
-    for (let waited = 0; aborted && options.untilEnded && runId !== undefined && waited < WIND_DOWN_MS; waited += WIND_DOWN_POLL_MS) {
+    const deadline = Date.now() + WIND_DOWN_MS;
+    while (aborted && options.untilEnded && runId !== undefined && Date.now() < deadline) {
       if (agent.getActiveThreadRunId(thread) !== runId) break;
       await delay(WIND_DOWN_POLL_MS);
     }
