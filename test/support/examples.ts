@@ -1,5 +1,6 @@
 import { execFile } from 'node:child_process';
-import { existsSync, statSync } from 'node:fs';
+import { existsSync, mkdirSync, rmSync, statSync } from 'node:fs';
+import { setTimeout as delay } from 'node:timers/promises';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { REPO_ROOT } from './process.js';
@@ -10,13 +11,35 @@ import { REPO_ROOT } from './process.js';
  * so a fresh clone installs them on first use. npm writes `node_modules/.package-lock.json` last,
  * so an interrupted install or a lockfile changed since is installed again.
  */
+/** Longer than any install takes: a lock this old was left by an install that was killed. */
+const STALE_LOCK_MS = 10 * 60_000;
+
 export async function installExample(name: string): Promise<string> {
   const dir = join(REPO_ROOT, 'examples', name);
   const installed = join(dir, 'node_modules/.package-lock.json');
-  if (existsSync(installed) && statSync(installed).mtimeMs >= statSync(join(dir, 'package-lock.json')).mtimeMs) return dir;
-  process.stderr.write(`installing examples/${name} (npm ci, first run only)…\n`);
-  await promisify(execFile)('npm', ['ci', '--no-audit', '--no-fund'], { cwd: dir, maxBuffer: 64 * 1024 * 1024 }).catch((error) => {
-    throw new Error(`npm ci in examples/${name} failed:\n${error.stderr ?? error}`);
-  });
-  return dir;
+  const current = () => existsSync(installed) && statSync(installed).mtimeMs >= statSync(join(dir, 'package-lock.json')).mtimeMs;
+  // Test files run in parallel processes: one installs (its lock, a folder made atomically), the others wait for it.
+  const lock = join(dir, '.installing');
+  for (;;) {
+    if (current()) return dir;
+    try {
+      mkdirSync(lock);
+      break;
+    } catch {
+      // Left by an install that was killed: nobody holds it any more.
+      const since = statSync(lock, { throwIfNoEntry: false })?.mtimeMs;
+      if (since !== undefined && Date.now() - since > STALE_LOCK_MS) rmSync(lock, { recursive: true, force: true });
+      await delay(500);
+    }
+  }
+  try {
+    if (current()) return dir;
+    process.stderr.write(`installing examples/${name} (npm ci, first run only)…\n`);
+    await promisify(execFile)('npm', ['ci', '--no-audit', '--no-fund'], { cwd: dir, maxBuffer: 64 * 1024 * 1024 }).catch((error) => {
+      throw new Error(`npm ci in examples/${name} failed:\n${error.stderr ?? error}`);
+    });
+    return dir;
+  } finally {
+    rmSync(lock, { recursive: true, force: true });
+  }
 }
