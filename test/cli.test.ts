@@ -68,6 +68,14 @@ describe('mastra-agui-bridge (the bin)', () => {
     expect(others.status).toBe(403);
   });
 
+  it('a MODEL whose provider key is missing stops the start with the variable to set, before anything listens', async () => {
+    const { code, stdout, stderr } = await bin([], { MODEL: 'openai/gpt-5-mini', OPENAI_API_KEY: '', PORT: '0' });
+    expect(code).toBe(1);
+    expect(stdout).toBe('');
+    expect(stderr).toContain('Invalid environment: MODEL=openai/gpt-5-mini needs OPENAI_API_KEY');
+    expect(existsSync(join(cwd, '.data'))).toBe(false);
+  });
+
   it('token without AUTH_JWT_SECRET says what it needs (exit 2)', async () => {
     const { code, stderr } = await bin(['token', '--sub', 'alice'], { AUTH_JWT_SECRET: '' });
     expect(code).toBe(2);

@@ -92,7 +92,8 @@ export function helpText(): string {
     '',
     'Environment:',
     ...lines,
-    `  ${'<PROVIDER>_API_KEY'.padEnd(width)}the key of MODEL's provider, e.g. OPENAI_API_KEY`,
+    `  ${'<PROVIDER>_API_KEY'.padEnd(width)}the key of MODEL's provider, e.g. OPENAI_API_KEY (checked at start)`,
+    `  ${'OPENAI_BASE_URL'.padEnd(width)}an OpenAI-compatible server's /v1 URL, for MODEL=openai/<model>`,
     '',
     'Docs: docs/configuration.md in the package',
   ].join('\n');

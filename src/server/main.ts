@@ -20,6 +20,10 @@ async function main(): Promise<void> {
 async function serve(): Promise<void> {
   const env = readServerEnv();
   // Loaded only to serve: `--help`, `--version` and `token` answer without the server's modules.
+  if (env.MODEL) {
+    const missing = (await import('./model-key.js')).missingModelKey(env.MODEL, process.env);
+    if (missing) throw new Error(`Invalid environment: ${missing}`);
+  }
   const { startServer } = await import('./standalone.js');
   const log = serverLogger(env);
   const server = await startServer(env, {}, { log });
