@@ -32,6 +32,7 @@ interface ServerModule {
 }
 interface ClientModule {
   createCopilotKit(runtimeUrl: string, options?: { headers?: Record<string, string> }): { core: CopilotKitCore; agent: AbstractAgent };
+  sendAndAnswer(runtimeUrl: string, text: string, approved: boolean): Promise<{ interrupts: Array<{ id: string; reason: string; metadata?: Record<string, unknown> }>; messages: AbstractAgent['messages'] }>;
 }
 
 describe('CopilotKit runtime 1.75 in front of the bridge (examples/copilotkit)', () => {
@@ -117,6 +118,15 @@ describe('CopilotKit runtime 1.75 in front of the bridge (examples/copilotkit)',
     const stored = await http(`${bridge.base}/threads/${agent.threadId}/state`);
     expect(stored.body).toEqual({ state: agent.state });
     expect(agent.messages.at(-1)).toMatchObject({ role: 'assistant', content: 'Noted: the window seat' });
+  });
+
+  it.each([
+    [true, 'Deleted as requested: {"deleted":"notes.txt"}'],
+    [false, 'I did not delete the file: Tool call was not approved by the user'],
+  ])('an approval through CopilotKit (approved: %s): the interrupt reaches the frontend, its answer resumes the run', async (approved, answer) => {
+    const { interrupts, messages } = await client.sendAndAnswer(runtimeUrl, 'delete notes.txt', approved);
+    expect(interrupts).toEqual([expect.objectContaining({ reason: 'tool_approval', metadata: expect.objectContaining({ toolName: 'delete_file', args: { path: 'notes.txt' } }) })]);
+    expect(messages.at(-1)).toMatchObject({ role: 'assistant', content: expect.stringContaining(answer) });
   });
 
   it('forwards the Authorization header from the frontend, so the bridge knows the caller', async () => {

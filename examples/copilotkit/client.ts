@@ -4,6 +4,7 @@
 // through it.
 //
 //   npx tsx examples/copilotkit/client.ts "what is the weather in Rome"   (RUNTIME_URL defaults to the server.ts address)
+//   npx tsx examples/copilotkit/client.ts "delete notes.txt" --approve    (or --decline: answers the approval)
 import { randomUUID } from 'node:crypto';
 import { pathToFileURL } from 'node:url';
 import { CopilotKitCore } from '@copilotkit/core';
@@ -32,7 +33,27 @@ export async function send(runtimeUrl: string, text: string) {
   return { messages: agent.messages, state: agent.state };
 }
 
+/**
+ * Sends a message whose run stops for approval (`delete notes.txt` asks to approve `delete_file`),
+ * then answers every interrupt of that run with `approved`, as an approval card's buttons would: the
+ * interrupts are the frontend agent's `pendingInterrupts`, and the answer is the next run's `resume`.
+ * Answers the interrupts that were asked and the agent's messages after the resumed run.
+ */
+export async function sendAndAnswer(runtimeUrl: string, text: string, approved: boolean) {
+  const { core, agent } = createCopilotKit(runtimeUrl);
+  agent.addMessage({ id: randomUUID(), role: 'user', content: text });
+  await core.runAgent({ agent });
+  const interrupts = [...agent.pendingInterrupts];
+  if (interrupts.length > 0) {
+    const resume = interrupts.map((interrupt) => ({ interruptId: interrupt.id, status: 'resolved' as const, payload: { approved } }));
+    await core.runAgent({ agent, resume });
+  }
+  return { interrupts, messages: agent.messages };
+}
+
 if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
-  const answer = await send(process.env.RUNTIME_URL ?? 'http://127.0.0.1:4000/api/copilotkit', process.argv[2] ?? 'hello');
-  console.log(JSON.stringify(answer, null, 2));
+  const runtimeUrl = process.env.RUNTIME_URL ?? `http://127.0.0.1:${process.env.PORT ?? 4000}/api/copilotkit`;
+  const [text = 'hello', answer] = process.argv.slice(2);
+  const result = answer === '--approve' || answer === '--decline' ? await sendAndAnswer(runtimeUrl, text, answer === '--approve') : await send(runtimeUrl, text);
+  console.log(JSON.stringify(result, null, 2));
 }

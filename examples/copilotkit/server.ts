@@ -1,7 +1,7 @@
 // CopilotKit's runtime (v2) in front of the bridge. This is the code docs/client.md shows;
 // test/copilotkit.test.ts runs it against a real bridge.
 //
-//   npx tsx examples/copilotkit/server.ts      (BRIDGE_URL defaults to http://127.0.0.1:4111/agui)
+//   npx tsx examples/copilotkit/server.ts      (BRIDGE_URL defaults to http://127.0.0.1:4111/agui, PORT to 4000)
 import { createServer, type Server } from 'node:http';
 import { pathToFileURL } from 'node:url';
 import { HttpAgent } from '@ag-ui/client';
@@ -37,6 +37,7 @@ export function listen(bridgeUrl: string, port = 4000, hostname = '127.0.0.1'): 
 
 if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
   const bridgeUrl = process.env.BRIDGE_URL ?? 'http://127.0.0.1:4111/agui';
-  await listen(bridgeUrl);
-  console.log(`CopilotKit runtime on http://127.0.0.1:4000${COPILOTKIT_PATH} -> ${bridgeUrl}`);
+  const server = await listen(bridgeUrl, Number(process.env.PORT ?? 4000));
+  const { port } = server.address() as import('node:net').AddressInfo;
+  console.log(`CopilotKit runtime on http://127.0.0.1:${port}${COPILOTKIT_PATH} -> ${bridgeUrl}`);
 }
