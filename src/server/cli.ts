@@ -99,9 +99,12 @@ export function helpText(): string {
   ].join('\n');
 }
 
-/** The package's version, from its package.json (one folder up from dist/, two from src/server/). */
+/** Where the package's package.json is: one folder up from dist/, two from src/server/. */
+const PACKAGE_JSON = ['../package.json', '../../package.json'];
+
+/** The package's version, from its package.json. */
 export function packageVersion(): string {
-  for (const path of ['../package.json', '../../package.json']) {
+  for (const path of PACKAGE_JSON) {
     try {
       const pkg = JSON.parse(readFileSync(new URL(path, import.meta.url), 'utf8')) as { name?: string; version?: string };
       if (pkg.name === 'mastra-agui-bridge' && pkg.version) return pkg.version;
