@@ -390,6 +390,7 @@ describe.skipIf(!hasChromium)('the demo page on a server that requires a token',
       await page.waitForSelector('#connection[data-state="live"]');
       expect(await page.isHidden('#token-form')).toBe(true);
       expect(await page.inputValue('#resource')).toBe(subject);
+      await page.waitForFunction((who) => document.querySelector('#action-status')?.textContent === `Signed in as ${who}.`, subject);
       await page.fill('#message', 'hello with a token');
       await page.click('#send');
       await page.waitForFunction(() => [...document.querySelectorAll('#transcript .item.assistant .bubble')].some((n) => n.textContent === 'Echo: hello with a token'));

@@ -532,6 +532,8 @@ ui.tokenForm.addEventListener('submit', async (event) => {
   if (!token) return;
   useToken(token);
   await loadThreads();
+  // Refused, the token is gone and the form says why; accepted, the line no longer asks for one.
+  if (app.token) say(`Signed in as ${app.resourceId}.`, 'ok');
 });
 
 setResource(app.resourceId);
