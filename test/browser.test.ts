@@ -151,7 +151,9 @@ describe.skipIf(!hasChromium)(`the demo page in chromium${hasChromium ? '' : ` (
     await waitForBubble(page, 'assistant', 'Deleted as requested: {"deleted":"report.pdf"}');
     await idle(page);
     expect(await page.$$('#approvals .approval')).toHaveLength(0);
-    expect(await page.getAttribute('#transcript .item.tool', 'data-status')).toBe('done');
+    // The card says how the call was answered, not only that it ran.
+    expect(await page.getAttribute('#transcript .item.tool', 'data-status')).toBe('approved');
+    expect(await page.textContent('#transcript .item.tool .chip')).toBe('approved');
     expect(await page.textContent('#transcript .item.tool .result')).toContain('"deleted": "report.pdf"');
   });
 

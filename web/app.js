@@ -296,7 +296,13 @@ function follower(agent) {
     onReasoningMessageEndEvent: mine(({ event }) => streaming(event.messageId, false)),
     onToolCallStartEvent: mine(({ event }) => streaming(event.toolCallId, true)),
     onToolCallEndEvent: mine(({ event }) => streaming(event.toolCallId, false)),
-    onToolCallResultEvent: mine(({ event }) => app.approvals.delete(event.toolCallId) && renderApprovals()),
+    // The call's result closes its approval card; how it was answered stays on the tool card.
+    onToolCallResultEvent: mine(({ event }) => {
+      const approval = app.approvals.get(event.toolCallId);
+      if (!approval) return;
+      approval.resulted = true;
+      renderApprovals();
+    }),
     onMessagesChanged: mine(() => transcript.schedule()),
     // STATE_SNAPSHOT and STATE_DELTA, applied by the reducer.
     onStateChanged: mine(({ state }) => showState(state)),
@@ -375,7 +381,7 @@ function loadApprovals(agent) {
 function renderApprovals() {
   transcript.schedule();
   const before = ui.approvals.childElementCount;
-  const waiting = [...app.approvals.values()].filter((a) => a.state === 'waiting');
+  const waiting = [...app.approvals.values()].filter((a) => a.state === 'waiting' && !a.resulted);
   ui.approvals.replaceChildren(
     ...waiting.map((a) => {
       const card = document.createElement('div');
@@ -414,7 +420,7 @@ async function answerApproval(toolCallId, approved, card) {
   try {
     if (approved) await app.client.approve(app.threadId, toolCallId);
     else await app.client.decline(app.threadId, toolCallId, { reason: 'Declined in the demo page' });
-    // The resumed run may have streamed the result before this answer came back: then it is gone.
+    // The resumed run may have streamed the result before this answer came back: it is kept all the same.
     const answered = app.approvals.get(toolCallId);
     if (answered) answered.state = approved ? 'approved' : 'declined';
     say(approved ? 'Approved: the run resumes.' : 'Declined: the agent is told so.');

@@ -35,6 +35,11 @@ function resultStatus(content) {
   return 'done';
 }
 
+/** A finished call that was approved here says so (its result went through); any other keeps its result's status. */
+function answeredStatus(status, approval) {
+  return status === 'done' && approval === 'approved' ? 'approved' : status;
+}
+
 /**
  * What one message shows, in order.
  * @param {object} m an AG-UI message
@@ -53,7 +58,7 @@ function itemsOf(m, results, approvals) {
         name: call.function.name,
         args: call.function.arguments,
         result: results.get(call.id),
-        status: results.has(call.id) ? resultStatus(results.get(call.id)) : (approvals.get(call.id) ?? 'calling'),
+        status: results.has(call.id) ? answeredStatus(resultStatus(results.get(call.id)), approvals.get(call.id)) : (approvals.get(call.id) ?? 'calling'),
       }));
       return [...(text ? [{ id: m.id, kind: 'assistant', text }] : []), ...calls];
     }
