@@ -70,8 +70,8 @@ describe.skipIf(!hasChromium)(`the demo page in chromium${hasChromium ? '' : ` (
   });
 
   /** Opens the page for a fresh resource (so a new thread), through the proxy, and waits until it is live. */
-  async function openPage(resourceId = uid('page-user')): Promise<{ page: Page; resourceId: string; threadId: string }> {
-    context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
+  async function openPage(resourceId = uid('page-user'), viewport = { width: 1280, height: 900 }): Promise<{ page: Page; resourceId: string; threadId: string }> {
+    context = await browser.newContext({ viewport });
     const page = await context.newPage();
     page.on('pageerror', (error) => problems.push(`pageerror: ${error.message}`));
     page.on('console', (message) => {
@@ -270,6 +270,24 @@ describe.skipIf(!hasChromium)(`the demo page in chromium${hasChromium ? '' : ` (
     expect(nested).toEqual(['tool subagent', 'assistant subagent']);
     expect(await page.textContent('#transcript .item.tool.subagent .result')).toContain('"deleted": "old-notes.txt"');
     expect(await page.$$('#approvals .approval')).toHaveLength(0);
+  });
+
+  it.each([
+    [390, 844],
+    [1280, 800],
+  ])('at %i px wide the last message stays above the composer, with an approval card open too; screenshot', async (width, height) => {
+    const { page } = await openPage(uid('page-user'), { width, height });
+    for (const text of ['hello there', 'think about rivers', 'what is the weather in Oslo']) {
+      await send(page, text);
+      await idle(page);
+    }
+    await send(page, 'delete notes.txt');
+    await page.waitForSelector('#approvals .approval');
+    const box = (selector: string) => page.$eval(selector, (n) => ({ top: n.getBoundingClientRect().top, bottom: n.getBoundingClientRect().bottom }));
+    const [last, approvals, composer] = [await box('#transcript > .item:last-child'), await box('#approvals'), await box('.composer')];
+    expect(last.bottom).toBeLessThanOrEqual(Math.min(approvals.top, composer.top) + 1);
+    expect(composer.bottom).toBeLessThanOrEqual(height + 1); // the composer is on screen
+    await page.screenshot({ path: new URL(`page-${width}.png`, ARTIFACTS).pathname });
   });
 
   it('after a reload, reopens with ?lastEventId= from sessionStorage: the same transcript, nothing twice', async () => {
