@@ -16,6 +16,7 @@ import { InProcessToolProxy, type ToolProxy } from './runs/tool-proxy.js';
 import { MastraInbox, type DurableInbox } from './threads/inbox.js';
 import { InboxRecovery } from './signals/inbox-recovery.js';
 import { RecoveryGate } from './threads/recovery-gate.js';
+import { RunEndings } from './threads/run-endings.js';
 import { SignalRouter } from './signals/signal-router.js';
 import { InProcessThreadControl, type ThreadControl } from './threads/thread-control.js';
 import { InProcessThreadLocks, type ThreadLocks } from './threads/thread-locks.js';
@@ -58,6 +59,7 @@ const services = new ContainerModule(({ bind }) => {
   bind(TOKENS.SignalRouter).to(SignalRouter);
   bind(TOKENS.InboxRecovery).to(InboxRecovery);
   bind(TOKENS.RecoveryGate).to(RecoveryGate);
+  bind(TOKENS.RunEndings).to(RunEndings);
   bind(TOKENS.ThreadHub).to(ThreadHub);
 });
 

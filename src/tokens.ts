@@ -27,6 +27,8 @@ export const TOKENS = {
   RecoveryGate: Symbol.for('mastra-agui-bridge.RecoveryGate'),
   IdempotencyStore: Symbol.for('mastra-agui-bridge.IdempotencyStore'),
   ThreadControl: Symbol.for('mastra-agui-bridge.ThreadControl'),
+  /** When this process's runs have wound down, their answers stored (`RunEndings`). */
+  RunEndings: Symbol.for('mastra-agui-bridge.RunEndings'),
   /** Requests per minute per resource, counted in this process or for all (`RateLimiter`). */
   RateLimiter: Symbol.for('mastra-agui-bridge.RateLimiter'),
   /** Scale-out only: the Redis connections of the bridge's shared state (`RedisConnection`). */

@@ -7,6 +7,7 @@ import type { BridgeLogger } from '../logger.js';
 import { TOKENS } from '../tokens.js';
 import type { AgentMessage, Routing, SignalDecision, ThreadTarget } from '../agents/mastra.js';
 import { InProcessThreadControl, APPROVAL_MEMORY_MS, WIND_DOWN_MS, type AbortOptions, type ThreadControl } from '../threads/thread-control.js';
+import type { RunEndings } from '../threads/run-endings.js';
 import { threadLeaseKey } from '../threads/thread-lease.js';
 import { errorMessage } from '../translate/values.js';
 import type { RedisConnection } from './connection.js';
@@ -52,7 +53,7 @@ const REPLY_TIMEOUT_MS = 2000;
  */
 @injectable()
 export class RedisThreadControl implements ThreadControl {
-  private readonly local = new InProcessThreadControl();
+  private readonly local: InProcessThreadControl;
   private readonly channel: string;
   private readonly replyTo: string;
   private readonly waiting = new Map<string, (reply: Reply) => void>();
@@ -69,7 +70,9 @@ export class RedisThreadControl implements ThreadControl {
     @inject(TOKENS.Leases) private readonly leases: LocalLeases,
     @inject(TOKENS.AgentProvider) private readonly agents: Pick<AgentProvider, 'get'>,
     @inject(TOKENS.Config) config: Pick<ResolvedConfig, 'logger'>,
+    @inject(TOKENS.RunEndings) endings: RunEndings,
   ) {
+    this.local = new InProcessThreadControl(endings);
     this.logger = config.logger;
     this.channel = `${redis.prefix}:control`;
     this.replyTo = `${redis.prefix}:control-reply:${randomUUID()}`;

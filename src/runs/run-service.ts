@@ -27,6 +27,7 @@ import { takeThreadTurn, threadLeaseOwner, type ThreadTurn } from '../threads/th
 import { terminalOutcome, type BridgeMetrics, type RunOutcome } from '../observability/metrics.js';
 import type { ToolProxy } from './tool-proxy.js';
 import type { ThreadControl } from '../threads/thread-control.js';
+import type { RunEndings } from '../threads/run-endings.js';
 import { StateEvents, updatesWorkingMemory } from '../state/state-events.js';
 import { WorkingMemoryState, type AgentState, type StateScope } from '../state/working-memory.js';
 
@@ -59,7 +60,8 @@ export interface PreparedRun {
   stream(write: EventSink, signal: AbortSignal): Promise<void>;
 }
 
-type MastraOutput = { fullStream: AsyncIterable<unknown> };
+/** What the run reads of Mastra's output; `_waitUntilFinished` is Mastra's own wait for its end (internal, read-only). */
+type MastraOutput = { fullStream: AsyncIterable<unknown>; _waitUntilFinished?: () => Promise<void> };
 
 /** What `pipe` needs of the run it streams. */
 interface PipeContext {
@@ -126,6 +128,7 @@ export class RunService {
     @inject(TOKENS.Metrics) private readonly metrics: BridgeMetrics,
     @inject(TOKENS.RecoveryGate) private readonly gate: RecoveryGate,
     @inject(TOKENS.ThreadControl) private readonly control: ThreadControl,
+    @inject(TOKENS.RunEndings) private readonly endings: RunEndings,
   ) {
     metrics.trackOpenRuns(() => this.active.size);
   }
@@ -295,7 +298,7 @@ export class RunService {
         for (let target: ResumeTarget | undefined = plan.resume[0]; target; ) {
           const output = await resume(agent, target, streamOptions);
           queue.next = undefined;
-          await this.pipe(output, context, queue);
+          await this.piped(target.runId, output, context, queue);
           target = translator.finished ? undefined : queue.next;
         }
       } else {
@@ -310,7 +313,7 @@ export class RunService {
             await plan.turn?.release(); // never registered: Mastra will not let go of it
             throw error;
           });
-          await this.pipe(output, context);
+          await this.piped(input.runId, output, context);
         } finally {
           this.announcements.ended(input.runId);
         }
@@ -351,6 +354,16 @@ export class RunService {
       return sink(batch);
     };
     return { write, outcome: () => outcome };
+  }
+
+  /**
+   * `pipe`, with the run's end told to `RunEndings`: Mastra's own end of the output (its answer
+   * stored), which comes after the terminal chunk the pipe stops at.
+   */
+  private piped(mastraRunId: string, output: MastraOutput, context: PipeContext, queue?: ResumeQueue): Promise<void> {
+    const piping = this.pipe(output, context, queue);
+    this.endings.track(mastraRunId, Promise.all([piping, output._waitUntilFinished?.()]));
+    return piping;
   }
 
   /** Streams one Mastra output through the translator into the sink; waits only when the sink asks to. */

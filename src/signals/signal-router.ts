@@ -16,6 +16,7 @@ import { ThreadStore, type ThreadScope } from '../threads/thread-store.js';
 import { TOKENS } from '../tokens.js';
 import type { NotificationSchema, SendMessageSchema, SignalSchema, StateSignalSchema, ToolApprovalSchema } from './schemas.js';
 import type { ThreadControl } from '../threads/thread-control.js';
+import type { RunEndings } from '../threads/run-endings.js';
 import { textOf } from '../translate/retraction.js';
 import { errorMessage } from '../translate/values.js';
 
@@ -62,6 +63,7 @@ export class SignalRouter {
     @inject(TOKENS.Metrics) private readonly metrics: BridgeMetrics,
     @inject(TOKENS.RecoveryGate) private readonly gate: RecoveryGate,
     @inject(TOKENS.Config) private readonly config: ResolvedConfig,
+    @inject(TOKENS.RunEndings) private readonly endings: RunEndings,
   ) {}
 
   sendMessage(scope: ThreadScope, body: z.output<typeof SendMessageSchema>): Promise<SignalDecision> {
@@ -252,6 +254,7 @@ export class SignalRouter {
     return ({ runId, output }) => {
       this.metrics.runStarted(agent.id, 'signal');
       const finished = output._waitUntilFinished?.() ?? Promise.resolve();
+      this.endings.track(runId, finished);
       const outcome = finished.then(
         () => statusOutcome(output.status),
         (): RunOutcome => 'error',

@@ -1,6 +1,8 @@
 import type { Agent } from '@mastra/core/agent';
 import { setTimeout as delay } from 'node:timers/promises';
-import { injectable } from 'inversify';
+import { inject, injectable } from 'inversify';
+import { TOKENS } from '../tokens.js';
+import type { RunEndings } from './run-endings.js';
 import { queueMessage, type AgentMessage, type Routing, type SignalDecision, type ThreadTarget } from '../agents/mastra.js';
 
 /**
@@ -51,15 +53,16 @@ export const APPROVAL_MEMORY_MS = 60 * 60 * 1000;
 export class InProcessThreadControl implements ThreadControl {
   private readonly answered = new Map<string, NodeJS.Timeout>();
 
+  constructor(@inject(TOKENS.RunEndings) private readonly endings: RunEndings) {}
+
   async abort(agent: Agent, thread: ThreadTarget, options: AbortOptions = {}): Promise<{ aborted: boolean }> {
     const runId = agent.getActiveThreadRunId(thread);
     const aborted = agent.abortThreadStream(thread);
-    // Mastra drops the run from the thread once its output has finished (and its messages are saved).
+    if (!aborted || !options.untilEnded || runId === undefined) return { aborted };
     const deadline = Date.now() + WIND_DOWN_MS;
-    while (aborted && options.untilEnded && runId !== undefined && Date.now() < deadline) {
-      if (agent.getActiveThreadRunId(thread) !== runId) break;
-      await delay(WIND_DOWN_POLL_MS);
-    }
+    while (Date.now() < deadline && agent.getActiveThreadRunId(thread) === runId) await delay(WIND_DOWN_POLL_MS);
+    // Mastra lets go of the run just before it stores the partial answer: wait for the store too.
+    await this.endings.ended(runId, deadline);
     return { aborted };
   }
 
