@@ -17,7 +17,7 @@ import { TOKENS } from '../tokens.js';
 import type { NotificationSchema, SendMessageSchema, SignalSchema, StateSignalSchema, ToolApprovalSchema } from './schemas.js';
 import type { ThreadControl } from '../threads/thread-control.js';
 import type { RunEndings } from '../threads/run-endings.js';
-import { textOf } from '../translate/retraction.js';
+import { lastStep } from '../translate/retraction.js';
 import { errorMessage } from '../translate/values.js';
 
 export interface PendingApproval {
@@ -271,8 +271,8 @@ export class SignalRouter {
 
   private async dropBlockedAnswer(scope: ThreadScope, output: WokenOutput): Promise<void> {
     try {
-      const step = output.messageId === undefined ? undefined : (await output.steps)?.at(-1);
-      if (step) await this.threads.dropBlockedStep(scope, { messageId: output.messageId as string, text: textOf(step.content) });
+      const step = lastStep(output.messageId, await output.steps);
+      if (step) await this.threads.dropBlockedStep(scope, step);
     } catch (error) {
       this.config.logger.warn(`Thread ${scope.threadId}: the answer a guardrail blocked could not be dropped: ${errorMessage(error)}`);
     }

@@ -11,15 +11,23 @@ export interface BlockedStep {
 }
 
 type StepContent = ReadonlyArray<{ type?: unknown; text?: unknown }>;
-type TrippedFinish = { messageId?: unknown; stepResult?: { reason?: unknown }; output?: { steps?: ReadonlyArray<{ content?: StepContent }> } };
+type Steps = ReadonlyArray<{ content?: StepContent }>;
+type TrippedFinish = { messageId?: unknown; stepResult?: { reason?: unknown }; output?: { steps?: Steps } };
 
 /** The step a `finish` says an output step processor blocked (`stepResult.reason: 'tripwire'`), if any. */
 export function blockedStep(chunk: MastraChunk): BlockedStep | undefined {
   if (chunk.type !== 'finish') return undefined;
   const payload = chunk.payload as TrippedFinish;
-  if (payload.stepResult?.reason !== 'tripwire' || typeof payload.messageId !== 'string') return undefined;
-  const content = payload.output?.steps?.at(-1)?.content ?? [];
-  return { messageId: payload.messageId, text: textOf(content) };
+  return payload.stepResult?.reason === 'tripwire' ? lastStep(payload.messageId, payload.output?.steps) : undefined;
+}
+
+/**
+ * The last step of a run a processor stopped, as its `finish` or its output names it: the stored
+ * message it wrote into and its text (`ThreadStore.dropBlockedStep` cuts that step if it is stored).
+ */
+export function lastStep(messageId: unknown, steps: Steps | undefined): BlockedStep | undefined {
+  if (typeof messageId !== 'string') return undefined;
+  return { messageId, text: textOf(steps?.at(-1)?.content ?? []) };
 }
 
 /** The text parts of a step's content (or of a stored message's parts), joined. */
