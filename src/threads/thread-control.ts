@@ -60,8 +60,9 @@ export class InProcessThreadControl implements ThreadControl {
     const aborted = agent.abortThreadStream(thread);
     if (!aborted || !options.untilEnded || runId === undefined) return { aborted };
     const deadline = Date.now() + WIND_DOWN_MS;
+    // Mastra letting go of the run is all there is to wait for on a run `RunEndings` does not know
+    // (one recovery or a queued message started); it comes just before the partial answer is stored.
     while (Date.now() < deadline && agent.getActiveThreadRunId(thread) === runId) await delay(WIND_DOWN_POLL_MS);
-    // Mastra lets go of the run just before it stores the partial answer: wait for the store too.
     await this.endings.ended(runId, deadline);
     return { aborted };
   }
