@@ -4,6 +4,14 @@ import esbuild from 'rollup-plugin-esbuild';
 // Everything in node_modules stays external: the package ships its own code only.
 const external = (id) => !id.startsWith('.') && !id.startsWith('/') && !id.startsWith('\0');
 
+// Each entry's declarations twice: `.d.ts` for `import`, `.d.cts` for `require`. In a
+// `"type": "module"` package TypeScript reads a `.d.ts` as ESM, and a CommonJS consumer
+// (`module: node16`) would be refused it (TS1479) although `require` works at run time.
+const declarations = (name) => [
+  { file: `dist/${name}.d.ts`, format: 'es' },
+  { file: `dist/${name}.d.cts`, format: 'es' },
+];
+
 export default [
   {
     input: { index: 'src/index.ts', demo: 'src/demo/index.ts', server: 'src/server/main.ts' },
@@ -18,13 +26,13 @@ export default [
     input: 'src/index.ts',
     external,
     plugins: [dts()],
-    output: { file: 'dist/index.d.ts', format: 'es' },
+    output: declarations('index'),
   },
   {
     input: 'src/demo/index.ts',
     external,
     plugins: [dts()],
-    output: { file: 'dist/demo.d.ts', format: 'es' },
+    output: declarations('demo'),
   },
   // `mastra-agui-bridge/client`: browser-friendly (no Node APIs, no server code); peers @ag-ui/client and rxjs stay external.
   // Its self-contained browser bundle (peers inside), dist/client.browser.js, is scripts/browser-client.ts's step of `npm run build`.
@@ -41,6 +49,6 @@ export default [
     input: 'src/client/index.ts',
     external,
     plugins: [dts()],
-    output: { file: 'dist/client.d.ts', format: 'es' },
+    output: declarations('client'),
   },
 ];

@@ -1,8 +1,8 @@
-import { createClient, type RedisClientType } from 'redis';
+import type { RedisClientType } from 'redis';
 import { consoleLogger, type BridgeLogger } from '../logger.js';
 import { errorMessage } from '../translate/values.js';
 import { failFastThenReconnect } from './pubsub/reconnect.js';
-import { HANDSHAKE_TIMEOUTS } from './pubsub/connections.js';
+import { HANDSHAKE_TIMEOUTS, loadRedis } from './pubsub/connections.js';
 import { watchConnection } from './pubsub/watchdog.js';
 
 /** A node-redis client as `createClient()` makes it (RESP3, no modules of its own). */
@@ -36,6 +36,7 @@ export interface RedisConnection {
  * const redis = await connectRedis(process.env.REDIS_URL ?? 'redis://127.0.0.1:6379', 'bridge', config.logger);
  */
 export async function connectRedis(url: string, prefix: string, logger: BridgeLogger = consoleLogger): Promise<RedisConnection> {
+  const { createClient } = await loadRedis();
   const reconnect = failFastThenReconnect();
   let connected = false;
   // Commands fail at once while the connection is down (a 503 to the caller, not a wait), and a

@@ -101,7 +101,7 @@ export interface StartOptions {
  */
 export async function startServer(env: ServerEnv, bridgeConfig: BridgeConfig = {}, options: StartOptions = {}): Promise<RunningServer> {
   const log = options.log ?? serverLogger(env);
-  const storage = createStorage(env.DATABASE_URL, {
+  const storage = await createStorage(env.DATABASE_URL, {
     timeoutMs: env.DATABASE_TIMEOUT_MS,
     onPoolError: (error) => log.warn(`storage: a connection was lost (${redactInternals(errorMessage(error))}); the pool opens another`),
   });

@@ -90,7 +90,7 @@ describe('createStorage on LibSQL', () => {
   afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
   it('creates the folder of a file: database, keeps thread state, and closes (twice is fine)', async () => {
-    const storage = createStorage(`file:${join(dir, 'nested', 'folder', 'bridge.db')}`);
+    const storage = await createStorage(`file:${join(dir, 'nested', 'folder', 'bridge.db')}`);
     expect(storage).toBeInstanceOf(LibSQLStore);
     expect(existsSync(join(dir, 'nested', 'folder'))).toBe(true);
     await storage.init();
@@ -108,7 +108,7 @@ describe('createStorage on PostgreSQL', () => {
   afterAll(() => db?.cleanup());
 
   it('puts its tables in the ?schema= schema, has the domains the bridge uses, and closes its pool', async () => {
-    const storage = createStorage(db.url) as PostgresStore;
+    const storage = (await createStorage(db.url)) as PostgresStore;
     expect(storage).toBeInstanceOf(PostgresStore);
     await storage.init();
     for (const domain of ['memory', 'workflows', 'backgroundTasks', 'notifications', 'threadState'] as const) {

@@ -2,9 +2,9 @@ import { setTimeout as delay } from 'node:timers/promises';
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import type { MastraCompositeStore } from '@mastra/core/storage';
-import { LibSQLStore } from '@mastra/libsql';
-import { PostgresStore } from '@mastra/pg';
-import pg from 'pg';
+import type { PostgresStore } from '@mastra/pg';
+import type { Pool } from 'pg';
+import { importPeer } from './peers.js';
 
 /** What a `DATABASE_URL` names: a LibSQL database, or a PostgreSQL database and schema. */
 export type DatabaseTarget =
@@ -70,17 +70,19 @@ function prepareDatabase(url: string): void {
  * `LibSQLStore` (the folder of a `file:` path is created) or a `PostgresStore` that owns its
  * connection pool. Nothing connects before first use; PostgreSQL creates the schema and its
  * tables then. `close()` releases the file handles or ends the pool; calling it again (Mastra's
- * `shutdown()` calls it too) does nothing.
+ * `shutdown()` calls it too) does nothing. The store's package is loaded here, for the database
+ * named: both are optional peer dependencies, so a missing one is an error that says what to install.
  *
  * @example
- * const storage = createStorage(process.env.DATABASE_URL ?? 'file:.data/bridge.db');
+ * const storage = await createStorage(process.env.DATABASE_URL ?? 'file:.data/bridge.db');
  * const mastra = new Mastra({ agents, storage });
  * // at shutdown
  * await storage.close();
  */
-export function createStorage(url: string, options: StorageOptions = {}): MastraCompositeStore {
+export async function createStorage(url: string, options: StorageOptions = {}): Promise<MastraCompositeStore> {
   const target = parseDatabaseUrl(url);
   if (target.kind === 'postgres') return postgresStore(target, options);
+  const { LibSQLStore } = await importPeer('@mastra/libsql', () => import('@mastra/libsql'), 'a LibSQL DATABASE_URL (the default)');
   prepareDatabase(target.url);
   return new LibSQLStore({ id: 'bridge', url: target.url });
 }
@@ -104,7 +106,10 @@ export const DEFAULT_DATABASE_TIMEOUT_MS = 2500;
  * A `PostgresStore` on a pool of its own with connect and query timeouts (`PostgresStore` builds
  * its pool from the connection string alone and drops such options), ended with the store.
  */
-function postgresStore({ connectionString, schemaName }: Extract<DatabaseTarget, { kind: 'postgres' }>, options: StorageOptions): PostgresStore {
+async function postgresStore({ connectionString, schemaName }: Extract<DatabaseTarget, { kind: 'postgres' }>, options: StorageOptions): Promise<PostgresStore> {
+  const why = 'a postgres: DATABASE_URL';
+  const { PostgresStore } = await importPeer('@mastra/pg', () => import('@mastra/pg'), why);
+  const { default: pg } = await importPeer('pg', () => import('pg'), why);
   const timeout = options.timeoutMs ?? DEFAULT_DATABASE_TIMEOUT_MS;
   const pool = new pg.Pool({ connectionString, max: 20, idleTimeoutMillis: 30_000, connectionTimeoutMillis: timeout, query_timeout: timeout, keepAlive: true });
   // Unheard, a connection the server closes is an uncaught error that ends the process: the pool
@@ -114,7 +119,7 @@ function postgresStore({ connectionString, schemaName }: Extract<DatabaseTarget,
   pool.on('error', lost);
   pool.on('connect', (client) => client.on('error', lost));
   let ended = false;
-  return new (class extends PostgresStore {
+  const store = new (class extends PostgresStore {
     override async close(): Promise<void> {
       await super.close();
       if (ended) return;
@@ -122,7 +127,12 @@ function postgresStore({ connectionString, schemaName }: Extract<DatabaseTarget,
       await pool.end();
     }
   })({ id: 'bridge', pool, ...(schemaName && { schemaName }) });
+  pools.set(store, pool);
+  return store;
 }
+
+/** The pool of each PostgreSQL store `createStorage` made: `initStorage` locks on it. */
+const pools = new WeakMap<MastraCompositeStore, Pool>();
 
 /**
  * Creates the storage's tables before the server listens, so that a storage that cannot be
@@ -132,12 +142,13 @@ function postgresStore({ connectionString, schemaName }: Extract<DatabaseTarget,
  * keys"), and the losers' first requests would fail.
  *
  * @example
- * const storage = createStorage(env.DATABASE_URL);
+ * const storage = await createStorage(env.DATABASE_URL);
  * await initStorage(storage);
  */
 export async function initStorage(storage: MastraCompositeStore): Promise<void> {
-  if (!(storage instanceof PostgresStore)) return storage.init();
-  const client = await storage.pool.connect();
+  const pool = pools.get(storage);
+  if (!pool) return storage.init();
+  const client = await pool.connect();
   try {
     // Tried, not waited for: a session blocked in `pg_advisory_lock` holds a snapshot, and the
     // holder's `CREATE INDEX CONCURRENTLY` waits for every snapshot: a deadlock nobody detects.

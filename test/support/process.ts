@@ -19,11 +19,15 @@ export interface ServerProcess {
  * printed its `listening on <url>` line. Rejects if it exits first (with what it printed).
  */
 export function startServerProcess(env: Record<string, string>): Promise<ServerProcess> {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/server/main.ts'], {
-    cwd: REPO_ROOT,
-    env: { ...process.env, HOST: '127.0.0.1', PORT: '0', ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
+  return startNodeProcess(['--import', 'tsx', 'src/server/main.ts'], REPO_ROOT, { HOST: '127.0.0.1', PORT: '0', ...env });
+}
+
+/**
+ * Spawns `node <args>` in `cwd` (this process's environment with `env` over it) and resolves once
+ * it printed `listening on <url>`. Rejects if it exits first (with what it printed).
+ */
+export function startNodeProcess(args: string[], cwd: string, env: Record<string, string> = {}): Promise<ServerProcess> {
+  const child = spawn(process.execPath, args, { cwd, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
   let stdout = '';
   let stderr = '';
   child.stdout!.setEncoding('utf8');

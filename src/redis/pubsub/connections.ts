@@ -1,4 +1,4 @@
-import { createClient, type RedisClientType } from 'redis';
+import type { RedisClientType } from 'redis';
 import { failFastThenReconnect } from './reconnect.js';
 import type { PubSubLogger } from './delivery.js';
 import { watchConnection, type Watchdog } from './watchdog.js';
@@ -8,6 +8,23 @@ import { watchConnection, type Watchdog } from './watchdog.js';
  * given up after 2 s. A ready connection is never idle that long: its watchdog pings it.
  */
 export const HANDSHAKE_TIMEOUTS = { connectTimeout: 2000, socketTimeout: 2000 };
+
+/** The install line for node-redis, an optional peer dependency of the package. */
+export const REDIS_PEER = 'redis@^6.3.1';
+
+/**
+ * node-redis, loaded when a process first connects to Redis: an app that does not scale out need
+ * not install it. A missing one is an error that says what to install.
+ */
+export async function loadRedis(): Promise<typeof import('redis')> {
+  try {
+    return await import('redis');
+  } catch (error) {
+    const code = (error as { code?: unknown } | null)?.code;
+    if (code !== 'ERR_MODULE_NOT_FOUND' && code !== 'MODULE_NOT_FOUND') throw error;
+    throw new Error(`redis is not installed; RedisPubSub and the bridge's scale-out (REDIS_URL, createScaleOut) need it: npm install ${REDIS_PEER}`, { cause: error });
+  }
+}
 
 /** A node-redis client as `createClient()` makes it. */
 export type RedisClient = RedisClientType;
@@ -55,7 +72,7 @@ export class Connections {
   /** The writer, connecting it on first use. A failed first connect is retried by the next call. */
   writer(): Promise<RedisClient> {
     this.#assertOpen();
-    this.#writerReady ??= this.#connect(this.#newClient('writer', true), 'writer').then(
+    this.#writerReady ??= this.#newClient('writer', true).then((client) => this.#connect(client, 'writer')).then(
       (client) => (this.#writer = client),
       (error: unknown) => {
         this.#writerReady = undefined;
@@ -68,7 +85,7 @@ export class Connections {
   /** A new connection for a blocking reader, connected; `release` or `close` closes it. */
   async open(role: string): Promise<RedisClient> {
     this.#assertOpen();
-    const client = this.#newClient(role, false);
+    const client = await this.#newClient(role, false);
     this.#readers.add(client);
     try {
       await this.#connect(client, role);
@@ -126,18 +143,19 @@ export class Connections {
     if (this.#closed) throw new Error('RedisPubSub is closed');
   }
 
-  #newClient(role: string, writer: boolean): RedisClient {
+  async #newClient(role: string, writer: boolean): Promise<RedisClient> {
     const source = this.#source;
     // The caller's client is the writer; readers are its duplicates (same options: TLS, auth…).
     const name = this.#nameOf(role);
-    const client = 'client' in source ? (writer ? source.client : source.client.duplicate({ name })) : this.#fromUrl(source.url, name);
+    const client = 'client' in source ? (writer ? source.client : source.client.duplicate({ name })) : await this.#fromUrl(source.url, name);
     // node-redis emits 'error' on every failed (re)connect; unheard, it would crash the process.
     client.on('error', (error: unknown) => this.#logger.warn?.(`[RedisPubSub] ${role} connection: ${String(error)}`));
     return client;
   }
 
   /** Fails the first connect at once when Redis is not reachable; reconnects by itself once connected. */
-  #fromUrl(url: string, name: string): RedisClient {
+  async #fromUrl(url: string, name: string): Promise<RedisClient> {
+    const { createClient } = await loadRedis();
     const reconnect = failFastThenReconnect();
     const client: RedisClient = createClient({
       url,

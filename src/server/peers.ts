@@ -1,0 +1,38 @@
+/**
+ * The standalone server's optional peer dependencies (its storage), with the range of each: the
+ * install line a missing one's error gives. (`redis` says its own, in `redis/pubsub/`.)
+ * `peers.test.ts` holds them to `package.json`'s `peerDependencies`.
+ */
+export const OPTIONAL_PEERS = {
+  '@mastra/libsql': '~1.23.1',
+  '@mastra/pg': '~1.27.1',
+  pg: '^8.23.1',
+} as const;
+
+export type OptionalPeer = keyof typeof OPTIONAL_PEERS;
+
+/**
+ * Loads an optional peer dependency when a feature first needs it, so an app that does not use
+ * the feature need not install it. `load` is the literal `import()` (bundlers and the CommonJS
+ * build see the name); `usedFor` says which setting needed it.
+ *
+ * @example
+ * const { LibSQLStore } = await importPeer('@mastra/libsql', () => import('@mastra/libsql'), 'a LibSQL DATABASE_URL (the default)');
+ * // missing → Error: @mastra/libsql is not installed; a LibSQL DATABASE_URL (the default) needs it: npm install @mastra/libsql@~1.23.1
+ */
+export async function importPeer<T>(name: OptionalPeer, load: () => Promise<T>, usedFor: string): Promise<T> {
+  try {
+    return await load();
+  } catch (error) {
+    if (!isMissing(error, name)) throw error;
+    throw new Error(`${name} is not installed; ${usedFor} needs it: npm install ${name}@${OPTIONAL_PEERS[name]}`, { cause: error });
+  }
+}
+
+/** Node's "cannot find" for the package itself (not for something it imports in turn). */
+function isMissing(error: unknown, name: string): boolean {
+  const code = (error as { code?: unknown } | null)?.code;
+  if (code !== 'ERR_MODULE_NOT_FOUND' && code !== 'MODULE_NOT_FOUND') return false;
+  const message = String((error as Error).message);
+  return message.includes(`'${name}'`) || message.includes(`"${name}"`);
+}

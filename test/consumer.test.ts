@@ -1,0 +1,236 @@
+import { execFile } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { EventType } from '@ag-ui/client';
+import ts from 'typescript';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { assistantText, runInput, runStrict, userMessage } from './support/agui.js';
+import { blocks, checkSamples, sampleModules, type SampleModule } from './support/doc-samples.js';
+import { npm, packPackage, readmeInstallLine } from './support/package.js';
+import { killIfRunning, REPO_ROOT, startNodeProcess, type ServerProcess } from './support/process.js';
+import { http } from './support/server.js';
+
+// The package as a library user gets it: `npm pack` (prepare builds it), the tarball installed
+// into an empty project with the README's install line (npm's cache first: no network once the
+// packages were fetched), then used from ESM (mounted into a Mastra server, a run), from CommonJS,
+// from TypeScript under three module settings, and the runnable doc samples run as written.
+
+const node = promisify(execFile);
+let project: string;
+const servers: ServerProcess[] = [];
+
+beforeAll(async () => {
+  const tarball = await packPackage();
+  project = mkdtempSync(join(tmpdir(), 'bridge-consumer-'));
+  writeFileSync(join(project, 'package.json'), JSON.stringify({ name: 'consumer', private: true, type: 'module' }));
+  const line = readmeInstallLine().map((word) => (word === 'mastra-agui-bridge' ? tarball : word));
+  await npm(project, [...line, '--prefer-offline', '--no-audit', '--no-fund']);
+}, 300_000);
+
+afterAll(() => {
+  for (const server of servers) killIfRunning(server);
+  if (project) rmSync(project, { recursive: true, force: true });
+});
+
+const installed = (name: string) => existsSync(join(project, 'node_modules', name, 'package.json'));
+
+describe('the packed package, installed with the README line', () => {
+  it('brings one copy of Mastra (the app’s) and nothing only the server or scale-out needs', () => {
+    expect(installed('mastra-agui-bridge')).toBe(true);
+    expect(installed('@mastra/core')).toBe(true);
+    expect(installed('@mastra/memory')).toBe(true);
+    expect(existsSync(join(project, 'node_modules/mastra-agui-bridge/node_modules/@mastra/core'))).toBe(false);
+    for (const name of ['@mastra/libsql', '@mastra/pg', 'pg', 'redis', 'tsx', 'esbuild', 'typescript']) expect(installed(name), name).toBe(false);
+  });
+
+  it('the bin, without @mastra/libsql, stops and says what to install', async () => {
+    const bin = join(project, 'node_modules/mastra-agui-bridge/bin/mastra-agui-bridge.js');
+    const failed = await node(process.execPath, [bin], { cwd: project, env: { ...process.env, PORT: '0', npm_lifecycle_event: '' }, timeout: 60_000 }).then(
+      () => undefined,
+      (error: { code?: number; stderr?: string }) => error,
+    );
+    expect(failed?.code).toBe(1);
+    expect(failed?.stderr).toContain('@mastra/libsql is not installed; a LibSQL DATABASE_URL (the default) needs it: npm install @mastra/libsql@~1.23.1');
+  }, 60_000);
+
+  it('createScaleOut without redis says what to install', async () => {
+    const script = "import { createScaleOut } from 'mastra-agui-bridge'; await createScaleOut({ url: 'redis://127.0.0.1:1' }).catch((e) => console.log(e.message));";
+    const { stdout } = await node(process.execPath, ['--input-type=module', '-e', script], { cwd: project, timeout: 60_000 });
+    expect(stdout.trim()).toBe("redis is not installed; RedisPubSub and the bridge's scale-out (REDIS_URL, createScaleOut) need it: npm install redis@^6.3.1");
+  }, 60_000);
+
+  describe('with what the samples import (the host app’s own packages)', () => {
+    beforeAll(async () => {
+      const extras = ['@mastra/libsql@~1.23.1', '@mastra/pg@~1.27.1', 'pg@^8.23.1', 'redis@^6.3.1', '@mastra/hono@1.7.9', '@ag-ui/client@1.0.0', 'rxjs@7.8.1'];
+      await npm(project, ['install', ...extras, '--prefer-offline', '--no-audit', '--no-fund']);
+    }, 300_000);
+
+    it('is required from CommonJS: every entry', async () => {
+      writeFileSync(
+        join(project, 'require.cjs'),
+        `const { createBridge, RunTranslator } = require('mastra-agui-bridge');
+const { BridgeAgent, BridgeClient } = require('mastra-agui-bridge/client');
+const { createDemoAgent } = require('mastra-agui-bridge/demo');
+const bridge = createBridge({});
+console.log(JSON.stringify({ routes: bridge.routes().length, translator: typeof RunTranslator, agent: typeof BridgeAgent, client: typeof BridgeClient, demo: createDemoAgent({ delayMs: 0 }).id }));
+bridge.shutdown();
+`,
+      );
+      const { stdout } = await node(process.execPath, ['require.cjs'], { cwd: project, timeout: 60_000 });
+      const result = JSON.parse(stdout) as Record<string, unknown>;
+      expect(result).toMatchObject({ translator: 'function', agent: 'function', client: 'function', demo: 'demo' });
+      expect(result.routes).toBeGreaterThan(10);
+    }, 60_000);
+
+    it('ESM: mounted into a Mastra server (@mastra/hono), answers a run', async () => {
+      writeFileSync(
+        join(project, 'mount.mjs'),
+        `import { serve } from '@hono/node-server';
+import { Mastra } from '@mastra/core';
+import { InMemoryStore } from '@mastra/core/storage';
+import { MastraServer } from '@mastra/hono';
+import { Hono } from 'hono';
+import { createBridge } from 'mastra-agui-bridge';
+import { createDemoAgent } from 'mastra-agui-bridge/demo';
+
+const storage = new InMemoryStore();
+const bridge = createBridge({ prefix: '/agui' });
+const mastra = new Mastra({ agents: { demo: createDemoAgent({ storage, delayMs: 0 }) }, storage, logger: false, server: { apiRoutes: bridge.routes() } });
+const app = new Hono();
+await new MastraServer({ app, mastra }).init();
+serve({ fetch: app.fetch, hostname: '127.0.0.1', port: 0 }, ({ port }) => console.log(\`listening on http://127.0.0.1:\${port}/agui\`));
+`,
+      );
+      const server = await startNodeProcess(['mount.mjs'], project);
+      servers.push(server);
+      const run = await runStrict(`${server.url}/run`, runInput({ messages: [userMessage('hello from a packed bridge')] }));
+      expect(assistantText(run.events)).toBe('Echo: hello from a packed bridge');
+      expect(run.terminal.type).toBe(EventType.RUN_FINISHED);
+    }, 60_000);
+
+    it('runs the docs’ standalone library sample and client sample as written (on a free port)', async () => {
+      const port = await freePort();
+      const standalone = sample('docs/mounting.md', "mkdirSync('.data'").replace('port: 4111', `port: ${port}`);
+      const client = sample('docs/client.md', 'agent.connectAgent(').replace("'http://127.0.0.1:4111/agui'", `'http://127.0.0.1:${port}/agui'`);
+      // What the samples take as given: the reader's agent, and their page's render().
+      writeFileSync(join(project, 'standalone.mjs'), `import { createDemoAgent } from 'mastra-agui-bridge/demo';\nconst supportAgent = createDemoAgent({ delayMs: 0 });\n${standalone}\nconsole.log('listening on http://127.0.0.1:${port}/agui');\n`);
+      writeFileSync(join(project, 'client.mjs'), `const render = () => {};\n${client}`);
+      rmSync(join(project, '.data'), { recursive: true, force: true });
+      const server = await startNodeProcess(['standalone.mjs'], project);
+      servers.push(server);
+      await until(async () => (await fetch(`${server.url}/agents`).then((r) => r.status, () => 0)) === 200);
+      const { stdout } = await node(process.execPath, ['client.mjs'], { cwd: project, timeout: 60_000 });
+      expect(stdout).toContain('connection: live');
+      const history = await http(`${server.url}/threads/trip-42/messages?resourceId=demo-user`);
+      expect(history.status).toBe(200);
+      expect(JSON.stringify(history.body)).toContain('What is the weather in Oslo?');
+      // The sample's SIGTERM handler: drain, shut down, exit 0.
+      server.child.kill('SIGTERM');
+      expect(await server.exited).toEqual({ code: 0, signal: null });
+    }, 120_000);
+
+    describe('TypeScript: the samples of README.md and docs/ type-check against the package', () => {
+      // CopilotKit's blocks are checked by docs-compile.test.ts, beside the example that installs it.
+      const modules = () => sampleModules().filter((m) => !m.imports.some((name) => name.startsWith('@copilotkit/')));
+      const common: ts.CompilerOptions = {
+        target: ts.ScriptTarget.ES2022,
+        lib: ['lib.es2023.d.ts', 'lib.dom.d.ts', 'lib.dom.iterable.d.ts'],
+        types: ['node'],
+        typeRoots: [join(REPO_ROOT, 'node_modules/@types')],
+        strict: true,
+        esModuleInterop: true,
+        skipLibCheck: true,
+        experimentalDecorators: true,
+      };
+      const check = (name: string, options: ts.CompilerOptions, list: SampleModule[] = modules(), ext?: string) => {
+        const dir = join(project, name);
+        mkdirSync(dir, { recursive: true });
+        return checkSamples(dir, list, { ...common, ...options }, ext);
+      };
+
+      it('moduleResolution bundler', () => {
+        expect(check('bundler', { module: ts.ModuleKind.ESNext, moduleResolution: ts.ModuleResolutionKind.Bundler })).toEqual([]);
+      }, 120_000);
+
+      it('node16, as ES modules', () => {
+        const problems = check('node16-esm', { module: ts.ModuleKind.Node16, moduleResolution: ts.ModuleResolutionKind.Node16 });
+        expect(problems.filter((p) => !readersOwnModule(p))).toEqual([]);
+      }, 120_000);
+
+      it('node16, as CommonJS (.cts)', () => {
+        // CommonJS has no top-level await: each sample's statements run in an async function.
+        const problems = check('node16-cjs', { module: ts.ModuleKind.Node16, moduleResolution: ts.ModuleResolutionKind.Node16 }, modules().map(inAsyncFunction), '.cts');
+        expect(problems.filter((p) => !readersOwnModule(p) && !esmOnlyElsewhere(p))).toEqual([]);
+        // What the issue reported: the client entry, from CommonJS TypeScript.
+        expect(problems.filter((p) => p.includes('mastra-agui-bridge'))).toEqual([]);
+      }, 120_000);
+    });
+  });
+});
+
+/** The TypeScript block of `page` holding `marker`, as JavaScript (types taken out, nothing else changed). */
+function sample(page: string, marker: string): string {
+  const found = blocks(page).filter((b) => (b.lang === 'ts' || b.lang === 'typescript') && b.code.includes(marker));
+  if (found.length !== 1) throw new Error(`${page}: expected one TypeScript block with ${marker}, found ${found.length}`);
+  return ts.transpileModule(found[0].code, { compilerOptions: { module: ts.ModuleKind.ESNext, target: ts.ScriptTarget.ES2022 } }).outputText;
+}
+
+/**
+ * mounting.md imports the reader's agent as Mastra's templates write it (`./agents/support`, no
+ * extension), which node16's ES modules do not resolve: the reader's code, not the package's.
+ */
+const readersOwnModule = (problem: string) => /TS(2307|283[45]) .*'\.\/agents\/support(\.js)?'/.test(problem);
+
+/**
+ * A package whose types are ES modules only (`@mastra/core`, `@mastra/memory`, `inversify`, …): a
+ * CommonJS file cannot import it statically (TS1479). Their packaging, not this package's, whose
+ * entries each have CommonJS types.
+ */
+const esmOnlyElsewhere = (problem: string) => / TS1479 .*import\("(?!mastra-agui-bridge)[^"]+"\)/.test(problem);
+
+/** A sample module for a `.cts` file: its imports and declarations first, the rest inside an async function. */
+function inAsyncFunction(module: SampleModule): SampleModule {
+  const lines = module.text.split('\n');
+  const imports: number[] = [];
+  for (let i = 0; i < lines.length; i++) {
+    if (!/^import\s/.test(lines[i])) continue;
+    let end = i;
+    while (!/from\s+'[^']+';?\s*(\/\/.*)?$/.test(lines[end]) && !/^import\s+'[^']+';?$/.test(lines[end])) end++;
+    for (let j = i; j <= end; j++) imports.push(j);
+    i = end;
+  }
+  // Declarations stay at the top level with the imports (`declare` cannot appear in a function).
+  for (let i = 0; i < lines.length; i++) if (/^declare\s/.test(lines[i])) imports.push(i);
+  const isImport = new Set(imports);
+  // Statements in a function: an `export` there would be a syntax error of the wrapping, not of the sample.
+  const body = lines
+    .map((line, i) => ({ line: line.replace(/^export (?=const|function|class|async)/, ''), origin: module.origin[i] ?? module.origin[module.origin.length - 1] }))
+    .filter((_, i) => !isImport.has(i) && lines[i] !== 'export {};');
+  const head = imports.map((i) => ({ line: lines[i], origin: module.origin[i] }));
+  const wrapped = [...head, { line: 'export async function sample() {', origin: head[0]?.origin ?? '' }, ...body, { line: '}', origin: '' }];
+  return { ...module, text: wrapped.map((w) => w.line).join('\n'), origin: wrapped.map((w) => w.origin) };
+}
+
+/** A TCP port nobody listens on right now. */
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as { port: number };
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+/** Waits until `ready()` holds (a server that prints nothing when it listens), up to 30 s. */
+async function until(ready: () => Promise<boolean>): Promise<void> {
+  for (const deadline = Date.now() + 30_000; Date.now() < deadline; ) {
+    if (await ready()) return;
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  throw new Error('not ready after 30 s');
+}

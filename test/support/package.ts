@@ -1,0 +1,55 @@
+import { execFile } from 'node:child_process';
+import { cpSync, mkdtempSync, readdirSync, readFileSync, symlinkSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { REPO_ROOT } from './process.js';
+
+const run = promisify(execFile);
+
+/** Runs npm in `cwd`; a failure throws with what npm printed. */
+export async function npm(cwd: string, args: string[], env: Record<string, string> = {}): Promise<string> {
+  try {
+    const { stdout } = await run('npm', args, { cwd, env: { ...process.env, ...env }, maxBuffer: 64 * 1024 * 1024 });
+    return stdout;
+  } catch (error) {
+    const { stdout, stderr } = error as { stdout?: string; stderr?: string };
+    throw new Error(`npm ${args.join(' ')} failed in ${cwd}:\n${stdout ?? ''}\n${stderr ?? error}`);
+  }
+}
+
+/** What `npm pack` reads besides `files`: the build's inputs (`prepare` builds). */
+const BUILD_INPUTS = ['package.json', 'rollup.config.js', 'tsconfig.json', 'src', 'scripts'];
+
+/**
+ * Packs the package as `npm pack` (and so `npm publish`) does, `prepare` building `dist/` first,
+ * but in a copy of the checkout: the checkout's own `dist/` (which `npm start` and other tests
+ * use) is left alone. Returns the tarball's path.
+ *
+ * @example
+ * const tarball = await packPackage(); // /tmp/pack-xyz/mastra-agui-bridge-0.1.0.tgz
+ */
+export async function packPackage(): Promise<string> {
+  const { files } = JSON.parse(readFileSync(join(REPO_ROOT, 'package.json'), 'utf8')) as { files: string[] };
+  const stage = mkdtempSync(join(tmpdir(), 'bridge-stage-'));
+  for (const path of new Set([...BUILD_INPUTS, ...files.filter((f) => f !== 'dist')])) {
+    cpSync(join(REPO_ROOT, path), join(stage, path), { recursive: true, filter: (src) => !src.endsWith('.test.ts') });
+  }
+  symlinkSync(join(REPO_ROOT, 'node_modules'), join(stage, 'node_modules'), 'dir');
+  const out = mkdtempSync(join(tmpdir(), 'bridge-pack-'));
+  await npm(stage, ['pack', '--pack-destination', out, '--silent']);
+  const [tarball] = readdirSync(out).filter((f) => f.endsWith('.tgz'));
+  if (!tarball) throw new Error(`npm pack wrote no tarball in ${out}`);
+  return join(out, tarball);
+}
+
+/**
+ * The README's install line for library users (`npm install mastra-agui-bridge …`), as its words:
+ * the consumer test installs exactly these, with the tarball for the package's name.
+ */
+export function readmeInstallLine(): string[] {
+  const readme = readFileSync(join(REPO_ROOT, 'README.md'), 'utf8');
+  const line = /^npm install mastra-agui-bridge( .*)?$/m.exec(readme)?.[0];
+  if (!line) throw new Error('README.md has no `npm install mastra-agui-bridge …` line');
+  return line.split(/\s+/).slice(1);
+}
