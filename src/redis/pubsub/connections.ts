@@ -20,8 +20,10 @@ export async function loadRedis(): Promise<typeof import('redis')> {
   try {
     return await import('redis');
   } catch (error) {
+    // Node's "cannot find" for redis itself; anything else (a package it imports, a broken install) as it is.
     const code = (error as { code?: unknown } | null)?.code;
-    if (code !== 'ERR_MODULE_NOT_FOUND' && code !== 'MODULE_NOT_FOUND') throw error;
+    const itself = (code === 'ERR_MODULE_NOT_FOUND' || code === 'MODULE_NOT_FOUND') && /['"]redis['"]/.test(String((error as Error).message));
+    if (!itself) throw error;
     throw new Error(`redis is not installed; RedisPubSub and the bridge's scale-out (REDIS_URL, createScaleOut) need it: npm install ${REDIS_PEER}`, { cause: error });
   }
 }
