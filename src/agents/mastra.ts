@@ -56,15 +56,29 @@ export interface SignalDecision {
   signalId: string;
 }
 
+/** A Mastra run's output, as far as its end goes: `_waitUntilFinished` is internal, but what Mastra itself waits on. */
+export interface FinishingOutput {
+  _waitUntilFinished?(): Promise<void>;
+}
+
+/**
+ * Resolves when Mastra is done with a run's output: its answer stored, after the terminal chunk a
+ * reader stops at. The one place the bridge reaches for Mastra's internal wait (it reads nothing).
+ *
+ * @example
+ * endings.track(runId, outputFinished(output));
+ */
+export function outputFinished(output: FinishingOutput): Promise<void> {
+  return output._waitUntilFinished?.() ?? Promise.resolve();
+}
+
 /** What the bridge reads of the output of a run a signal woke (Mastra streams the run itself). */
-export interface WokenOutput {
+export interface WokenOutput extends FinishingOutput {
   readonly status: string;
   /** Set when a processor stopped the run (`abort`); the step it blocked is the last of `steps`. */
   readonly tripwire?: unknown;
   readonly messageId?: string;
   readonly steps?: Promise<ReadonlyArray<{ content: ReadonlyArray<{ type?: unknown; text?: unknown }> }>>;
-  /** Mastra's own wait for the output's end (internal, but what Mastra uses): it reads nothing. */
-  _waitUntilFinished?(): Promise<void>;
 }
 
 /** A run a signal woke, for whoever watches it (metrics). */

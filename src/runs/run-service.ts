@@ -6,7 +6,7 @@ import { inject, injectable } from 'inversify';
 import type { ResolvedConfig } from '../config.js';
 import { conflict, invalidInput, threadBusy } from '../errors.js';
 import { AgentProvider } from '../agents/agent-provider.js';
-import { streamRun } from '../agents/mastra.js';
+import { outputFinished, streamRun, type FinishingOutput } from '../agents/mastra.js';
 import type { DurableInbox } from '../threads/inbox.js';
 import type { RecoveryGate } from '../threads/recovery-gate.js';
 import { ThreadStore, type ThreadScope } from '../threads/thread-store.js';
@@ -60,8 +60,8 @@ export interface PreparedRun {
   stream(write: EventSink, signal: AbortSignal): Promise<void>;
 }
 
-/** What the run reads of Mastra's output; `_waitUntilFinished` is Mastra's own wait for its end (internal, read-only). */
-type MastraOutput = { fullStream: AsyncIterable<unknown>; _waitUntilFinished?: () => Promise<void> };
+/** What the run reads of Mastra's output: its chunks, and its end (`outputFinished`). */
+type MastraOutput = FinishingOutput & { fullStream: AsyncIterable<unknown> };
 
 /** What `pipe` needs of the run it streams. */
 interface PipeContext {
@@ -362,7 +362,7 @@ export class RunService {
    */
   private piped(mastraRunId: string, output: MastraOutput, context: PipeContext, queue?: ResumeQueue): Promise<void> {
     const piping = this.pipe(output, context, queue);
-    this.endings.track(mastraRunId, Promise.all([piping, output._waitUntilFinished?.()]));
+    this.endings.track(mastraRunId, Promise.all([piping, outputFinished(output)]));
     return piping;
   }
 

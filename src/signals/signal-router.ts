@@ -6,7 +6,7 @@ import { setTimeout as delay } from 'node:timers/promises';
 import { inject, injectable } from 'inversify';
 import type { z } from 'zod';
 import { AgentProvider } from '../agents/agent-provider.js';
-import { listNotifications, sendMessage, sendNotification, sendSignal, sendStateSignal, withId, type OnWake, type Routing, type SignalDecision, type SignalTarget, type WokenOutput } from '../agents/mastra.js';
+import { listNotifications, outputFinished, sendMessage, sendNotification, sendSignal, sendStateSignal, withId, type OnWake, type Routing, type SignalDecision, type SignalTarget, type WokenOutput } from '../agents/mastra.js';
 import type { ResolvedConfig } from '../config.js';
 import { conflict, notFound, type BridgeError } from '../errors.js';
 import { statusOutcome, type BridgeMetrics, type RunOutcome } from '../observability/metrics.js';
@@ -253,7 +253,7 @@ export class SignalRouter {
   private watchWoken(agent: Agent, scope: ThreadScope): OnWake {
     return ({ runId, output }) => {
       this.metrics.runStarted(agent.id, 'signal');
-      const finished = output._waitUntilFinished?.() ?? Promise.resolve();
+      const finished = outputFinished(output);
       this.endings.track(runId, finished);
       const outcome = finished.then(
         () => statusOutcome(output.status),
