@@ -1,3 +1,4 @@
+import { createClient } from 'redis';
 import { afterAll, beforeAll, describe, expect, it, onTestFailed } from 'vitest';
 import { uid } from './support/agui.js';
 import { createCluster, follow, history, startRun, text, type Cluster } from './support/cluster.js';
@@ -38,9 +39,9 @@ describe('Redis away while a run streams on A, followed on B', { timeout: 120_00
     let step = 'following on B';
     const onB = await follow(b, threadId);
     // A hang here is a wait that never ends: say which, and what the two servers logged.
-    onTestFailed(() => {
+    onTestFailed(async () => {
       const tail = (s: ServerProcess) => ((o) => `${o.stdout}\n${o.stderr}`.split('\n').slice(-40).join('\n'))(s.output());
-      console.log(`stuck at: ${step}\nB's events: ${onB.list.map((e) => e.type).join(' ')}\n--- A\n${tail(a)}\n--- B\n${tail(b)}`);
+      console.log(`stuck at: ${step}\nB's events: ${onB.list.map((e) => e.type).join(' ')}\n--- A\n${tail(a)}\n--- B\n${tail(b)}\n--- Redis\n${await threadKeys(threadId)}`);
     });
     const message = `cut ${Array.from({ length: 40 }, (_, i) => `w${i}`).join(' ')}`;
     const run = await startRun(a, threadId, message);
@@ -77,3 +78,24 @@ describe('Redis away while a run streams on A, followed on B', { timeout: 120_00
     await Promise.all([onB.close(), again.close()]);
   });
 });
+
+/** What Redis holds for a thread (its log's meta, the run's lease, settlements), read past the proxy: for a failure's report. */
+async function threadKeys(threadId: string): Promise<string> {
+  const client = createClient({ url: REDIS_URL, socket: { reconnectStrategy: false } });
+  try {
+    await client.connect();
+    const lines: string[] = [];
+    for await (const keys of client.scanIterator({ MATCH: `*${threadId}*`, COUNT: 1000 })) {
+      for (const key of keys) {
+        const [type, ttl] = await Promise.all([client.type(key), client.pTTL(key)]);
+        const value = type === 'hash' ? JSON.stringify(await client.hGetAll(key)) : type === 'string' ? await client.get(key) : type === 'stream' ? `${await client.xLen(key)} entries` : '';
+        lines.push(`${key} (${type}, pttl ${ttl}): ${value}`);
+      }
+    }
+    return lines.join('\n');
+  } catch (error) {
+    return `could not read Redis: ${String(error)}`;
+  } finally {
+    if (client.isOpen) client.destroy();
+  }
+}
