@@ -1,6 +1,5 @@
 import { execFile } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -10,6 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { assistantText, runInput, runStrict, userMessage } from './support/agui.js';
 import { blocks, checkSamples, sampleModules, type SampleModule } from './support/doc-samples.js';
 import { npm, packPackage, readmeInstallLine } from './support/package.js';
+import { freePort } from './support/ports.js';
 import { killIfRunning, REPO_ROOT, startNodeProcess, type ServerProcess } from './support/process.js';
 import { http } from './support/server.js';
 
@@ -213,16 +213,4 @@ function inAsyncFunction(module: SampleModule): SampleModule {
   const head = imports.map((i) => ({ line: lines[i], origin: module.origin[i] }));
   const wrapped = [...head, { line: 'export async function sample() {', origin: head[0]?.origin ?? '' }, ...body, { line: '}', origin: '' }];
   return { ...module, text: wrapped.map((w) => w.line).join('\n'), origin: wrapped.map((w) => w.origin) };
-}
-
-/** A TCP port nobody listens on right now. */
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-  });
 }

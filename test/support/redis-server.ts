@@ -3,6 +3,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import net from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { freePort } from './ports.js';
 
 /** A `redis-server` of the test's own, on a free port: the machine's Redis is never stopped. */
 export interface OwnRedis {
@@ -13,14 +14,6 @@ export interface OwnRedis {
   start(): Promise<void>;
   /** Stops it for good and removes its folder. */
   cleanup(): Promise<void>;
-}
-
-async function freePort(): Promise<number> {
-  const server = net.createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as net.AddressInfo;
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
 }
 
 /** Resolves once something accepts connections on the port. */
