@@ -1,13 +1,13 @@
 import { execFile } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { promisify } from 'node:util';
 import { EventType } from '@ag-ui/client';
 import ts from 'typescript';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { assistantText, runInput, runStrict, userMessage } from './support/agui.js';
-import { blocks, checkSamples, sampleModules, type SampleModule } from './support/doc-samples.js';
+import { checkSamples, SAMPLE_OPTIONS, sampleModules, tsBlockWith, type SampleModule } from './support/doc-samples.js';
 import { npm, packPackage, readmeInstallLine } from './support/package.js';
 import { freePort } from './support/ports.js';
 import { killIfRunning, REPO_ROOT, startNodeProcess, type ServerProcess } from './support/process.js';
@@ -20,10 +20,11 @@ import { http } from './support/server.js';
 
 const node = promisify(execFile);
 let project: string;
+let tarball: string;
 const servers: ServerProcess[] = [];
 
 beforeAll(async () => {
-  const tarball = await packPackage();
+  tarball = await packPackage();
   project = mkdtempSync(join(tmpdir(), 'bridge-consumer-'));
   writeFileSync(join(project, 'package.json'), JSON.stringify({ name: 'consumer', private: true, type: 'module' }));
   const line = readmeInstallLine().map((word) => (word === 'mastra-agui-bridge' ? tarball : word));
@@ -33,6 +34,7 @@ beforeAll(async () => {
 afterAll(() => {
   for (const server of servers) killIfRunning(server);
   if (project) rmSync(project, { recursive: true, force: true });
+  if (tarball) rmSync(dirname(tarball), { recursive: true, force: true });
 });
 
 const installed = (name: string) => existsSync(join(project, 'node_modules', name, 'package.json'));
@@ -136,16 +138,8 @@ serve({ fetch: app.fetch, hostname: '127.0.0.1', port: 0 }, ({ port }) => consol
     describe('TypeScript: the samples of README.md and docs/ type-check against the package', () => {
       // CopilotKit's blocks are checked by docs-compile.test.ts, beside the example that installs it.
       const modules = () => sampleModules().filter((m) => !m.imports.some((name) => name.startsWith('@copilotkit/')));
-      const common: ts.CompilerOptions = {
-        target: ts.ScriptTarget.ES2022,
-        lib: ['lib.es2023.d.ts', 'lib.dom.d.ts', 'lib.dom.iterable.d.ts'],
-        types: ['node'],
-        typeRoots: [join(REPO_ROOT, 'node_modules/@types')],
-        strict: true,
-        esModuleInterop: true,
-        skipLibCheck: true,
-        experimentalDecorators: true,
-      };
+      // @types/node from this checkout: the project installed only what a library user would.
+      const common: ts.CompilerOptions = { ...SAMPLE_OPTIONS, typeRoots: [join(REPO_ROOT, 'node_modules/@types')] };
       const check = (name: string, options: ts.CompilerOptions, list: SampleModule[] = modules(), ext?: string) => {
         const dir = join(project, name);
         mkdirSync(dir, { recursive: true });
@@ -174,9 +168,7 @@ serve({ fetch: app.fetch, hostname: '127.0.0.1', port: 0 }, ({ port }) => consol
 
 /** The TypeScript block of `page` holding `marker`, as JavaScript (types taken out, nothing else changed). */
 function sample(page: string, marker: string): string {
-  const found = blocks(page).filter((b) => (b.lang === 'ts' || b.lang === 'typescript') && b.code.includes(marker));
-  if (found.length !== 1) throw new Error(`${page}: expected one TypeScript block with ${marker}, found ${found.length}`);
-  return ts.transpileModule(found[0].code, { compilerOptions: { module: ts.ModuleKind.ESNext, target: ts.ScriptTarget.ES2022 } }).outputText;
+  return ts.transpileModule(tsBlockWith(page, marker), { compilerOptions: { module: ts.ModuleKind.ESNext, target: ts.ScriptTarget.ES2022 } }).outputText;
 }
 
 /**
@@ -195,22 +187,22 @@ const esmOnlyElsewhere = (problem: string) => / TS1479 .*import\("(?!mastra-agui
 /** A sample module for a `.cts` file: its imports and declarations first, the rest inside an async function. */
 function inAsyncFunction(module: SampleModule): SampleModule {
   const lines = module.text.split('\n');
-  const imports: number[] = [];
+  const hoisted: number[] = [];
   for (let i = 0; i < lines.length; i++) {
     if (!/^import\s/.test(lines[i])) continue;
     let end = i;
     while (!/from\s+'[^']+';?\s*(\/\/.*)?$/.test(lines[end]) && !/^import\s+'[^']+';?$/.test(lines[end])) end++;
-    for (let j = i; j <= end; j++) imports.push(j);
+    for (let j = i; j <= end; j++) hoisted.push(j);
     i = end;
   }
   // Declarations stay at the top level with the imports (`declare` cannot appear in a function).
-  for (let i = 0; i < lines.length; i++) if (/^declare\s/.test(lines[i])) imports.push(i);
-  const isImport = new Set(imports);
+  for (let i = 0; i < lines.length; i++) if (/^declare\s/.test(lines[i])) hoisted.push(i);
+  const isHoisted = new Set(hoisted);
   // Statements in a function: an `export` there would be a syntax error of the wrapping, not of the sample.
   const body = lines
     .map((line, i) => ({ line: line.replace(/^export (?=const|function|class|async)/, ''), origin: module.origin[i] ?? module.origin[module.origin.length - 1] }))
-    .filter((_, i) => !isImport.has(i) && lines[i] !== 'export {};');
-  const head = imports.map((i) => ({ line: lines[i], origin: module.origin[i] }));
+    .filter((_, i) => !isHoisted.has(i) && lines[i] !== 'export {};');
+  const head = hoisted.map((i) => ({ line: lines[i], origin: module.origin[i] }));
   const wrapped = [...head, { line: 'export async function sample() {', origin: head[0]?.origin ?? '' }, ...body, { line: '}', origin: '' }];
   return { ...module, text: wrapped.map((w) => w.line).join('\n'), origin: wrapped.map((w) => w.origin) };
 }

@@ -2,7 +2,7 @@ import { mkdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import ts from 'typescript';
 import { afterAll, describe, expect, it } from 'vitest';
-import { checkSamples, sampleModules } from './support/doc-samples.js';
+import { checkSamples, SAMPLE_OPTIONS, sampleModules } from './support/doc-samples.js';
 import { installExample } from './support/examples.js';
 import { REPO_ROOT } from './support/process.js';
 
@@ -23,15 +23,9 @@ describe('the TypeScript in README and docs/', () => {
     const modules = sampleModules();
     expect(modules.length).toBeGreaterThan(10);
     const problems = checkSamples(dir, modules, {
-      target: ts.ScriptTarget.ES2022,
+      ...SAMPLE_OPTIONS,
       module: ts.ModuleKind.ESNext,
       moduleResolution: ts.ModuleResolutionKind.Bundler,
-      lib: ['lib.es2023.d.ts', 'lib.dom.d.ts', 'lib.dom.iterable.d.ts'],
-      types: ['node'],
-      strict: true,
-      esModuleInterop: true,
-      skipLibCheck: true,
-      experimentalDecorators: true,
       baseUrl: REPO_ROOT,
       paths: {
         'mastra-agui-bridge': ['src/index.ts'],

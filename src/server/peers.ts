@@ -9,7 +9,7 @@ export const OPTIONAL_PEERS = {
   pg: '^8.23.1',
 } as const;
 
-export type OptionalPeer = keyof typeof OPTIONAL_PEERS;
+type OptionalPeer = keyof typeof OPTIONAL_PEERS;
 
 /**
  * Loads an optional peer dependency when a feature first needs it, so an app that does not use

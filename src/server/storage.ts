@@ -102,6 +102,9 @@ export interface StorageOptions {
 /** The default of `StorageOptions.timeoutMs` (and of `DATABASE_TIMEOUT_MS`). */
 export const DEFAULT_DATABASE_TIMEOUT_MS = 2500;
 
+/** The pool of each PostgreSQL store `createStorage` made: `initStorage` locks on it. */
+const pools = new WeakMap<MastraCompositeStore, Pool>();
+
 /**
  * A `PostgresStore` on a pool of its own with connect and query timeouts (`PostgresStore` builds
  * its pool from the connection string alone and drops such options), ended with the store.
@@ -130,9 +133,6 @@ async function postgresStore({ connectionString, schemaName }: Extract<DatabaseT
   pools.set(store, pool);
   return store;
 }
-
-/** The pool of each PostgreSQL store `createStorage` made: `initStorage` locks on it. */
-const pools = new WeakMap<MastraCompositeStore, Pool>();
 
 /**
  * Creates the storage's tables before the server listens, so that a storage that cannot be

@@ -12,7 +12,7 @@ import { REPO_ROOT } from './process.js';
 const PAGES = ['README.md', ...readdirSync(join(REPO_ROOT, 'docs')).filter((f) => f.endsWith('.md')).map((f) => `docs/${f}`)];
 
 /** A code block of a page: its language, the line it starts on, its text. */
-export interface DocBlock {
+interface DocBlock {
   page: string;
   lang: string;
   line: number;
@@ -20,7 +20,7 @@ export interface DocBlock {
 }
 
 /** The fenced blocks of a page (``` + a language), with the line each starts on. */
-export function blocks(page: string): DocBlock[] {
+function blocks(page: string): DocBlock[] {
   const out: DocBlock[] = [];
   const lines = readFileSync(join(REPO_ROOT, page), 'utf8').split('\n');
   for (let i = 0; i < lines.length; i++) {
@@ -36,11 +36,11 @@ export function blocks(page: string): DocBlock[] {
   return out;
 }
 
-/** The TypeScript block of a page that starts on `line` (for the samples a test runs). */
-export function tsBlock(page: string, line: number): string {
-  const block = blocks(page).find((b) => b.line === line && isTs(b));
-  if (!block) throw new Error(`${page} has no TypeScript block on line ${line}`);
-  return block.code;
+/** The one TypeScript block of `page` holding `marker` (for the samples a test runs as written). */
+export function tsBlockWith(page: string, marker: string): string {
+  const found = blocks(page).filter((b) => isTs(b) && b.code.includes(marker));
+  if (found.length !== 1) throw new Error(`${page}: expected one TypeScript block with ${marker}, found ${found.length}`);
+  return found[0].code;
 }
 
 const isTs = (block: DocBlock) => block.lang === 'ts' || block.lang === 'typescript';
@@ -50,7 +50,7 @@ export interface SampleModule {
   name: string;
   text: string;
   origin: string[];
-  /** The packages it imports (bare specifiers, without subpaths' effect on the name). */
+  /** The packages it imports, as written (`@mastra/core/tools`, `hono`…; relative paths left out). */
   imports: string[];
 }
 
@@ -79,7 +79,7 @@ export function sampleModules(): SampleModule[] {
 }
 
 /** What the docs' samples take as given: the reader's own objects, as they would type them. */
-export const AMBIENT = `
+const AMBIENT = `
 import type { HttpAgent } from '@ag-ui/client';
 import type { Message, Tool } from '@ag-ui/core';
 import type { Mastra } from '@mastra/core';
@@ -102,6 +102,17 @@ declare global {
 }
 export {};
 `;
+
+/** The compiler options every check of the samples shares; each adds its module settings. */
+export const SAMPLE_OPTIONS: ts.CompilerOptions = {
+  target: ts.ScriptTarget.ES2022,
+  lib: ['lib.es2023.d.ts', 'lib.dom.d.ts', 'lib.dom.iterable.d.ts'],
+  types: ['node'],
+  strict: true,
+  esModuleInterop: true,
+  skipLibCheck: true,
+  experimentalDecorators: true,
+};
 
 /**
  * Writes `modules` into `dir` (with `ext`), the ambient declarations and the reader's own module a

@@ -1,8 +1,7 @@
-import { execFile } from 'node:child_process';
 import { existsSync, mkdirSync, rmSync, statSync } from 'node:fs';
 import { setTimeout as delay } from 'node:timers/promises';
 import { join } from 'node:path';
-import { promisify } from 'node:util';
+import { npm } from './package.js';
 import { REPO_ROOT } from './process.js';
 
 /**
@@ -35,9 +34,7 @@ export async function installExample(name: string): Promise<string> {
   try {
     if (current()) return dir;
     process.stderr.write(`installing examples/${name} (npm ci, first run only)…\n`);
-    await promisify(execFile)('npm', ['ci', '--no-audit', '--no-fund'], { cwd: dir, maxBuffer: 64 * 1024 * 1024 }).catch((error) => {
-      throw new Error(`npm ci in examples/${name} failed:\n${error.stderr ?? error}`);
-    });
+    await npm(dir, ['ci', '--no-audit', '--no-fund']);
     return dir;
   } finally {
     rmSync(lock, { recursive: true, force: true });

@@ -91,9 +91,12 @@ function readInput(input: InputItem[]): Pick<ModelRequest, 'lastUserText' | 'too
   return { lastUserText, toolOutputs };
 }
 
+/** One server-sent event of the Responses API. */
+type ResponseEvent = Record<string, unknown> & { type: string };
+
 /** The Responses API's events for one reply, as OpenAI streams them (sequence numbers included). */
-function streamOf(id: string, model: string, reply: Exclude<ModelReply, { status: number }>): Array<Record<string, unknown> & { type: string }> {
-  const events: Array<Record<string, unknown> & { type: string }> = [];
+function streamOf(id: string, model: string, reply: Exclude<ModelReply, { status: number }>): ResponseEvent[] {
+  const events: ResponseEvent[] = [];
   const usage = { input_tokens: 12, output_tokens: 7, input_tokens_details: { cached_tokens: 0 }, output_tokens_details: { reasoning_tokens: 0 } };
   events.push({ type: 'response.created', response: { id, object: 'response', created_at: Math.floor(Date.now() / 1000), model, status: 'in_progress' } });
   if ('text' in reply) {

@@ -1,5 +1,5 @@
 import { execFile } from 'node:child_process';
-import { cpSync, mkdtempSync, readdirSync, readFileSync, symlinkSync } from 'node:fs';
+import { cpSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -8,9 +8,9 @@ import { REPO_ROOT } from './process.js';
 const run = promisify(execFile);
 
 /** Runs npm in `cwd`; a failure throws with what npm printed. */
-export async function npm(cwd: string, args: string[], env: Record<string, string> = {}): Promise<string> {
+export async function npm(cwd: string, args: string[]): Promise<string> {
   try {
-    const { stdout } = await run('npm', args, { cwd, env: { ...process.env, ...env }, maxBuffer: 64 * 1024 * 1024 });
+    const { stdout } = await run('npm', args, { cwd, maxBuffer: 64 * 1024 * 1024 });
     return stdout;
   } catch (error) {
     const { stdout, stderr } = error as { stdout?: string; stderr?: string };
@@ -24,7 +24,7 @@ const BUILD_INPUTS = ['package.json', 'rollup.config.js', 'tsconfig.json', 'src'
 /**
  * Packs the package as `npm pack` (and so `npm publish`) does, `prepare` building `dist/` first,
  * but in a copy of the checkout: the checkout's own `dist/` (which `npm start` and other tests
- * use) is left alone. Returns the tarball's path.
+ * use) is left alone. Returns the tarball's path; its folder is the caller's to remove.
  *
  * @example
  * const tarball = await packPackage(); // /tmp/pack-xyz/mastra-agui-bridge-0.1.0.tgz
@@ -37,7 +37,11 @@ export async function packPackage(): Promise<string> {
   }
   symlinkSync(join(REPO_ROOT, 'node_modules'), join(stage, 'node_modules'), 'dir');
   const out = mkdtempSync(join(tmpdir(), 'bridge-pack-'));
-  await npm(stage, ['pack', '--pack-destination', out, '--silent']);
+  try {
+    await npm(stage, ['pack', '--pack-destination', out, '--silent']);
+  } finally {
+    rmSync(stage, { recursive: true, force: true });
+  }
   const [tarball] = readdirSync(out).filter((f) => f.endsWith('.tgz'));
   if (!tarball) throw new Error(`npm pack wrote no tarball in ${out}`);
   return join(out, tarball);
