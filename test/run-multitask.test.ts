@@ -75,6 +75,26 @@ describe('a /run on a thread that is running', () => {
     expect(history[3].content).toBe('Echo: second question');
   });
 
+  it('interrupt keeps what was queued behind the cut run: each queued message is stored and answered once, in order, before the interrupting input', async () => {
+    const t: Thread = { threadId: uid('interrupt-queued'), resourceId: 'multitask' };
+    const watching = await follow(b, t);
+    const first = startRun(t.threadId, LONG);
+    await first.reached('TEXT_MESSAGE_CONTENT');
+    const queued = [];
+    for (const message of ['queued one', 'queued two']) queued.push((await post(b, t, 'queue-message', { message })).body);
+    expect(queued).toMatchObject([{ action: 'deliver' }, { action: 'deliver' }]);
+    const second = await startRun(t.threadId, 'second question', 'interrupt').done;
+    expect(second.status).toBe(200);
+    expect((await first.done).events.at(-1)).toMatchObject({ type: 'RUN_FINISHED', outcome: { type: 'cancelled' } });
+    // Every acknowledged message gets its answer: the interrupting one's is the last.
+    const answers = () => watching.events.filter((e) => e.event.type === 'TEXT_MESSAGE_CONTENT').map((e) => e.event.delta as string).join('');
+    await watching.waitFor(() => ['Echo: queued one', 'Echo: queued two', 'Echo: second question'].every((a) => answers().includes(a)), `the answers to the queued messages; saw ${JSON.stringify(answers())}`);
+    await watching.close();
+    const history = (await stored(t.threadId)).map((m) => `${m.role}: ${m.content}`);
+    // Mastra stores a queued message with the role `signal`; each is answered right after it.
+    expect(history.slice(2)).toEqual(['signal: queued one', 'assistant: Echo: queued one', 'signal: queued two', 'assistant: Echo: queued two', 'user: second question', 'assistant: Echo: second question']);
+  });
+
   it('interrupt on an idle thread, and enqueue (the default, named), just run', async () => {
     const threadId = uid('idle');
     expect((await startRun(threadId, 'one', 'interrupt').done).status).toBe(200);

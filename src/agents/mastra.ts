@@ -115,6 +115,20 @@ export function queueMessage(agent: Agent, message: AgentMessage, target: Signal
   return decision(agent.queueMessage(message as never, target as never) as Sent);
 }
 
+/**
+ * How many messages Mastra holds queued behind the thread's run in this process (its idle queue,
+ * which it drains when the run ends). Read through `subscribeThreadEvents`, which reports the count
+ * at once on subscribing: Mastra 1.71 has no other way to ask.
+ */
+export function queuedMessageCount(agent: Agent, thread: ThreadTarget): number {
+  let count = 0;
+  const unsubscribe = agent.subscribeThreadEvents(thread, (event) => {
+    if (event.type === 'queue-count-changed') count = event.count;
+  });
+  unsubscribe();
+  return count;
+}
+
 /** Sends a notification, reactive or user signal (or one kept in the inbox, again under its id). */
 export function sendSignal(agent: Agent, signal: AgentSignal, target: SignalTarget, onWake?: OnWake): Promise<SignalDecision> {
   return decision(agent.sendSignal(signal as never, target as never) as Sent, onWake);

@@ -3,7 +3,7 @@ import { setTimeout as delay } from 'node:timers/promises';
 import { inject, injectable } from 'inversify';
 import { TOKENS } from '../tokens.js';
 import type { RunEndings } from './run-endings.js';
-import { queueMessage, type AgentMessage, type Routing, type SignalDecision, type ThreadTarget } from '../agents/mastra.js';
+import { queueMessage, queuedMessageCount, type AgentMessage, type Routing, type SignalDecision, type ThreadTarget } from '../agents/mastra.js';
 
 /**
  * What Mastra 1.71 only does for runs of its own process: abort the thread's run, queue a message
@@ -64,6 +64,9 @@ export class InProcessThreadControl implements ThreadControl {
     // (one recovery or a queued message started); it comes just before the partial answer is stored.
     while (Date.now() < deadline && agent.getActiveThreadRunId(thread) === runId) await delay(WIND_DOWN_POLL_MS);
     await this.endings.ended(runId, deadline);
+    // Messages queued behind the cut run are Mastra's to start next, when it hands them the thread:
+    // a new run that took the thread first would leave them parked where nothing drains them.
+    while (Date.now() < deadline && queuedMessageCount(agent, thread) > 0) await delay(WIND_DOWN_POLL_MS);
     return { aborted };
   }
 
