@@ -17,6 +17,7 @@ import { MastraInbox, type DurableInbox } from './threads/inbox.js';
 import { InboxRecovery } from './signals/inbox-recovery.js';
 import { RecoveryGate } from './threads/recovery-gate.js';
 import { RunEndings } from './threads/run-endings.js';
+import { PendingInterrupts } from './threads/pending-interrupts.js';
 import { SignalRouter } from './signals/signal-router.js';
 import { InProcessThreadControl, type ThreadControl } from './threads/thread-control.js';
 import { InProcessThreadLocks, type ThreadLocks } from './threads/thread-locks.js';
@@ -60,6 +61,7 @@ const services = new ContainerModule(({ bind }) => {
   bind(TOKENS.InboxRecovery).to(InboxRecovery);
   bind(TOKENS.RecoveryGate).to(RecoveryGate);
   bind(TOKENS.RunEndings).to(RunEndings);
+  bind(TOKENS.PendingInterrupts).to(PendingInterrupts);
   bind(TOKENS.ThreadHub).to(ThreadHub);
 });
 

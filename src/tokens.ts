@@ -29,6 +29,8 @@ export const TOKENS = {
   ThreadControl: Symbol.for('mastra-agui-bridge.ThreadControl'),
   /** When this process's runs have wound down, their answers stored (`RunEndings`). */
   RunEndings: Symbol.for('mastra-agui-bridge.RunEndings'),
+  /** What the thread's stopped runs wait on, and new input superseding it (`PendingInterrupts`). */
+  PendingInterrupts: Symbol.for('mastra-agui-bridge.PendingInterrupts'),
   /** Requests per minute per resource, counted in this process or for all (`RateLimiter`). */
   RateLimiter: Symbol.for('mastra-agui-bridge.RateLimiter'),
   /** Scale-out only: the Redis connections of the bridge's shared state (`RedisConnection`). */

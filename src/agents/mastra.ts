@@ -178,8 +178,8 @@ export async function listNotifications(mastra: Mastra, threadId: string, status
 /** Options of a run, built per request: memory, request context, abort signal, step hook, tools. */
 export type RunOptions = Record<string, unknown>;
 
-/** What the bridge reads of a run: its chunks. */
-export interface RunOutput {
+/** What the bridge reads of a run: its chunks, and its end (`outputFinished`). */
+export interface RunOutput extends FinishingOutput {
   fullStream: AsyncIterable<unknown>;
 }
 

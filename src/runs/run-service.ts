@@ -28,6 +28,7 @@ import { terminalOutcome, type BridgeMetrics, type RunOutcome } from '../observa
 import type { ToolProxy } from './tool-proxy.js';
 import type { ThreadControl } from '../threads/thread-control.js';
 import type { RunEndings } from '../threads/run-endings.js';
+import { SUPERSEDED_BY_INPUT, type PendingInterrupts } from '../threads/pending-interrupts.js';
 import { StateEvents, updatesWorkingMemory } from '../state/state-events.js';
 import { WorkingMemoryState, type AgentState, type StateScope } from '../state/working-memory.js';
 
@@ -129,6 +130,7 @@ export class RunService {
     @inject(TOKENS.RecoveryGate) private readonly gate: RecoveryGate,
     @inject(TOKENS.ThreadControl) private readonly control: ThreadControl,
     @inject(TOKENS.RunEndings) private readonly endings: RunEndings,
+    @inject(TOKENS.PendingInterrupts) private readonly interrupts: PendingInterrupts,
   ) {
     metrics.trackOpenRuns(() => this.active.size);
   }
@@ -156,8 +158,8 @@ export class RunService {
     if (memory) {
       // After what a crash left unanswered on the thread: its input must come after theirs.
       await this.gate.pass(input.threadId);
-      const { existed } = await this.threads.claim(scope);
-      if (existed) {
+      const { exists } = await this.threads.assertNotForeign(scope, memory);
+      if (exists) {
         const history = await this.threads.history(scope, {}, { backgroundTasks: false });
         stored = history.stored;
         // Snapshot ids the bridge made up (`tool-result-…`, per-step suffixes) count as stored too.
@@ -175,13 +177,18 @@ export class RunService {
       if (memory && isRetry(input.messages, storedIds)) return this.replay(input, scope);
       throw invalidInput('The run has no new message to answer and nothing to resume');
     }
+    // Every check comes before the first write: a refused request stores nothing (API.md).
+    const workingMemory = readOnly(options) ? undefined : WorkingMemoryState.of(memory);
+    const state = clientState(input.state);
+    await workingMemory?.assertFits(state);
+    if (memory) await assertIdsFree(memory, messages.map((m) => m.id), input.threadId);
     // One run per thread at a time (here and in every process on the same leases).
     const turn = memory && resume.length === 0 ? await this.takeTurn(agent, scope, input.runId, options.multitask) : undefined;
-    const workingMemory = WorkingMemoryState.of(memory);
     try {
+      if (memory) await this.threads.claim(scope, memory);
       // The client's state, when it differs from the stored one, is the run's from the start.
-      if (workingMemory && !readOnly(options)) await workingMemory.write(scope, clientState(input.state));
-      if (memory) inboxId = await this.storeInput(memory, input, scope, fresh, messages, options);
+      await workingMemory?.write(scope, state);
+      if (memory) inboxId = await this.storeInput(input, scope, fresh, messages, options);
     } catch (error) {
       await turn?.release();
       throw error;
@@ -191,12 +198,21 @@ export class RunService {
     return { stream: (write, signal) => this.stream(agent, input, options, plan, write, signal) };
   }
 
-  /** The thread's turn for a new run, as `multitask` says: wait for it, refuse at once, or cut the running run short. */
+  /**
+   * The thread's turn for a new run, as `multitask` says: wait for it, refuse at once, or cut the
+   * running run short. A run stopped on an interrupt is not running: the new input supersedes
+   * what it waits on (declined) and takes the thread at once, whatever `multitask` says.
+   */
   private async takeTurn(agent: Agent, scope: ThreadScope, runId: string, multitask: RunOptions['multitask']): Promise<ThreadTurn> {
+    const waiting = await this.interrupts.waiting(agent, scope);
+    const owner = await threadLeaseOwner(agent, scope);
+    const streaming = owner !== undefined && !waiting.some((call) => call.runId === owner);
+    if (multitask === 'reject' && streaming) return takeThreadTurn(agent, scope, runId, 0, threadBusy);
+    await this.interrupts.supersede(agent, scope, SUPERSEDED_BY_INPUT, waiting);
     if (multitask === 'reject') return takeThreadTurn(agent, scope, runId, 0, threadBusy);
     // Only a running thread is aborted: asking the other processes about an idle one would wait out their silence.
     // The aborted run's partial answer is stored before this run's input, as a Stop then a message would have it.
-    if (multitask === 'interrupt' && (await threadLeaseOwner(agent, scope)) !== undefined) await this.control.abort(agent, scope, { untilEnded: true });
+    if (multitask === 'interrupt' && streaming) await this.control.abort(agent, scope, { untilEnded: true });
     return takeThreadTurn(agent, scope, runId, this.config.threadBusyWaitMs);
   }
 
@@ -207,14 +223,12 @@ export class RunService {
    * (`memoryOptions.readOnly`) stores nothing. Answers the run's durable-inbox entry, if any.
    */
   private async storeInput(
-    memory: NonNullable<Awaited<ReturnType<Agent['getMemory']>>>,
     input: RunAgentInput,
     scope: ThreadScope & { agentId: string },
     fresh: Message[],
     messages: MastraInputMessage[],
     options: RunOptions,
   ): Promise<string | undefined> {
-    await assertIdsFree(memory, messages.map((m) => m.id), input.threadId);
     await this.threads.rememberToolMessageIds(scope, clientToolMessageIds(fresh));
     const newIds = new Set(fresh.map((m) => m.id));
     const conversation = messages.filter((m) => newIds.has(m.id) && (m.role === 'user' || m.role === 'assistant'));

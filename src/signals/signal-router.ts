@@ -17,6 +17,8 @@ import { TOKENS } from '../tokens.js';
 import type { NotificationSchema, SendMessageSchema, SignalSchema, StateSignalSchema, ToolApprovalSchema } from './schemas.js';
 import type { ThreadControl } from '../threads/thread-control.js';
 import type { RunEndings } from '../threads/run-endings.js';
+import { threadLeaseOwner } from '../threads/thread-lease.js';
+import { SUPERSEDED_BY_ABORT, SUPERSEDED_BY_INPUT, type PendingInterrupts } from '../threads/pending-interrupts.js';
 import { lastStep } from '../translate/retraction.js';
 import { errorMessage } from '../translate/values.js';
 
@@ -64,10 +66,12 @@ export class SignalRouter {
     @inject(TOKENS.RecoveryGate) private readonly gate: RecoveryGate,
     @inject(TOKENS.Config) private readonly config: ResolvedConfig,
     @inject(TOKENS.RunEndings) private readonly endings: RunEndings,
+    @inject(TOKENS.PendingInterrupts) private readonly interrupts: PendingInterrupts,
   ) {}
 
   sendMessage(scope: ThreadScope, body: z.output<typeof SendMessageSchema>): Promise<SignalDecision> {
-    return this.accept(scope, 'send', body.message, (agent, id) => sendMessage(agent, withId(body.message, id), this.target(scope, body), this.watchWoken(agent, scope)));
+    const send: Send = (agent, id) => sendMessage(agent, withId(body.message, id), this.target(scope, body), this.watchWoken(agent, scope));
+    return this.accept(scope, 'send', body.message, this.superseding(scope, send));
   }
 
   queueMessage(scope: ThreadScope, body: z.output<typeof SendMessageSchema>): Promise<SignalDecision> {
@@ -78,7 +82,7 @@ export class SignalRouter {
     const send: Send = (agent, id) =>
       id ? sendMessage(agent, withId(body.message, id), this.target(scope, body), this.watchWoken(agent, scope)) : this.control.queue(agent, scope, body.message, routing(body));
     const takeBack = async (agent: Agent, signalId: string) => void (await this.control.cancelQueued(agent, scope, [signalId]));
-    return this.accept(scope, 'queue', body.message, send, takeBack);
+    return this.accept(scope, 'queue', body.message, this.superseding(scope, send), takeBack);
   }
 
   signal(scope: ThreadScope, body: z.output<typeof SignalSchema>): Promise<SignalDecision> {
@@ -163,9 +167,16 @@ export class SignalRouter {
       : notFound('TOOL_CALL_NOT_FOUND', `No tool call ${toolCallId} is waiting for approval on this thread`);
   }
 
+  /** Stops the thread's run, and declines what its stopped runs wait on: nothing runs later. */
   async abort(scope: ThreadScope): Promise<{ aborted: boolean }> {
     const { agent } = await this.ownedThreadAgent(scope, 'read');
-    return this.control.abort(agent, { resourceId: scope.resourceId, threadId: scope.threadId });
+    const thread = { resourceId: scope.resourceId, threadId: scope.threadId };
+    const waiting = await this.interrupts.waiting(agent, thread);
+    // Mastra keeps a run stopped on an interrupt as the thread's run, and "aborts" it to no effect.
+    const owner = await threadLeaseOwner(agent, thread);
+    const { aborted } = waiting.some((call) => call.runId === owner) ? { aborted: false } : await this.control.abort(agent, thread);
+    const declined = await this.interrupts.supersede(agent, thread, SUPERSEDED_BY_ABORT, waiting);
+    return { aborted: aborted || declined.length > 0 };
   }
 
   async cancelQueued(scope: ThreadScope, signalId: string): Promise<{ cancelled: string[] }> {
@@ -294,6 +305,18 @@ export class SignalRouter {
         this.config.logger.debug(`inbox: could not forget the failed message ${answer.signalId}: ${(error as Error)?.message ?? error}`);
       });
     });
+  }
+
+  /**
+   * A message supersedes what the thread's stopped runs wait on (declined, with a reason) before
+   * it is sent: it then wakes a run of its own instead of being delivered into a run that waits.
+   */
+  private superseding(scope: ThreadScope, send: Send): Send {
+    const thread = { resourceId: scope.resourceId, threadId: scope.threadId };
+    return async (agent, id) => {
+      if (!id) await this.interrupts.supersede(agent, thread, SUPERSEDED_BY_INPUT);
+      return send(agent, id);
+    };
   }
 
   private target(scope: ThreadScope, body: Routing): SignalTarget {

@@ -85,6 +85,11 @@ export class WorkingMemoryState {
     return true;
   }
 
+  /** Refuses, as `write` would (`400 INVALID_INPUT`), a state that does not fit: for a request's checks, before anything is written. */
+  async assertFits(state: AgentState): Promise<void> {
+    if (Object.keys(state).length > 0) await this.serialise(state);
+  }
+
   private async serialise(state: AgentState): Promise<string> {
     if (this.format === 'markdown') {
       const text = state[MARKDOWN_KEY];

@@ -1,0 +1,99 @@
+import type { Agent } from '@mastra/core/agent';
+import { setTimeout as delay } from 'node:timers/promises';
+import { inject, injectable } from 'inversify';
+import { outputFinished, resumeCall, type ThreadTarget } from '../agents/mastra.js';
+import { TOKENS } from '../tokens.js';
+import type { ThreadControl } from './thread-control.js';
+import { threadLeaseOwner } from './thread-lease.js';
+
+/** A call a stopped run of the thread waits on: an approval, or a tool that suspended itself. */
+export interface WaitingCall {
+  runId: string;
+  toolCallId: string;
+}
+
+/** Why a call was declined without an answer, as its result says. */
+export const SUPERSEDED_BY_INPUT = 'A new message came first';
+export const SUPERSEDED_BY_ABORT = 'The run was aborted';
+
+/**
+ * How often the thread is listed again: a decline that another caller won (`ThreadControl.once`)
+ * may still be settling, and a run can stop on a second call once its first is declined.
+ */
+const ROUNDS = 4;
+/** How long to wait, at most, for Mastra to let go of a declined run's thread lease (it does so just after the run ends). */
+const LET_GO_MS = 5000;
+const LET_GO_POLL_MS = 5;
+
+/**
+ * The calls a thread's stopped runs wait on, and what new input does to them. A run that ended
+ * with an interrupt is over, but Mastra 1.71 keeps it as the thread's active run and holds the
+ * thread's lease for it (30 min), so new input would wait on it, or be delivered into it. New
+ * input supersedes it instead (API.md, "Pending interrupts do not hold a thread"): each waiting
+ * call is declined with a reason, and the run is resumed only to store that decline, stopping
+ * after the step (no new answer from the model), so the thread is free at once.
+ *
+ * @example
+ * const declined = await interrupts.supersede(agent, { resourceId, threadId }, SUPERSEDED_BY_INPUT);
+ */
+@injectable()
+export class PendingInterrupts {
+  constructor(@inject(TOKENS.ThreadControl) private readonly control: ThreadControl) {}
+
+  /** What the thread's stopped runs wait on, read from storage (so in any process, and after a restart). */
+  async waiting(agent: Agent, thread: ThreadTarget): Promise<WaitingCall[]> {
+    const { runs } = await agent.listSuspendedRuns({ threadId: thread.threadId, resourceId: thread.resourceId });
+    return runs.flatMap((run) => run.toolCalls.flatMap((call) => (call.toolCallId ? [{ runId: run.runId, toolCallId: call.toolCallId }] : [])));
+  }
+
+  /**
+   * Declines every call waiting on the thread with `reason`, each once in any process (an approval
+   * that comes at the same moment either wins or finds nothing waiting), and answers once Mastra
+   * has let go of those runs. Answers the ids of the calls declined here.
+   */
+  async supersede(agent: Agent, thread: ThreadTarget, reason: string, known?: WaitingCall[]): Promise<string[]> {
+    const declined: string[] = [];
+    const runs = new Set<string>();
+    let calls = known ?? (await this.waiting(agent, thread));
+    for (let round = 1; calls.length > 0 && round <= ROUNDS; round++) {
+      for (const call of calls) {
+        runs.add(call.runId);
+        const done = await this.control.once(call.toolCallId, () => declineOnly(agent, thread, call, reason));
+        if (done) declined.push(call.toolCallId);
+      }
+      calls = await this.waiting(agent, thread);
+    }
+    await letGo(agent, thread, runs);
+    return declined;
+  }
+}
+
+/**
+ * Declines one call and reads the resumed run to its end. It stops after the declined step, so
+ * Mastra stores the decline and the model is not asked again: nobody asked for a new answer.
+ */
+async function declineOnly(agent: Agent, thread: ThreadTarget, call: WaitingCall, reason: string): Promise<true> {
+  const output = await resumeCall(agent, { decline: true, reason }, {
+    runId: call.runId,
+    toolCallId: call.toolCallId,
+    memory: { thread: thread.threadId, resource: thread.resourceId },
+    savePerStep: true,
+    stopWhen: () => true,
+  });
+  for await (const _chunk of output.fullStream) {
+    // read to the end: Mastra runs the step as the stream is read
+  }
+  await outputFinished(output);
+  return true;
+}
+
+/** Waits (bounded) until no run of `runs` holds the thread's lease. */
+async function letGo(agent: Agent, thread: ThreadTarget, runs: ReadonlySet<string>): Promise<void> {
+  if (runs.size === 0) return;
+  const deadline = Date.now() + LET_GO_MS;
+  while (Date.now() < deadline) {
+    const owner = await threadLeaseOwner(agent, thread);
+    if (owner === undefined || !runs.has(owner)) return;
+    await delay(LET_GO_POLL_MS);
+  }
+}
