@@ -147,11 +147,15 @@ export function createBridge(config: BridgeConfig = {}): Bridge {
     recover: (mastra) => servicesFor(mastra).recovery.recover(),
     drain: async (graceMs) => {
       draining = true;
-      const inFlight = () => [...services.values()].reduce((sum, s) => sum + s.runs.inFlight + s.agents.activeThreadRuns(), 0);
+      // A run stopped on an interrupt is not in flight: it waits on a person, and survives the restart.
+      const idle = async () => {
+        for (const s of services.values()) if (s.runs.inFlight > 0 || (await s.agents.runsInFlight()) > 0) return false;
+        return true;
+      };
       const deadline = Date.now() + graceMs;
       // Mastra tells no event when a thread run ends: a glance every 100 ms costs nothing here.
-      while (inFlight() > 0 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, DRAIN_POLL_MS));
-      return inFlight() === 0;
+      while (!(await idle()) && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, DRAIN_POLL_MS));
+      return idle();
     },
     shutdown: () => {
       shutDown = true;

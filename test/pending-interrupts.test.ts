@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { checkRun, runInput, uid, userMessage } from './support/agui.js';
 import { postRun, sseEvents } from './support/run.js';
 import type { AnyEvent } from './support/sse.js';
-import { http, useTestBridge } from './support/server.js';
+import { http, startTestBridge, useTestBridge } from './support/server.js';
 import { expectValidStream, follow, get, post, type Thread } from './support/threads.js';
 
 // API.md, "Pending interrupts do not hold a thread": a run that ended with an interrupt is over.
@@ -145,5 +145,24 @@ describe('a refused /run stores nothing', () => {
     expect(res.status).toBe(400);
     expect(await res.json()).toMatchObject({ code: 'INVALID_INPUT', details: [expect.objectContaining({ path: 'state.facts' })] });
     expect((await http(`${b.base}/threads/${fresh.threadId}?resourceId=${fresh.resourceId}`)).status).toBe(404);
+  });
+});
+
+describe('a drain', () => {
+  it('does not wait for a pending approval: it is not in flight, and stays answerable', async () => {
+    const own = await startTestBridge();
+    try {
+      const t: Thread = { threadId: uid('drain'), resourceId: uid('user') };
+      const res = await postRun(`${own.base}/run`, runInput({ threadId: t.threadId, messages: [userMessage('delete notes.txt')], forwardedProps: { resourceId: t.resourceId } }));
+      const events: AnyEvent[] = [];
+      for await (const event of sseEvents(res.body!)) events.push(event);
+      expect(events.at(-1)).toMatchObject({ outcome: { type: 'interrupt' } });
+      // Waiting the whole grace would time the test out: a drain with nothing in flight answers true at once.
+      expect(await own.bridge.drain(120_000)).toBe(true);
+      const pending = await own.demo.listSuspendedRuns({ threadId: t.threadId, resourceId: t.resourceId });
+      expect(pending.runs).toHaveLength(1);
+    } finally {
+      await own.close();
+    }
   });
 });

@@ -40,9 +40,24 @@ export class AgentProvider {
     return Object.entries(this.mastra.listAgents() as Record<string, Agent>);
   }
 
-  /** How many runs of this process's agents are streaming on their threads now (Mastra's own count). */
-  activeThreadRuns(): number {
-    return this.entries().reduce((sum, [, agent]) => sum + agent.listActiveThreadRuns().length, 0);
+  /**
+   * How many runs of this process's agents are in flight on their threads now: Mastra's active
+   * thread runs, less those stopped on an interrupt. Mastra keeps such a run active, but it waits
+   * on a person, not on this process, and stays answerable after a restart (its snapshot is
+   * stored). A run whose state cannot be read counts as in flight.
+   */
+  async runsInFlight(): Promise<number> {
+    let count = 0;
+    for (const [, agent] of this.entries()) {
+      for (const { runId, threadId, resourceId } of agent.listActiveThreadRuns()) {
+        const suspended = await agent.listSuspendedRuns({ threadId, resourceId }).then(
+          ({ runs }) => runs.some((run) => run.runId === runId),
+          () => false,
+        );
+        if (!suspended) count += 1;
+      }
+    }
+    return count;
   }
 
   /** The agent for an id (or the default when none is given); unknown ids are `404 AGENT_NOT_FOUND`. */
