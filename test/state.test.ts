@@ -102,6 +102,65 @@ describe('client state in (RunAgentInput.state)', () => {
   });
 });
 
+describe('what is stored is the checked state, and only /run writes it', () => {
+  /** A `/run` sent as JSON text (a JS object literal cannot carry an own `__proto__` key), its events and the raw text of the stored state. */
+  async function runRaw(threadId: string, resourceId: string, stateJson: string) {
+    const rawBody = `{"threadId":${JSON.stringify(threadId)},"runId":${JSON.stringify(uid('run'))},"messages":[{"id":${JSON.stringify(uid('msg'))},"role":"user","content":"hello"}],"tools":[],"context":[],"state":${stateJson},"forwardedProps":{"resourceId":${JSON.stringify(resourceId)}}}`;
+    const res = await http(`${b.base}/run`, { rawBody });
+    expect(res.status).toBe(200);
+    const events = (res.body as string)
+      .split('\n')
+      .filter((line) => line.startsWith('data:'))
+      .map((line) => JSON.parse(line.slice(5)) as BaseEvent & Record<string, unknown>);
+    const stored = await fetch(`${b.base}/threads/${threadId}/state?resourceId=${resourceId}`).then((r) => r.text());
+    return { events, stored };
+  }
+
+  it.each([
+    ['an extra key', '{"facts":["a"],"evil":true}'],
+    ['__proto__', '{"facts":["a"],"__proto__":{"polluted":true}}'],
+    ['constructor', '{"facts":["a"],"constructor":{"prototype":{"polluted":true}}}'],
+  ])('RunAgentInput.state with %s: the schema drops it; the stored state and the opening STATE_SNAPSHOT are exactly the checked value', async (_, stateJson) => {
+    const resourceId = uid('state-user');
+    const threadId = uid('state');
+    const { events, stored } = await runRaw(threadId, resourceId, stateJson);
+    expect(stored).toBe('{"state":{"facts":["a"]}}');
+    const snapshot = events.find((e) => e.type === 'STATE_SNAPSHOT');
+    expect(JSON.stringify(snapshot?.snapshot)).toBe('{"facts":["a"]}');
+    expect(({} as Record<string, unknown>).polluted).toBeUndefined();
+  });
+
+  it('a state that differs from the stored one only by keys the schema drops changes nothing', async () => {
+    const { agent, resourceId, ask } = newAgent();
+    await ask('remember same');
+    const { stored } = await runRaw(agent.threadId, resourceId, '{"facts":["same"],"extra":1}');
+    expect(stored).toBe('{"state":{"facts":["same"]}}');
+  });
+
+  it('PATCH and POST /threads refuse metadata.workingMemory (400 naming it, pointing at RunAgentInput.state) and store nothing', async () => {
+    const { agent, resourceId, ask } = newAgent();
+    await ask('remember kept');
+    const url = `${b.base}/threads/${agent.threadId}?resourceId=${resourceId}`;
+    for (const workingMemory of ['{"facts":5,"evil":true}', '{"facts":["fits"]}', null]) {
+      const res = await http(url, { method: 'PATCH', body: { title: 'renamed', metadata: { workingMemory, color: 'red' } } });
+      expect(res).toMatchObject({ status: 400, body: { code: 'INVALID_INPUT', details: [{ path: 'metadata.workingMemory', message: expect.stringContaining('RunAgentInput.state') }] } });
+    }
+    // Nothing stored: not the state, not the title, not the other key.
+    expect(await storedState(agent.threadId, resourceId)).toEqual({ state: { facts: ['kept'] } });
+    const thread = (await http(url)).body as { title?: string; metadata?: Record<string, unknown> };
+    expect(thread.title).not.toBe('renamed');
+    expect(thread.metadata?.color).toBeUndefined();
+    // The next run opens with the stored state.
+    const next = await ask('hello');
+    expect(next.events[1]).toMatchObject({ type: 'STATE_SNAPSHOT', snapshot: { facts: ['kept'] } });
+
+    const threadId = uid('state');
+    const created = await http(`${b.base}/threads`, { body: { resourceId, threadId, metadata: { workingMemory: '{"facts":5}' } } });
+    expect(created).toMatchObject({ status: 400, body: { code: 'INVALID_INPUT', details: [{ path: 'metadata.workingMemory' }] } });
+    expect((await http(`${b.base}/threads/${threadId}?resourceId=${resourceId}`)).status).toBe(404);
+  });
+});
+
 describe('GET /threads/:threadId/state', () => {
   it('is { state: {} } for a thread with none, or not created yet; another resource’s thread is 404', async () => {
     const { agent, resourceId, ask } = newAgent();

@@ -110,7 +110,18 @@ export const ToolResultBodySchema = z.object({ content: z.unknown(), isError: z.
 
 export const AgentQuerySchema = z.object({ agentId: id.optional(), resourceId: id.optional() }).loose();
 
-const metadata = z.record(z.string(), z.unknown());
+/**
+ * Where Mastra keeps a thread-scoped working memory in the thread's metadata. That is the agent's
+ * state, written only by a `/run`'s `RunAgentInput.state`, where it is checked against the
+ * working-memory schema and reaches followers as a `STATE_SNAPSHOT`: thread metadata may not carry it.
+ */
+const WORKING_MEMORY_KEY = 'workingMemory';
+
+const metadata = z.record(z.string(), z.unknown()).superRefine((value, ctx) => {
+  if (Object.hasOwn(value, WORKING_MEMORY_KEY)) {
+    ctx.addIssue({ code: 'custom', path: [WORKING_MEMORY_KEY], message: "The thread's working memory is its agent state: send it as RunAgentInput.state on /run" });
+  }
+});
 
 export const CreateThreadSchema = z
   .object({ resourceId: id.optional(), title: z.string().max(1000).optional(), metadata: metadata.optional(), threadId: id.optional(), agentId: id.optional() })

@@ -75,36 +75,46 @@ export class WorkingMemoryState {
   /**
    * Replaces the stored state with a client's (`RunAgentInput.state`), after checking it against
    * the working-memory schema: a state that does not fit is `400 INVALID_INPUT` naming the field
-   * (`state.facts`). Answers whether anything changed: `{}` and the stored state itself change nothing.
+   * (`state.facts`). What is stored is what the schema answers, not what was sent: a zod object
+   * drops keys it does not name (`__proto__` and `constructor` among them), and its defaults and
+   * transforms apply. Answers whether anything changed: `{}`, and a state whose checked value is
+   * the stored state, change nothing. The one place the bridge writes working memory.
    */
   async write(scope: StateScope, state: AgentState): Promise<boolean> {
     if (Object.keys(state).length === 0) return false;
+    const checked = await this.check(state);
     const stored = await this.read(scope);
-    if (stored && fastJsonPatch.compare(stored, state).length === 0) return false;
-    await this.memory.updateWorkingMemory({ ...scope, workingMemory: await this.serialise(state) });
+    if (stored && fastJsonPatch.compare(stored, checked.state).length === 0) return false;
+    await this.memory.updateWorkingMemory({ ...scope, workingMemory: checked.text });
     return true;
   }
 
   /** Refuses, as `write` would (`400 INVALID_INPUT`), a state that does not fit: for a request's checks, before anything is written. */
   async assertFits(state: AgentState): Promise<void> {
-    if (Object.keys(state).length > 0) await this.serialise(state);
+    if (Object.keys(state).length > 0) await this.check(state);
   }
 
-  private async serialise(state: AgentState): Promise<string> {
+  /** The state as it is to be stored (checked against the schema, its value kept), and its stored text. */
+  private async check(state: AgentState): Promise<{ state: AgentState; text: string }> {
     if (this.format === 'markdown') {
       const text = state[MARKDOWN_KEY];
       if (typeof text !== 'string' || Object.keys(state).length !== 1) {
         throw invalidInput('This agent keeps its state as Markdown: state must be { "workingMemory": "<markdown>" }', [{ path: 'state', message: 'Expected { workingMemory: string }' }]);
       }
-      return text;
+      return { state: { [MARKDOWN_KEY]: text }, text };
     }
-    if (isStandard(this.schema)) {
-      const result = await this.schema['~standard'].validate(state);
-      if (result.issues) {
-        const details = result.issues.map((issue) => ({ path: ['state', ...(issue.path ?? []).map((p) => String(typeof p === 'object' ? p.key : p))].join('.'), message: issue.message }));
-        throw invalidInput("The state does not fit the agent's working-memory schema", details);
-      }
+    if (!isStandard(this.schema)) return { state, text: JSON.stringify(state) };
+    const result = await this.schema['~standard'].validate(state);
+    if (result.issues) {
+      const details = result.issues.map((issue) => ({ path: ['state', ...(issue.path ?? []).map((p) => String(typeof p === 'object' ? p.key : p))].join('.'), message: issue.message }));
+      throw invalidInput("The state does not fit the agent's working-memory schema", details);
     }
-    return JSON.stringify(state);
+    const value = result.value;
+    if (typeof value !== 'object' || value === null || Array.isArray(value)) {
+      throw invalidInput("The agent's working-memory schema does not answer a JSON object for this state", [{ path: 'state', message: 'Expected the schema to answer an object' }]);
+    }
+    // Stored as the JSON of the checked value; read back, it is what every state event carries.
+    const text = JSON.stringify(value);
+    return { state: JSON.parse(text) as AgentState, text };
   }
 }
