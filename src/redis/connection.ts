@@ -1,8 +1,10 @@
 import type { RedisClientType } from 'redis';
 import { consoleLogger, type BridgeLogger } from '../logger.js';
+import { isUnavailable } from '../translate/failure.js';
 import { errorMessage } from '../translate/values.js';
 import { failFastThenReconnect } from './pubsub/reconnect.js';
 import { HANDSHAKE_TIMEOUTS, loadRedis } from './pubsub/connections.js';
+import { RepeatedFailures } from './pubsub/repeated-failures.js';
 import { watchConnection } from './pubsub/watchdog.js';
 
 /** A node-redis client as `createClient()` makes it (RESP3, no modules of its own). */
@@ -44,9 +46,14 @@ export async function connectRedis(url: string, prefix: string, logger: BridgeLo
   const client: RedisClient = createClient({ url, disableOfflineQueue: true, socket: { reconnectStrategy: reconnect.strategy, ...HANDSHAKE_TIMEOUTS } });
   const subscriber = client.duplicate();
   // node-redis emits 'error' on every failed (re)connect; unheard, it would crash the process.
+  // Redis away is said once per outage, not at every reconnect attempt, until the connection is ready again.
   for (const [name, c] of [['commands', client], ['subscriber', subscriber]] as const) {
+    const failures = new RepeatedFailures(isUnavailable);
+    c.on('ready', () => failures.succeeded());
     c.on('error', (error: unknown) => {
-      if (connected) logger.warn(`Redis ${name} connection: ${errorMessage(error)}`);
+      const level = connected ? failures.failed(error) : undefined;
+      if (level === 'warn') logger.warn(`Redis ${name} connection: ${errorMessage(error)} (Redis is unavailable: not logged again until it is back)`);
+      else if (level === 'error') logger.warn(`Redis ${name} connection: ${errorMessage(error)}`);
     });
   }
   const clients = [client, subscriber];

@@ -203,3 +203,77 @@ describe('RedisEventLogs: one log per thread shared by processes', () => {
     follower.log.close();
   });
 });
+
+describe('RedisEventLogs: what a failing append logs', () => {
+  /** A log written through a fault proxy (one process whose Redis goes away), with every line its logger gets. */
+  async function withProxiedLog(test: (it: { log: Awaited<ReturnType<typeof follow>>; proxy: FaultProxy; connection: Awaited<ReturnType<typeof connectRedis>>; lines: { warn: string[]; error: string[] }; key: string }) => Promise<void>) {
+    const proxy = await startFaultProxy(REDIS_URL);
+    const lines = { warn: [] as string[], error: [] as string[] };
+    const logger = { ...quietLogger, warn: (message: string) => void lines.warn.push(message), error: (message: string) => void lines.error.push(message) };
+    const connection = await connectRedis(proxy.urlFor(REDIS_URL), redis.prefix, logger);
+    try {
+      const key = `thread-${randomUUID()}`;
+      const log = await follow(new RedisEventLogs(connection, { replayBufferSize: 100, logger }, new LocalThreadRuns(), options), key);
+      await test({ log, proxy, connection, lines, key });
+      log.log.close();
+    } finally {
+      // Dropped rather than closed: a failed test may leave Redis away, and a close would wait for it.
+      for (const client of [connection.client, connection.subscriber]) if (client.isOpen) client.destroy();
+      await proxy.close();
+    }
+  }
+
+  const chunk = (i: number): Event => ({ type: EventType.TEXT_MESSAGE_CONTENT, messageId: 'r1-m', delta: `chunk ${i} ` });
+
+  /** Appends `n` chunks: every one fails at once (the client is offline, nothing queued); answers once all failures were handled. */
+  async function appendAll(log: { append(events: Event[]): void }, n: number): Promise<void> {
+    for (let i = 0; i < n; i++) log.append([chunk(i)]);
+    // The failures are rejections already settled: their handlers have all run before the next turn of the loop.
+    await new Promise((resolve) => setImmediate(resolve));
+  }
+
+  it('Redis away: 200 failed appends log one warning and no error; healed (an append went through) and away again, one more warning', () =>
+    withProxiedLog(async ({ log, proxy, connection, lines }) => {
+      log.log.append(run('r1', 'x').slice(0, 2));
+      await vi.waitFor(() => expect(log.seen).toHaveLength(2), SETTLES);
+      const outage = async () => {
+        const offline = Promise.all([connection.client, connection.subscriber].map((c) => new Promise((resolve) => c.once('reconnecting', resolve))));
+        proxy.mode('refuse');
+        await offline;
+        await appendAll(log.log, 200);
+      };
+      // The log's lines, and its connections' (one each per outage, not one per reconnect attempt).
+      const appends = () => lines.warn.filter((line) => line.startsWith('Thread log'));
+      const connections = () => lines.warn.filter((line) => /^Redis (commands|subscriber) connection: .*not logged again until it is back/.test(line));
+      const heal = async (seen: number) => {
+        const ready = Promise.all([connection.client, connection.subscriber].map((c) => new Promise((resolve) => c.once('ready', resolve))));
+        proxy.mode('forward');
+        await ready;
+        log.log.append([chunk(-1)]);
+        await vi.waitFor(() => expect(log.seen).toHaveLength(seen), SETTLES);
+      };
+
+      await outage();
+      expect(appends()).toEqual([expect.stringMatching(/^Thread log .*: Redis is unavailable, events are not appended .*The client is offline/)]);
+      expect(connections()).toHaveLength(2);
+      expect(lines).toMatchObject({ warn: { length: 3 }, error: [] });
+      await outage(); // still the same outage for this log: no append went through since
+      expect(appends()).toHaveLength(1);
+      await heal(3);
+      expect(appends()).toHaveLength(1);
+      await outage();
+      expect([appends().length, connections().length, lines.warn.length, lines.error.length]).toEqual([2, 4, 6, 0]);
+      await heal(4);
+      expect(lines).toMatchObject({ warn: { length: 6 }, error: [] });
+    }));
+
+  it('a failure that is not an outage (a defect) logs at error, every time', () =>
+    withProxiedLog(async ({ log, connection, lines, key }) => {
+      // The log's meta key turned into a string: every append's script fails with WRONGTYPE.
+      await connection.client.set(`${redis.prefix}:log:${encodeURIComponent(key)}:meta`, 'not a hash');
+      for (let i = 0; i < 3; i++) log.log.append([chunk(i)]);
+      await vi.waitFor(() => expect(lines.error).toHaveLength(3), SETTLES);
+      expect(lines.error[0]).toMatch(/^Thread log .*: append failed: WRONGTYPE/);
+      expect(lines.warn).toEqual([]);
+    }));
+});

@@ -5,9 +5,11 @@ import type { BridgeLogger } from '../logger.js';
 import { TOKENS } from '../tokens.js';
 import type { NumberedEvent, NumberedListener, ThreadEventLog, ThreadEventLogs } from '../feed/event-log.js';
 import { ReplayRing } from '../feed/replay-ring.js';
+import { isUnavailable } from '../translate/failure.js';
 import { errorMessage } from '../translate/values.js';
 import type { RedisConnection } from './connection.js';
 import { LuaScript } from './pubsub/lua.js';
+import { RepeatedFailures } from './pubsub/repeated-failures.js';
 import { FollowedThreads, threadKeyOfLog } from './followed-threads.js';
 import type { LocalThreadRuns } from './thread-runs.js';
 
@@ -203,6 +205,8 @@ class SharedLog implements ThreadEventLog {
   /** Batches that arrived before `start` knew where the thread stands. */
   private early?: string[] = [];
   private readonly onMessage = (message: string) => (this.early ? this.early.push(message) : this.received(message));
+  /** Redis away fails every append (one per chunk): logged once per outage, at warn. */
+  private readonly failures = new RepeatedFailures(isUnavailable);
 
   constructor(
     private readonly redis: RedisConnection,
@@ -320,8 +324,19 @@ class SharedLog implements ThreadEventLog {
     if (first === null) this.options.logger.debug(`Thread log ${this.keys.channel}: ${events.length} event(s) of a run closed meanwhile not written`);
   }
 
+  /**
+   * Logs a failed write as what it is: Redis away once per outage at `warn` (again only after a
+   * write of this log has gone through since), anything else at `error`.
+   */
   private logFailure(written: Promise<void>): void {
-    written.catch((error: unknown) => this.options.logger.error(`Thread log ${this.keys.channel}: append failed: ${errorMessage(error)}`));
+    written.then(
+      () => this.failures.succeeded(),
+      (error: unknown) => {
+        const level = this.failures.failed(error);
+        if (level === 'warn') this.options.logger.warn(`Thread log ${this.keys.channel}: Redis is unavailable, events are not appended until it answers again (further failures are not logged until an append succeeds): ${errorMessage(error)}`);
+        else if (level === 'error') this.options.logger.error(`Thread log ${this.keys.channel}: append failed: ${errorMessage(error)}`);
+      },
+    );
   }
 
   /** Exactly the events in `(after, upTo]`, or `undefined` when the stream no longer holds them all. */

@@ -6,6 +6,7 @@ import { connectRedis, type RedisConnection } from './connection.js';
 import { RedisPubSub } from './pubsub/index.js';
 import type { LocalLeases } from './thread-control.js';
 import { keepsRunChunksLocal, LocalThreadRuns, THREAD_TOPIC } from './thread-runs.js';
+import { isUnavailable } from '../translate/failure.js';
 
 /**
  * What several bridge processes share on one Redis: Mastra's pub/sub and leases (`pubsub`, for
@@ -51,6 +52,8 @@ export async function createScaleOut({ url, prefix = 'mastra-agui-bridge', logge
     url,
     keyPrefix: `${prefix}:mastra`,
     logger,
+    // Redis away is an outage (logged at warn, once), as the bridge tells it everywhere else.
+    isOutage: isUnavailable,
     // A thread's topic is never cleared by Mastra: a week without a write drops it.
     streamIdleTtlMs: THREAD_TOPIC_IDLE_MS,
     // A new follower of a thread starts at what happens next, not at its finished runs.

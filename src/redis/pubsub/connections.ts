@@ -2,6 +2,7 @@ import type { RedisClientType } from 'redis';
 import { failFastThenReconnect } from './reconnect.js';
 import type { PubSubLogger } from './delivery.js';
 import { watchConnection, type Watchdog } from './watchdog.js';
+import { RepeatedFailures } from './repeated-failures.js';
 
 /**
  * A TCP connect, and a connection that sends and receives nothing (a handshake left unanswered),
@@ -50,17 +51,23 @@ export class Connections {
   readonly #source: ConnectionSource;
   readonly #logger: PubSubLogger;
   readonly #nameOf: (role: string) => string;
+  readonly #isOutage: (error: unknown) => boolean;
   #writer?: RedisClient;
   #writerReady?: Promise<RedisClient>;
   readonly #readers = new Set<RedisClient>();
   readonly #watchdogs = new Map<RedisClient, Watchdog>();
   #closed = false;
 
-  /** `nameOf(role)`: the CLIENT SETNAME of each connection this makes, so CLIENT LIST tells whose it is. */
-  constructor(source: ConnectionSource, logger: PubSubLogger, nameOf: (role: string) => string) {
+  /**
+   * `nameOf(role)`: the CLIENT SETNAME of each connection this makes, so CLIENT LIST tells whose it
+   * is; `isOutage(error)`: whether a connection's error is Redis being away (logged once until it
+   * is ready again, not at every reconnect attempt).
+   */
+  constructor(source: ConnectionSource, logger: PubSubLogger, nameOf: (role: string) => string, isOutage: (error: unknown) => boolean = () => false) {
     this.#source = source;
     this.#logger = logger;
     this.#nameOf = nameOf;
+    this.#isOutage = isOutage;
   }
 
   /**
@@ -151,7 +158,14 @@ export class Connections {
     const name = this.#nameOf(role);
     const client = 'client' in source ? (writer ? source.client : source.client.duplicate({ name })) : await this.#fromUrl(source.url, name);
     // node-redis emits 'error' on every failed (re)connect; unheard, it would crash the process.
-    client.on('error', (error: unknown) => this.#logger.warn?.(`[RedisPubSub] ${role} connection: ${String(error)}`));
+    // Redis away is said once, not at every reconnect attempt, until the connection is ready again.
+    const failures = new RepeatedFailures(this.#isOutage);
+    client.on('ready', () => failures.succeeded());
+    client.on('error', (error: unknown) => {
+      const level = failures.failed(error);
+      if (level === 'warn') this.#logger.warn?.(`[RedisPubSub] ${role} connection: ${String(error)} (Redis is unavailable: not logged again until it is back)`);
+      else if (level === 'error') this.#logger.warn?.(`[RedisPubSub] ${role} connection: ${String(error)}`);
+    });
     return client;
   }
 

@@ -4,6 +4,7 @@ import type { Connections, RedisClient } from './connections.js';
 import { deliver, localSettlement, type LocalRedelivery } from './delivery.js';
 import { compareIds, readEntry, START_ID, type PubSubKeys } from './entry.js';
 import { streamBatches, type StreamMessage } from './stream-reply.js';
+import { RepeatedFailures } from './repeated-failures.js';
 
 /** Entries read per topic in one XREAD; a longer backlog takes several reads, back to back. */
 const READ_COUNT = 200;
@@ -28,6 +29,8 @@ export interface FanoutReaderOptions extends LocalRedelivery {
   keys: PubSubKeys;
   instanceId: string;
   blockMs: number;
+  /** Whether a failed read is Redis being away: logged once until a read succeeds, not at every retry. */
+  isOutage: (error: unknown) => boolean;
 }
 
 /**
@@ -42,7 +45,7 @@ export interface FanoutReaderOptions extends LocalRedelivery {
  * so nothing is left in Redis by a subscriber that goes away.
  *
  * @example
- * const reader = new FanoutReader({ connections, keys, instanceId, blockMs: 1000, maxDeliveryAttempts: 5, inFlight, logger });
+ * const reader = new FanoutReader({ connections, keys, instanceId, blockMs: 1000, maxDeliveryAttempts: 5, inFlight, logger, isOutage });
  * await reader.add('agent.thread-stream.t1', cb, 'earliest');
  * reader.remove('agent.thread-stream.t1', cb);
  * await reader.close();
@@ -171,6 +174,7 @@ export class FanoutReader {
 
   async #run(reader: RedisClient): Promise<void> {
     let failures = 0;
+    const logged = new RepeatedFailures(this.#options.isOutage);
     while (!this.#stop.signal.aborted) {
       const starts = this.#starts();
       try {
@@ -180,10 +184,12 @@ export class FanoutReader {
         this.#reading = undefined;
         this.#dispatch(streamBatches(reply), starts);
         failures = 0;
+        logged.succeeded();
       } catch (error) {
         this.#reading = undefined;
         if (this.#stop.signal.aborted) return;
-        this.#options.logger.warn?.('[RedisPubSub] fan-out read failed; retrying', error);
+        const level = logged.failed(error);
+        if (level) this.#options.logger.warn?.(`[RedisPubSub] fan-out read failed; retrying${level === 'warn' ? ' (Redis is unavailable: not logged again until a read succeeds)' : ''}`, error);
         await pause(Math.min(100 * 2 ** failures++, 2000), undefined, { signal: this.#stop.signal }).catch(() => {
           // an aborted pause is the stop the loop checks next
         });

@@ -5,6 +5,7 @@ import type { Connections, RedisClient } from './connections.js';
 import { deliver, localSettlement, type LocalRedelivery, type Settlement } from './delivery.js';
 import { readEntry, retryFields, trimming, type PubSubKeys } from './entry.js';
 import { streamBatches, streamMessages, type StreamMessage } from './stream-reply.js';
+import { RepeatedFailures } from './repeated-failures.js';
 
 /** Entries read (or reclaimed) at once. */
 const READ_COUNT = 100;
@@ -27,6 +28,8 @@ export interface GroupConsumerOptions extends LocalRedelivery {
   streamIdleTtlMs: number;
   reclaimIntervalMs: number;
   reclaimIdleMs: number;
+  /** Whether a failed read is Redis being away: logged once until a read succeeds, not at every retry. */
+  isOutage: (error: unknown) => boolean;
 }
 
 /**
@@ -61,12 +64,15 @@ export class GroupConsumer {
   #reclaimTimer?: NodeJS.Timeout;
   #reclaiming = false;
   readonly #stop = new AbortController();
+  /** The read loop's failures: Redis away is logged once until a read succeeds. */
+  readonly #readFailures: RepeatedFailures;
 
   constructor(topic: string, group: string, options: GroupConsumerOptions) {
     this.#topic = topic;
     this.#group = group;
     this.#key = options.keys.topic(topic);
     this.#options = options;
+    this.#readFailures = new RepeatedFailures(options.isOutage);
   }
 
   get size(): number {
@@ -151,6 +157,7 @@ export class GroupConsumer {
         const reply = await connections.blocking(reader, blockMs, read);
         for (const { messages } of streamBatches(reply)) for (const message of messages) this.#receive(message, false);
         failures = 0;
+        this.#readFailures.succeeded();
       } catch (error) {
         if (this.#stop.signal.aborted) return;
         await this.#recover(error, failures++);
@@ -164,7 +171,9 @@ export class GroupConsumer {
       const recreated = await this.#createGroup('0').then(() => true, () => false);
       if (recreated) return;
     } else {
-      this.#options.logger.warn?.(`[RedisPubSub] read of group ${this.#group} on ${this.#topic} failed; retrying`, error);
+      const level = this.#readFailures.failed(error);
+      const once = level === 'warn' ? ' (Redis is unavailable: not logged again until a read succeeds)' : '';
+      if (level) this.#options.logger.warn?.(`[RedisPubSub] read of group ${this.#group} on ${this.#topic} failed; retrying${once}`, error);
     }
     await pause(Math.min(100 * 2 ** failures, 2000), undefined, { signal: this.#stop.signal }).catch(() => {
       // an aborted pause is the stop the loop checks next

@@ -380,6 +380,78 @@ describe('connections', () => {
   });
 });
 
+describe('what failing publishes log', () => {
+  it('Redis away: many failed publishes log one warning (isOutage) and no error; once one went through and Redis is away again, one more', async () => {
+    const { startFaultProxy } = await import('../../../test/support/fault-proxy.js');
+    const { isUnavailable } = await import('../../translate/failure.js');
+    const proxy = await startFaultProxy(REDIS_URL);
+    // The writer is ours, so the test can tell when it is offline; it fails commands at once, as the pubsub's own do.
+    const writer: RedisClient = createClient({ url: proxy.urlFor(REDIS_URL), disableOfflineQueue: true, socket: { reconnectStrategy: () => 50 } });
+    const lines = { warn: [] as string[], error: [] as string[] };
+    const pubsub = redis.pubsub({ url: undefined, client: writer, isOutage: isUnavailable, logger: { warn: (m: string) => void lines.warn.push(m), error: (m: string) => void lines.error.push(m) } });
+    const topic = newTopic();
+    try {
+      await pubsub.publish(topic, event('warm-up'));
+      await pubsub.flush();
+      const outage = async () => {
+        const offline = new Promise((resolve) => writer.once('reconnecting', resolve));
+        proxy.mode('refuse');
+        await offline;
+        for (const name of names(200)) await pubsub.publish(topic, event(name));
+        await pubsub.flush(); // waits for the failed writes, logged
+      };
+      const heal = async () => {
+        const ready = new Promise((resolve) => writer.once('ready', resolve));
+        proxy.mode('forward');
+        await ready;
+        await pubsub.publish(topic, event('through'));
+        await pubsub.flush();
+      };
+      // Per outage: one line for the publishes, one for the writer's connection (not one per reconnect attempt).
+      const publishes = () => lines.warn.filter((line) => line.includes('publish to'));
+      const connection = () => lines.warn.filter((line) => line.includes('writer connection'));
+      await outage();
+      expect(publishes()).toEqual([expect.stringMatching(/^\[RedisPubSub\] Redis is unavailable: publish to .* failed/)]);
+      expect(connection()).toEqual([expect.stringMatching(/Redis is unavailable: not logged again until it is back/)]);
+      expect(lines.warn).toHaveLength(2);
+      expect(lines.error).toEqual([]);
+      await outage(); // the same outage: no publish went through since
+      expect(lines.warn).toHaveLength(2);
+      await heal();
+      await outage();
+      expect([publishes().length, connection().length, lines.warn.length, lines.error.length]).toEqual([2, 2, 4, 0]);
+      await heal();
+      expect(((await redis.inspect.xRange(redis.topicKey(topic), '-', '+')) ?? []).map((e) => (JSON.parse(e.message.e) as Event).type)).toEqual(['warm-up', 'through', 'through']);
+    } finally {
+      proxy.mode('forward');
+      await pubsub.close();
+      await proxy.close();
+    }
+  });
+
+  it('without isOutage every failure is a defect: logged at error, once until a publish succeeds', async () => {
+    const { startFaultProxy } = await import('../../../test/support/fault-proxy.js');
+    const proxy = await startFaultProxy(REDIS_URL);
+    const writer: RedisClient = createClient({ url: proxy.urlFor(REDIS_URL), disableOfflineQueue: true, socket: { reconnectStrategy: () => 50 } });
+    const lines = { warn: [] as string[], error: [] as string[] };
+    const pubsub = redis.pubsub({ url: undefined, client: writer, logger: { warn: (m: string) => void lines.warn.push(m), error: (m: string) => void lines.error.push(m) } });
+    try {
+      await pubsub.publish(newTopic(), event('warm-up'));
+      const offline = new Promise((resolve) => writer.once('reconnecting', resolve));
+      proxy.mode('refuse');
+      await offline;
+      for (const name of names(20)) await pubsub.publish(newTopic(), event(name));
+      await pubsub.flush();
+      expect(lines.error).toEqual([expect.stringMatching(/^\[RedisPubSub\] publish to .* failed \(further failures are not logged until one succeeds\)/)]);
+      expect(lines.warn.filter((line) => line.includes('publish to'))).toEqual([]);
+    } finally {
+      proxy.mode('forward');
+      await pubsub.close();
+      await proxy.close();
+    }
+  });
+});
+
 describe('options', () => {
   it('are checked once, in the constructor', async () => {
     const { RedisPubSub } = await import('./redis-pubsub.js');

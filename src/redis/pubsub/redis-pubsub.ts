@@ -8,6 +8,7 @@ import { FanoutReader } from './fanout-reader.js';
 import { GroupConsumer } from './group-consumer.js';
 import { IdleExpiry } from './idle-expiry.js';
 import { RedisLeases } from './leases.js';
+import { RepeatedFailures } from './repeated-failures.js';
 
 /** Options of {@link RedisPubSub}; every one has a default. */
 export interface RedisPubSubOptions {
@@ -41,6 +42,14 @@ export interface RedisPubSubOptions {
   maxDeliveryAttempts?: number;
   /** Where failures are logged (a failed write, a dropped event…). Default: `console` for warnings and errors. */
   logger?: PubSubLogger;
+  /**
+   * Which failures are Redis being away (unreachable, closed, offline) rather than a defect: a
+   * publish that fails so is logged at `warn`, once until a publish succeeds again (any other
+   * failure at `error`, likewise once); a connection's error or a failed read likewise once until
+   * it is back, not at every attempt. Default: none is (a failed publish is logged at `error`, and
+   * every connection error and failed read).
+   */
+  isOutage?: (error: unknown) => boolean;
   /**
    * Where a subscription that names no `startFrom` starts, by topic. Mastra subscribes to a
    * thread's topic (`agent.thread-stream.*`) without one, and from `earliest` a new follower is
@@ -123,10 +132,11 @@ export class RedisPubSub extends PubSub implements LeaseProvider {
   constructor(options: RedisPubSubOptions = {}) {
     super();
     this.#options = resolveOptions(options);
+    this.#publishFailures = new RepeatedFailures(this.#options.isOutage, 'once');
     this.#keys = pubsubKeys(this.#options.keyPrefix);
     const nameOf = (role: string) => `mastra-pubsub:${this.#instanceId}:${role.replace(/[^\w.:-]/g, '_')}`;
-    this.#connections = new Connections(this.#options.source, this.#options.logger, nameOf);
-    this.#fanout = new FanoutReader({ ...this.#redelivery(), connections: this.#connections, keys: this.#keys, instanceId: this.#instanceId, blockMs: this.#options.blockMs });
+    this.#connections = new Connections(this.#options.source, this.#options.logger, nameOf, this.#options.isOutage);
+    this.#fanout = new FanoutReader({ ...this.#redelivery(), connections: this.#connections, keys: this.#keys, instanceId: this.#instanceId, blockMs: this.#options.blockMs, isOutage: this.#options.isOutage });
     this.#leases = new RedisLeases(() => this.#connections.writer(), this.#keys.lease);
     this.#expiry = new IdleExpiry(this.#options.streamIdleTtlMs);
   }
@@ -236,8 +246,8 @@ export class RedisPubSub extends PubSub implements LeaseProvider {
     return this.#leases.holdsLease(key);
   }
 
-  /** True from a failed publish to the next that succeeds. */
-  #publishFailing = false;
+  /** What of the publishes' failures is logged: each kind once, from a failed publish to the next that succeeds. */
+  readonly #publishFailures: RepeatedFailures;
 
   #assertOpen(): void {
     if (this.#closing) throw new Error('RedisPubSub is closed');
@@ -253,11 +263,12 @@ export class RedisPubSub extends PubSub implements LeaseProvider {
     const written = Promise.all([writer.xAdd(key, '*', fields, trimming(this.#options.maxStreamLength)), this.#expiry.touch(writer, key)]);
     this.#inFlight.track(
       written.then(
-        () => void (this.#publishFailing = false),
+        () => this.#publishFailures.succeeded(),
         (error: unknown) => {
           // Once per outage: while Redis is away every chunk of every run fails the same way.
-          if (!this.#publishFailing) this.#options.logger.error?.(`[RedisPubSub] publish to ${topic} failed (further failures are not logged until one succeeds)`, error);
-          this.#publishFailing = true;
+          const level = this.#publishFailures.failed(error);
+          if (level === 'warn') this.#options.logger.warn?.(`[RedisPubSub] Redis is unavailable: publish to ${topic} failed (further failures are not logged until one succeeds)`, error);
+          else if (level === 'error') this.#options.logger.error?.(`[RedisPubSub] publish to ${topic} failed (further failures are not logged until one succeeds)`, error);
         },
       ),
     );
@@ -275,7 +286,7 @@ export class RedisPubSub extends PubSub implements LeaseProvider {
     if (!consumer) {
       const { blockMs, maxStreamLength, streamIdleTtlMs, reclaimIntervalMs, reclaimIdleMs } = this.#options;
       const name = `${this.#instanceId}:${++this.#consumers}`;
-      consumer = new GroupConsumer(topic, group, { ...this.#redelivery(), connections: this.#connections, keys: this.#keys, consumer: name, blockMs, maxStreamLength, streamIdleTtlMs, reclaimIntervalMs, reclaimIdleMs });
+      consumer = new GroupConsumer(topic, group, { ...this.#redelivery(), connections: this.#connections, keys: this.#keys, consumer: name, blockMs, maxStreamLength, streamIdleTtlMs, reclaimIntervalMs, reclaimIdleMs, isOutage: this.#options.isOutage });
       byGroup.set(group, consumer);
     }
     return consumer;
@@ -312,6 +323,7 @@ function resolveOptions(options: RedisPubSubOptions): ResolvedOptions {
     reclaimIdleMs: options.reclaimIdleMs ?? 60_000,
     maxDeliveryAttempts: options.maxDeliveryAttempts ?? 5,
     logger: options.logger ?? consoleLogger,
+    isOutage: options.isOutage ?? (() => false),
     defaultStartFrom: options.defaultStartFrom ?? (() => 'earliest'),
     keepLocal: options.keepLocal ?? (() => false),
     deliverAtOnce: options.deliverAtOnce ?? (() => false),
