@@ -26,7 +26,7 @@ import { findResumeTargets, resume, type ResumeTarget } from './resume.js';
 import { takeThreadTurn, threadLeaseOwner, type ThreadTurn } from '../threads/thread-lease.js';
 import { terminalOutcome, type BridgeMetrics, type RunOutcome } from '../observability/metrics.js';
 import type { ToolProxy } from './tool-proxy.js';
-import type { ThreadControl } from '../threads/thread-control.js';
+import { WIND_DOWN_MS, type ThreadControl } from '../threads/thread-control.js';
 import type { RunEndings } from '../threads/run-endings.js';
 import { SUPERSEDED_BY_INPUT, type PendingInterrupts } from '../threads/pending-interrupts.js';
 import { StateEvents, updatesWorkingMemory } from '../state/state-events.js';
@@ -79,6 +79,12 @@ interface PipeContext {
   stored?: ThreadScope;
   /** Whether the latest chunk read was a pause (the run's stream ends there, waiting for a human). */
   lastWasPause?: boolean;
+  /** The Mastra run being read (a resumed run keeps its own id): what a cut waits on. */
+  mastraRunId?: string;
+  /** The events that end a run Mastra cut (its `abort` chunk), held back for `cut`. */
+  cutEnd?: Event[];
+  /** When the run started streaming (ms): what it stored came after. */
+  startedAt: number;
 }
 
 /** What `prepare` decided, for `stream`. */
@@ -295,7 +301,7 @@ export class RunService {
     await write([...translator.start(), ...((await state?.opening()) ?? [])]);
     this.metrics.runStarted(agent.id, 'run');
     const stored = plan.memory && !readOnly(options) ? { threadId: input.threadId, resourceId: options.resourceId, agentId: agent.id } : undefined;
-    const context: PipeContext = { translator, capture, write, runId: input.runId, frontendTools, options, signal, state, stored };
+    const context: PipeContext = { translator, capture, write, runId: input.runId, frontendTools, options, signal, state, stored, startedAt: Date.now() };
     const streamOptions = {
       requestContext: agUiRequestContext(input),
       ...(plan.memory && { memory: { thread: input.threadId, resource: options.resourceId, ...(options.memoryOptions && { options: options.memoryOptions }) } }),
@@ -333,9 +339,9 @@ export class RunService {
         }
       }
       if (!signal.aborted) await this.translate(capture.take(), context);
-      await write(signal.aborted ? translator.cancel() : this.ending(context));
+      await write(signal.aborted || context.cutEnd ? await this.cut(context, clientSignal) : this.ending(context));
     } catch (error) {
-      if (signal.aborted) await write(translator.cancel());
+      if (signal.aborted) await write(await this.cut(context, clientSignal));
       else {
         const { message, code } = runFailure(error, 'RUN_FAILED');
         if (code === 'UNAVAILABLE') this.config.logger.warn(`Run ${input.runId} cut by an outage: ${errorMessage(error)}`);
@@ -375,6 +381,7 @@ export class RunService {
    * stored), which comes after the terminal chunk the pipe stops at.
    */
   private piped(mastraRunId: string, output: MastraOutput, context: PipeContext, queue?: ResumeQueue): Promise<void> {
+    context.mastraRunId = mastraRunId;
     const piping = this.pipe(output, context, queue);
     this.endings.track(mastraRunId, Promise.all([piping, outputFinished(output)]));
     return piping;
@@ -413,6 +420,8 @@ export class RunService {
     let events = translator.push(chunk);
     if (state && updatesWorkingMemory(chunk)) events.push(...(await state.changed()));
     if (translator.finished && translator.retracts) events = await this.retract(chunk, events, context);
+    // Cut by an abort: the end goes out once Mastra has stored what it kept (`cut`).
+    if (translator.finished && chunk.type === 'abort') [context.cutEnd, events] = [events, []];
     if (events.length === 0) return;
     const drained = write(events);
     if (drained) await drained;
@@ -432,6 +441,28 @@ export class RunService {
       return beforeTerminal(events, await this.threads.messages(stored, {}, 'agui'));
     } catch (error) {
       this.config.logger.warn(`Run ${runId}: what a processor discarded could not be retracted: ${errorMessage(error)}`);
+      return events;
+    }
+  }
+
+  /**
+   * The end of a run cut short (an abort, an interrupting run, a shutdown). Mastra keeps what the
+   * run had its own way (a step cut in its reasoning is dropped, a tool result the client never saw
+   * is kept, the answer stored under another id), so once the run has wound down here (its partial
+   * answer stored, within a bound), the thread as stored goes before the terminal event and the
+   * client ends holding the history. A client that left reads nothing: no wait for it.
+   */
+  private async cut(context: PipeContext, clientSignal: AbortSignal): Promise<Event[]> {
+    const events = context.cutEnd ?? context.translator.cancel();
+    const { stored, mastraRunId, runId, translator, startedAt } = context;
+    if (!stored || !mastraRunId || clientSignal.aborted) return events;
+    await this.endings.ended(mastraRunId, Date.now() + WIND_DOWN_MS);
+    try {
+      const step = translator.cutStep;
+      if (step) await this.threads.keepCutStep(stored, step, startedAt);
+      return beforeTerminal(events, await this.threads.messages(stored, {}, 'agui'));
+    } catch (error) {
+      this.config.logger.warn(`Run ${runId}: what the cut run kept could not be read: ${errorMessage(error)}`);
       return events;
     }
   }

@@ -9,7 +9,7 @@ import { conflict, notFound } from '../errors.js';
 import { TOKENS } from '../tokens.js';
 import type { ThreadLocks } from './thread-locks.js';
 import { subagentThreads, toAguiMessages, toThreadMessage, type HistoryContext, type StoredBackgroundTask, type ThreadMessage, type ToolMessageIds } from '../translate/history.js';
-import { textOf, type BlockedStep } from '../translate/retraction.js';
+import { cutStepMessage, textOf, type BlockedStep, type CutStep } from '../translate/retraction.js';
 
 /**
  * The thread metadata key under which the bridge keeps the ids clients gave their tool messages
@@ -239,6 +239,21 @@ export class ThreadStore {
     // `Memory` re-embeds what it updates (semantic recall must not find the blocked text); else the store writes it.
     const writer = (typeof (memory as Partial<UpdatesMessages>).updateMessages === 'function' ? memory : store) as unknown as UpdatesMessages;
     await writer.updateMessages({ messages: [{ id: message.id, content: { ...message.content, parts: kept, content: textOf(kept) } }] });
+  }
+
+  /**
+   * Keeps what a cut step showed (live == history): Mastra saves the text of a step cut short under
+   * a new id and drops its reasoning. The answer the cut run left (the thread's last message, when
+   * an assistant message stored since `since`, in ms) becomes the step's message with its reasoning;
+   * with none, the reasoning is stored as the step's message.
+   */
+  async keepCutStep(scope: ThreadScope, step: CutStep, since: number): Promise<void> {
+    const memory = await this.memoryOf(scope);
+    const last = (await this.recall(memory, scope, {})).at(-1);
+    if (last?.id === step.messageId) return;
+    const left = last?.role === 'assistant' && new Date(last.createdAt).getTime() >= since ? last : undefined;
+    await memory.saveMessages({ messages: [cutStepMessage(step, left, scope)] });
+    if (left) await memory.deleteMessages([left.id]);
   }
 
   /** The memory of the scope's agent (`withMemory`), for calls whose caller did not resolve it. */

@@ -2,7 +2,10 @@ import { readFileSync } from 'node:fs';
 import { EventType, type Event, type Message } from '@ag-ui/core';
 import { describe, expect, it } from 'vitest';
 import type { MastraChunk } from './chunks.js';
-import { beforeTerminal, blockedStep } from './retraction.js';
+import type { MastraDBMessage } from '@mastra/core/memory';
+import { toAguiMessages } from './history.js';
+import { beforeTerminal, blockedStep, cutStepMessage } from './retraction.js';
+import { RunTranslator } from './run-translator.js';
 
 const chunksOf = (name: string) =>
   (JSON.parse(readFileSync(new URL(`../../test/fixtures/chunks/${name}.json`, import.meta.url), 'utf8')) as { chunks: MastraChunk[] }).chunks;
@@ -32,5 +35,48 @@ describe('beforeTerminal', () => {
 
   it('appends it to a batch with no terminal event', () => {
     expect(beforeTerminal([], snapshot)).toEqual([{ type: EventType.MESSAGES_SNAPSHOT, messages: snapshot }]);
+  });
+});
+
+describe('RunTranslator.cutStep and cutStepMessage', () => {
+  const chunks = chunksOf('reasoning');
+  const cutAt = (n: number) => {
+    const translator = new RunTranslator({ threadId: 't', runId: 'r' });
+    for (const chunk of chunks.slice(0, n)) translator.push(chunk);
+    return translator.cutStep;
+  };
+  const messageId = (chunks.find((c) => c.type === 'step-start') as { payload: { messageId: string } }).payload.messageId;
+  const reasoningAt = (n: number) => chunks.slice(0, n).flatMap((c) => (c.type === 'reasoning-delta' ? [c.payload.text] : [])).join('');
+
+  it('is the reasoning the step in progress showed, under the step’s message id (recorded run, cut anywhere in it)', () => {
+    expect(cutAt(2)).toBeUndefined();
+    const inReasoning = chunks.findIndex((c) => c.type === 'reasoning-delta') + 2;
+    expect(cutAt(inReasoning)).toEqual({ messageId, reasoning: [reasoningAt(inReasoning)] });
+    const inText = chunks.findIndex((c) => c.type === 'text-delta') + 1;
+    expect(cutAt(inText)).toEqual({ messageId, reasoning: [reasoningAt(inText)] });
+  });
+
+  it('is none once a step without reasoning began (the aborted echo)', () => {
+    const translator = new RunTranslator({ threadId: 't', runId: 'r' });
+    for (const chunk of chunksOf('aborted')) translator.push(chunk);
+    expect(translator.cutStep).toBeUndefined();
+  });
+
+  const thread = { threadId: 't', resourceId: 'u' };
+  const step = { messageId: 'm-live', reasoning: ['Let me think'] };
+
+  it('gives the answer Mastra left the step’s id, its reasoning first', () => {
+    const left = { id: 'm-new', role: 'assistant', createdAt: new Date(5), ...thread, content: { format: 2, parts: [{ type: 'text', text: 'Here ' }] } } as MastraDBMessage;
+    const kept = cutStepMessage(step, left, thread);
+    expect(kept).toMatchObject({ id: 'm-live', createdAt: new Date(5), content: { parts: [{ type: 'reasoning', reasoning: 'Let me think' }, { type: 'text', text: 'Here ' }] } });
+    expect(toAguiMessages([kept]).map((m) => [m.id, m.role])).toEqual([
+      ['m-live-reasoning', 'reasoning'],
+      ['m-live', 'assistant'],
+    ]);
+  });
+
+  it('stores the reasoning as a message of its own when Mastra left no answer', () => {
+    const kept = cutStepMessage(step, undefined, thread);
+    expect(toAguiMessages([kept])).toEqual([{ id: 'm-live-reasoning', role: 'reasoning', content: 'Let me think' }]);
   });
 });

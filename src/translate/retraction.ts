@@ -1,4 +1,5 @@
 import { EventType, type Event, type Message } from '@ag-ui/core';
+import type { MastraDBMessage } from '@mastra/core/memory';
 import type { MastraChunk } from './chunks.js';
 
 /**
@@ -47,4 +48,27 @@ export function beforeTerminal(events: Event[], messages: Message[]): Event[] {
   const at = events.findLastIndex((e) => e.type === EventType.RUN_FINISHED || e.type === EventType.RUN_ERROR);
   const snapshot: Event = { type: EventType.MESSAGES_SNAPSHOT, messages };
   return at < 0 ? [...events, snapshot] : [...events.slice(0, at), snapshot, ...events.slice(at)];
+}
+
+/**
+ * The step a run was cut in, as the client saw it: the stored message it wrote into
+ * (`messageId`, the id the live stream numbered it by) and the reasoning it showed.
+ */
+export interface CutStep {
+  messageId: string;
+  reasoning: string[];
+}
+
+/**
+ * The cut step as history must hold it (live == history): Mastra saves a cut step's text alone,
+ * under a new id, so the message it left (`left`, if any) takes the step's id with the step's
+ * reasoning before its parts; with none, the reasoning is a message of its own.
+ *
+ * @example
+ * const message = cutStepMessage(step, lastStoredAnswer, { threadId, resourceId });
+ */
+export function cutStepMessage(step: CutStep, left: MastraDBMessage | undefined, thread: { threadId: string; resourceId: string }): MastraDBMessage {
+  const reasoning = step.reasoning.map((text) => ({ type: 'reasoning' as const, reasoning: text, details: [{ type: 'text' as const, text }] }));
+  if (left) return { ...left, id: step.messageId, content: { ...left.content, parts: [...reasoning, ...left.content.parts] } };
+  return { id: step.messageId, role: 'assistant', createdAt: new Date(), ...thread, content: { format: 2, parts: reasoning } };
 }

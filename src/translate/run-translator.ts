@@ -4,6 +4,7 @@ import { CAPTURED_TOOL_RESULTS, WORKING_MEMORY_TOOL, isDataChunk, isLostRemoteRu
 import { backgroundTaskId, interruptId, MessageNumbering, subagentRunId, toolResultMessageId, type MessagePosition } from './ids.js';
 import { LOST_RUN, runFailure } from './failure.js';
 import { declinedContent, errorMessage, signalText, toolErrorContent, toolResultContent, toTokenUsage } from './values.js';
+import type { CutStep } from './retraction.js';
 
 /** A run of another process that stopped before its end was published (its process died, or it lost Redis). */
 
@@ -113,6 +114,8 @@ export class RunTranslator {
   private stepCount = 0;
   /** The current step showed the client something (text, reasoning, a tool call). */
   private shownInStep = false;
+  /** The reasoning the current step showed, one text per reasoning message (only reasoning: a cut drops it). */
+  private stepReasoning: string[] = [];
   /** A step the client saw was turned down or blocked by a processor: Mastra did not keep it. */
   private discarded = false;
   private readonly interrupts: Interrupt[] = [];
@@ -151,6 +154,14 @@ export class RunTranslator {
    */
   get retracts(): boolean {
     return this.discarded;
+  }
+
+  /**
+   * What the step in progress showed that Mastra does not keep when the run is cut there: its
+   * reasoning (Mastra saves a cut step's text alone, under a new id). `undefined` when it showed none.
+   */
+  get cutStep(): CutStep | undefined {
+    return this.stepReasoning.length > 0 ? { messageId: this.numbering.messageId, reasoning: [...this.stepReasoning] } : undefined;
   }
 
   /** `RUN_STARTED`, once. */
@@ -296,6 +307,7 @@ export class RunTranslator {
   private stepStart(messageId: string | undefined, out: Event[]): void {
     if (messageId) this.enterMessage(messageId);
     this.shownInStep = false;
+    this.stepReasoning = [];
     const stepName = `step-${++this.stepCount}`;
     this.openSteps.push(stepName);
     out.push({ type: EventType.STEP_STARTED, stepName });
@@ -334,6 +346,7 @@ export class RunTranslator {
     const messageId = this.numbering.next(kind);
     this.shownInStep = true;
     this.open[kind].set(partId, messageId);
+    if (kind === 'reasoning') this.stepReasoning.push('');
     out.push(...STREAMS[kind].start(messageId));
     return messageId;
   }
@@ -341,7 +354,9 @@ export class RunTranslator {
   /** A delta with no open message opens one first; empty deltas are dropped. */
   private delta(kind: StreamKind, partId: string, delta: string, out: Event[]): void {
     const messageId = this.open[kind].get(partId) ?? this.openMessage(kind, partId, out);
-    if (delta) out.push({ type: STREAMS[kind].content, messageId, delta } as Event);
+    if (!delta) return;
+    if (kind === 'reasoning') this.stepReasoning[this.stepReasoning.length - 1] += delta;
+    out.push({ type: STREAMS[kind].content, messageId, delta } as Event);
   }
 
   private closeMessage(kind: StreamKind, partId: string, out: Event[]): void {
