@@ -191,6 +191,32 @@ describe('RedisEventLogs: one log per thread shared by processes', () => {
     follower.log.close();
   });
 
+  it('a follower that comes while the running process’s subscriber is away: that process writes the run once it is back (the announcement was lost)', async () => {
+    const proxy = await startFaultProxy(REDIS_URL);
+    const connection = await connectRedis(proxy.urlFor(REDIS_URL), redis.prefix, quietLogger);
+    try {
+      const runsOfCut = new LocalThreadRuns();
+      const cut = new RedisEventLogs(connection, config, runsOfCut, options);
+      const needed: string[] = [];
+      cut.onWriterNeeded(async (k) => void needed.push(k));
+      const key = `agent\0alice\0thread-${randomUUID()}`;
+      // A run streams in the cut process; nobody follows yet.
+      await published(runsOfCut, key, 'run-registered', 'r1');
+      proxy.mode('refuse');
+      // A follower comes elsewhere while the cut process hears nothing: its announcement is lost.
+      const follower = await follow(b, key);
+      follower.log.setFollowed!(true);
+      await vi.waitFor(async () => expect(await a.followedElsewhere!(key)).toBe(true), SETTLES);
+      expect(needed).toEqual([]);
+      proxy.mode('forward');
+      await vi.waitFor(() => expect(needed).toContain(key), { timeout: 10_000, interval: 50 });
+      follower.log.close();
+    } finally {
+      await connection.close();
+      await proxy.close();
+    }
+  });
+
   it('a follower’s process that dies stops counting within the mark’s TTL', async () => {
     const key = `agent\0alice\0thread-${randomUUID()}`;
     const connection = await redis.connect();

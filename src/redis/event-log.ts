@@ -20,6 +20,8 @@ const RETRIES = 30;
 const RETRY_MS = 1000;
 /** How long a run waits, at most, for its feed here to follow its thread for followers elsewhere (Redis slow or away: it goes on without). */
 const WRITER_WAIT_MS = 2000;
+/** How often the process reads again who follows the threads it runs (an announcement may have been lost). */
+const RECHECK_MS = 1000;
 
 /** `promise`, or a rejection after `ms`. */
 function withinMs<T>(promise: Promise<T>, ms: number): Promise<T> {
@@ -164,21 +166,34 @@ export class RedisEventLogs implements ThreadEventLogs {
   }
 
   onWriterNeeded(need: (key: string) => Promise<void>): void {
-    const failed = (error: unknown) => this.options.logger.warn(`Thread logs: who follows what could not be read: ${errorMessage(error)}`);
+    const failures = new RepeatedFailures(isUnavailable);
+    // Read every second while runs go on: an outage is one line, not one per read.
+    const failed = (error: unknown) => {
+      const level = failures.failed(error);
+      if (level) this.options.logger[level](`Thread logs: who follows what could not be read: ${errorMessage(error)}`);
+    };
+    const writeFor = (threadKey: string) =>
+      this.followed.logsOf(threadKey).then(async (keys) => {
+        failures.succeeded();
+        await Promise.all(keys.map(need));
+      });
     // A run registers here on a thread followed elsewhere: its feed here follows the thread before
     // the run streams (a short run would otherwise be over before the feed subscribed), within a bound.
-    this.runs.onRun((threadKey) =>
-      withinMs(
-        this.followed.logsOf(threadKey).then(async (keys) => void (await Promise.all(keys.map(need)))),
-        WRITER_WAIT_MS,
-      ).catch(failed),
-    );
+    this.runs.onRun((threadKey) => withinMs(writeFor(threadKey), WRITER_WAIT_MS).catch(failed));
     // A process starts following a thread while a run streams here: the feed gets the run from its start.
     this.followed
       .onFollowed((key) => {
         if (this.runs.running(threadKeyOfLog(key))) void need(key);
       })
       .catch(failed);
+    // That announcement is pub/sub: one published while this process's subscriber was away (an
+    // outage, a hang) never comes. Who follows the threads running here is read again once the
+    // subscriber is back, and every second while they run: a follower sees every run of its thread.
+    const recheck = () => {
+      for (const threadKey of this.runs.threads()) writeFor(threadKey).catch(failed);
+    };
+    this.redis.subscriber.on('ready', recheck);
+    setInterval(recheck, RECHECK_MS).unref();
   }
 
   followedElsewhere(key: string): Promise<boolean> {

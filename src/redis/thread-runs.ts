@@ -70,6 +70,11 @@ export class LocalThreadRuns {
     return this.runs.has(threadKey);
   }
 
+  /** The threads a run of this process streams on now. */
+  threads(): string[] {
+    return [...this.runs.keys()];
+  }
+
   /** Called whenever a run of this process registers on a thread; the run streams once the promise it answers settles (it must not reject). */
   onRun(listener: (threadKey: string) => Promise<void>): void {
     this.listeners.push(listener);
