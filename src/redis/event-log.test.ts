@@ -123,6 +123,31 @@ describe('RedisEventLogs: one log per thread shared by processes', () => {
     for (const log of [writer, first, second]) log.log.close();
   });
 
+  it('a run whose log Redis lost (restarted empty) is opened again by its next append: the log stays whole brackets, a fresh reader gets the rest of the run', async () => {
+    const key = `thread-${randomUUID()}`;
+    const writer = await follow(a, key);
+    writer.log.append(run('r1', 'lost').slice(0, 3));
+    await vi.waitFor(() => expect(writer.seen).toHaveLength(3), SETTLES);
+    const connection = await redis.connect();
+    const id = `${redis.prefix}:log:${encodeURIComponent(key)}`;
+    await connection.client.del([`${id}:events`, `${id}:meta`]);
+    writer.log.append(run('r1', 'lost').slice(3));
+    await vi.waitFor(() => expect(writer.seen).toHaveLength(6), SETTLES);
+    const reopened = writer.seen.slice(3);
+    expect(reopened.map((e) => e.event)).toEqual([{ type: EventType.RUN_STARTED, threadId: key, runId: 'r1' }, ...run('r1', 'lost').slice(3)]);
+    // Ids still only grow, and the log read from its start holds one whole bracket.
+    expect(reopened[0].id).toBeGreaterThan(writer.seen[2].id);
+    const fresh = await follow(b, key);
+    expect(await fresh.log.fetch!(fresh.log.baseId)).toEqual([]);
+    const stored = await connection.client.xRange(`${id}:events`, '-', '+');
+    expect(stored.map((e) => (JSON.parse(e.message.e) as Event).type)).toEqual([EventType.RUN_STARTED, EventType.TEXT_MESSAGE_END, EventType.RUN_FINISHED]);
+    // The next run goes on as usual.
+    writer.log.append(run('r2', 'next'));
+    await vi.waitFor(() => expect(writer.seen).toHaveLength(11), SETTLES);
+    for (const log of [writer, fresh]) log.log.close();
+    await connection.close();
+  });
+
   /** A writer log on `a`, and a follower's log in a process of its own whose Redis is reached through a fault proxy. */
   async function withCutFollower(test: (logs: { writer: Awaited<ReturnType<typeof follow>>; cut: Awaited<ReturnType<typeof follow>>; proxy: FaultProxy }) => Promise<void>) {
     const proxy = await startFaultProxy(REDIS_URL);

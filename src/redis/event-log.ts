@@ -65,32 +65,49 @@ end`;
  * Numbers a batch and appends it: ids continue the thread's counter (started from the server's
  * clock, like a feed's base in one process), each event an entry `<id>-0` of the thread's stream,
  * the batch published on the thread's channel as `<firstId> <json array>`, the open run remembered
- * (`open`: its RUN_STARTED's id, `run`: its run id) or forgotten.
+ * (`open`: its RUN_STARTED's id, `run`: its run id) or forgotten (`closed`: the run it closed).
  * KEYS: stream, meta, and a key that may be set once (or none). ARGV: channel, maxlen, ttl, open
  * change (`keep`, `clear` or the index of the batch's last RUN_STARTED, 0-based), that run's id,
- * the run the batch goes on (`''`: any), events…
- * Answers nothing, writing nothing, when the run the batch goes on is not the log's open run (it
- * was closed meanwhile), or when the once key is set already.
+ * the run the batch goes on (`''`: any), the thread id, events…
+ * Answers nothing, writing nothing, when the run the batch goes on was closed in the log meanwhile
+ * (settled as lost, or another run opened), or when the once key is set already. A run the log has
+ * no trace of (Redis restarted empty under it) is opened again: a RUN_STARTED goes before the batch,
+ * so the log stays a sequence of whole brackets.
  */
 const APPEND = new LuaScript(`${CLOCK_BASE}
-if ARGV[6] ~= '' and redis.call('HGET', KEYS[2], 'run') ~= ARGV[6] then return false end
+local open = redis.call('HGET', KEYS[2], 'run')
+local reopen = false
+if ARGV[6] ~= '' and open ~= ARGV[6] then
+  if open or redis.call('HGET', KEYS[2], 'closed') == ARGV[6] then return false end
+  reopen = true
+end
 if KEYS[3] and not redis.call('SET', KEYS[3], '1', 'NX', 'PX', ARGV[3]) then return false end
+local events = {}
+for i = 8, #ARGV do events[#events + 1] = ARGV[i] end
+local change = ARGV[4]
+local runId = ARGV[5]
+if reopen then
+  table.insert(events, 1, cjson.encode({type = 'RUN_STARTED', threadId = ARGV[7], runId = ARGV[6]}))
+  if change == 'keep' then change, runId = '0', ARGV[6]
+  elseif change ~= 'clear' then change = tostring(tonumber(change) + 1) end
+end
 local last = tonumber(redis.call('HGET', KEYS[2], 'last')) or clockBase()
 local first = last + 1
-local n = #ARGV - 6
-for i = 1, n do
-  redis.call('XADD', KEYS[1], 'MAXLEN', '~', ARGV[2], string.format('%.0f-0', last + i), 'e', ARGV[6 + i])
+for i = 1, #events do
+  redis.call('XADD', KEYS[1], 'MAXLEN', '~', ARGV[2], string.format('%.0f-0', last + i), 'e', events[i])
 end
-last = last + n
+last = last + #events
 redis.call('HSET', KEYS[2], 'last', string.format('%.0f', last))
-if ARGV[4] == 'clear' then
+if change == 'clear' then
+  local closed = redis.call('HGET', KEYS[2], 'run') or ARGV[6]
   redis.call('HDEL', KEYS[2], 'open', 'run')
-elseif ARGV[4] ~= 'keep' then
-  redis.call('HSET', KEYS[2], 'open', string.format('%.0f', first + tonumber(ARGV[4])), 'run', ARGV[5])
+  if closed ~= '' then redis.call('HSET', KEYS[2], 'closed', closed) end
+elseif change ~= 'keep' then
+  redis.call('HSET', KEYS[2], 'open', string.format('%.0f', first + tonumber(change)), 'run', runId)
 end
 redis.call('PEXPIRE', KEYS[1], ARGV[3])
 redis.call('PEXPIRE', KEYS[2], ARGV[3])
-redis.call('PUBLISH', ARGV[1], string.format('%.0f', first) .. ' [' .. table.concat(ARGV, ',', 7) .. ']')
+redis.call('PUBLISH', ARGV[1], string.format('%.0f', first) .. ' [' .. table.concat(events, ',') .. ']')
 return string.format('%.0f', first)
 `);
 
@@ -203,6 +220,8 @@ export class RedisEventLogs implements ThreadEventLogs {
 
 class SharedLog implements ThreadEventLog {
   private readonly keys: { stream: string; meta: string; channel: string; settled: (runId: string) => string };
+  /** The thread's id (the key's last part): what a run opened again in the log names. */
+  private readonly threadId: string;
   private ring!: ReplayRing;
   private base = 0;
   private last = 0;
@@ -232,6 +251,7 @@ class SharedLog implements ThreadEventLog {
   ) {
     const id = `${redis.prefix}:log:${encodeURIComponent(key)}`;
     this.keys = { stream: `${id}:events`, meta: `${id}:meta`, channel: id, settled: (runId) => `${id}:settled:${encodeURIComponent(runId)}` };
+    this.threadId = key.slice(key.lastIndexOf('\0') + 1);
   }
 
   get baseId(): number {
@@ -332,7 +352,7 @@ class SharedLog implements ThreadEventLog {
   /** Numbers and appends events, in the order of the calls (one connection, scripts in order), if the run they go on is still open. */
   private async write(events: readonly Event[], goesOn: string, once?: string): Promise<void> {
     const [change, runId] = openChange(events);
-    const args = [this.keys.channel, String(this.options.retainedEvents), String(this.options.idleTtlMs), change, runId, goesOn, ...events.map((e) => JSON.stringify(e))];
+    const args = [this.keys.channel, String(this.options.retainedEvents), String(this.options.idleTtlMs), change, runId, goesOn, this.threadId, ...events.map((e) => JSON.stringify(e))];
     const keys = [this.keys.stream, this.keys.meta, ...(once ? [once] : [])];
     const first = await APPEND.run(this.redis.client, keys, args);
     // Another process closed the run (it settled it as lost), or settled it first: not written.
