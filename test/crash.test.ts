@@ -171,4 +171,24 @@ describe('kill -9 during /run, restart on the same database', { timeout: 60_000 
     expect(at).toBeGreaterThanOrEqual(0);
     expect(rows.findLastIndex((m) => m.role === 'assistant')).toBeGreaterThan(at);
   });
+
+  it('a pending approval survives kill -9, and after the restart a new message supersedes it: declined, answered at once', async () => {
+    server = await startServerProcess({ DATABASE_URL: databaseUrl, DEMO_DELAY_MS: '0' });
+    const threadId = uid('crash-pending');
+    const first = await runUntil(server.url, threadId, 'delete notes.txt', (t) => t === 'RUN_FINISHED');
+    expect(first.seen.at(-1)).toBe('RUN_FINISHED');
+    server.child.kill('SIGKILL');
+    await server.exited;
+
+    server = await startServerProcess({ DATABASE_URL: databaseUrl, DEMO_DELAY_MS: '0' });
+    const pending = (await http(`${server.url}/threads/${threadId}/pending-approvals?resourceId=crash-user`)).body as Array<{ toolCallId: string }>;
+    expect(pending).toHaveLength(1);
+    const next = await runUntil(server.url, threadId, 'something else', (t) => t === 'RUN_FINISHED' || t === 'RUN_ERROR');
+    expect(next.seen.at(-1)).toBe('RUN_FINISHED');
+    expect((await http(`${server.url}/threads/${threadId}/pending-approvals?resourceId=crash-user`)).body).toEqual([]);
+    const stored = await history(server.url, threadId);
+    const result = stored.find((m) => m.role === 'tool' && m.toolCallId === pending[0].toolCallId);
+    expect(JSON.parse(result!.content)).toMatchObject({ declined: true, reason: 'A new message came first' });
+    expect(stored.at(-1)).toMatchObject({ role: 'assistant', content: 'Echo: something else' });
+  });
 });
