@@ -15,9 +15,16 @@ import type { Services } from './http/services.js';
 import { httpMetrics } from './observability/http-metrics.js';
 import { BridgeMetrics } from './observability/metrics.js';
 import { requestLog } from './observability/request-log.js';
+import { WIND_DOWN_MS } from './threads/thread-control.js';
 
 /** How often a drain looks whether the runs in flight have ended. */
 const DRAIN_POLL_MS = 100;
+
+/** Resolves once `done()` holds, or at `deadline` (ms since the epoch); answers `done()`. Mastra tells no event when a run ends. */
+async function until(done: () => boolean | Promise<boolean>, deadline: number, pollMs: number): Promise<boolean> {
+  while (!(await done()) && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, pollMs));
+  return done();
+}
 
 /** The bridge: its routes for a Mastra server, or a standalone Hono app. */
 export interface Bridge {
@@ -27,8 +34,14 @@ export interface Bridge {
   routes(): ApiRoute[];
   /** A standalone Hono app serving the bridge under `config.prefix`. */
   app(mastra: Mastra): Hono;
-  /** Ends every open run (each stream gets its terminal event); call before closing the server. */
-  shutdown(): void;
+  /**
+   * Ends every open run and event stream, and resolves once they have ended (within a few
+   * seconds): each run this process streams is cancelled, and what it had is stored (the
+   * message that started it, its partial answer); each `/run` and each follower of its thread
+   * gets `RUN_FINISHED { outcome: cancelled }`, closing whatever was open first, then the event
+   * streams end. Await it before closing the server and the storage.
+   */
+  shutdown(): Promise<void>;
   /**
    * Drains the bridge for a replacement: from now on `/run` and the steering routes answer `503
    * UNAVAILABLE` with `Retry-After` (a balancer sends them to another process), while the runs in
@@ -38,7 +51,7 @@ export interface Bridge {
    * @example
    * process.on('SIGTERM', async () => {
    *   await bridge.drain(25_000);
-   *   bridge.shutdown();
+   *   await bridge.shutdown();
    *   server.close();
    * });
    */
@@ -152,18 +165,21 @@ export function createBridge(config: BridgeConfig = {}): Bridge {
         for (const s of services.values()) if (s.runs.inFlight > 0 || (await s.agents.runsInFlight()) > 0) return false;
         return true;
       };
-      const deadline = Date.now() + graceMs;
-      // Mastra tells no event when a thread run ends: a glance every 100 ms costs nothing here.
-      while (!(await idle()) && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, DRAIN_POLL_MS));
-      return idle();
+      // A glance every 100 ms costs nothing here.
+      return until(idle, Date.now() + graceMs, DRAIN_POLL_MS);
     },
-    shutdown: () => {
+    shutdown: async () => {
       shutDown = true;
-      for (const s of services.values()) {
-        s.recovery.stop();
-        s.runs.shutdown();
-        s.hub.shutdown();
-      }
+      const deadline = Date.now() + WIND_DOWN_MS;
+      await Promise.all(
+        [...services.values()].map(async (s) => {
+          s.recovery.stop();
+          // Each /run writes its cancelled end; the runs of the threads end cancelled, then the event streams.
+          s.runs.shutdown();
+          await s.hub.shutdown(WIND_DOWN_MS);
+          await until(() => s.runs.inFlight === 0, deadline, 5);
+        }),
+      );
     },
   };
 }

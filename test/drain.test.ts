@@ -6,6 +6,7 @@ import { assistantText, runInput, uid, userMessage } from './support/agui.js';
 import { killIfRunning, startServerProcess, type ServerProcess } from './support/process.js';
 import { postRun, sseEvents } from './support/run.js';
 import { http } from './support/server.js';
+import { brackets, openSse, type SseReader } from './support/sse.js';
 
 /**
  * SIGTERM is a replacement, not an outage: readiness goes 503 at once, new runs and steering are
@@ -67,6 +68,33 @@ describe('SIGTERM drains the standalone server', { timeout: 60_000 }, () => {
     server.child.kill('SIGTERM');
     const terminal = (await rest).at(-1)!;
     expect(terminal).toMatchObject({ type: 'RUN_FINISHED', outcome: { type: 'cancelled' } });
+    expect(await server.exited).toEqual({ code: 0, signal: null });
+  });
+
+  it('a follower of a run the shutdown cuts sees it end cancelled, as its /run does, before its stream ends', async () => {
+    server = await startServerProcess({ DATABASE_URL: `file:${join(dir, 'c.db')}`, DEMO_DELAY_MS: '40', SHUTDOWN_GRACE_MS: '300' });
+    const follow = async (threadId: string) => {
+      const reader = await openSse(`${server!.url}/threads/${threadId}/events`);
+      await reader.waitForComment('connected');
+      return reader;
+    };
+    const endOf = (reader: SseReader) => brackets(reader.list).at(-1)?.at(-1);
+    const woken = uid('drain-woken');
+    const onWoken = await follow(woken);
+    const sent = await http(`${server.url}/threads/${woken}/send-message`, { body: { message: `hello ${'word '.repeat(200)}` } });
+    expect(sent.body).toMatchObject({ action: 'wake' });
+    await onWoken.waitForEvent((e) => e.type === 'TEXT_MESSAGE_CONTENT' && e.messageId !== sent.body.signalId);
+    const { threadId, rest } = await startLongRun(server.url, 200);
+    const onRun = await follow(threadId);
+    await onRun.waitForEvent((e) => e.type === 'TEXT_MESSAGE_CONTENT');
+    server.child.kill('SIGTERM');
+    const run = await rest;
+    await Promise.all([onRun.ended, onWoken.ended]);
+    expect({ run: run.at(-1), follower: endOf(onRun), 'follower of the woken run': endOf(onWoken) }).toEqual({
+      run: expect.objectContaining({ type: 'RUN_FINISHED', outcome: { type: 'cancelled' } }),
+      follower: expect.objectContaining({ type: 'RUN_FINISHED', outcome: { type: 'cancelled' } }),
+      'follower of the woken run': expect.objectContaining({ type: 'RUN_FINISHED', outcome: { type: 'cancelled' } }),
+    });
     expect(await server.exited).toEqual({ code: 0, signal: null });
   });
 });

@@ -209,7 +209,7 @@ describe('mounted in a Mastra server: bridge.metricsText()', () => {
       // A library bridge leaves the process metrics to its host.
       expect(text).not.toContain('process_cpu_user_seconds_total');
     } finally {
-      bridge.shutdown();
+      await bridge.shutdown();
       (server as { closeAllConnections?: () => void }).closeAllConnections?.();
       await new Promise<void>((resolve) => server.close(() => resolve()));
       await mastra.shutdown().catch(() => {

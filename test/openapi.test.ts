@@ -81,7 +81,7 @@ describe('GET <prefix>/openapi.json mounted in a Mastra server', () => {
       expect(res.status).toBe(200);
       expect(res.body).toMatchObject({ openapi: '3.1.0', servers: [{ url: '/bridge' }] });
     } finally {
-      bridge.shutdown();
+      await bridge.shutdown();
       await new Promise<void>((resolve) => server.close(() => resolve()));
       await mastra.shutdown().catch(() => {
         // cleanup: a failed shutdown changes no result

@@ -61,6 +61,8 @@ interface Client {
 const isTerminal = (e: Event) => e.type === EventType.RUN_FINISHED || e.type === EventType.RUN_ERROR;
 /** How long after another process's run ended its events may take to close it in the log before it is settled here. */
 const UNWRITTEN_END_GRACE_MS = 2000;
+/** How long a shutdown waits, at most, for the log to hand back the end of the run it cut (a shared log's round trip). */
+const CUT_END_MS = 2000;
 
 /**
  * Follows one thread for all its SSE clients: one Mastra subscription (plus the background-task
@@ -84,6 +86,11 @@ export class ThreadFeed {
   /** Another process's run ended: the log should close it soon (`expectEndInLog`). */
   private readonly pendingEnds = new Set<NodeJS.Timeout>();
   private lastPublish = Date.now();
+  /** The run open in the log, as it handed the events back, and the last run this feed wrote into it. */
+  private openInLog?: string;
+  private lastWritten?: string;
+  /** A shutdown waits for the log to hand back the end of the last run this feed wrote (`shutdown`). */
+  private ownRunClosed?: () => void;
   /** The thread's state events, for an agent with working memory. */
   private readonly state?: StateEvents;
   /** Batches waiting for a read (their state events, a retraction), in order, and how many wait. */
@@ -145,6 +152,29 @@ export class ThreadFeed {
 
   detach(out: FeedSink): void {
     for (const client of this.clients) if (client.out === out) this.clients.delete(client);
+  }
+
+  /**
+   * Ends every client stream for a shutdown, once the run this process was running on the thread
+   * (cut by the shutdown, `RunEndings.cutAll`) is closed in the log: by its own end (Mastra's
+   * `abort`, translated as cancelled) if that came through the subscription, else here, as
+   * cancelled, as its `/run` reports it. Its clients get that terminal event before their streams
+   * end; so do other processes' followers, through the shared log. A run of another process open
+   * in the log goes on there: a client that comes back with `Last-Event-ID` gets the rest of it.
+   */
+  async shutdown(): Promise<void> {
+    // What the subscription holds already (the cut run's last chunks) is translated first.
+    await new Promise((resolve) => setImmediate(resolve));
+    await this.reads;
+    this.publish(this.translator.cancel());
+    if (this.openInLog !== undefined && this.openInLog === this.lastWritten) {
+      let timer: NodeJS.Timeout | undefined;
+      const closed = new Promise<void>((resolve) => (this.ownRunClosed = resolve));
+      // A shared log hands it back after a round trip to Redis; one that cannot is not waited for long.
+      await Promise.race([closed, new Promise((resolve) => (timer = setTimeout(resolve, CUT_END_MS)))]);
+      clearTimeout(timer);
+    }
+    this.close();
   }
 
   /** Ends every client stream (after closing the open run) and the Mastra subscription. */
@@ -289,19 +319,22 @@ export class ThreadFeed {
 
   /** Hands translated events to the log, which numbers them (`numbered`). */
   private publish(events: Event[]): void {
+    for (const event of events) if (event.type === EventType.RUN_STARTED) this.lastWritten = event.runId;
     if (events.length > 0) this.log.append(events);
   }
 
   /** Sends numbered events to every ready client (encoded once for all). */
   private numbered(events: readonly Event[], firstId: number): void {
     for (let i = 0; i < events.length; i++) {
-      if (events[i].type === EventType.RUN_STARTED) this.runStartSeq = firstId + i;
-      else if (isTerminal(events[i])) this.runStartSeq = undefined;
+      const event = events[i];
+      if (event.type === EventType.RUN_STARTED) [this.runStartSeq, this.openInLog] = [firstId + i, event.runId];
+      else if (isTerminal(event)) [this.runStartSeq, this.openInLog] = [undefined, undefined];
     }
     this.lastPublish = Date.now();
     let sent = 0;
     for (const client of this.clients) sent += this.deliver(client, events, firstId);
     this.options.metrics?.events.inc(sent);
+    if (this.openInLog !== this.lastWritten) this.ownRunClosed?.();
   }
 
   /** Sends the batch to one client; answers how many events it sent. */

@@ -7,6 +7,7 @@ import type { ResolvedConfig } from '../config.js';
 import { BridgeError } from '../errors.js';
 import type { BridgeMetrics } from '../observability/metrics.js';
 import type { RunAnnouncements } from '../runs/run-announcements.js';
+import type { RunEndings } from '../threads/run-endings.js';
 import type { ThreadScope, ThreadStore } from '../threads/thread-store.js';
 import { TOKENS } from '../tokens.js';
 import { errorMessage } from '../translate/values.js';
@@ -42,6 +43,7 @@ export class ThreadHub {
     @inject(TOKENS.EventLogs) private readonly logs: ThreadEventLogs,
     @inject(TOKENS.RunAnnouncements) private readonly announcements: RunAnnouncements,
     @inject(TOKENS.Metrics) metrics: BridgeMetrics,
+    @inject(TOKENS.RunEndings) private readonly endings: RunEndings,
   ) {
     // Read when scraped: the hub's own counts, nothing kept in step on attach and detach.
     metrics.trackFollowers(() => this.followerCount);
@@ -91,9 +93,21 @@ export class ThreadHub {
     return Object.values(this.mastra.listAgents() as Record<string, Agent>).find((agent) => agent.id === agentId);
   }
 
-  /** Closes every feed (server shutdown). */
-  shutdown(): void {
-    for (const [key, feed] of this.feeds) this.release(key, feed);
+  /**
+   * The thread streams' part of a shutdown: the runs this process streams on its threads are cut
+   * (each ends cancelled, what it had stored) and wound down, within `windDownMs`; then every
+   * feed closes, each client getting the cut run's terminal event before its stream ends.
+   */
+  async shutdown(windDownMs: number): Promise<void> {
+    await this.endings.cutAll(Object.values(this.mastra.listAgents() as Record<string, Agent>), Date.now() + windDownMs);
+    for (const timer of this.lingering.values()) clearTimeout(timer);
+    this.lingering.clear();
+    await Promise.all(
+      [...this.feeds].map(async ([key, feed]) => {
+        this.feeds.delete(key);
+        await feed.shutdown();
+      }),
+    );
   }
 
   private startFeed(key: string, target: { agent: Agent } & ThreadScope): Promise<ThreadFeed> {

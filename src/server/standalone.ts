@@ -166,7 +166,7 @@ export async function startServer(env: ServerEnv, bridgeConfig: BridgeConfig = {
   );
   const close = async () => {
     closing = true;
-    bridge.shutdown();
+    await bridge.shutdown();
     await new Promise<void>((resolve) => {
       server.close(() => resolve());
       // Let the cancelled streams write their terminal event, then drop idle keep-alive sockets.

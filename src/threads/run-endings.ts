@@ -1,5 +1,12 @@
+import type { Agent } from '@mastra/core/agent';
+import type { EventCallback, PubSub } from '@mastra/core/events';
 import { setTimeout as delay } from 'node:timers/promises';
 import { injectable } from 'inversify';
+
+type Thread = { threadId: string; resourceId?: string };
+
+/** Mastra's events on a thread's topic that say a run is over, what it had stored (`run-aborted` comes at the abort, before that). */
+const RUN_OVER = new Set(['run-completed', 'run-failed', 'run-discarded']);
 
 /**
  * When each run of this process has wound down: its output read to the end, by which time Mastra
@@ -29,9 +36,65 @@ export class RunEndings {
   /** Resolves once run `runId` has wound down here, or at `deadline` (ms since the epoch); at once for a run this process does not run. */
   async ended(runId: string, deadline: number): Promise<void> {
     const settled = this.ends.get(runId);
-    if (!settled) return;
-    const timeout = new AbortController();
-    await Promise.race([settled, delay(Math.max(0, deadline - Date.now()), undefined, { signal: timeout.signal }).catch(() => undefined)]);
-    timeout.abort();
+    if (settled) await until(settled, deadline);
   }
+
+  /**
+   * Cuts every run streaming in this process on the threads of `agents` (the process is going
+   * away): each is aborted, so Mastra ends it as cancelled and stores what it had (the message
+   * that started it, its partial answer), and what waits behind it is dropped from Mastra's queue
+   * (the durable inbox keeps it for another process). Resolves once each has wound down, or at
+   * `deadline`. A run stopped on an interrupt is not streaming: it is left as stored.
+   */
+  async cutAll(agents: readonly Agent[], deadline: number): Promise<void> {
+    await Promise.all(agents.flatMap((agent) => agent.listActiveThreadRuns().map(({ runId, threadId, resourceId }) => this.cut(agent, { threadId, resourceId }, runId, deadline))));
+  }
+
+  private async cut(agent: Agent, thread: Thread, runId: string, deadline: number): Promise<void> {
+    const tracked = this.ends.get(runId);
+    // A run whose output this process does not read (one Mastra started from its queue, or a
+    // recovery's): Mastra tells on the thread's topic when it is over. Listened to before the abort.
+    const pubsub = agent.getPubSub();
+    const told = tracked || !pubsub ? undefined : await toldOver(pubsub, thread, runId);
+    try {
+      if (!tracked && (await stopped(agent, thread, runId))) return;
+      if (!agent.abortThreadStream({ ...thread, expectedRunId: runId, localOnly: true, clearPendingSignals: true })) return;
+      await until(tracked ?? told?.over ?? Promise.resolve(), deadline);
+    } finally {
+      await told?.stop();
+    }
+  }
+}
+
+/** Resolves once `settled` has, or at `deadline` (ms since the epoch). */
+async function until(settled: Promise<void>, deadline: number): Promise<void> {
+  const timeout = new AbortController();
+  await Promise.race([settled, delay(Math.max(0, deadline - Date.now()), undefined, { signal: timeout.signal }).catch(() => undefined)]);
+  timeout.abort();
+}
+
+/** Whether run `runId` (one this process does not read the output of) is stopped on an interrupt, as storage says. */
+async function stopped(agent: Agent, thread: Thread, runId: string): Promise<boolean> {
+  const { runs } = await agent.listSuspendedRuns(thread).catch(() => ({ runs: [] as Array<{ runId: string }> }));
+  return runs.some((run) => run.runId === runId);
+}
+
+/** Listens on Mastra's topic of the thread (`agent.thread-stream.<resource \0 thread>`) for run `runId` to be over; `undefined` if it cannot. */
+async function toldOver(pubsub: PubSub, thread: Thread, runId: string): Promise<{ over: Promise<void>; stop: () => Promise<void> } | undefined> {
+  const topic = `agent.thread-stream.${encodeURIComponent(`${thread.resourceId ?? ''}\0${thread.threadId}`)}`;
+  let isOver = () => {};
+  const over = new Promise<void>((resolve) => (isOver = resolve));
+  const listener: EventCallback = (event) => {
+    if (event.runId === runId && RUN_OVER.has(event.type)) isOver();
+  };
+  try {
+    await pubsub.subscribe(topic, listener, { startFrom: 'latest' });
+  } catch {
+    return undefined; // the pub/sub is away: the run's end is not waited for
+  }
+  const stop = () =>
+    pubsub.unsubscribe(topic, listener).catch(() => {
+      // shutting down: the subscription goes with the process
+    });
+  return { over, stop };
 }

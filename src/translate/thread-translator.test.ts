@@ -159,6 +159,20 @@ describe('ThreadTranslator on recorded subscription chunks', () => {
     expect(ended).toEqual(started);
   });
 
+  it('cancel() ends a run cut before its end came as cancelled, and its `abort` trailing later opens nothing', () => {
+    const all = chunks('signal-abort');
+    const at = all.findIndex((c) => c.type === 'abort');
+    const translator = new ThreadTranslator(THREAD);
+    const before = translate(all.slice(0, at), translator);
+    const cut = translator.cancel() as AnyEvent[];
+    expect(cut.at(-1)).toMatchObject({ type: EventType.RUN_FINISHED, outcome: { type: 'cancelled' } });
+    const [run] = bracketsOf([...before, ...cut]);
+    const started = run.filter((e) => e.type === EventType.TEXT_MESSAGE_START).map((e) => e.messageId);
+    expect(run.filter((e) => e.type === EventType.TEXT_MESSAGE_END).map((e) => e.messageId)).toEqual(started);
+    expect(translate(all.slice(at), translator)).toEqual([]);
+    expect(translator.cancel()).toEqual([]);
+  });
+
   it('signal-model-error: RUN_ERROR; a `finish` trailing the failed run opens nothing; the next run gets its own bracket', async () => {
     const failed = chunks('signal-model-error');
     const runId = failed[0].runId as string;

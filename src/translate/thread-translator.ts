@@ -99,6 +99,14 @@ export class ThreadTranslator {
     return this.closeRun();
   }
 
+  /**
+   * Ends the open bracket, if any, as cancelled: its run was cut (this process is shutting down)
+   * and its own end has not come. What trails it later (Mastra's `abort`) opens nothing.
+   */
+  cancel(): Event[] {
+    return this.closeRun(true);
+  }
+
   private forward(chunk: MastraChunk): Event[] {
     const run = this.run as RunTranslator;
     if (isSignalEcho(chunk)) this.lastAnswer = undefined;
@@ -142,9 +150,9 @@ export class ThreadTranslator {
     return this.run.start();
   }
 
-  private closeRun(): Event[] {
+  private closeRun(cancelled = false): Event[] {
     this.lastAnswer = this.run?.position() ?? this.lastAnswer;
-    const events = this.run?.end() ?? [];
+    const events = (cancelled ? this.run?.cancel() : this.run?.end()) ?? [];
     if (this.run) this.ended = { runId: this.runId as string, paused: new Set() };
     this.run = undefined;
     return events;

@@ -65,7 +65,7 @@ export async function startTestBridge(options: TestBridgeOptions = {}): Promise<
     storage,
     demo,
     close: async () => {
-      bridge.shutdown();
+      await bridge.shutdown();
       (server as { closeAllConnections?: () => void }).closeAllConnections?.();
       await new Promise<void>((resolve) => server.close(() => resolve()));
       await mastra.shutdown().catch(() => {
