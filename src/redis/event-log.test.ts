@@ -139,7 +139,7 @@ describe('RedisEventLogs: one log per thread shared by processes', () => {
     expect(reopened[0].id).toBeGreaterThan(writer.seen[2].id);
     const fresh = await follow(b, key);
     expect(await fresh.log.fetch!(fresh.log.baseId)).toEqual([]);
-    const stored = await connection.client.xRange(`${id}:events`, '-', '+');
+    const stored = (await connection.client.xRange(`${id}:events`, '-', '+')) ?? [];
     expect(stored.map((e) => (JSON.parse(e.message.e) as Event).type)).toEqual([EventType.RUN_STARTED, EventType.TEXT_MESSAGE_END, EventType.RUN_FINISHED]);
     // The next run goes on as usual.
     writer.log.append(run('r2', 'next'));
