@@ -227,3 +227,35 @@ describe('live equals history, multi-run threads', () => {
     await expectLiveEqualsHistory(t, 4, { runClient: false });
   });
 });
+
+describe('live equals history after a cut (an abort mid-run)', () => {
+  const slow = useTestBridge({ delayMs: 15 });
+
+  /** Runs `text` on a followed thread of `slow`, aborting it (`POST …/abort`) at the first event `at` matches. */
+  async function cutRun(text: string, at: (e: { type: string } & Record<string, unknown>) => boolean) {
+    const thread = { threadId: uid('cut'), resourceId: uid('user') };
+    const agent = new HttpAgent({ url: `${slow.base}/run`, threadId: thread.threadId });
+    const t = { ...thread, agent, sse: await follow(slow, thread) };
+    let aborting: Promise<unknown> | undefined;
+    agent.subscribe({
+      onEvent: ({ event }) => {
+        if (!aborting && at(event as never)) aborting = post(slow, t, 'abort');
+      },
+    });
+    agent.addMessage(userMessage(text));
+    const r = await runAgentStrict(agent, { runId: uid('run'), forwardedProps: { resourceId: t.resourceId } });
+    expect(aborting, 'the abort was sent').toBeDefined();
+    expect((await aborting) as { body: unknown }).toMatchObject({ body: { aborted: true } });
+    expect(r.terminal).toMatchObject({ type: EventType.RUN_FINISHED, outcome: { type: 'cancelled' } });
+    await t.sse.waitFor(() => t.sse.list.some((e) => e.type === 'RUN_FINISHED' || e.type === 'RUN_ERROR'), 'the cut run closed');
+    const stored = (await http(`${slow.base}/threads/${t.threadId}/messages?resourceId=${t.resourceId}&format=agui`)).body as Message[];
+    expect(agent.messages).toEqual(stored);
+    expect(await foldMessages(t.sse.list)).toEqual(stored);
+    await t.sse.close();
+  }
+
+  it('in the middle of its reasoning', () => cutRun('think about tea and how to brew it well', (e) => e.type === EventType.REASONING_MESSAGE_CONTENT));
+  it('in the middle of its answer', () => cutRun('think about tea and how to brew it well', (e) => e.type === EventType.TEXT_MESSAGE_CONTENT));
+  it('at a server tool call', () => cutRun('weather in Oslo?', (e) => e.type === EventType.TOOL_CALL_END));
+  it('while a sub-agent streams', () => cutRun('research green tea', (e) => e.type === EventType.TEXT_MESSAGE_CONTENT && 'subagentRunId' in e));
+});

@@ -6,7 +6,7 @@ import type { EventCounter, FollowerJoin } from '../observability/metrics.js';
 import { endsRun, isLostRemoteRun, topLevelRunId, type MastraChunk } from '../translate/chunks.js';
 import { closeRun } from '../translate/close-run.js';
 import { LOST_RUN } from '../translate/failure.js';
-import { beforeTerminal, blockedStep, type BlockedStep } from '../translate/retraction.js';
+import { beforeTerminal, blockedStep, type BlockedStep, type CutStep } from '../translate/retraction.js';
 import { ThreadTranslator, type RunAnnouncement } from '../translate/thread-translator.js';
 import { errorMessage } from '../translate/values.js';
 import type { ThreadEventLog } from './event-log.js';
@@ -31,6 +31,10 @@ export interface FeedOptions {
   loadState?: () => Promise<AgentState | undefined>;
   /** Forgets an answer a guardrail blocked after it streamed (`ThreadStore.dropBlockedStep`). */
   dropBlockedStep?: (step: BlockedStep) => Promise<void>;
+  /** Resolves once a run of this process has wound down (its partial answer stored), within a bound (`RunEndings.ended`). */
+  runEnded?: (runId: string) => Promise<void>;
+  /** Keeps what the step a run was cut in showed, since `since` (ms) (`ThreadStore.keepCutStep`). */
+  keepCutStep?: (step: CutStep, since: number) => Promise<void>;
   /** The task manager's stream for this thread, where background-task progress arrives. */
   backgroundStream?: (signal: AbortSignal) => ReadableStream<unknown> | undefined;
   logger: BridgeLogger;
@@ -91,6 +95,10 @@ export class ThreadFeed {
   private lastWritten?: string;
   /** A shutdown waits for the log to hand back the end of the last run this feed wrote (`shutdown`). */
   private ownRunClosed?: () => void;
+  /** When this feed last opened a bracket of its own (ms): what a cut run stored came after. */
+  private bracketOpenedAt = Date.now();
+  /** A run the log opened again after Redis lost it: its clients get the stored thread once it ends (`reopened`). */
+  private gappedRun?: string;
   /** The thread's state events, for an agent with working memory. */
   private readonly state?: StateEvents;
   /** Batches waiting for a read (their state events, a retraction), in order, and how many wait. */
@@ -290,13 +298,15 @@ export class ThreadFeed {
     const { state } = this;
     const concerned = state?.concerns(chunk, events) === true;
     const retracting = this.translator.endedRetracting;
+    const cut = this.translator.endedCut;
+    if (chunk.type === 'start') this.bracketOpenedAt = Date.now();
     // Most chunks need no read: they go out at once, unless a batch before them still waits.
-    if (!concerned && !retracting && this.waitingForRead === 0) return this.publish(events);
+    if (!concerned && !retracting && !cut && this.waitingForRead === 0) return this.publish(events);
     this.waitingForRead++;
     this.reads = this.reads
       .then(async () => {
         const withState = concerned && state ? await state.around(chunk, events) : events;
-        this.publish(retracting ? await this.retracted(chunk, withState) : withState);
+        this.publish(retracting ? await this.retracted(chunk, withState) : cut ? await this.afterCut(cut, withState) : withState);
       })
       .catch((error: unknown) => {
         // The run's own events still go out; only what the read adds is missing until the next bracket.
@@ -313,6 +323,17 @@ export class ThreadFeed {
     return beforeTerminal(events, await this.options.loadHistory());
   }
 
+  /**
+   * The terminal batch of a run an abort cut (API.md: after a cut, live == history): once the run
+   * has wound down here, the reasoning its cut step showed is kept under the live ids (as its
+   * `/run` does, whichever comes first), and the thread as stored goes before its end.
+   */
+  private async afterCut({ runId, step }: { runId: string; step?: CutStep }, events: Event[]): Promise<Event[]> {
+    await this.options.runEnded?.(runId);
+    if (step) await this.options.keepCutStep?.(step, this.bracketOpenedAt);
+    return beforeTerminal(events, await this.options.loadHistory());
+  }
+
   private async loadState(): Promise<AgentState | undefined> {
     return this.options.loadState?.();
   }
@@ -325,16 +346,46 @@ export class ThreadFeed {
 
   /** Sends numbered events to every ready client (encoded once for all). */
   private numbered(events: readonly Event[], firstId: number): void {
+    const again = this.openInLog === undefined ? -1 : events.findIndex((e) => e.type === EventType.RUN_STARTED && e.runId === this.openInLog);
+    if (again >= 0) return this.reopened(events, firstId, again);
+    let gapEnded = false;
     for (let i = 0; i < events.length; i++) {
       const event = events[i];
       if (event.type === EventType.RUN_STARTED) [this.runStartSeq, this.openInLog] = [firstId + i, event.runId];
-      else if (isTerminal(event)) [this.runStartSeq, this.openInLog] = [undefined, undefined];
+      else if (isTerminal(event)) {
+        gapEnded ||= this.gappedRun !== undefined && this.gappedRun === this.openInLog;
+        [this.runStartSeq, this.openInLog] = [undefined, undefined];
+      }
     }
     this.lastPublish = Date.now();
     let sent = 0;
     for (const client of this.clients) sent += this.deliver(client, events, firstId);
     this.options.metrics?.events.inc(sent);
     if (this.openInLog !== this.lastWritten) this.ownRunClosed?.();
+    if (gapEnded) this.afterGap();
+  }
+
+  /**
+   * A RUN_STARTED of the run open here: Redis lost the thread's log under the run (restarted
+   * empty) and the run's process opened it again. The clients hold that bracket already, so it is
+   * not sent again (they skip its id); what was lost in between cannot be replayed, so each client
+   * gets a snapshot bracket of the stored thread once the run has ended (`afterGap`). A client that
+   * joins meanwhile waits for the next run, as the run's start is gone from the ring.
+   */
+  private reopened(events: readonly Event[], firstId: number, at: number): void {
+    this.gappedRun = this.openInLog;
+    if (at > 0) this.numbered(events.slice(0, at), firstId);
+    for (const client of this.clients) if (!client.loading) client.position = Math.max(client.position, firstId + at);
+    if (at + 1 < events.length) this.numbered(events.slice(at + 1), firstId + at + 1);
+  }
+
+  /** The run Redis lost under its followers has ended: each gets the thread as stored, then what came since. */
+  private afterGap(): void {
+    this.gappedRun = undefined;
+    for (const client of this.clients) {
+      if (client.loading) continue;
+      void this.sendSnapshot(client).then((sent) => sent && this.catchUp(client));
+    }
   }
 
   /** Sends the batch to one client; answers how many events it sent. */

@@ -9,6 +9,7 @@ import type { BridgeMetrics } from '../observability/metrics.js';
 import type { RunAnnouncements } from '../runs/run-announcements.js';
 import type { RunEndings } from '../threads/run-endings.js';
 import type { ThreadScope, ThreadStore } from '../threads/thread-store.js';
+import { WIND_DOWN_MS } from '../threads/thread-control.js';
 import { TOKENS } from '../tokens.js';
 import { errorMessage } from '../translate/values.js';
 import type { ThreadEventLogs } from './event-log.js';
@@ -134,6 +135,8 @@ export class ThreadHub {
       loadHistory: () => this.history(scope),
       ...(workingMemory && { loadState: () => workingMemory.read(scope) }),
       dropBlockedStep: (step) => this.threads.dropBlockedStep(scope, step),
+      runEnded: (runId) => this.endings.ended(runId, Date.now() + WIND_DOWN_MS),
+      keepCutStep: (step, since) => this.threads.keepCutStep(scope, step, since),
       backgroundStream: (signal) =>
         this.mastra.backgroundTaskManager?.stream({
           threadId: target.threadId,

@@ -3,6 +3,7 @@ import type { Event, Message } from '@ag-ui/core';
 import { isPause, isSignalEcho, payloadRunId, topLevelRunId, type MastraChunk } from './chunks.js';
 import type { MessagePosition } from './ids.js';
 import { RunTranslator } from './run-translator.js';
+import type { CutStep } from './retraction.js';
 
 /** What a `/run` tells the followers of its thread about itself (Mastra's thread stream carries neither). */
 export interface RunAnnouncement {
@@ -45,6 +46,8 @@ export class ThreadTranslator {
   private lastAnswer?: MessagePosition;
   /** The bracket the latest `push` ended showed what Mastra did not keep (`RunTranslator.retracts`). */
   private retracting = false;
+  /** The bracket the latest `push` ended was cut by an abort: its run, and what its cut step showed. */
+  private cut?: { runId: string; step?: CutStep };
 
   private readonly announced: (runId: string) => RunAnnouncement | undefined;
   private readonly newRunId: () => string;
@@ -70,6 +73,15 @@ export class ThreadTranslator {
     return this.retracting;
   }
 
+  /**
+   * The bracket the latest `push` ended was cut by an abort (Mastra's `abort` chunk): its run, and
+   * the reasoning its cut step showed (`RunTranslator.cutStep`). The caller waits for the run's
+   * wind-down and sends the thread as stored before its terminal event, as `/run` does.
+   */
+  get endedCut(): { runId: string; step?: CutStep } | undefined {
+    return this.cut;
+  }
+
   /** Whether the bracket of Mastra run `runId` is open. */
   isOpen(runId: string): boolean {
     return this.run !== undefined && this.runId === runId;
@@ -77,6 +89,7 @@ export class ThreadTranslator {
 
   push(chunk: MastraChunk): Event[] {
     this.retracting = false;
+    this.cut = undefined;
     const runId = topLevelRunId(chunk);
     // Task-manager chunks name no run: they belong to the open bracket, or get one of their own.
     if (!runId) return this.open ? this.forward(chunk) : this.alone(chunk, payloadRunId(chunk) ?? this.newRunId());
@@ -119,6 +132,7 @@ export class ThreadTranslator {
       this.run = undefined;
     } else if (run.finished) {
       this.retracting = run.retracts;
+      if (chunk.type === 'abort') this.cut = { runId: this.runId as string, step: run.cutStep };
       this.ended = { runId: this.runId as string, paused: new Set() };
       this.run = undefined;
     }
