@@ -39,9 +39,10 @@ export interface Bridge {
    * seconds): each run this process streams is cancelled, and what it had is stored (the
    * message that started it, its partial answer); each `/run` and each follower of its thread
    * gets `RUN_FINISHED { outcome: cancelled }`, closing whatever was open first, then the event
-   * streams end. Await it before closing the server and the storage.
+   * streams end. `windDownMs` (default 5 s) bounds the wait for the cut runs. Await it before
+   * closing the server and the storage.
    */
-  shutdown(): Promise<void>;
+  shutdown(windDownMs?: number): Promise<void>;
   /**
    * Drains the bridge for a replacement: from now on `/run` and the steering routes answer `503
    * UNAVAILABLE` with `Retry-After` (a balancer sends them to another process), while the runs in
@@ -168,15 +169,15 @@ export function createBridge(config: BridgeConfig = {}): Bridge {
       // A glance every 100 ms costs nothing here.
       return until(idle, Date.now() + graceMs, DRAIN_POLL_MS);
     },
-    shutdown: async () => {
+    shutdown: async (windDownMs = WIND_DOWN_MS) => {
       shutDown = true;
-      const deadline = Date.now() + WIND_DOWN_MS;
+      const deadline = Date.now() + windDownMs;
       await Promise.all(
         [...services.values()].map(async (s) => {
           s.recovery.stop();
           // Each /run writes its cancelled end; the runs of the threads end cancelled, then the event streams.
           s.runs.shutdown();
-          await s.hub.shutdown(WIND_DOWN_MS);
+          await s.hub.shutdown(windDownMs);
           await until(() => s.runs.inFlight === 0, deadline, 5);
         }),
       );

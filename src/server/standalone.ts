@@ -31,10 +31,19 @@ export interface RunningServer {
   close(): Promise<void>;
   /**
    * Drains, then closes: readiness `503` at once, new runs and steering `503` + `Retry-After`, the
-   * runs in flight finish within `SHUTDOWN_GRACE_MS`, then `close()`. What SIGTERM does.
+   * runs in flight finish within `SHUTDOWN_GRACE_MS`, then `close()`, given `CLOSE_WITHIN_MS` at
+   * most. What SIGTERM does.
    */
   drainAndClose(): Promise<void>;
 }
+
+/**
+ * How long closing may take once the grace is over (cutting what still runs, storing what it had,
+ * closing the connections): a runtime kills a process that outlives its own grace period, so the
+ * process is done within `SHUTDOWN_GRACE_MS` + this, whatever hangs (what a cut run had is in the
+ * durable inbox: a restart or another process answers it).
+ */
+export const CLOSE_WITHIN_MS = 1500;
 
 /** The caps of `docs/security.md#limits` from the environment; `0` is no cap. */
 function limitsFromEnv(env: ServerEnv): LimitsOptions {
@@ -164,9 +173,9 @@ export async function startServer(env: ServerEnv, bridgeConfig: BridgeConfig = {
     (resent) => resent > 0 && log.info({ resent }, `recovered ${resent} acknowledged message(s) left unanswered by the last run of the server`),
     (error: unknown) => log.error({ err: error }, `recovery failed: ${(error as Error)?.message ?? error}`),
   );
-  const close = async () => {
+  const close = async (windDownMs?: number) => {
     closing = true;
-    await bridge.shutdown();
+    await bridge.shutdown(windDownMs);
     await new Promise<void>((resolve) => {
       server.close(() => resolve());
       // Let the cancelled streams write their terminal event, then drop idle keep-alive sockets.
@@ -187,12 +196,15 @@ export async function startServer(env: ServerEnv, bridgeConfig: BridgeConfig = {
     bridge,
     mastra,
     log,
-    close,
+    close: () => close(),
     drainAndClose: async () => {
       closing = true;
       const drained = await bridge.drain(env.SHUTDOWN_GRACE_MS);
       if (!drained) log.warn(`shutdown: runs still in flight after SHUTDOWN_GRACE_MS=${env.SHUTDOWN_GRACE_MS}; cancelling them`);
-      await close();
+      let timer: NodeJS.Timeout | undefined;
+      const late = new Promise<void>((resolve) => (timer = setTimeout(resolve, CLOSE_WITHIN_MS)));
+      await Promise.race([close(CLOSE_WITHIN_MS / 2), late.then(() => log.warn(`shutdown: closing took over ${CLOSE_WITHIN_MS} ms; exiting anyway`))]);
+      clearTimeout(timer);
     },
   };
 }
