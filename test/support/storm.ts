@@ -98,7 +98,7 @@ export const FAILURE_KINDS = [
 export type FailureKind = (typeof FAILURE_KINDS)[number];
 
 /** What the checks count, and explain, but do not hold against the bridge. */
-export const INFO_KINDS = ['cutBeforeAnswering', 'answeredTogether', 'outOfSteps', 'reanswered', 'snapshotOnReconnect'] as const;
+export const INFO_KINDS = ['cutBeforeAnswering', 'answeredTogether', 'outOfSteps', 'snapshotOnReconnect'] as const;
 export type InfoKind = (typeof INFO_KINDS)[number];
 
 export interface StormExample {
@@ -832,7 +832,8 @@ export class StormThread {
         const chosen = candidates.find((c) => c.full === t) ?? [...candidates].reverse().find((c) => c.ack && before.includes(c.ack)) ?? candidates[0];
         if (chosen.full === t) {
           if (chosen.complete > 0) this.find('duplicated', `row ${i}: "${short(t, 60)}" answered again (complete ${chosen.complete + 1} times)`);
-          else if (chosen.partial > 0) this.find('reanswered', `row ${i}: "${short(t, 60)}" answered in full after a cut answer`);
+          // A cut answer is an answer (docs/deployment.md: "it is not answered twice").
+          else if (chosen.partial > 0) this.find('duplicated', `row ${i}: "${short(t, 60)}" answered again, in full, after a cut answer`);
           chosen.complete++;
         } else chosen.partial++;
         answers.set(i, [...(answers.get(i) ?? []), chosen]);
@@ -974,7 +975,7 @@ export function formatReport(report: StormReport, options: { examples?: boolean;
       lines.push('', `== ${kind} (${examples.length} shown of ${(report.failures as Record<string, number>)[kind] ?? (report.info as Record<string, number>)[kind]})`);
       for (const e of examples) {
         lines.push(`-- ${kind} on ${e.threadId} (seed ${e.seed}): ${e.detail}`);
-        const failure = (FAILURE_KINDS as readonly string[]).includes(kind) || kind === 'reanswered';
+        const failure = (FAILURE_KINDS as readonly string[]).includes(kind);
         if (failure && options.history !== false) {
           lines.push('   steps:', ...e.ops.map((o) => `     ${o}`), '   history:', ...e.history.map((h) => `     ${h}`));
         }
