@@ -59,6 +59,7 @@ const services = new ContainerModule(({ bind }) => {
   bind(TOKENS.RunService).to(RunService);
   bind(TOKENS.SignalRouter).to(SignalRouter);
   bind(TOKENS.InboxRecovery).to(InboxRecovery);
+  bind(TOKENS.InboxCuts).toService(TOKENS.InboxRecovery);
   bind(TOKENS.RecoveryGate).to(RecoveryGate);
   bind(TOKENS.RunEndings).to(RunEndings);
   bind(TOKENS.PendingInterrupts).to(PendingInterrupts);

@@ -23,6 +23,8 @@ export const TOKENS = {
   EventLogs: Symbol.for('mastra-agui-bridge.EventLogs'),
   Inbox: Symbol.for('mastra-agui-bridge.Inbox'),
   InboxRecovery: Symbol.for('mastra-agui-bridge.InboxRecovery'),
+  /** What cutting a thread's run does to its acknowledged messages (`InboxCuts`, implemented by `InboxRecovery`). */
+  InboxCuts: Symbol.for('mastra-agui-bridge.InboxCuts'),
   /** New input on a thread waits behind what recovery answers there (`RecoveryGate`). */
   RecoveryGate: Symbol.for('mastra-agui-bridge.RecoveryGate'),
   IdempotencyStore: Symbol.for('mastra-agui-bridge.IdempotencyStore'),

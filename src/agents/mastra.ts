@@ -110,9 +110,9 @@ export function sendMessage(agent: Agent, message: AgentMessage, target: SignalT
   return decision(agent.sendMessage(message as never, target as never) as Sent, onWake);
 }
 
-/** Queues a message behind the thread's run in this process (routed as `sendMessage` is). */
-export function queueMessage(agent: Agent, message: AgentMessage, target: SignalTarget): Promise<SignalDecision> {
-  return decision(agent.queueMessage(message as never, target as never) as Sent);
+/** Queues a message behind the thread's run in this process (routed as `sendMessage` is; `onWake` hears of a run it woke). */
+export function queueMessage(agent: Agent, message: AgentMessage, target: SignalTarget, onWake?: OnWake): Promise<SignalDecision> {
+  return decision(agent.queueMessage(message as never, target as never) as Sent, onWake);
 }
 
 /**

@@ -5,7 +5,7 @@ import type { AgentProvider } from '../agents/agent-provider.js';
 import type { ResolvedConfig } from '../config.js';
 import type { BridgeLogger } from '../logger.js';
 import { TOKENS } from '../tokens.js';
-import type { AgentMessage, Routing, SignalDecision, ThreadTarget } from '../agents/mastra.js';
+import type { AgentMessage, OnWake, Routing, SignalDecision, ThreadTarget } from '../agents/mastra.js';
 import { InProcessThreadControl, APPROVAL_MEMORY_MS, WIND_DOWN_MS, type AbortOptions, type ThreadControl } from '../threads/thread-control.js';
 import type { RunEndings } from '../threads/run-endings.js';
 import { threadLeaseKey } from '../threads/thread-lease.js';
@@ -101,10 +101,10 @@ export class RedisThreadControl implements ThreadControl {
     return ((await this.ask({ op: 'abort', agentId: agent.id, thread, ...options }, timeoutMs)) as { aborted: boolean } | undefined) ?? { aborted: false };
   }
 
-  async queue(agent: Agent, thread: ThreadTarget, message: AgentMessage, routing: Routing): Promise<SignalDecision> {
-    if (this.holds(thread)) return this.local.queue(agent, thread, message, routing);
+  async queue(agent: Agent, thread: ThreadTarget, message: AgentMessage, routing: Routing, onWake?: OnWake): Promise<SignalDecision> {
+    if (this.holds(thread)) return this.local.queue(agent, thread, message, routing, onWake);
     const remote = (await this.ask({ op: 'queue', agentId: agent.id, thread, message, options: routing })) as SignalDecision | undefined;
-    return remote ?? this.local.queue(agent, thread, message, routing);
+    return remote ?? this.local.queue(agent, thread, message, routing, onWake);
   }
 
   async cancelQueued(agent: Agent, thread: ThreadTarget, signalIds: string[]): Promise<string[]> {

@@ -7,7 +7,7 @@ import type { ResolvedConfig } from '../config.js';
 import { conflict, invalidInput, threadBusy } from '../errors.js';
 import { AgentProvider } from '../agents/agent-provider.js';
 import { outputFinished, streamRun, type FinishingOutput } from '../agents/mastra.js';
-import type { DurableInbox } from '../threads/inbox.js';
+import type { DurableInbox, InboxCuts } from '../threads/inbox.js';
 import type { RecoveryGate } from '../threads/recovery-gate.js';
 import { ThreadStore, type ThreadScope } from '../threads/thread-store.js';
 import { TOKENS } from '../tokens.js';
@@ -137,6 +137,7 @@ export class RunService {
     @inject(TOKENS.ThreadControl) private readonly control: ThreadControl,
     @inject(TOKENS.RunEndings) private readonly endings: RunEndings,
     @inject(TOKENS.PendingInterrupts) private readonly interrupts: PendingInterrupts,
+    @inject(TOKENS.InboxCuts) private readonly cuts: InboxCuts,
   ) {
     metrics.trackOpenRuns(() => this.active.size);
   }
@@ -218,7 +219,7 @@ export class RunService {
     if (multitask === 'reject') return takeThreadTurn(agent, scope, runId, 0, threadBusy);
     // Only a running thread is aborted: asking the other processes about an idle one would wait out their silence.
     // The aborted run's partial answer is stored before this run's input, as a Stop then a message would have it.
-    if (multitask === 'interrupt' && streaming) await this.control.abort(agent, scope, { untilEnded: true });
+    if (multitask === 'interrupt' && streaming) await this.cuts.around({ ...scope, agentId: agent.id }, () => this.control.abort(agent, scope, { untilEnded: true }));
     return takeThreadTurn(agent, scope, runId, this.config.threadBusyWaitMs);
   }
 

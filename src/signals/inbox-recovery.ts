@@ -2,7 +2,7 @@ import type { Agent } from '@mastra/core/agent';
 import type { MastraDBMessage } from '@mastra/core/memory';
 import { inject, injectable } from 'inversify';
 import { AgentProvider } from '../agents/agent-provider.js';
-import type { DurableInbox, InboxEntry } from '../threads/inbox.js';
+import type { DurableInbox, InboxCuts, InboxEntry } from '../threads/inbox.js';
 import type { ThreadStore } from '../threads/thread-store.js';
 import { TOKENS } from '../tokens.js';
 import type { ResolvedConfig } from '../config.js';
@@ -33,6 +33,9 @@ function byThread(entries: InboxEntry[]): InboxEntry[][] {
 }
 
 const idsOf = (entries: InboxEntry[]) => entries.map((e) => e.id);
+
+/** The lock under which a thread's orphans are adopted, and its run cut (`around`). */
+const adoptionLock = (threadId: string) => `inbox-adopt:${threadId}`;
 
 /** How a thread's history stands towards its inbox entries. */
 interface Standing {
@@ -80,7 +83,7 @@ const RECOVERY_RETRY_MS = 2000;
  * recovery.start();         // the sweep
  */
 @injectable()
-export class InboxRecovery {
+export class InboxRecovery implements InboxCuts {
   private sweeper?: NodeJS.Timeout;
   private readonly resendOrphans: boolean;
 
@@ -210,9 +213,34 @@ export class InboxRecovery {
     return adopted;
   }
 
+  /**
+   * A cut (`InboxCuts`): under the lock adoption takes, so that the cut run's messages, which no
+   * run holds for a moment, are not taken for a dead process's. The messages it took (stored) are
+   * answered by the cut, with or without a partial answer: never continued later by a run nobody
+   * asked for. With several processes, a message sent into it from another process that it never
+   * took (it ended before the hand-off reached it) is sent again now, if no run took the thread
+   * meanwhile (one that did holds what was queued behind the cut run).
+   */
+  around<T>(thread: { threadId: string; resourceId: string; agentId: string }, cut: () => Promise<T>): Promise<T> {
+    return this.locks.exclusive(adoptionLock(thread.threadId), async () => {
+      const since = Date.now();
+      const result = await cut();
+      const entries = (await this.inbox.of(thread.threadId)).filter((e) => e.acceptedAt <= since);
+      if (entries.length === 0) return result;
+      const { answered, cut: taken, unseen } = await this.standing(entries);
+      await this.inbox.remove(thread.threadId, idsOf([...answered, ...taken]));
+      const lost = unseen.filter((e) => e.kind !== 'run');
+      if (!this.resendOrphans || lost.length === 0) return result;
+      const { agent } = await this.agents.withMemory(thread.agentId);
+      if (await threadLeaseOwner(agent, thread)) return result;
+      for (const entry of lost) await this.resend(agent, entry);
+      return result;
+    });
+  }
+
   /** Answers the orphans of an entry's thread, in one process at a time, if no run holds the thread; answers how many. */
   private adopt({ threadId, resourceId, agentId }: InboxEntry, gated = true): Promise<number> {
-    return this.locks.exclusive(`inbox-adopt:${threadId}`, async () => {
+    return this.locks.exclusive(adoptionLock(threadId), async () => {
       const { agent } = await this.agents.withMemory(agentId);
       if (await threadLeaseOwner(agent, { resourceId, threadId })) return 0;
       // Read again under the lock: another process may have answered them meanwhile.

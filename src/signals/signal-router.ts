@@ -10,7 +10,7 @@ import { listNotifications, outputFinished, sendMessage, sendNotification, sendS
 import type { ResolvedConfig } from '../config.js';
 import { conflict, notFound, type BridgeError } from '../errors.js';
 import { statusOutcome, type BridgeMetrics, type RunOutcome } from '../observability/metrics.js';
-import type { DurableInbox, InboxEntry } from '../threads/inbox.js';
+import type { DurableInbox, InboxCuts, InboxEntry } from '../threads/inbox.js';
 import type { RecoveryGate } from '../threads/recovery-gate.js';
 import { ThreadStore, type ThreadScope } from '../threads/thread-store.js';
 import { TOKENS } from '../tokens.js';
@@ -67,6 +67,7 @@ export class SignalRouter {
     @inject(TOKENS.Config) private readonly config: ResolvedConfig,
     @inject(TOKENS.RunEndings) private readonly endings: RunEndings,
     @inject(TOKENS.PendingInterrupts) private readonly interrupts: PendingInterrupts,
+    @inject(TOKENS.InboxCuts) private readonly cuts: InboxCuts,
   ) {}
 
   sendMessage(scope: ThreadScope, body: z.output<typeof SendMessageSchema>): Promise<SignalDecision> {
@@ -80,7 +81,7 @@ export class SignalRouter {
     // is taken back (if Mastra still holds it) and sent again as a message under the id it got,
     // which Mastra keeps, so that it is stored once whichever copy runs.
     const send: Send = (agent, id) =>
-      id ? sendMessage(agent, withId(body.message, id), this.target(scope, body), this.watchWoken(agent, scope)) : this.control.queue(agent, scope, body.message, routing(body));
+      id ? sendMessage(agent, withId(body.message, id), this.target(scope, body), this.watchWoken(agent, scope)) : this.control.queue(agent, scope, body.message, routing(body), this.watchWoken(agent, scope));
     const takeBack = async (agent: Agent, signalId: string) => void (await this.control.cancelQueued(agent, scope, [signalId]));
     return this.accept(scope, 'queue', body.message, this.superseding(scope, send), takeBack);
   }
@@ -167,16 +168,21 @@ export class SignalRouter {
       : notFound('TOOL_CALL_NOT_FOUND', `No tool call ${toolCallId} is waiting for approval on this thread`);
   }
 
-  /** Stops the thread's run, and declines what its stopped runs wait on: nothing runs later. */
+  /**
+   * Stops the thread's run, and declines what its stopped runs wait on: nothing runs later. Answers
+   * once the cut run has wound down, its messages answered by the cut (`InboxCuts`).
+   */
   async abort(scope: ThreadScope): Promise<{ aborted: boolean }> {
     const { agent } = await this.ownedThreadAgent(scope, 'read');
     const thread = { resourceId: scope.resourceId, threadId: scope.threadId };
-    const waiting = await this.interrupts.waiting(agent, thread);
-    // Mastra keeps a run stopped on an interrupt as the thread's run, and "aborts" it to no effect.
-    const owner = await threadLeaseOwner(agent, thread);
-    const { aborted } = waiting.some((call) => call.runId === owner) ? { aborted: false } : await this.control.abort(agent, thread);
-    const declined = await this.interrupts.supersede(agent, thread, SUPERSEDED_BY_ABORT, waiting);
-    return { aborted: aborted || declined.length > 0 };
+    return this.cuts.around({ ...thread, agentId: agent.id }, async () => {
+      const waiting = await this.interrupts.waiting(agent, thread);
+      // Mastra keeps a run stopped on an interrupt as the thread's run, and "aborts" it to no effect.
+      const owner = await threadLeaseOwner(agent, thread);
+      const { aborted } = waiting.some((call) => call.runId === owner) ? { aborted: false } : await this.control.abort(agent, thread, { untilEnded: true });
+      const declined = await this.interrupts.supersede(agent, thread, SUPERSEDED_BY_ABORT, waiting);
+      return { aborted: aborted || declined.length > 0 };
+    });
   }
 
   async cancelQueued(scope: ThreadScope, signalId: string): Promise<{ cancelled: string[] }> {

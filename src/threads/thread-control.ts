@@ -3,7 +3,7 @@ import { setTimeout as delay } from 'node:timers/promises';
 import { inject, injectable } from 'inversify';
 import { TOKENS } from '../tokens.js';
 import type { RunEndings } from './run-endings.js';
-import { queueMessage, queuedMessageCount, type AgentMessage, type Routing, type SignalDecision, type ThreadTarget } from '../agents/mastra.js';
+import { queueMessage, queuedMessageCount, type AgentMessage, type OnWake, type Routing, type SignalDecision, type ThreadTarget } from '../agents/mastra.js';
 
 /**
  * What Mastra 1.71 only does for runs of its own process: abort the thread's run, queue a message
@@ -23,8 +23,11 @@ export interface ThreadControl {
    * within a bound: Mastra gives the thread's lease up at the abort, before that.
    */
   abort(agent: Agent, thread: ThreadTarget, options?: AbortOptions): Promise<{ aborted: boolean }>;
-  /** Queues a message behind the thread's run (wherever it runs), or wakes the idle thread with it. */
-  queue(agent: Agent, thread: ThreadTarget, message: AgentMessage, routing: Routing): Promise<SignalDecision>;
+  /**
+   * Queues a message behind the thread's run (wherever it runs), or wakes the idle thread with it;
+   * `onWake` hears of a run it woke in this process (so that its end is known, as a sent message's).
+   */
+  queue(agent: Agent, thread: ThreadTarget, message: AgentMessage, routing: Routing, onWake?: OnWake): Promise<SignalDecision>;
   /** Cancels queued messages of the thread, wherever they wait; answers the ids cancelled. */
   cancelQueued(agent: Agent, thread: ThreadTarget, signalIds: string[]): Promise<string[]>;
   /**
@@ -70,8 +73,8 @@ export class InProcessThreadControl implements ThreadControl {
     return { aborted };
   }
 
-  queue(agent: Agent, thread: ThreadTarget, message: AgentMessage, routing: Routing): Promise<SignalDecision> {
-    return queueMessage(agent, message, { ...routing, ...thread });
+  queue(agent: Agent, thread: ThreadTarget, message: AgentMessage, routing: Routing, onWake?: OnWake): Promise<SignalDecision> {
+    return queueMessage(agent, message, { ...routing, ...thread }, onWake);
   }
 
   async cancelQueued(agent: Agent, thread: ThreadTarget, signalIds: string[]): Promise<string[]> {
