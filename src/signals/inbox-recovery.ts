@@ -217,9 +217,8 @@ export class InboxRecovery implements InboxCuts {
    * A cut (`InboxCuts`): under the lock adoption takes, so that the cut run's messages, which no
    * run holds for a moment, are not taken for a dead process's. The messages it took (stored) are
    * answered by the cut, with or without a partial answer: never continued later by a run nobody
-   * asked for. With several processes, a message sent into it from another process that it never
-   * took (it ended before the hand-off reached it) is sent again now, if no run took the thread
-   * meanwhile (one that did holds what was queued behind the cut run).
+   * asked for. What was sent into it and never reached it stays for Mastra, which runs it after
+   * the cut, or for the sweep, which adopts what no run took.
    */
   around<T>(thread: { threadId: string; resourceId: string; agentId: string }, cut: () => Promise<T>): Promise<T> {
     return this.locks.exclusive(adoptionLock(thread.threadId), async () => {
@@ -227,13 +226,8 @@ export class InboxRecovery implements InboxCuts {
       const result = await cut();
       const entries = (await this.inbox.of(thread.threadId)).filter((e) => e.acceptedAt <= since);
       if (entries.length === 0) return result;
-      const { answered, cut: taken, unseen } = await this.standing(entries);
+      const { answered, cut: taken } = await this.standing(entries);
       await this.inbox.remove(thread.threadId, idsOf([...answered, ...taken]));
-      const lost = unseen.filter((e) => e.kind !== 'run');
-      if (!this.resendOrphans || lost.length === 0) return result;
-      const { agent } = await this.agents.withMemory(thread.agentId);
-      if (await threadLeaseOwner(agent, thread)) return result;
-      for (const entry of lost) await this.resend(agent, entry);
       return result;
     });
   }

@@ -47,8 +47,7 @@ export interface DurableInbox {
  * What cutting a thread's run does to its acknowledged messages (API.md: a cut answer is an answer;
  * every acknowledged message is answered once, in order). `around` runs the cut (an abort, an
  * interrupting run's) as one step with the inbox, so that no process takes the cut run's messages
- * for a dead process's meanwhile; afterwards the messages the cut run took count as answered, and
- * with several processes, those sent into it that it never took are sent again, before newer input.
+ * for a dead process's meanwhile; afterwards the messages the cut run took count as answered.
  *
  * @example
  * const { aborted } = await cuts.around({ threadId, resourceId, agentId }, () => control.abort(agent, thread));
