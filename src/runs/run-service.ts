@@ -23,7 +23,7 @@ import { frontendToolOptions } from './frontend-tools.js';
 import { ResultCapture } from './result-capture.js';
 import type { RunAnnouncement, RunAnnouncements } from './run-announcements.js';
 import { findResumeTargets, resume, type ResumeTarget } from './resume.js';
-import { takeThreadTurn, threadLeaseOwner, type ThreadTurn } from '../threads/thread-lease.js';
+import { takeThreadTurn, type ThreadTurn } from '../threads/thread-lease.js';
 import { terminalOutcome, type BridgeMetrics, type RunOutcome } from '../observability/metrics.js';
 import type { ToolProxy } from './tool-proxy.js';
 import { WIND_DOWN_MS, type ThreadControl } from '../threads/thread-control.js';
@@ -211,9 +211,7 @@ export class RunService {
    * what it waits on (declined) and takes the thread at once, whatever `multitask` says.
    */
   private async takeTurn(agent: Agent, scope: ThreadScope, runId: string, multitask: RunOptions['multitask']): Promise<ThreadTurn> {
-    const waiting = await this.interrupts.waiting(agent, scope);
-    const owner = await threadLeaseOwner(agent, scope);
-    const streaming = owner !== undefined && !waiting.some((call) => call.runId === owner);
+    const { waiting, streaming } = await this.interrupts.standing(agent, scope);
     if (multitask === 'reject' && streaming) return takeThreadTurn(agent, scope, runId, 0, threadBusy);
     await this.interrupts.supersede(agent, scope, SUPERSEDED_BY_INPUT, waiting);
     if (multitask === 'reject') return takeThreadTurn(agent, scope, runId, 0, threadBusy);

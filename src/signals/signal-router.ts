@@ -17,7 +17,6 @@ import { TOKENS } from '../tokens.js';
 import type { NotificationSchema, SendMessageSchema, SignalSchema, StateSignalSchema, ToolApprovalSchema } from './schemas.js';
 import type { ThreadControl } from '../threads/thread-control.js';
 import type { RunEndings } from '../threads/run-endings.js';
-import { threadLeaseOwner } from '../threads/thread-lease.js';
 import { SUPERSEDED_BY_ABORT, SUPERSEDED_BY_INPUT, type PendingInterrupts } from '../threads/pending-interrupts.js';
 import { lastStep } from '../translate/retraction.js';
 import { errorMessage } from '../translate/values.js';
@@ -176,10 +175,9 @@ export class SignalRouter {
     const { agent } = await this.ownedThreadAgent(scope, 'read');
     const thread = { resourceId: scope.resourceId, threadId: scope.threadId };
     return this.cuts.around({ ...thread, agentId: agent.id }, async () => {
-      const waiting = await this.interrupts.waiting(agent, thread);
       // Mastra keeps a run stopped on an interrupt as the thread's run, and "aborts" it to no effect.
-      const owner = await threadLeaseOwner(agent, thread);
-      const { aborted } = waiting.some((call) => call.runId === owner) ? { aborted: false } : await this.control.abort(agent, thread, { untilEnded: true });
+      const { waiting, streaming } = await this.interrupts.standing(agent, thread);
+      const { aborted } = streaming || waiting.length === 0 ? await this.control.abort(agent, thread, { untilEnded: true }) : { aborted: false };
       const declined = await this.interrupts.supersede(agent, thread, SUPERSEDED_BY_ABORT, waiting);
       return { aborted: aborted || declined.length > 0 };
     });

@@ -47,6 +47,15 @@ export class PendingInterrupts {
   }
 
   /**
+   * Where the thread stands: the calls its stopped runs wait on, and whether a run streams on it
+   * (Mastra's lease alone does not tell: a stopped run holds it too).
+   */
+  async standing(agent: Agent, thread: ThreadTarget): Promise<{ waiting: WaitingCall[]; streaming: boolean }> {
+    const [waiting, owner] = await Promise.all([this.waiting(agent, thread), threadLeaseOwner(agent, thread)]);
+    return { waiting, streaming: owner !== undefined && !waiting.some((call) => call.runId === owner) };
+  }
+
+  /**
    * Declines every call waiting on the thread with `reason`, each once in any process (an approval
    * that comes at the same moment either wins or finds nothing waiting), and answers once Mastra
    * has let go of those runs. Answers the ids of the calls declined here.
