@@ -35,6 +35,8 @@ export interface FeedOptions {
   runEnded?: (runId: string) => Promise<void>;
   /** Keeps what the step a run was cut in showed, since `since` (ms) (`ThreadStore.keepCutStep`). */
   keepCutStep?: (step: CutStep, since: number) => Promise<void>;
+  /** A cut run's bracket closes once `closed` settles: what cut it waits for that (`RunEndings.also`). */
+  closingCut?: (runId: string, closed: Promise<void>) => void;
   /** The task manager's stream for this thread, where background-task progress arrives. */
   backgroundStream?: (signal: AbortSignal) => ReadableStream<unknown> | undefined;
   logger: BridgeLogger;
@@ -302,11 +304,13 @@ export class ThreadFeed {
     if (chunk.type === 'start') this.bracketOpenedAt = Date.now();
     // Most chunks need no read: they go out at once, unless a batch before them still waits.
     if (!concerned && !retracting && !cut && this.waitingForRead === 0) return this.publish(events);
+    // Read now: what the run's wind-down is, before this feed's closing of it is added to it.
+    const woundDown = cut && this.options.runEnded?.(cut.runId);
     this.waitingForRead++;
     this.reads = this.reads
       .then(async () => {
         const withState = concerned && state ? await state.around(chunk, events) : events;
-        this.publish(retracting ? await this.retracted(chunk, withState) : cut ? await this.afterCut(cut, withState) : withState);
+        this.publish(retracting ? await this.retracted(chunk, withState) : cut ? await this.afterCut(cut, withState, woundDown) : withState);
       })
       .catch((error: unknown) => {
         // The run's own events still go out; only what the read adds is missing until the next bracket.
@@ -314,6 +318,8 @@ export class ThreadFeed {
         this.publish(events);
       })
       .finally(() => this.waitingForRead--);
+    // The input that cut the run opens its bracket after this one's end, in every process's log.
+    if (cut) this.options.closingCut?.(cut.runId, this.reads);
   }
 
   /** A run's terminal batch after the answer a guardrail blocked is forgotten, with the thread as stored before its end. */
@@ -328,8 +334,8 @@ export class ThreadFeed {
    * has wound down here, the reasoning its cut step showed is kept under the live ids (as its
    * `/run` does, whichever comes first), and the thread as stored goes before its end.
    */
-  private async afterCut({ runId, step }: { runId: string; step?: CutStep }, events: Event[]): Promise<Event[]> {
-    await this.options.runEnded?.(runId);
+  private async afterCut({ step }: { runId: string; step?: CutStep }, events: Event[], woundDown?: Promise<void>): Promise<Event[]> {
+    await woundDown;
     if (step) await this.options.keepCutStep?.(step, this.bracketOpenedAt);
     return beforeTerminal(events, await this.options.loadHistory());
   }

@@ -137,6 +137,7 @@ export class ThreadHub {
       dropBlockedStep: (step) => this.threads.dropBlockedStep(scope, step),
       runEnded: (runId) => this.endings.ended(runId, Date.now() + WIND_DOWN_MS),
       keepCutStep: (step, since) => this.threads.keepCutStep(scope, step, since),
+      closingCut: (runId, closed) => this.endings.also(runId, closed),
       backgroundStream: (signal) =>
         this.mastra.backgroundTaskManager?.stream({
           threadId: target.threadId,

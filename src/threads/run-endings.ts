@@ -33,6 +33,15 @@ export class RunEndings {
     });
   }
 
+  /**
+   * Adds to what run `runId`'s wind-down waits for: a thread feed closing the run's bracket after a
+   * cut, so that the input that cut it starts its own bracket only after that one is closed.
+   */
+  also(runId: string, more: Promise<unknown>): void {
+    const before = this.ends.get(runId);
+    this.track(runId, before ? Promise.all([before, more]) : more);
+  }
+
   /** Resolves once run `runId` has wound down here, or at `deadline` (ms since the epoch); at once for a run this process does not run. */
   async ended(runId: string, deadline: number): Promise<void> {
     const settled = this.ends.get(runId);
