@@ -54,6 +54,8 @@ describe('Redis restarted empty while a run streams on B, followed on A', { time
     step = "A's follower: the run's end";
     const runId = run.events[0].runId as string;
     await onA.waitFor(() => onA.list.some((e) => isTerminal(e)), 'the run closed');
+    // What the follower missed while Redis was away comes as a snapshot bracket after the run's end.
+    await onA.waitFor(() => onA.list.some((e) => e.type === 'MESSAGES_SNAPSHOT') && isTerminal(onA.list.at(-1)!), 'the snapshot after the gap');
     expect(onA.list.filter((e) => e.type === 'RUN_ERROR')).toEqual([]);
     await expect.poll(async () => (await history(a, threadId)).some((m) => m.content === answer), { timeout: 10_000 }).toBe(true);
     expect(await foldMessages(onA.list)).toEqual(await history(a, threadId, 'agui'));

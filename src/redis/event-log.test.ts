@@ -200,13 +200,15 @@ describe('RedisEventLogs: one log per thread shared by processes', () => {
     await vi.waitFor(async () => expect(await a.followedElsewhere!(key)).toBe(true), SETTLES);
     expect(await b.followedElsewhere!(key)).toBe(false); // its own mark does not count
     await published(runsOfA, key, 'run-registered', 'r1');
-    await vi.waitFor(() => expect(needA).toEqual([key]), SETTLES);
+    // While the run lasts, who follows is read again every second: `need` may be asked again (the hub keeps one feed).
+    const asked = (need: string[]) => [...new Set(need)];
+    await vi.waitFor(() => expect(asked(needA)).toEqual([key]), SETTLES);
     // A second thread: the run comes first, the follower during it.
     const other = `agent\0alice\0thread-${randomUUID()}`;
     await published(runsOfA, other, 'run-registered', 'r2');
     const late = await follow(b, other);
     late.log.setFollowed!(true);
-    await vi.waitFor(() => expect(needA).toEqual([key, other]), SETTLES);
+    await vi.waitFor(() => expect(asked(needA)).toEqual([key, other]), SETTLES);
     expect(needB).toEqual([]);
     // Unfollowed (the feed kept for others only, or closed): it no longer counts.
     follower.log.setFollowed!(false);
