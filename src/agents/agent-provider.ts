@@ -8,6 +8,7 @@ import { BridgeError, notFound } from '../errors.js';
 import { TOKENS } from '../tokens.js';
 import { WorkingMemoryState } from '../state/working-memory.js';
 import { capabilitiesOf } from './capabilities.js';
+import { stoppedOnInterrupt } from './mastra.js';
 
 /** What `GET /agents` lists about an agent. */
 export interface AgentInfo {
@@ -49,13 +50,7 @@ export class AgentProvider {
   async runsInFlight(): Promise<number> {
     let count = 0;
     for (const [, agent] of this.entries()) {
-      for (const { runId, threadId, resourceId } of agent.listActiveThreadRuns()) {
-        const suspended = await agent.listSuspendedRuns({ threadId, resourceId }).then(
-          ({ runs }) => runs.some((run) => run.runId === runId),
-          () => false,
-        );
-        if (!suspended) count += 1;
-      }
+      for (const { runId, threadId, resourceId } of agent.listActiveThreadRuns()) if (!(await stoppedOnInterrupt(agent, { threadId, resourceId }, runId))) count += 1;
     }
     return count;
   }

@@ -129,6 +129,16 @@ export function queuedMessageCount(agent: Agent, thread: ThreadTarget): number {
   return count;
 }
 
+/**
+ * Whether run `runId` is stopped on an interrupt (an approval, a suspended tool), as storage says:
+ * Mastra keeps such a run as the thread's active run. A read that fails answers `false`: the run
+ * is treated as running.
+ */
+export async function stoppedOnInterrupt(agent: Agent, thread: { threadId: string; resourceId?: string }, runId: string): Promise<boolean> {
+  const { runs } = await agent.listSuspendedRuns(thread).catch(() => ({ runs: [] as Array<{ runId: string }> }));
+  return runs.some((run) => run.runId === runId);
+}
+
 /** Sends a notification, reactive or user signal (or one kept in the inbox, again under its id). */
 export function sendSignal(agent: Agent, signal: AgentSignal, target: SignalTarget, onWake?: OnWake): Promise<SignalDecision> {
   return decision(agent.sendSignal(signal as never, target as never) as Sent, onWake);

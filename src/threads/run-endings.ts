@@ -2,6 +2,7 @@ import type { Agent } from '@mastra/core/agent';
 import type { EventCallback, PubSub } from '@mastra/core/events';
 import { setTimeout as delay } from 'node:timers/promises';
 import { injectable } from 'inversify';
+import { stoppedOnInterrupt } from '../agents/mastra.js';
 
 type Thread = { threadId: string; resourceId?: string };
 
@@ -66,7 +67,7 @@ export class RunEndings {
     const pubsub = agent.getPubSub();
     const told = tracked || !pubsub ? undefined : await toldOver(pubsub, thread, runId);
     try {
-      if (!tracked && (await stopped(agent, thread, runId))) return;
+      if (!tracked && (await stoppedOnInterrupt(agent, thread, runId))) return;
       if (!agent.abortThreadStream({ ...thread, expectedRunId: runId, localOnly: true, clearPendingSignals: true })) return;
       await until(tracked ?? told?.over ?? Promise.resolve(), deadline);
     } finally {
@@ -80,12 +81,6 @@ async function until(settled: Promise<void>, deadline: number): Promise<void> {
   const timeout = new AbortController();
   await Promise.race([settled, delay(Math.max(0, deadline - Date.now()), undefined, { signal: timeout.signal }).catch(() => undefined)]);
   timeout.abort();
-}
-
-/** Whether run `runId` (one this process does not read the output of) is stopped on an interrupt, as storage says. */
-async function stopped(agent: Agent, thread: Thread, runId: string): Promise<boolean> {
-  const { runs } = await agent.listSuspendedRuns(thread).catch(() => ({ runs: [] as Array<{ runId: string }> }));
-  return runs.some((run) => run.runId === runId);
 }
 
 /** Listens on Mastra's topic of the thread (`agent.thread-stream.<resource \0 thread>`) for run `runId` to be over; `undefined` if it cannot. */
