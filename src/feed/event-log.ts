@@ -6,8 +6,12 @@ export interface NumberedEvent {
   event: Event;
 }
 
-/** Where a log hands out numbered events, in order: `firstId` is the id of `events[0]`, the rest follow. */
-export type NumberedListener = (events: readonly Event[], firstId: number) => void;
+/**
+ * Where a log hands out numbered events, in order: `firstId` is the id of `events[0]`, the rest
+ * follow. `afterGap`: events before these were lost and cannot be handed out (a shared store
+ * trimmed them, or lost them in a restart); `events` may then be empty.
+ */
+export type NumberedListener = (events: readonly Event[], firstId: number, afterGap?: boolean) => void;
 
 /**
  * One thread's numbered events, as a feed hands them to its clients: ids that name one event

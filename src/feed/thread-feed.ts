@@ -1,10 +1,11 @@
 import { randomUUID } from 'node:crypto';
+import { setTimeout as delay } from 'node:timers/promises';
 import { EventType, type Event, type Message } from '@ag-ui/core';
 import type { Agent } from '@mastra/core/agent';
 import type { BridgeLogger } from '../logger.js';
 import type { EventCounter, FollowerJoin } from '../observability/metrics.js';
 import { endsRun, isLostRemoteRun, topLevelRunId, type MastraChunk } from '../translate/chunks.js';
-import { closeRun } from '../translate/close-run.js';
+import { closeRun, shapesRun } from '../translate/close-run.js';
 import { LOST_RUN } from '../translate/failure.js';
 import { beforeTerminal, blockedStep, type BlockedStep, type CutStep } from '../translate/retraction.js';
 import { ThreadTranslator, type RunAnnouncement } from '../translate/thread-translator.js';
@@ -31,6 +32,8 @@ export interface FeedOptions {
   loadState?: () => Promise<AgentState | undefined>;
   /** Forgets an answer a guardrail blocked after it streamed (`ThreadStore.dropBlockedStep`). */
   dropBlockedStep?: (step: BlockedStep) => Promise<void>;
+  /** The run holding the thread's lease, in any process (a lost run's settlement checks it first). */
+  leaseOwner?: () => Promise<string | undefined>;
   /** Resolves once a run of this process has wound down (its partial answer stored), within a bound (`RunEndings.ended`). */
   runEnded?: (runId: string) => Promise<void>;
   /** Keeps what the step a run was cut in showed, since `since` (ms) (`ThreadStore.keepCutStep`). */
@@ -89,6 +92,11 @@ export class ThreadFeed {
   private unsubscribe?: () => void;
   private followingTasks = false;
   private runStartSeq?: number;
+  /**
+   * What shapes the run open in the log (`shapesRun`), kept here: the ring may lose its start
+   * (Redis restarted empty under it), and a lost run's settlement must still close what it opened.
+   */
+  private openShape?: Event[];
   /** Another process's run ended: the log should close it soon (`expectEndInLog`). */
   private readonly pendingEnds = new Set<NodeJS.Timeout>();
   private lastPublish = Date.now();
@@ -110,7 +118,10 @@ export class ThreadFeed {
 
   constructor(private readonly options: FeedOptions) {
     this.log = options.log;
-    this.log.onEvents((events, firstId) => this.numbered(events, firstId));
+    this.log.onEvents((events, firstId, afterGap) => {
+      if (afterGap) this.lostEvents(firstId);
+      if (events.length > 0) this.numbered(events, firstId);
+    });
     this.translator = new ThreadTranslator(options.threadId, { announced: (runId) => this.takeAnnouncement(runId) });
     this.state = options.loadState && new StateEvents(options.loadState);
     this.heartbeat = setInterval(() => this.keepAlive(), options.heartbeatMs);
@@ -207,7 +218,8 @@ export class ThreadFeed {
         if (chunk.type === 'background-task-started') this.followBackgroundTasks();
         // A run's bracket opens on its `start`: what its `/run` announced must be at hand by then.
         if (chunk.type === 'start') await this.fetchAnnouncement(chunk.runId);
-        if (isLostRemoteRun(chunk)) await this.settleLostRun(chunk);
+        // Not waited for: the settlement first waits to see whether the lease is back (`leaseLapsed`).
+        if (isLostRemoteRun(chunk)) void this.settleLostRun(chunk);
         else if (this.endsRunOfOthers(chunk)) this.expectEndInLog(chunk);
         else this.publishTranslated(chunk, this.translator.push(chunk));
       }
@@ -278,16 +290,35 @@ export class ThreadFeed {
    * process wrote it); the log takes the first one's (`settle`).
    */
   private async settleLostRun(chunk: MastraChunk): Promise<void> {
-    const [history, state] = await Promise.all([this.options.loadHistory().catch(() => undefined), this.loadState().catch(() => undefined)]);
-    // The open run's events are still in the log: its RUN_STARTED onwards.
-    const open = this.runStartSeq === undefined ? [] : (this.log.since(this.runStartSeq - 1) ?? []).map((e) => e.event);
-    const finished = history !== undefined && answers(history, messageIdsOf(open));
     const runId = topLevelRunId(chunk) ?? '';
+    if (!(await this.leaseLapsed(runId))) return;
+    const [history, state] = await Promise.all([this.options.loadHistory().catch(() => undefined), this.loadState().catch(() => undefined)]);
+    const open = this.openShape ?? [];
+    const finished = history !== undefined && answers(history, messageIdsOf(open));
     const { threadId } = this.options;
     const events = closeRun(open, finished ? { finished: true } : { error: LOST_RUN });
     if (history) events.push(...snapshotBracket(threadId, `recovered-${runId}`, history, state));
     if (this.log.settle) this.log.settle(runId, events);
     else this.publish(events);
+  }
+
+  /**
+   * Whether the lease of a run Mastra found without one is still gone after a grace. Mastra reads
+   * the lease once; Redis restarted empty loses every lease until each holder takes its own back
+   * (when its connection is ready again: within the reconnect backoff, 2 s at most). A run whose
+   * lease is back is alive: it is watched here until its end reaches the log or its lease lapses.
+   */
+  private async leaseLapsed(runId: string): Promise<boolean> {
+    const { leaseOwner } = this.options;
+    const open = this.runStartSeq;
+    if (!leaseOwner || open === undefined) return true;
+    for (;;) {
+      const waited = await delay(UNWRITTEN_END_GRACE_MS, true, { signal: this.stop.signal }).catch(() => false);
+      if (!waited || this.runStartSeq !== open) return false;
+      // Redis still away: nothing tells yet; the next look does.
+      const owner = await leaseOwner().catch(() => runId);
+      if (owner !== runId) return true;
+    }
   }
 
   /**
@@ -357,11 +388,11 @@ export class ThreadFeed {
     let gapEnded = false;
     for (let i = 0; i < events.length; i++) {
       const event = events[i];
-      if (event.type === EventType.RUN_STARTED) [this.runStartSeq, this.openInLog] = [firstId + i, event.runId];
+      if (event.type === EventType.RUN_STARTED) [this.runStartSeq, this.openInLog, this.openShape] = [firstId + i, event.runId, [event]];
       else if (isTerminal(event)) {
         gapEnded ||= this.gappedRun !== undefined && this.gappedRun === this.openInLog;
-        [this.runStartSeq, this.openInLog] = [undefined, undefined];
-      }
+        [this.runStartSeq, this.openInLog, this.openShape] = [undefined, undefined, undefined];
+      } else if (shapesRun(event)) this.openShape?.push(event);
     }
     this.lastPublish = Date.now();
     let sent = 0;
@@ -383,6 +414,17 @@ export class ThreadFeed {
     if (at > 0) this.numbered(events.slice(0, at), firstId);
     for (const client of this.clients) if (!client.loading) client.position = Math.max(client.position, firstId + at);
     if (at + 1 < events.length) this.numbered(events.slice(at + 1), firstId + at + 1);
+  }
+
+  /**
+   * The log lost events its clients never got (Redis trimmed or restarted under them): they get
+   * the thread as stored, once the run open in the log has ended, or now.
+   */
+  private lostEvents(nextId: number): void {
+    // What they hold resumes at the log's next event: what came before it is gone from the ring.
+    for (const client of this.clients) if (!client.loading) client.position = Math.max(client.position, nextId - 1);
+    if (this.openInLog !== undefined) this.gappedRun = this.openInLog;
+    else this.afterGap();
   }
 
   /** The run Redis lost under its followers has ended: each gets the thread as stored, then what came since. */

@@ -10,6 +10,7 @@ import type { RunAnnouncements } from '../runs/run-announcements.js';
 import type { RunEndings } from '../threads/run-endings.js';
 import type { ThreadScope, ThreadStore } from '../threads/thread-store.js';
 import { WIND_DOWN_MS } from '../threads/thread-control.js';
+import { threadLeaseOwner } from '../threads/thread-lease.js';
 import { TOKENS } from '../tokens.js';
 import { errorMessage } from '../translate/values.js';
 import type { ThreadEventLogs } from './event-log.js';
@@ -135,6 +136,7 @@ export class ThreadHub {
       loadHistory: () => this.history(scope),
       ...(workingMemory && { loadState: () => workingMemory.read(scope) }),
       dropBlockedStep: (step) => this.threads.dropBlockedStep(scope, step),
+      leaseOwner: () => threadLeaseOwner(target.agent, target),
       runEnded: (runId) => this.endings.ended(runId, Date.now() + WIND_DOWN_MS),
       keepCutStep: (step, since) => this.threads.keepCutStep(scope, step, since),
       closingCut: (runId, closed) => this.endings.also(runId, closed),

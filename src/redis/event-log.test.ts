@@ -32,8 +32,13 @@ afterAll(() => redis.cleanup());
 async function follow(logs: RedisEventLogs, key: string) {
   const log = await logs.open(key);
   const seen: NumberedEvent[] = [];
-  log.onEvents((events, firstId) => events.forEach((event, i) => seen.push({ id: firstId + i, event })));
-  return { log, seen };
+  /** How many events had been handed out before each gap the log reported. */
+  const gaps: number[] = [];
+  log.onEvents((events, firstId, afterGap) => {
+    if (afterGap) gaps.push(seen.length);
+    events.forEach((event, i) => seen.push({ id: firstId + i, event }));
+  });
+  return { log, seen, gaps };
 }
 
 const run = (runId: string, text: string): Event[] => [
@@ -149,7 +154,7 @@ describe('RedisEventLogs: one log per thread shared by processes', () => {
   });
 
   /** A writer log on `a`, and a follower's log in a process of its own whose Redis is reached through a fault proxy. */
-  async function withCutFollower(test: (logs: { writer: Awaited<ReturnType<typeof follow>>; cut: Awaited<ReturnType<typeof follow>>; proxy: FaultProxy }) => Promise<void>) {
+  async function withCutFollower(test: (logs: { writer: Awaited<ReturnType<typeof follow>>; cut: Awaited<ReturnType<typeof follow>>; proxy: FaultProxy; key: string }) => Promise<void>) {
     const proxy = await startFaultProxy(REDIS_URL);
     const connection = await connectRedis(proxy.urlFor(REDIS_URL), redis.prefix, quietLogger);
     try {
@@ -158,7 +163,7 @@ describe('RedisEventLogs: one log per thread shared by processes', () => {
       const cut = await follow(new RedisEventLogs(connection, config, new LocalThreadRuns(), options), key);
       writer.log.append(run('r1', 'cut').slice(0, 3));
       await vi.waitFor(() => expect(cut.seen).toHaveLength(3), SETTLES);
-      await test({ writer, cut, proxy });
+      await test({ writer, cut, proxy, key });
       writer.log.close();
       cut.log.close();
     } finally {
@@ -183,6 +188,24 @@ describe('RedisEventLogs: one log per thread shared by processes', () => {
       await vi.waitFor(() => expect(writer.seen).toHaveLength(5), SETTLES);
       proxy.mode('forward');
       await vi.waitFor(() => expect(cut.seen).toEqual(writer.seen), { timeout: 10_000, interval: 100 });
+    }));
+
+  it('Redis restarted empty while a log’s subscription was down: once back, it gets what the new log holds, marked as after a gap', () =>
+    withCutFollower(async ({ writer, cut, proxy, key }) => {
+      proxy.mode('refuse');
+      const connection = await redis.connect();
+      const id = `${redis.prefix}:log:${encodeURIComponent(key)}`;
+      await connection.client.del([`${id}:events`, `${id}:meta`]);
+      await connection.close();
+      // The run's process writes the rest: the log opens it again; `cut` hears none of it live.
+      writer.log.append(run('r1', 'cut').slice(3));
+      await vi.waitFor(() => expect(writer.seen).toHaveLength(6), SETTLES);
+      proxy.mode('forward');
+      await vi.waitFor(() => expect(cut.seen.slice(3)).toEqual(writer.seen.slice(3)), { timeout: 10_000, interval: 100 });
+      expect(cut.seen[3].event).toMatchObject({ type: EventType.RUN_STARTED, runId: 'r1' });
+      expect(cut.gaps).toEqual([3]);
+      // The run's own process lost what it appended while Redis was away: its followers missed it too.
+      expect(writer.gaps).toEqual([3]);
     }));
 
   it('a run of one process on a thread another follows: the process is told to write it, and when a follower comes mid-run', async () => {

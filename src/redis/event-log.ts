@@ -234,6 +234,8 @@ class SharedLog implements ThreadEventLog {
   /** The run open in the log, as read from it. */
   private openRun?: string;
   private mark?: { stop(): void };
+  /** Events were lost before what is handed out next (`skipGap`). */
+  private gap = false;
   /** Batches that arrived while a gap before them was being read. */
   private filling?: Promise<void>;
   /** Batches that arrived before `start` knew where the thread stands. */
@@ -394,10 +396,12 @@ class SharedLog implements ThreadEventLog {
 
   private take(firstId: number, events: Event[]): void {
     const fresh = events.slice(Math.max(0, this.last + 1 - firstId));
-    if (fresh.length === 0) return;
+    if (fresh.length === 0 && !this.gap) return;
     const from = firstId + events.length - fresh.length;
     fresh.forEach((event, i) => this.keep(from + i, event));
-    this.listener(fresh, from);
+    const afterGap = this.gap;
+    this.gap = false;
+    this.listener(fresh, from, afterGap);
   }
 
   /** Reads what is missing before `firstId` from the stream, in order with the batches behind it. */
@@ -408,9 +412,7 @@ class SharedLog implements ThreadEventLog {
       if (firstId > this.last + 1) {
         const missing = await this.read(this.last, firstId - 1).catch(() => undefined);
         if (missing && missing.length > 0) this.take(missing[0].id, missing.map((m) => m.event));
-        // Trimmed away: the gap stays a gap; the ring starts over after it and clients that
-        // need what it held get a snapshot.
-        if (!missing) this.restartAt(firstId - 1);
+        if (!missing) await this.skipGap(firstId - 1);
       }
       this.take(firstId, events);
     });
@@ -418,6 +420,19 @@ class SharedLog implements ThreadEventLog {
     void filling.finally(() => {
       if (this.filling === filling) this.filling = undefined;
     });
+  }
+
+  /**
+   * The stream no longer holds all of `(last, upTo]` (trimmed, or Redis restarted empty): the ring
+   * starts over at what it still holds of them, which is handed out marked as after a gap, so that
+   * the feed can give its clients what they missed as a snapshot.
+   */
+  private async skipGap(upTo: number): Promise<void> {
+    const entries = (await this.redis.client.xRange(this.keys.stream, entryId(this.last + 1), entryId(upTo)).catch(() => undefined)) ?? [];
+    const held = entries.map((entry) => ({ id: idOf(entry.id), event: JSON.parse(entry.message.e) as Event }));
+    this.restartAt((held[0]?.id ?? upTo + 1) - 1);
+    this.gap = true;
+    if (held.length > 0) this.take(held[0].id, held.map((h) => h.event));
   }
 
   private restartAt(id: number): void {

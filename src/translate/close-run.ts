@@ -1,5 +1,28 @@
 import { EventType, type Event } from '@ag-ui/core';
 
+/** The events that give an open run its shape (what `closeRun` reads), not the content streamed inside it. */
+const SHAPING = new Set<EventType>([
+  EventType.RUN_STARTED,
+  EventType.TEXT_MESSAGE_START,
+  EventType.TEXT_MESSAGE_END,
+  EventType.REASONING_MESSAGE_START,
+  EventType.REASONING_END,
+  EventType.TOOL_CALL_START,
+  EventType.TOOL_CALL_END,
+  EventType.STEP_STARTED,
+  EventType.STEP_FINISHED,
+]);
+
+/**
+ * Whether `closeRun` needs the event to close its run: a reader that keeps only these of an open
+ * run (a few per message, not one per token) can close it whatever happened to the rest.
+ *
+ * @example
+ * const shape = runEvents.filter(shapesRun);
+ * closeRun(shape, { finished: true }); // the same as closeRun(runEvents, …)
+ */
+export const shapesRun = (event: Event): boolean => SHAPING.has(event.type);
+
 /** How a run cut short is ended: as finished (its answer is stored) or with an error. */
 export type RunEnding = { finished: true } | { error: { code: string; message: string } };
 

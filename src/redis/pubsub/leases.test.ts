@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { isLeaseProvider } from '@mastra/core/events';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { RedisPubSub } from './redis-pubsub.js';
+import { RedisLeases } from './leases.js';
 import { pubsubTestbed } from '../../../test/support/redis-pubsub.js';
 
 // Two RedisPubSub instances stand for two processes racing for the same leases.
@@ -62,6 +63,35 @@ describe('RedisPubSub as a LeaseProvider', () => {
     expect(await a.getLeaseOwner(key)).toBeUndefined();
     expect(await a.renewLease(key, 'run-4', 60_000)).toBe(false);
     expect(await a.transferLease(key, 'run-4', 'run-5', 60_000)).toBe(false);
+  });
+
+  it('a lease Redis lost (restarted empty) is taken back by its holder’s renewal, or all at once by renewAll; one that expired or was taken is not', async () => {
+    const key = newKey();
+    await a.acquireLease(key, 'run-1', 60_000);
+    await redis.inspect.del(leaseKey(key));
+    expect(await a.renewLease(key, 'run-1', 60_000)).toBe(true);
+    expect(await b.getLeaseOwner(key)).toBe('run-1');
+
+    // Another process took it meanwhile: it is that one's.
+    await redis.inspect.del(leaseKey(key));
+    await b.acquireLease(key, 'run-2', 60_000);
+    expect(await a.renewLease(key, 'run-1', 60_000)).toBe(false);
+    expect(await a.getLeaseOwner(key)).toBe('run-2');
+
+    // A process that held a lease beyond its own count of the TTL (stalled) does not take it back: it expired.
+    const stalled = newKey();
+    await a.acquireLease(stalled, 'run-3', 1);
+    await vi.waitFor(async () => expect(await redis.inspect.get(leaseKey(stalled))).toBeNull());
+    expect(await a.renewLease(stalled, 'run-3', 60_000)).toBe(false);
+    expect(await a.getLeaseOwner(stalled)).toBeUndefined();
+
+    // What a connection back after an outage does: every lease held here renewed at once.
+    const leases = new RedisLeases(async () => redis.inspect, leaseKey);
+    const held = [newKey(), newKey()];
+    for (const k of held) await leases.acquireLease(k, `run-${k}`, 60_000);
+    await redis.inspect.del(held.map(leaseKey));
+    await leases.renewAll();
+    for (const k of held) expect(await b.getLeaseOwner(k)).toBe(`run-${k}`);
   });
 
   it('expires after its TTL: then another owner wins it', async () => {

@@ -1,6 +1,6 @@
 import type { LeaseProvider } from '@mastra/core/events';
 import { LuaScript, type ScriptRunner } from './lua.js';
-import { RELEASE_IF_OWNER, RENEW_IF_OWNER } from './owned-key.js';
+import { RELEASE_IF_OWNER } from './owned-key.js';
 
 // Each lease is one key: its value the owner, its TTL the lease's. Every change checks the owner
 // in the same script that makes it, so an owner that lost its lease (expired, taken) can never
@@ -27,6 +27,21 @@ redis.call('SET', KEYS[1], ARGV[2], 'PX', ARGV[3])
 return 1
 `);
 
+/**
+ * Extends the lease if `owner` holds it; with `retake` (the caller knows it held the lease until
+ * now), also sets it again when the key is gone: Redis lost it (restarted empty), nobody took it.
+ * KEYS: lease. ARGV: owner, ttl ms, retake (`1` or `0`). Answers 1 when held by `owner` now.
+ */
+const RENEW = new LuaScript(`
+local holder = redis.call('GET', KEYS[1])
+if holder == ARGV[1] then return redis.call('PEXPIRE', KEYS[1], ARGV[2]) end
+if not holder and ARGV[3] == '1' then
+  redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
+  return 1
+end
+return 0
+`);
+
 /** What the leases need of a connection: scripts, and reading a key. */
 export interface LeaseConnection extends ScriptRunner {
   get(key: string): Promise<string | null>;
@@ -49,7 +64,7 @@ export class RedisLeases implements LeaseProvider {
    * The leases this instance took and has not let go, with when they expire at the latest (counted
    * from before the command was sent, so never later than Redis's own expiry).
    */
-  readonly #held = new Map<string, { owner: string; expiresAt: number }>();
+  readonly #held = new Map<string, { owner: string; expiresAt: number; ttlMs: number }>();
 
   constructor(
     private readonly connection: () => Promise<LeaseConnection>,
@@ -59,7 +74,7 @@ export class RedisLeases implements LeaseProvider {
   async acquireLease(key: string, owner: string, ttlMs: number): Promise<{ acquired: boolean; owner?: string }> {
     const expiresAt = Date.now() + ttlMs;
     const [won, holder] = (await ACQUIRE.run(await this.connection(), [this.keyOf(key)], [owner, ttl(ttlMs)])) as [number, string | null];
-    if (won === 1) this.#held.set(key, { owner, expiresAt });
+    if (won === 1) this.#held.set(key, { owner, expiresAt, ttlMs });
     else if (holder !== this.#held.get(key)?.owner) this.#forget(key); // held elsewhere now
     // The holder's key may expire between SET and GET: no holder to name then (rare, allowed).
     return { acquired: won === 1, owner: holder ?? undefined };
@@ -76,18 +91,32 @@ export class RedisLeases implements LeaseProvider {
     await RELEASE_IF_OWNER.run(await this.connection(), [this.keyOf(key)], [owner, '', '']);
   }
 
+  /**
+   * Extends the lease while `owner` holds it. A lease this instance still holds by its own count
+   * (renewed within its TTL) that Redis no longer has was lost with Redis's data, not expired:
+   * it is taken again, or the other processes would settle a live run as lost.
+   */
   async renewLease(key: string, owner: string, ttlMs: number): Promise<boolean> {
     const expiresAt = Date.now() + ttlMs;
-    const renewed = (await RENEW_IF_OWNER.run(await this.connection(), [this.keyOf(key)], [owner, ttl(ttlMs)])) === 1;
-    if (renewed) this.#held.set(key, { owner, expiresAt });
+    const retake = this.#holds(key, owner) ? '1' : '0';
+    const renewed = (await RENEW.run(await this.connection(), [this.keyOf(key)], [owner, ttl(ttlMs), retake])) === 1;
+    if (renewed) this.#held.set(key, { owner, expiresAt, ttlMs });
     else this.#forget(key, owner);
     return renewed;
+  }
+
+  /**
+   * Renews every lease this instance holds at once: for a connection that is back after an outage
+   * (Redis may have restarted empty), not at the holders' next renewal, up to a third of a TTL later.
+   */
+  async renewAll(): Promise<void> {
+    await Promise.all([...this.#held].map(([key, { owner, ttlMs }]) => this.renewLease(key, owner, ttlMs).catch(() => false)));
   }
 
   async transferLease(key: string, fromOwner: string, toOwner: string, ttlMs: number): Promise<boolean> {
     const expiresAt = Date.now() + ttlMs;
     const moved = (await TRANSFER.run(await this.connection(), [this.keyOf(key)], [fromOwner, toOwner, ttl(ttlMs)])) === 1;
-    if (moved) this.#held.set(key, { owner: toOwner, expiresAt });
+    if (moved) this.#held.set(key, { owner: toOwner, expiresAt, ttlMs });
     else this.#forget(key, fromOwner);
     return moved;
   }
@@ -99,6 +128,11 @@ export class RedisLeases implements LeaseProvider {
     if (held.expiresAt > Date.now()) return true;
     this.#held.delete(key);
     return false;
+  }
+
+  #holds(key: string, owner: string): boolean {
+    const held = this.#held.get(key);
+    return held?.owner === owner && held.expiresAt > Date.now();
   }
 
   /** Forgets the lease on `key` (only if `owner` has it, when given). */

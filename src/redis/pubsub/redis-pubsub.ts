@@ -125,6 +125,8 @@ export class RedisPubSub extends PubSub implements LeaseProvider {
   /** topic → group → this process's consumer. */
   readonly #groups = new Map<string, Map<string, GroupConsumer>>();
   readonly #leases: RedisLeases;
+  /** The writer connections that renew the leases when ready again (`#leaseWriter`). */
+  readonly #renewsOnReady = new WeakSet<RedisClient>();
   readonly #expiry: IdleExpiry;
   #consumers = 0;
   #closing?: Promise<void>;
@@ -137,8 +139,19 @@ export class RedisPubSub extends PubSub implements LeaseProvider {
     const nameOf = (role: string) => `mastra-pubsub:${this.#instanceId}:${role.replace(/[^\w.:-]/g, '_')}`;
     this.#connections = new Connections(this.#options.source, this.#options.logger, nameOf, this.#options.isOutage);
     this.#fanout = new FanoutReader({ ...this.#redelivery(), connections: this.#connections, keys: this.#keys, instanceId: this.#instanceId, blockMs: this.#options.blockMs, isOutage: this.#options.isOutage });
-    this.#leases = new RedisLeases(() => this.#connections.writer(), this.#keys.lease);
+    this.#leases = new RedisLeases(() => this.#leaseWriter(), this.#keys.lease);
     this.#expiry = new IdleExpiry(this.#options.streamIdleTtlMs);
+  }
+
+  /** The writer, which renews every lease held here each time it is ready again after an outage. */
+  #leaseWriter(): Promise<RedisClient> {
+    return this.#connections.writer().then((client) => {
+      if (!this.#renewsOnReady.has(client)) {
+        this.#renewsOnReady.add(client);
+        client.on('ready', () => void this.#leases.renewAll());
+      }
+      return client;
+    });
   }
 
   /** This instance's id: in the names of its connections (CLIENT LIST) and of its group consumers. */
