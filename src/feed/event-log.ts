@@ -50,6 +50,12 @@ export interface ThreadEventLog {
    * process running a run on the thread writes the run into the log for them.
    */
   setFollowed?(followed: boolean): void;
+  /**
+   * Shared logs: whether the store they share was out of reach within the last `ms`. A store that
+   * restarted empty lost the thread leases too, until their holders take them back: a run found
+   * without its lease just after an outage may be alive.
+   */
+  outageWithin?(ms: number): boolean;
   /** Sets the one listener for numbered events; events the log already holds for an open run are passed to it at once. */
   onEvents(listener: NumberedListener): void;
   /** Exactly the events after `id` (`baseId` or later), or `undefined` when the log cannot vouch for them (gone, or never handed out). */

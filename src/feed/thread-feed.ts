@@ -70,6 +70,8 @@ interface Client {
 const isTerminal = (e: Event) => e.type === EventType.RUN_FINISHED || e.type === EventType.RUN_ERROR;
 /** How long after another process's run ended its events may take to close it in the log before it is settled here. */
 const UNWRITTEN_END_GRACE_MS = 2000;
+/** How long after an outage of the shared log's store a run found without its lease may be alive (`leaseLapsed`). */
+const AFTER_OUTAGE_MS = 10_000;
 /** How long a shutdown waits, at most, for the log to hand back the end of the run it cut (a shared log's round trip). */
 const CUT_END_MS = 2000;
 
@@ -303,15 +305,17 @@ export class ThreadFeed {
   }
 
   /**
-   * Whether the lease of a run Mastra found without one is still gone after a grace. Mastra reads
-   * the lease once; Redis restarted empty loses every lease until each holder takes its own back
-   * (when its connection is ready again: within the reconnect backoff, 2 s at most). A run whose
-   * lease is back is alive: it is watched here until its end reaches the log or its lease lapses.
+   * Whether the lease of a run Mastra found without one is really gone. Mastra reads the lease
+   * once; Redis restarted empty loses every lease until each holder takes its own back (when its
+   * connection is ready again: within the reconnect backoff, 2 s at most). Right after an outage,
+   * the lease is looked at again after that grace; a run whose lease is back is alive, and watched
+   * here until its end reaches the log or its lease lapses. With no outage near, a lapse is a
+   * process that died: settled at once.
    */
   private async leaseLapsed(runId: string): Promise<boolean> {
     const { leaseOwner } = this.options;
     const open = this.runStartSeq;
-    if (!leaseOwner || open === undefined) return true;
+    if (!leaseOwner || open === undefined || !this.log.outageWithin?.(AFTER_OUTAGE_MS)) return true;
     for (;;) {
       const waited = await delay(UNWRITTEN_END_GRACE_MS, true, { signal: this.stop.signal }).catch(() => false);
       if (!waited || this.runStartSeq !== open) return false;

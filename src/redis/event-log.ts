@@ -160,6 +160,8 @@ export class RedisEventLogs implements ThreadEventLogs {
   private readonly followed: FollowedThreads;
   /** The logs open in this process. */
   private readonly logs = new Set<SharedLog>();
+  /** When the subscriber connection last failed (ms), shared with every log (`outageWithin`). */
+  private readonly outage = { at: 0 };
 
   constructor(
     @inject(TOKENS.Redis) private readonly redis: RedisConnection,
@@ -174,10 +176,12 @@ export class RedisEventLogs implements ThreadEventLogs {
     redis.subscriber.on('ready', () => {
       for (const log of this.logs) log.catchUp();
     });
+    // Every failed (re)connect says so, from the drop to the last attempt before Redis is back.
+    redis.subscriber.on('error', () => (this.outage.at = Date.now()));
   }
 
   async open(key: string): Promise<ThreadEventLog> {
-    const log = new SharedLog(this.redis, this.options, key, this.followed, this.logs);
+    const log = new SharedLog(this.redis, this.options, key, this.followed, this.logs, this.outage);
     await log.start();
     return log;
   }
@@ -250,6 +254,7 @@ class SharedLog implements ThreadEventLog {
     private readonly key: string,
     private readonly followed: FollowedThreads,
     private readonly openLogs: Set<SharedLog>,
+    private readonly outage: { readonly at: number },
   ) {
     const id = `${redis.prefix}:log:${encodeURIComponent(key)}`;
     this.keys = { stream: `${id}:events`, meta: `${id}:meta`, channel: id, settled: (runId) => `${id}:settled:${encodeURIComponent(runId)}` };
@@ -333,6 +338,10 @@ class SharedLog implements ThreadEventLog {
 
   since(id: number): NumberedEvent[] | undefined {
     return this.ring.since(id);
+  }
+
+  outageWithin(ms: number): boolean {
+    return Date.now() - this.outage.at < ms;
   }
 
   /** Events after `id` from the thread's stream, up to the last one seen here. */
