@@ -65,7 +65,7 @@ describe('RedisPubSub as a LeaseProvider', () => {
     expect(await a.transferLease(key, 'run-4', 'run-5', 60_000)).toBe(false);
   });
 
-  it('a lease Redis lost (restarted empty) is taken back by its holder’s renewal, or all at once by renewAll; one that expired or was taken is not', async () => {
+  it('a lease Redis lost (restarted empty) is taken back by its holder’s renewal, or all at once by renewAll; one that expired, was taken, or was let go elsewhere is not', async () => {
     const key = newKey();
     await a.acquireLease(key, 'run-1', 60_000);
     await redis.inspect.del(leaseKey(key));
@@ -77,6 +77,16 @@ describe('RedisPubSub as a LeaseProvider', () => {
     await b.acquireLease(key, 'run-2', 60_000);
     expect(await a.renewLease(key, 'run-1', 60_000)).toBe(false);
     expect(await a.getLeaseOwner(key)).toBe('run-2');
+
+    // Another process resumed the run (the same owner) and let go of its lease when it ended: the
+    // first holder's renewal does not take it back, and the lease is free for the next run.
+    const resumed = newKey();
+    await a.acquireLease(resumed, 'run-5', 60_000);
+    expect(await b.acquireLease(resumed, 'run-5', 60_000)).toEqual({ acquired: true, owner: 'run-5' });
+    await b.releaseLease(resumed, 'run-5');
+    expect(await a.renewLease(resumed, 'run-5', 60_000)).toBe(false);
+    expect(await a.getLeaseOwner(resumed)).toBeUndefined();
+    expect(await b.acquireLease(resumed, 'run-6', 60_000)).toEqual({ acquired: true, owner: 'run-6' });
 
     // A process that held a lease beyond its own count of the TTL (stalled) does not take it back: it expired.
     const stalled = newKey();

@@ -1,18 +1,27 @@
 import type { LeaseProvider } from '@mastra/core/events';
 import { LuaScript, type ScriptRunner } from './lua.js';
-import { RELEASE_IF_OWNER } from './owned-key.js';
 
 // Each lease is one key: its value the owner, its TTL the lease's. Every change checks the owner
 // in the same script that makes it, so an owner that lost its lease (expired, taken) can never
-// release, renew or hand over the next owner's.
+// release, renew or hand over the next owner's. A released lease leaves a marker for the rest of
+// its TTL (`released:<owner>`, free to take): so that a key that is gone means Redis lost it
+// (restarted empty), which its holder may take back, not that another process let go of the
+// run's lease (it resumed the run, and ended it).
+
+/** The value a released lease keeps until it would have expired. */
+const RELEASED = 'released:';
 
 /**
- * Claims the lease with `SET NX PX`; when its owner already holds it, refreshes the TTL.
- * KEYS: lease. ARGV: owner, ttl ms. Answers `{1, owner}` when held by the caller now, else `{0, holder}`.
+ * Claims the lease if it is free (no key, or a released one); when its owner already holds it,
+ * refreshes the TTL. KEYS: lease. ARGV: owner, ttl ms, released prefix. Answers `{1, owner}` when
+ * held by the caller now, else `{0, holder}`.
  */
 const ACQUIRE = new LuaScript(`
-if redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then return {1, ARGV[1]} end
 local holder = redis.call('GET', KEYS[1])
+if not holder or string.sub(holder, 1, #ARGV[3]) == ARGV[3] then
+  redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
+  return {1, ARGV[1]}
+end
 if holder == ARGV[1] then
   redis.call('PEXPIRE', KEYS[1], ARGV[2])
   return {1, holder}
@@ -29,8 +38,9 @@ return 1
 
 /**
  * Extends the lease if `owner` holds it; with `retake` (the caller knows it held the lease until
- * now), also sets it again when the key is gone: Redis lost it (restarted empty), nobody took it.
- * KEYS: lease. ARGV: owner, ttl ms, retake (`1` or `0`). Answers 1 when held by `owner` now.
+ * now), also sets it again when the key is gone: Redis lost it (restarted empty), as a released
+ * lease leaves its marker. KEYS: lease. ARGV: owner, ttl ms, retake (`1` or `0`). Answers 1 when
+ * held by `owner` now.
  */
 const RENEW = new LuaScript(`
 local holder = redis.call('GET', KEYS[1])
@@ -40,6 +50,14 @@ if not holder and ARGV[3] == '1' then
   return 1
 end
 return 0
+`);
+
+/** Lets go of the lease if `owner` holds it, leaving the released marker for the rest of its TTL. KEYS: lease. ARGV: owner, released prefix. */
+const RELEASE = new LuaScript(`
+if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end
+local left = redis.call('PTTL', KEYS[1])
+if left > 0 then redis.call('SET', KEYS[1], ARGV[2] .. ARGV[1], 'PX', left) else redis.call('DEL', KEYS[1]) end
+return 1
 `);
 
 /** What the leases need of a connection: scripts, and reading a key. */
@@ -73,7 +91,7 @@ export class RedisLeases implements LeaseProvider {
 
   async acquireLease(key: string, owner: string, ttlMs: number): Promise<{ acquired: boolean; owner?: string }> {
     const expiresAt = Date.now() + ttlMs;
-    const [won, holder] = (await ACQUIRE.run(await this.connection(), [this.keyOf(key)], [owner, ttl(ttlMs)])) as [number, string | null];
+    const [won, holder] = (await ACQUIRE.run(await this.connection(), [this.keyOf(key)], [owner, ttl(ttlMs), RELEASED])) as [number, string | null];
     if (won === 1) this.#held.set(key, { owner, expiresAt, ttlMs });
     else if (holder !== this.#held.get(key)?.owner) this.#forget(key); // held elsewhere now
     // The holder's key may expire between SET and GET: no holder to name then (rare, allowed).
@@ -81,14 +99,15 @@ export class RedisLeases implements LeaseProvider {
   }
 
   async getLeaseOwner(key: string): Promise<string | undefined> {
-    const owner = (await (await this.connection()).get(this.keyOf(key))) ?? undefined;
+    const value = (await (await this.connection()).get(this.keyOf(key))) ?? undefined;
+    const owner = value?.startsWith(RELEASED) ? undefined : value;
     if (owner === undefined || owner !== this.#held.get(key)?.owner) this.#forget(key);
     return owner;
   }
 
   async releaseLease(key: string, owner: string): Promise<void> {
     this.#forget(key, owner);
-    await RELEASE_IF_OWNER.run(await this.connection(), [this.keyOf(key)], [owner, '', '']);
+    await RELEASE.run(await this.connection(), [this.keyOf(key)], [owner, RELEASED]);
   }
 
   /**
