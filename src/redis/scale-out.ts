@@ -6,6 +6,7 @@ import { connectRedis, type RedisConnection } from './connection.js';
 import { RedisPubSub } from './pubsub/index.js';
 import type { LocalLeases } from './thread-control.js';
 import { keepsRunChunksLocal, LocalThreadRuns, THREAD_TOPIC } from './thread-runs.js';
+import { StaleLeases } from './stale-leases.js';
 import { isUnavailable } from '../translate/failure.js';
 
 /**
@@ -65,11 +66,14 @@ export async function createScaleOut({ url, prefix = 'mastra-agui-bridge', logge
     deliverAtOnce: (topic) => topic.startsWith(THREAD_TOPIC),
     onPublish: (topic, event) => runs.published(topic, event),
   });
+  const staleLeases = new StaleLeases(pubsub, runs, logger);
+  staleLeases.start();
   return {
     pubsub,
     redis,
     bindings: redisBindings(redis, pubsub, runs),
     close: async () => {
+      staleLeases.stop();
       await pubsub.close();
       await redis.close();
     },

@@ -6,6 +6,10 @@ export const THREAD_TOPIC = 'agent.thread-stream.';
 
 /** Mastra's thread events after which a run of this process no longer streams here. */
 const RUN_CLOSED = new Set(['run-completed', 'run-failed', 'run-aborted', 'run-discarded', 'run-suspended']);
+/** Those after which the run is over for good (a suspended run may be resumed). */
+const RUN_OVER = new Set(['run-completed', 'run-failed', 'run-aborted', 'run-discarded']);
+/** How long a run that is over is remembered (`overSince`). */
+const OVER_MEMORY_MS = 10 * 60 * 1000;
 
 /**
  * Whether a publish on Mastra's topics stays in this process. A run's chunks (`stream-part` on its
@@ -43,6 +47,8 @@ export function threadKeyOfTopic(topic: string): string | undefined {
 export class LocalThreadRuns {
   /** Mastra thread key → the runs registered here and not closed yet. */
   private readonly runs = new Map<string, Set<string>>();
+  /** Run id → when it was over (ms), oldest first. */
+  private readonly overAt = new Map<string, number>();
   private readonly listeners: Array<(threadKey: string) => Promise<void>> = [];
 
   /**
@@ -62,7 +68,23 @@ export class LocalThreadRuns {
       return Promise.all(this.listeners.map((listener) => listener(threadKey))).then(() => undefined);
     }
     if (runs.delete(event.runId) && runs.size === 0) this.runs.delete(threadKey);
+    if (RUN_OVER.has(event.type)) this.over(event.runId);
     return undefined;
+  }
+
+  /** When run `runId` of this process was over (completed, failed, aborted, discarded), if it was, within the last 10 minutes. */
+  overSince(runId: string): number | undefined {
+    return this.overAt.get(runId);
+  }
+
+  private over(runId: string): void {
+    const now = Date.now();
+    this.overAt.set(runId, now);
+    // Oldest first (insertion order): forgotten once past the memory.
+    for (const [id, at] of this.overAt) {
+      if (now - at < OVER_MEMORY_MS) break;
+      this.overAt.delete(id);
+    }
   }
 
   /** Whether a run of this process streams on the thread now. */

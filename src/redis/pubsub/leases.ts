@@ -140,6 +140,12 @@ export class RedisLeases implements LeaseProvider {
     return moved;
   }
 
+  /** The leases this instance holds (not released, not expired by its own count). */
+  heldLeases(): Array<{ key: string; owner: string }> {
+    const now = Date.now();
+    return [...this.#held].filter(([, held]) => held.expiresAt > now).map(([key, { owner }]) => ({ key, owner }));
+  }
+
   /** Whether this instance holds the lease on `key` (acquired, renewed or handed over here, not released, not expired). */
   holdsLease(key: string): boolean {
     const held = this.#held.get(key);

@@ -259,6 +259,11 @@ export class RedisPubSub extends PubSub implements LeaseProvider {
     return this.#leases.holdsLease(key);
   }
 
+  /** The leases held through this instance (not released, not expired), with their owners. */
+  heldLeases(): Array<{ key: string; owner: string }> {
+    return this.#leases.heldLeases();
+  }
+
   /** What of the publishes' failures is logged: each kind once, from a failed publish to the next that succeeds. */
   readonly #publishFailures: RepeatedFailures;
 
