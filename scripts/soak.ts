@@ -87,6 +87,11 @@ async function main(): Promise<number> {
         late++;
       }
     }
+    // What the processes healed on their own: leases of runs that were over (src/redis/stale-leases.ts).
+    for (const [i, p] of cluster.processes.entries()) {
+      const healed = p.output().stdout.split('\n').filter((line) => line.includes('still held the thread'));
+      if (healed.length > 0) console.log(`soak: process ${cluster.nodes[i].name} let go of ${healed.length} stale thread lease(s):\n${healed.join('\n')}`);
+    }
     const report = summarize(threads, { seed: args.seed, threads: args.threads, steps: args.steps * rounds, nodes: cluster.nodes, durationMs: Date.now() - started });
     if (late > 0) console.log(`soak: ${late} thread(s) changed after their check, or a process died`);
     console.log(`\nsoak: ${rounds} rounds (seeds ${args.seed} + k × 7919), ${threads.length} threads\n${formatReport(report)}`);

@@ -425,6 +425,8 @@ export class ThreadFeed {
    * the thread as stored, once the run open in the log has ended, or now.
    */
   private lostEvents(nextId: number): void {
+    // Not handled: a gap that swallowed the open run's end, then another run's RUN_STARTED before
+    // that run is settled as lost; the clients' bracket of the first run stays open (not seen).
     // What they hold resumes at the log's next event: what came before it is gone from the ring.
     for (const client of this.clients) if (!client.loading) client.position = Math.max(client.position, nextId - 1);
     if (this.openInLog !== undefined) this.gappedRun = this.openInLog;
