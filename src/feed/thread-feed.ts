@@ -414,9 +414,8 @@ export class ThreadFeed {
    * joins meanwhile waits for the next run, as the run's start is gone from the ring.
    */
   private reopened(events: readonly Event[], firstId: number, at: number): void {
-    this.gappedRun = this.openInLog;
     if (at > 0) this.numbered(events.slice(0, at), firstId);
-    for (const client of this.clients) if (!client.loading) client.position = Math.max(client.position, firstId + at);
+    this.lostEvents(firstId + at + 1);
     if (at + 1 < events.length) this.numbered(events.slice(at + 1), firstId + at + 1);
   }
 

@@ -4,10 +4,10 @@ import type { PublishedEvent } from './pubsub/index.js';
 /** Mastra's per-thread topics: `agent.thread-stream.<encodeURIComponent(resource \0 thread)>`. */
 export const THREAD_TOPIC = 'agent.thread-stream.';
 
-/** Mastra's thread events after which a run of this process no longer streams here. */
-const RUN_CLOSED = new Set(['run-completed', 'run-failed', 'run-aborted', 'run-discarded', 'run-suspended']);
-/** Those after which the run is over for good (a suspended run may be resumed). */
+/** Mastra's thread events after which a run of this process is over for good. */
 const RUN_OVER = new Set(['run-completed', 'run-failed', 'run-aborted', 'run-discarded']);
+/** Those after which it no longer streams here: over, or stopped on an interrupt (it may be resumed). */
+const RUN_CLOSED = new Set([...RUN_OVER, 'run-suspended']);
 /** How long a run that is over is remembered (`overSince`). */
 const OVER_MEMORY_MS = 10 * 60 * 1000;
 
