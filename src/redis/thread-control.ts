@@ -5,19 +5,21 @@ import type { AgentProvider } from '../agents/agent-provider.js';
 import type { ResolvedConfig } from '../config.js';
 import type { BridgeLogger } from '../logger.js';
 import { TOKENS } from '../tokens.js';
-import type { AgentMessage, OnWake, Routing, SignalDecision, ThreadTarget } from '../agents/mastra.js';
+import { withId, type AgentMessage, type OnWake, type Routing, type SignalDecision, type ThreadTarget } from '../agents/mastra.js';
+import { sendPastFinishingRun } from '../threads/finishing-run.js';
 import { InProcessThreadControl, APPROVAL_MEMORY_MS, WIND_DOWN_MS, type AbortOptions, type ThreadControl } from '../threads/thread-control.js';
 import type { RunEndings } from '../threads/run-endings.js';
 import { threadLeaseKey } from '../threads/thread-lease.js';
 import { errorMessage } from '../translate/values.js';
 import type { RedisConnection } from './connection.js';
 
-/** Whether this process runs the run that holds a thread's lease (the Redis pub/sub knows its own leases). */
+/** Whether this process runs the run that holds a thread's lease (the Redis pub/sub knows its own leases), and who holds one. */
 export interface LocalLeases {
   holdsLease(key: string): boolean;
+  getLeaseOwner(key: string): Promise<string | undefined>;
 }
 
-type Op = 'abort' | 'queue' | 'cancel';
+type Op = 'abort' | 'send' | 'queue' | 'cancel';
 interface Request {
   id: string;
   op: Op;
@@ -41,7 +43,7 @@ interface Reply {
 const REPLY_TIMEOUT_MS = 2000;
 
 /**
- * Abort, queue and cancel-queued for several bridge processes on one Redis. Mastra 1.71 does
+ * Abort, send, queue and cancel-queued for several bridge processes on one Redis. Mastra 1.71 does
  * these only for runs of its own process, so the request goes to the process whose run holds the
  * thread's lease: every process listens on one control channel, and the holder does it with
  * Mastra's own methods and answers on the asker's reply channel. A thread no process holds is
@@ -99,6 +101,24 @@ export class RedisThreadControl implements ThreadControl {
     // The holder answers an abort that waits for the run's end only once it has wound down.
     const timeoutMs = options.untilEnded ? REPLY_TIMEOUT_MS + WIND_DOWN_MS : REPLY_TIMEOUT_MS;
     return ((await this.ask({ op: 'abort', agentId: agent.id, thread, ...options }, timeoutMs)) as { aborted: boolean } | undefined) ?? { aborted: false };
+  }
+
+  /**
+   * Sent where the thread's run is: Mastra would send it on from here as a hand-off to that run,
+   * which it drops if the run ends as it comes. The holder sends it into its own run, past that
+   * run's end (`sendPastFinishingRun`); a thread nobody holds is woken from here.
+   */
+  async send(agent: Agent, thread: ThreadTarget, message: AgentMessage, routing: Routing, onWake?: OnWake): Promise<SignalDecision> {
+    // Nobody holds the thread (a run that held it was let go of, here or elsewhere): it wakes here.
+    if ((await this.leases.getLeaseOwner(threadLeaseKey(thread))) === undefined) return this.local.send(agent, thread, message, routing, onWake);
+    if (this.holds(thread)) return this.sendHere(agent, thread, message, routing, onWake);
+    const remote = (await this.ask({ op: 'send', agentId: agent.id, thread, message, options: routing })) as SignalDecision | undefined;
+    return remote ?? this.local.send(agent, thread, message, routing, onWake);
+  }
+
+  /** Into a run of this process: one that is finishing does not take it, and it is sent again. */
+  private sendHere(agent: Agent, thread: ThreadTarget, message: AgentMessage, routing: Routing, onWake?: OnWake): Promise<SignalDecision> {
+    return sendPastFinishingRun(agent, thread, (id) => this.local.send(agent, thread, withId(message, id), routing, onWake));
   }
 
   async queue(agent: Agent, thread: ThreadTarget, message: AgentMessage, routing: Routing, onWake?: OnWake): Promise<SignalDecision> {
@@ -163,6 +183,10 @@ export class RedisThreadControl implements ThreadControl {
   private perform(request: Request): Promise<unknown> {
     const agent = this.agents.get(request.agentId);
     if (request.op === 'abort') return this.local.abort(agent, request.thread, { untilEnded: request.untilEnded });
+    if (request.op === 'send') {
+      if (request.message === undefined) throw new Error('A send request carries no message');
+      return this.sendHere(agent, request.thread, request.message, request.options ?? {});
+    }
     if (request.op === 'queue') {
       if (request.message === undefined) throw new Error('A queue request carries no message');
       return this.local.queue(agent, request.thread, request.message, request.options ?? {});

@@ -2,7 +2,6 @@ import type { Mastra } from '@mastra/core';
 import type { Agent } from '@mastra/core/agent';
 import type { MastraMemory } from '@mastra/core/memory';
 import { EventEmitterPubSub } from '@mastra/core/events';
-import { setTimeout as delay } from 'node:timers/promises';
 import { inject, injectable } from 'inversify';
 import type { z } from 'zod';
 import { AgentProvider } from '../agents/agent-provider.js';
@@ -17,6 +16,7 @@ import { TOKENS } from '../tokens.js';
 import type { NotificationSchema, SendMessageSchema, SignalSchema, StateSignalSchema, ToolApprovalSchema } from './schemas.js';
 import type { ThreadControl } from '../threads/thread-control.js';
 import type { RunEndings } from '../threads/run-endings.js';
+import { sendPastFinishingRun } from '../threads/finishing-run.js';
 import { SUPERSEDED_BY_ABORT, SUPERSEDED_BY_INPUT, type PendingInterrupts } from '../threads/pending-interrupts.js';
 import { lastStep } from '../translate/retraction.js';
 import { errorMessage } from '../translate/values.js';
@@ -27,11 +27,6 @@ export interface PendingApproval {
   toolName: string;
   args: unknown;
 }
-
-/** How long to wait before sending a lost signal again: a finishing run lets go of its thread within ~15 ms. */
-const LOST_SIGNAL_RETRY_MS = 5;
-/** Sends at most (2 s in all): past that the run holding the lease is not finishing, and its `deliver` answer stands. */
-const LOST_SIGNAL_SENDS = 400;
 
 /** Sends a signal (again under `id`, when given) and answers Mastra's decision. */
 type Send = (agent: Agent, id?: string) => Promise<SignalDecision>;
@@ -70,7 +65,8 @@ export class SignalRouter {
   ) {}
 
   sendMessage(scope: ThreadScope, body: z.output<typeof SendMessageSchema>): Promise<SignalDecision> {
-    const send: Send = (agent, id) => sendMessage(agent, withId(body.message, id), this.target(scope, body), this.watchWoken(agent, scope));
+    // Into the thread's run wherever it runs: Mastra alone would race that run's end in another process.
+    const send: Send = (agent, id) => this.control.send(agent, scope, withId(body.message, id), routing(body), this.watchWoken(agent, scope));
     return this.accept(scope, 'send', body.message, this.superseding(scope, send));
   }
 
@@ -212,18 +208,10 @@ export class SignalRouter {
   }
 
   /**
-   * Sends through `send` and answers Mastra's decision. A thread that was idle just before a
-   * synchronous decision of `deliver` means the signal met a run that is finishing, which Mastra
-   * queues nowhere ("A run that is finishing" in docs/signals.md): it is sent again, with the
-   * same id, until it wakes a run (what Mastra may still hold of it first taken back by `takeBack`).
-   * Only with leases in this process (Mastra's default pub/sub): with a shared one, `deliver` may
-   * be a real hand-off to another process's run.
-   *
-   * Why a loop: Mastra 1.71 gives no way to learn that the signal was parked (its `sendSignal`
-   * puts it on the thread's idle queue with no run left to drain it, and answers `deliver`), nor
-   * when the finishing run lets go: `subscribeThreadEvents` reports queue counts only. The window
-   * is measured at about 15 ms (docs/signals.md, "A run that is finishing"), so a send every 5 ms
-   * takes a few tries; `test/signals-finishing-run.test.ts` sweeps it.
+   * Sends through `send` and answers Mastra's decision; with Mastra's in-process leases, past a
+   * run that is finishing (`sendPastFinishingRun`). With leases shared between processes, a
+   * `deliver` to an idle-looking thread may be a real hand-off to another process's run: the
+   * answer is passed on as Mastra gave it (`ThreadControl.send` does the same where the run is).
    */
   private async route(scope: ThreadScope, kind: string, send: Send, takeBack?: TakeBack): Promise<{ answer: SignalDecision; agent: Agent }> {
     // Claimed, not only checked: a wake creates a missing thread anyway, but a persisted signal
@@ -231,18 +219,9 @@ export class SignalRouter {
     const { agent } = await this.ownedThreadAgent(scope, 'claim');
     const thread = { resourceId: scope.resourceId, threadId: scope.threadId };
     const leasesInProcess = agent.getPubSub() instanceof EventEmitterPubSub;
-    let id: string | undefined;
-    for (let attempt = 1; ; attempt++) {
-      const idle = leasesInProcess && agent.getActiveThreadRunId(thread) === undefined;
-      const answer = await send(agent, id);
-      if (!(idle && answer.action === 'deliver') || attempt === LOST_SIGNAL_SENDS) {
-        this.metrics.signalDecision(kind, answer.action);
-        return { answer, agent };
-      }
-      await takeBack?.(agent, answer.signalId);
-      id = answer.signalId;
-      await delay(LOST_SIGNAL_RETRY_MS);
-    }
+    const answer = leasesInProcess ? await sendPastFinishingRun(agent, thread, (id) => send(agent, id), takeBack && ((id) => takeBack(agent, id))) : await send(agent);
+    this.metrics.signalDecision(kind, answer.action);
+    return { answer, agent };
   }
 
   /**

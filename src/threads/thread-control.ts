@@ -3,7 +3,7 @@ import { setTimeout as delay } from 'node:timers/promises';
 import { inject, injectable } from 'inversify';
 import { TOKENS } from '../tokens.js';
 import type { RunEndings } from './run-endings.js';
-import { queueMessage, queuedMessageCount, type AgentMessage, type OnWake, type Routing, type SignalDecision, type ThreadTarget } from '../agents/mastra.js';
+import { queueMessage, queuedMessageCount, sendMessage, type AgentMessage, type OnWake, type Routing, type SignalDecision, type ThreadTarget } from '../agents/mastra.js';
 
 /**
  * What Mastra 1.71 only does for runs of its own process: abort the thread's run, queue a message
@@ -23,6 +23,12 @@ export interface ThreadControl {
    * within a bound: Mastra gives the thread's lease up at the abort, before that.
    */
   abort(agent: Agent, thread: ThreadTarget, options?: AbortOptions): Promise<{ aborted: boolean }>;
+  /**
+   * Sends a message now into the thread's run, wherever it runs (past that run's end, if it is
+   * finishing: `sendPastFinishingRun`, where the run is), or wakes the idle thread with it;
+   * `onWake` hears of a run it woke in this process.
+   */
+  send(agent: Agent, thread: ThreadTarget, message: AgentMessage, routing: Routing, onWake?: OnWake): Promise<SignalDecision>;
   /**
    * Queues a message behind the thread's run (wherever it runs), or wakes the idle thread with it;
    * `onWake` hears of a run it woke in this process (so that its end is known, as a sent message's).
@@ -71,6 +77,11 @@ export class InProcessThreadControl implements ThreadControl {
     // a new run that took the thread first would leave them parked where nothing drains them.
     while (Date.now() < deadline && queuedMessageCount(agent, thread) > 0) await delay(WIND_DOWN_POLL_MS);
     return { aborted };
+  }
+
+  /** Mastra's own send: the caller deals with a run that is finishing (`SignalRouter.route`). */
+  send(agent: Agent, thread: ThreadTarget, message: AgentMessage, routing: Routing, onWake?: OnWake): Promise<SignalDecision> {
+    return sendMessage(agent, message, { ...routing, ...thread }, onWake);
   }
 
   queue(agent: Agent, thread: ThreadTarget, message: AgentMessage, routing: Routing, onWake?: OnWake): Promise<SignalDecision> {
