@@ -6,7 +6,7 @@ import type { ServerProcess } from './support/process.js';
 import type { AnyEvent, SseReader } from './support/sse.js';
 
 /**
- * A message sent on A while the thread's run on B is finishing (its answer out, its lease not yet
+ * A message (or signal) sent on A while the thread's run on B is finishing (its answer out, its lease not yet
  * let go): Mastra on A would hand it to that run through Redis, and B's Mastra drops a signal for a
  * run that has ended. The bridge sends it where the run is (`ThreadControl.send`), and B sends it
  * past its run's end. The sweep covers the window at every offset, before and after it; a message
@@ -43,7 +43,14 @@ async function answered(sse: SseReader, text: string, ms = 5_000): Promise<void>
   }
 }
 
-describe.each(['send-message', 'queue-message'])('a message sent on A with %s while the run on B is finishing', (route) => {
+/** The body each route takes for `text`: a `user` signal shows and is answered as a user message. */
+const bodies: Record<string, (text: string) => object> = {
+  'send-message': (message) => ({ message }),
+  'queue-message': (message) => ({ message }),
+  signals: (contents) => ({ type: 'user', contents }),
+};
+
+describe.each(Object.keys(bodies))('a message sent on A with %s while the run on B is finishing', (route) => {
   it('is answered once, in order, whatever the offset after the run’s answer ended', { timeout: 180_000 }, async () => {
     for (let offset = 0; offset <= 60; offset += 3) {
       const threadId = uid('finishing');
@@ -52,7 +59,7 @@ describe.each(['send-message', 'queue-message'])('a message sent on A with %s wh
       await onB.waitFor(() => texts(onB.list, 'assistant').includes('Echo: hello') && onB.list.some((e) => e.type === 'TEXT_MESSAGE_END'), 'the first answer');
       // The scenario itself is a point in time: the message must come `offset` ms after the answer.
       await delay(offset);
-      const second = await post(a, `/threads/${threadId}/${route}`, { message: `second ${offset}` });
+      const second = await post(a, `/threads/${threadId}/${route}`, bodies[route](`second ${offset}`));
       expect(second.status).toBe(202);
       await answered(onB, `Echo: second ${offset}`).catch(() => {
         throw new Error(`offset ${offset}: "second ${offset}" (answered ${JSON.stringify(second.body)}) was not run within 5 s`);

@@ -144,6 +144,23 @@ export function sendSignal(agent: Agent, signal: AgentSignal, target: SignalTarg
   return decision(agent.sendSignal(signal as never, target as never) as Sent, onWake);
 }
 
+/**
+ * What a sender puts into a thread's run now (or wakes the idle thread with): a message, or a
+ * signal of another type. Plain data, so that it can be sent to the process where the run is.
+ */
+export type Outgoing = { message: AgentMessage } | { signal: AgentSignal };
+
+/** `outgoing` under the id it is to be stored under (a resend keeps the first send's id). */
+export function outgoingWithId(outgoing: Outgoing, id: string | undefined): Outgoing {
+  if (!id) return outgoing;
+  return 'message' in outgoing ? { message: withId(outgoing.message, id) } : { signal: { ...outgoing.signal, id } };
+}
+
+/** Sends `outgoing` now: it joins the thread's run, or wakes the idle thread. */
+export function sendNow(agent: Agent, outgoing: Outgoing, target: SignalTarget, onWake?: OnWake): Promise<SignalDecision> {
+  return 'message' in outgoing ? sendMessage(agent, outgoing.message, target, onWake) : sendSignal(agent, outgoing.signal, target, onWake);
+}
+
 /** A state signal as `sendStateSignal` takes it. */
 export interface StateSignal {
   id: string;

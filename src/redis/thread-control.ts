@@ -5,7 +5,7 @@ import type { AgentProvider } from '../agents/agent-provider.js';
 import type { ResolvedConfig } from '../config.js';
 import type { BridgeLogger } from '../logger.js';
 import { TOKENS } from '../tokens.js';
-import { withId, type AgentMessage, type OnWake, type Routing, type SignalDecision, type ThreadTarget } from '../agents/mastra.js';
+import { outgoingWithId, type AgentMessage, type OnWake, type Outgoing, type Routing, type SignalDecision, type ThreadTarget } from '../agents/mastra.js';
 import { sendPastFinishingRun } from '../threads/finishing-run.js';
 import { InProcessThreadControl, APPROVAL_MEMORY_MS, WIND_DOWN_MS, type AbortOptions, type ThreadControl } from '../threads/thread-control.js';
 import type { RunEndings } from '../threads/run-endings.js';
@@ -25,7 +25,10 @@ interface Request {
   op: Op;
   agentId: string;
   thread: ThreadTarget;
+  /** What a `queue` queues. */
   message?: AgentMessage;
+  /** What a `send` puts into the run. */
+  outgoing?: Outgoing;
   /** The message's routing (`ifActive`, `ifIdle`); named `options` on the wire. */
   options?: Routing;
   signalIds?: string[];
@@ -108,17 +111,17 @@ export class RedisThreadControl implements ThreadControl {
    * which it drops if the run ends as it comes. The holder sends it into its own run, past that
    * run's end (`sendPastFinishingRun`); a thread nobody holds is woken from here.
    */
-  async send(agent: Agent, thread: ThreadTarget, message: AgentMessage, routing: Routing, onWake?: OnWake): Promise<SignalDecision> {
+  async send(agent: Agent, thread: ThreadTarget, outgoing: Outgoing, routing: Routing, onWake?: OnWake): Promise<SignalDecision> {
     // Nobody holds the thread (a run that held it was let go of, here or elsewhere): it wakes here.
-    if ((await this.leases.getLeaseOwner(threadLeaseKey(thread))) === undefined) return this.local.send(agent, thread, message, routing, onWake);
-    if (this.holds(thread)) return this.sendHere(agent, thread, message, routing, onWake);
-    const remote = (await this.ask({ op: 'send', agentId: agent.id, thread, message, options: routing })) as SignalDecision | undefined;
-    return remote ?? this.local.send(agent, thread, message, routing, onWake);
+    if ((await this.leases.getLeaseOwner(threadLeaseKey(thread))) === undefined) return this.local.send(agent, thread, outgoing, routing, onWake);
+    if (this.holds(thread)) return this.sendHere(agent, thread, outgoing, routing, onWake);
+    const remote = (await this.ask({ op: 'send', agentId: agent.id, thread, outgoing, options: routing })) as SignalDecision | undefined;
+    return remote ?? this.local.send(agent, thread, outgoing, routing, onWake);
   }
 
   /** Into a run of this process: one that is finishing does not take it, and it is sent again. */
-  private sendHere(agent: Agent, thread: ThreadTarget, message: AgentMessage, routing: Routing, onWake?: OnWake): Promise<SignalDecision> {
-    return sendPastFinishingRun(agent, thread, (id) => this.local.send(agent, thread, withId(message, id), routing, onWake));
+  private sendHere(agent: Agent, thread: ThreadTarget, outgoing: Outgoing, routing: Routing, onWake?: OnWake): Promise<SignalDecision> {
+    return sendPastFinishingRun(agent, thread, (id) => this.local.send(agent, thread, outgoingWithId(outgoing, id), routing, onWake));
   }
 
   async queue(agent: Agent, thread: ThreadTarget, message: AgentMessage, routing: Routing, onWake?: OnWake): Promise<SignalDecision> {
@@ -184,8 +187,8 @@ export class RedisThreadControl implements ThreadControl {
     const agent = this.agents.get(request.agentId);
     if (request.op === 'abort') return this.local.abort(agent, request.thread, { untilEnded: request.untilEnded });
     if (request.op === 'send') {
-      if (request.message === undefined) throw new Error('A send request carries no message');
-      return this.sendHere(agent, request.thread, request.message, request.options ?? {});
+      if (request.outgoing === undefined) throw new Error('A send request carries nothing to send');
+      return this.sendHere(agent, request.thread, request.outgoing, request.options ?? {});
     }
     if (request.op === 'queue') {
       if (request.message === undefined) throw new Error('A queue request carries no message');

@@ -5,7 +5,7 @@ import { EventEmitterPubSub } from '@mastra/core/events';
 import { inject, injectable } from 'inversify';
 import type { z } from 'zod';
 import { AgentProvider } from '../agents/agent-provider.js';
-import { listNotifications, outputFinished, sendMessage, sendNotification, sendSignal, sendStateSignal, withId, type OnWake, type Routing, type SignalDecision, type SignalTarget, type WokenOutput } from '../agents/mastra.js';
+import { listNotifications, outputFinished, sendMessage, sendNotification, sendStateSignal, withId, type OnWake, type Routing, type SignalDecision, type SignalTarget, type WokenOutput } from '../agents/mastra.js';
 import type { ResolvedConfig } from '../config.js';
 import { conflict, notFound, type BridgeError } from '../errors.js';
 import { statusOutcome, type BridgeMetrics, type RunOutcome } from '../observability/metrics.js';
@@ -66,7 +66,7 @@ export class SignalRouter {
 
   sendMessage(scope: ThreadScope, body: z.output<typeof SendMessageSchema>): Promise<SignalDecision> {
     // Into the thread's run wherever it runs: Mastra alone would race that run's end in another process.
-    const send: Send = (agent, id) => this.control.send(agent, scope, withId(body.message, id), routing(body), this.watchWoken(agent, scope));
+    const send: Send = (agent, id) => this.control.send(agent, scope, { message: withId(body.message, id) }, routing(body), this.watchWoken(agent, scope));
     return this.accept(scope, 'send', body.message, this.superseding(scope, send));
   }
 
@@ -84,7 +84,8 @@ export class SignalRouter {
   signal(scope: ThreadScope, body: z.output<typeof SignalSchema>): Promise<SignalDecision> {
     const { type, contents, tagName, attributes, transient } = body;
     const signal = { type, contents, ...(tagName && { tagName }), ...(attributes && { attributes }), ...(transient !== undefined && { transient }) };
-    const send = (agent: Agent, id?: string) => sendSignal(agent, { ...signal, ...(id && { id }) }, this.target(scope, body), this.watchWoken(agent, scope));
+    // Into the thread's run wherever it runs, as a message sent now (`sendMessage`).
+    const send: Send = (agent, id) => this.control.send(agent, scope, { signal: { ...signal, ...(id && { id }) } }, routing(body), this.watchWoken(agent, scope));
     // A transient signal is never stored: nothing to keep for it.
     return transient ? this.route(scope, 'signal', send).then(({ answer }) => answer) : this.accept(scope, 'signal', signal, send);
   }

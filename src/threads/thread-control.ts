@@ -3,7 +3,7 @@ import { setTimeout as delay } from 'node:timers/promises';
 import { inject, injectable } from 'inversify';
 import { TOKENS } from '../tokens.js';
 import type { RunEndings } from './run-endings.js';
-import { queueMessage, queuedMessageCount, sendMessage, type AgentMessage, type OnWake, type Routing, type SignalDecision, type ThreadTarget } from '../agents/mastra.js';
+import { queueMessage, queuedMessageCount, sendNow, type AgentMessage, type Outgoing, type OnWake, type Routing, type SignalDecision, type ThreadTarget } from '../agents/mastra.js';
 
 /**
  * What Mastra 1.71 only does for runs of its own process: abort the thread's run, queue a message
@@ -24,11 +24,11 @@ export interface ThreadControl {
    */
   abort(agent: Agent, thread: ThreadTarget, options?: AbortOptions): Promise<{ aborted: boolean }>;
   /**
-   * Sends a message now into the thread's run, wherever it runs (past that run's end, if it is
-   * finishing: `sendPastFinishingRun`, where the run is), or wakes the idle thread with it;
-   * `onWake` hears of a run it woke in this process.
+   * Sends a message or signal now into the thread's run, wherever it runs (past that run's end,
+   * if it is finishing: `sendPastFinishingRun`, where the run is), or wakes the idle thread with
+   * it; `onWake` hears of a run it woke in this process.
    */
-  send(agent: Agent, thread: ThreadTarget, message: AgentMessage, routing: Routing, onWake?: OnWake): Promise<SignalDecision>;
+  send(agent: Agent, thread: ThreadTarget, outgoing: Outgoing, routing: Routing, onWake?: OnWake): Promise<SignalDecision>;
   /**
    * Queues a message behind the thread's run (wherever it runs), or wakes the idle thread with it;
    * `onWake` hears of a run it woke in this process (so that its end is known, as a sent message's).
@@ -80,8 +80,8 @@ export class InProcessThreadControl implements ThreadControl {
   }
 
   /** Mastra's own send: the caller deals with a run that is finishing (`SignalRouter.route`). */
-  send(agent: Agent, thread: ThreadTarget, message: AgentMessage, routing: Routing, onWake?: OnWake): Promise<SignalDecision> {
-    return sendMessage(agent, message, { ...routing, ...thread }, onWake);
+  send(agent: Agent, thread: ThreadTarget, outgoing: Outgoing, routing: Routing, onWake?: OnWake): Promise<SignalDecision> {
+    return sendNow(agent, outgoing, { ...routing, ...thread }, onWake);
   }
 
   queue(agent: Agent, thread: ThreadTarget, message: AgentMessage, routing: Routing, onWake?: OnWake): Promise<SignalDecision> {
