@@ -95,6 +95,42 @@ describe('a /run on a thread that is running', () => {
     expect(history.slice(2)).toEqual(['signal: queued one', 'assistant: Echo: queued one', 'signal: queued two', 'assistant: Echo: queued two', 'user: second question', 'assistant: Echo: second question']);
   });
 
+  it('interrupt keeps what was sent into the cut run and not read yet: stored and answered before the interrupting input', async () => {
+    const t: Thread = { threadId: uid('interrupt-sent'), resourceId: 'multitask' };
+    const watching = await follow(b, t);
+    const first = startRun(t.threadId, LONG);
+    await first.reached('TEXT_MESSAGE_CONTENT');
+    // Mastra reads a message sent into a run between its steps: the run's one long step is cut first.
+    expect((await post(b, t, 'send-message', { message: 'sent into it' })).body).toMatchObject({ action: 'deliver' });
+    const second = await startRun(t.threadId, 'second question', 'interrupt').done;
+    expect(second.status).toBe(200);
+    expect((await first.done).events.at(-1)).toMatchObject({ type: 'RUN_FINISHED', outcome: { type: 'cancelled' } });
+    const answers = () => watching.events.filter((e) => e.event.type === 'TEXT_MESSAGE_CONTENT').map((e) => e.event.delta as string).join('');
+    await watching.waitFor(() => ['Echo: sent into it', 'Echo: second question'].every((a) => answers().includes(a)), `both answers; saw ${JSON.stringify(answers())}`);
+    await watching.close();
+    const history = (await stored(t.threadId)).map((m) => `${m.role}: ${m.content}`);
+    expect(history.slice(2)).toEqual(['signal: sent into it', 'assistant: Echo: sent into it', 'user: second question', 'assistant: Echo: second question']);
+  });
+
+  it('the same when the cut run is one Mastra started for a queued message', async () => {
+    const t: Thread = { threadId: uid('interrupt-sent-queued'), resourceId: 'multitask' };
+    const watching = await follow(b, t);
+    const first = startRun(t.threadId, LONG.slice(0, 120));
+    await first.reached('TEXT_MESSAGE_CONTENT');
+    expect((await post(b, t, 'queue-message', { message: LONG })).body).toMatchObject({ action: 'deliver' });
+    await watching.waitForCount('RUN_STARTED', 2);
+    const queuedRun = watching.events.findLastIndex((e) => e.event.type === 'RUN_STARTED');
+    await watching.waitForEvent((e) => e.type === 'TEXT_MESSAGE_CONTENT', queuedRun);
+    expect((await post(b, t, 'send-message', { message: 'sent into it' })).body).toMatchObject({ action: 'deliver' });
+    expect((await startRun(t.threadId, 'second question', 'interrupt').done).status).toBe(200);
+    const answers = () => watching.events.filter((e) => e.event.type === 'TEXT_MESSAGE_CONTENT').map((e) => e.event.delta as string).join('');
+    await watching.waitFor(() => ['Echo: sent into it', 'Echo: second question'].every((a) => answers().includes(a)), `both answers; saw ${JSON.stringify(answers())}`);
+    await watching.close();
+    const history = (await stored(t.threadId)).map((m) => `${m.role}: ${m.content}`);
+    // The cut run's partial answer is stored only if it had begun.
+    expect(history.filter((row) => !row.includes('a long answer'))).toEqual(['signal: sent into it', 'assistant: Echo: sent into it', 'user: second question', 'assistant: Echo: second question']);
+  });
+
   it('interrupt on an idle thread, and enqueue (the default, named), just run', async () => {
     const threadId = uid('idle');
     expect((await startRun(threadId, 'one', 'interrupt').done).status).toBe(200);

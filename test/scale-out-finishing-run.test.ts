@@ -44,7 +44,7 @@ async function answered(sse: SseReader, text: string, ms = 5_000): Promise<void>
 }
 
 /** The body each route takes for `text`: a `user` signal shows and is answered as a user message. */
-const bodies: Record<string, (text: string) => object> = {
+const bodies: Record<string, (text: string) => Record<string, unknown>> = {
   'send-message': (message) => ({ message }),
   'queue-message': (message) => ({ message }),
   signals: (contents) => ({ type: 'user', contents }),

@@ -107,3 +107,44 @@ describe('a run stopped on an approval in A', { timeout: 60_000 }, () => {
     expect(stored.filter((m) => m.content === 'racing from B')).toHaveLength(1);
   });
 });
+
+/**
+ * A message sent on A into a run on B that Mastra has not read yet (it reads one between steps),
+ * then a `/run` on A that interrupts that run: the message was acknowledged first, so it is stored
+ * and answered before the interrupting input. B's Mastra starts a run for it once the cut run is
+ * over; the interrupting run must not take the thread first (it would read the message after its
+ * own input). Repeated: the two race.
+ */
+describe('interrupting a run on B that a message was just sent into', { timeout: 120_000 }, () => {
+  const long = `a long answer ${Array.from({ length: 200 }, (_, i) => `w${i}`).join(' ')}`;
+
+  it.each(['run', 'queue-message', 'a queued message'])('stores and answers the message before the interrupting input, every time (the cut run started by %s)', async (start) => {
+    for (let round = 0; round < 6; round++) {
+      const threadId = uid('cut-sent');
+      const watching = await follow(b, threadId);
+      let from = 0;
+      if (start === 'run') await startRun(b, threadId, long);
+      else if (start === 'queue-message') expect((await post(b, `/threads/${threadId}/queue-message`, { message: long })).body).toMatchObject({ action: 'wake' });
+      else {
+        // Queued behind a shorter run: Mastra starts the queued message's run when that one ends.
+        await startRun(b, threadId, `first ${long.slice(0, 200)}`);
+        expect((await post(b, `/threads/${threadId}/queue-message`, { message: long })).body).toMatchObject({ action: 'deliver' });
+        await watching.waitForCount('RUN_STARTED', 2);
+        from = watching.events.findLastIndex((e) => e.event.type === 'RUN_STARTED');
+      }
+      // The demo model's answer starts with the chunk `Echo: `.
+      await watching.waitForEvent((e) => e.type === 'TEXT_MESSAGE_CONTENT' && e.delta === 'Echo: ', from);
+      expect((await post(a, `/threads/${threadId}/send-message`, { message: `sent ${round}` })).body).toMatchObject({ action: 'deliver' });
+      const next = await runOn(a, threadId, `interrupting ${round}`, 'interrupt');
+      expect(next.status, JSON.stringify(next.body)).toBe(200);
+      await watching.close();
+      const answered = async () => (await history(a, threadId)).map((m) => `${m.role}: ${m.content}`);
+      await expect.poll(async () => (await answered()).filter((row) => row.startsWith('assistant: Echo: sent') || row.startsWith('assistant: Echo: interrupting')).length, { timeout: 15_000 }).toBe(2);
+      // Before: the long message (and the first run's) with their answers, whole or cut.
+      expect({ round, stored: (await answered()).filter((row) => !row.includes('a long answer')) }).toEqual({
+        round,
+        stored: [`signal: sent ${round}`, `assistant: Echo: sent ${round}`, `user: interrupting ${round}`, `assistant: Echo: interrupting ${round}`],
+      });
+    }
+  });
+});

@@ -23,7 +23,12 @@ const SETTLE_EVERY_MS = 5_000;
  * with a process (or with a run that finished as it arrived): it is sent again.
  */
 const ORPHAN_AFTER_MS = 10_000;
-/** The chunks that end a run on a thread subscription. */
+/**
+ * How long a cut waits, at most, for Mastra to start the run that answers what was sent into the
+ * cut run and not read by it (measured: ~100 ms); past it, Mastra is taken to hold nothing.
+ */
+const FOLLOW_UP_WAIT_MS = 2_000;
+const FOLLOW_UP_POLL_MS = 10;
 
 /** Entries grouped by thread, each group in the order it was accepted. */
 function byThread(entries: InboxEntry[]): InboxEntry[][] {
@@ -218,7 +223,9 @@ export class InboxRecovery implements InboxCuts {
    * run holds for a moment, are not taken for a dead process's. The messages it took (stored) are
    * answered by the cut, with or without a partial answer: never continued later by a run nobody
    * asked for. What was sent into it and never reached it stays for Mastra, which runs it after
-   * the cut, or for the sweep, which adopts what no run took.
+   * the cut, or for the sweep, which adopts what no run took. The cut answers once Mastra has
+   * started that run (`untilFollowedUp`): the caller's next run would otherwise take the thread
+   * first and read those messages after its own input.
    */
   around<T>(thread: { threadId: string; resourceId: string; agentId: string }, cut: () => Promise<T>): Promise<T> {
     return this.locks.exclusive(adoptionLock(thread.threadId), async () => {
@@ -226,10 +233,27 @@ export class InboxRecovery implements InboxCuts {
       const result = await cut();
       const entries = (await this.inbox.of(thread.threadId)).filter((e) => e.acceptedAt <= since);
       if (entries.length === 0) return result;
-      const { answered, cut: taken } = await this.standing(entries);
+      const { answered, cut: taken, unseen } = await this.standing(entries);
       await this.inbox.remove(thread.threadId, idsOf([...answered, ...taken]));
+      if (unseen.length > 0) await this.untilFollowedUp(unseen);
       return result;
     });
+  }
+
+  /**
+   * Waits, within a bound, until a run holds the thread of `unseen` (Mastra's follow-up, which
+   * reads them) or they are stored (that run was quick). Mastra starts it once the cut run's end
+   * is published, a few milliseconds after the cut answers, and only if the thread is free then.
+   */
+  private async untilFollowedUp(unseen: InboxEntry[]): Promise<void> {
+    const [{ threadId, resourceId, agentId }] = unseen;
+    const { agent } = await this.agents.withMemory(agentId);
+    const deadline = Date.now() + FOLLOW_UP_WAIT_MS;
+    while (Date.now() < deadline) {
+      if (await threadLeaseOwner(agent, { resourceId, threadId })) return;
+      if ((await this.standing(unseen)).unseen.length === 0) return;
+      await delay(FOLLOW_UP_POLL_MS);
+    }
   }
 
   /** Answers the orphans of an entry's thread, in one process at a time, if no run holds the thread; answers how many. */
