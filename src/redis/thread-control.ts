@@ -3,11 +3,12 @@ import type { Agent } from '@mastra/core/agent';
 import { inject, injectable } from 'inversify';
 import type { AgentProvider } from '../agents/agent-provider.js';
 import type { ResolvedConfig } from '../config.js';
+import { BridgeError, unavailable } from '../errors.js';
 import type { BridgeLogger } from '../logger.js';
 import { TOKENS } from '../tokens.js';
 import { outgoingWithId, type AgentMessage, type OnWake, type Outgoing, type Routing, type SignalDecision, type ThreadTarget } from '../agents/mastra.js';
 import { sendPastFinishingRun } from '../threads/finishing-run.js';
-import { InProcessThreadControl, APPROVAL_MEMORY_MS, WIND_DOWN_MS, type AbortOptions, type ThreadControl } from '../threads/thread-control.js';
+import { InProcessThreadControl, APPROVAL_MEMORY_MS, type AbortOptions, type ThreadControl } from '../threads/thread-control.js';
 import type { RunEndings } from '../threads/run-endings.js';
 import { threadLeaseKey } from '../threads/thread-lease.js';
 import { errorMessage } from '../translate/values.js';
@@ -38,12 +39,21 @@ interface Request {
 }
 interface Reply {
   id: string;
+  /** The holder has the request and is working on it: the asker must not do it itself. */
+  taken?: boolean;
   result?: unknown;
   error?: string;
+  /** The holder's error as the routes answer it (a refusal of Mastra's is a `409` here as there). */
+  refusal?: { status: BridgeError['status']; code: BridgeError['code'] };
 }
 
-/** How long a request waits for the process that holds the thread: past it, nobody does. */
+/** How long a request waits for the process that holds the thread to take it: past it, nobody does. */
 const REPLY_TIMEOUT_MS = 2000;
+/**
+ * How long a taken request waits for its answer: the holder's work is bounded (a send past a
+ * finishing run 2 s, an abort's wind-down 5 s), so past this the holder is stuck or gone.
+ */
+const TAKEN_TIMEOUT_MS = 15_000;
 
 /**
  * Abort, send, queue and cancel-queued for several bridge processes on one Redis. Mastra 1.71 does
@@ -101,9 +111,7 @@ export class RedisThreadControl implements ThreadControl {
 
   async abort(agent: Agent, thread: ThreadTarget, options: AbortOptions = {}): Promise<{ aborted: boolean }> {
     if (this.holds(thread)) return this.local.abort(agent, thread, options);
-    // The holder answers an abort that waits for the run's end only once it has wound down.
-    const timeoutMs = options.untilEnded ? REPLY_TIMEOUT_MS + WIND_DOWN_MS : REPLY_TIMEOUT_MS;
-    return ((await this.ask({ op: 'abort', agentId: agent.id, thread, ...options }, timeoutMs)) as { aborted: boolean } | undefined) ?? { aborted: false };
+    return ((await this.ask({ op: 'abort', agentId: agent.id, thread, ...options })) as { aborted: boolean } | undefined) ?? { aborted: false };
   }
 
   /**
@@ -154,16 +162,26 @@ export class RedisThreadControl implements ThreadControl {
     return this.leases.holdsLease(threadLeaseKey(thread));
   }
 
-  /** Asks the process that holds the thread; `undefined` when none answers in time. */
-  private async ask(request: Omit<Request, 'id' | 'replyTo'>, timeoutMs = REPLY_TIMEOUT_MS): Promise<unknown> {
+  /**
+   * Asks the process that holds the thread; `undefined` when none takes the request in time (the
+   * asker then does it itself). A request the holder took is never done here as well: a message
+   * sent twice would reach the run twice (Mastra then takes a turn with nothing new).
+   */
+  private async ask(request: Omit<Request, 'id' | 'replyTo'>): Promise<unknown> {
     await this.start();
     const id = randomUUID();
     return new Promise((resolve, reject) => {
-      const timer = setTimeout(() => done({ id }), timeoutMs);
+      let timer = setTimeout(() => done({ id }), REPLY_TIMEOUT_MS);
       const done = (reply: Reply) => {
+        if (reply.taken) {
+          clearTimeout(timer);
+          timer = setTimeout(() => done({ id, error: `the process that holds thread ${request.thread.threadId} took the request and did not answer` }), TAKEN_TIMEOUT_MS);
+          return;
+        }
         clearTimeout(timer);
         this.waiting.delete(id);
-        if (reply.error) reject(new Error(reply.error));
+        if (reply.refusal) reject(new BridgeError(reply.refusal.status, reply.refusal.code, reply.error ?? ''));
+        else if (reply.error) reject(unavailable(`Thread control: ${reply.error}`));
         else resolve(reply.result);
       };
       this.waiting.set(id, done);
@@ -174,13 +192,21 @@ export class RedisThreadControl implements ThreadControl {
   /** A request from any process (this one too): answered only by the holder of the thread. */
   private async handle(request: Request): Promise<void> {
     if (request.replyTo === this.replyTo || !this.holds(request.thread)) return;
+    await this.reply(request.replyTo, { id: request.id, taken: true });
     let reply: Reply;
     try {
       reply = { id: request.id, result: await this.perform(request) };
     } catch (error) {
-      reply = { id: request.id, error: errorMessage(error) };
+      reply = { id: request.id, error: errorMessage(error), ...(error instanceof BridgeError && { refusal: { status: error.status, code: error.code } }) };
     }
-    await this.redis.client.publish(request.replyTo, JSON.stringify(reply)).catch((error: unknown) => this.logger.warn(`Thread control reply failed: ${errorMessage(error)}`));
+    await this.reply(request.replyTo, reply);
+  }
+
+  private reply(to: string, reply: Reply): Promise<void> {
+    return this.redis.client.publish(to, JSON.stringify(reply)).then(
+      () => undefined,
+      (error: unknown) => this.logger.warn(`Thread control reply failed: ${errorMessage(error)}`),
+    );
   }
 
   private perform(request: Request): Promise<unknown> {

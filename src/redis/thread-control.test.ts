@@ -1,0 +1,53 @@
+import type { Agent } from '@mastra/core/agent';
+import { afterAll, describe, expect, it } from 'vitest';
+import { testRedis, quietLogger } from '../../test/support/redis.js';
+import { threadLeaseKey } from '../threads/thread-lease.js';
+import type { RunEndings } from '../threads/run-endings.js';
+import { RedisThreadControl, type LocalLeases } from './thread-control.js';
+
+const redis = testRedis('thread-control');
+afterAll(() => redis.cleanup());
+
+const thread = { resourceId: 'alice', threadId: 't1' };
+
+/**
+ * The part of a Mastra agent that `send` touches, as one process's Mastra answers while its run
+ * is finishing: the thread looks idle and every send answers `deliver` (the case the holder sends
+ * again, for up to 2 s). `sent` counts what reached this process's Mastra.
+ */
+function finishingAgent() {
+  const agent = {
+    id: 'demo',
+    sent: 0,
+    getActiveThreadRunId: () => undefined,
+    sendMessage: () => {
+      agent.sent++;
+      return { signal: { id: `signal-${agent.sent}` }, accepted: Promise.resolve({ action: 'deliver', runId: 'run-b' }) };
+    },
+  };
+  return agent;
+}
+
+/** A bridge process's thread control, whose leases say whether it holds `thread`. */
+async function controlOf(agent: ReturnType<typeof finishingAgent>, holds: boolean) {
+  const leases: LocalLeases = { holdsLease: (key) => holds && key === threadLeaseKey(thread), getLeaseOwner: async () => 'run-b' };
+  const agents = { get: () => agent as unknown as Agent };
+  const endings = { ended: async () => {}, track: () => {} } as unknown as RunEndings;
+  const control = new RedisThreadControl(await redis.connect(), leases, agents, { logger: quietLogger }, endings);
+  await control.start();
+  return control;
+}
+
+describe('RedisThreadControl', () => {
+  it('a send the holder took is answered by the holder alone, however long it takes: never sent here too', { timeout: 20_000 }, async () => {
+    const onA = finishingAgent();
+    const onB = finishingAgent();
+    const a = await controlOf(onA, false);
+    await controlOf(onB, true);
+    const answer = await a.send(onA as unknown as Agent, thread, { message: 'hello' }, {});
+    // B sent it again and again past what looked like a finishing run (longer than A's 2 s wait to be taken).
+    expect(onB.sent).toBeGreaterThan(100);
+    expect(answer).toMatchObject({ action: 'deliver', runId: 'run-b' });
+    expect(onA.sent).toBe(0);
+  });
+});
