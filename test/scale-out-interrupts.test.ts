@@ -148,3 +148,28 @@ describe('interrupting a run on B that a message was just sent into', { timeout:
     }
   });
 });
+
+/**
+ * A `/run` on B that interrupts a run on A: B appends the new run's `RUN_STARTED` to the shared
+ * log, A the cut run's end. The abort answers once that end is in the log, so every follower, on
+ * either process, sees the cut bracket closed before the next one opens. Repeated: the two race.
+ */
+describe('a /run on B interrupting a run on A', { timeout: 120_000 }, () => {
+  it('closes the cut run’s bracket before the new one opens, for followers on both processes', async () => {
+    for (let round = 0; round < 8; round++) {
+      const threadId = uid('cut-across');
+      const [onA, onB] = await Promise.all([follow(a, threadId), follow(b, threadId)]);
+      // Cut as early as it can be: as soon as B's follower heard of the run's start.
+      const run = runOn(a, threadId, `a long answer ${'word '.repeat(150)}`, 'reject');
+      await onB.waitForEvent((e) => e.type === 'RUN_STARTED');
+      const next = await runOn(b, threadId, `interrupting ${round}`, 'interrupt');
+      expect(next.status, JSON.stringify(next.body)).toBe(200);
+      expect((await run).status).toBe(200);
+      for (const sse of [onA, onB]) {
+        await sse.waitForCount('RUN_FINISHED', 2);
+        await expectValidStream(sse.list);
+        await sse.close();
+      }
+    }
+  });
+});

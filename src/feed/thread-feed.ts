@@ -38,8 +38,8 @@ export interface FeedOptions {
   runEnded?: (runId: string) => Promise<void>;
   /** Keeps what the step a run was cut in showed, since `since` (ms) (`ThreadStore.keepCutStep`). */
   keepCutStep?: (step: CutStep, since: number) => Promise<void>;
-  /** A cut run's bracket closes once `closed` settles: what cut it waits for that (`RunEndings.also`). */
-  closingCut?: (runId: string, closed: Promise<void>) => void;
+  /** A run's bracket, opened here, closes in the log once `closed` settles: an abort of the run waits for that (`RunEndings.closing`). */
+  closingRun?: (runId: string, closed: Promise<void>) => void;
   /** The task manager's stream for this thread, where background-task progress arrives. */
   backgroundStream?: (signal: AbortSignal) => ReadableStream<unknown> | undefined;
   logger: BridgeLogger;
@@ -107,6 +107,8 @@ export class ThreadFeed {
   private lastWritten?: string;
   /** A shutdown waits for the log to hand back the end of the last run this feed wrote (`shutdown`). */
   private ownRunClosed?: () => void;
+  /** The runs whose brackets this feed opened, until their ends come back numbered from the log. */
+  private readonly closingRuns = new Map<string, () => void>();
   /** When this feed last opened a bracket of its own (ms): what a cut run stored came after. */
   private bracketOpenedAt = Date.now();
   /** A run the log opened again after Redis lost it: its clients get the stored thread once it ends (`reopened`). */
@@ -203,6 +205,7 @@ export class ThreadFeed {
   /** Ends every client stream (after closing the open run) and the Mastra subscription. */
   close(): void {
     this.publish(this.translator.close());
+    for (const runId of [...this.closingRuns.keys()]) this.closedInLog(runId);
     clearInterval(this.heartbeat);
     for (const timer of this.pendingEnds) clearTimeout(timer);
     this.stop.abort();
@@ -339,7 +342,7 @@ export class ThreadFeed {
     if (chunk.type === 'start') this.bracketOpenedAt = Date.now();
     // Most chunks need no read: they go out at once, unless a batch before them still waits.
     if (!concerned && !retracting && !cut && this.waitingForRead === 0) return this.publish(events);
-    // Read now: what the run's wind-down is, before this feed's closing of it is added to it.
+    // Waited for before the terminal batch goes out, in order with the batches after it.
     const woundDown = cut && this.options.runEnded?.(cut.runId);
     this.waitingForRead++;
     this.reads = this.reads
@@ -353,9 +356,8 @@ export class ThreadFeed {
         this.publish(events);
       })
       .finally(() => this.waitingForRead--);
-    // The input that cut the run opens its bracket after this one's end, in every process's log.
-    if (cut) this.options.closingCut?.(cut.runId, this.reads);
   }
+
 
   /** A run's terminal batch after the answer a guardrail blocked is forgotten, with the thread as stored before its end. */
   private async retracted(chunk: MastraChunk, events: Event[]): Promise<Event[]> {
@@ -381,8 +383,16 @@ export class ThreadFeed {
 
   /** Hands translated events to the log, which numbers them (`numbered`). */
   private publish(events: Event[]): void {
-    for (const event of events) if (event.type === EventType.RUN_STARTED) this.lastWritten = event.runId;
+    for (const event of events) if (event.type === EventType.RUN_STARTED) this.opening(event.runId);
     if (events.length > 0) this.log.append(events);
+  }
+
+  /** This feed opens run `runId`'s bracket: whoever cuts the run waits until its end is in the log (`closingRun`). */
+  private opening(runId: string): void {
+    this.lastWritten = runId;
+    if (!this.options.closingRun) return;
+    this.closingRuns.get(runId)?.();
+    this.options.closingRun(runId, new Promise<void>((resolve) => this.closingRuns.set(runId, resolve)));
   }
 
   /** Sends numbered events to every ready client (encoded once for all). */
@@ -395,6 +405,7 @@ export class ThreadFeed {
       if (event.type === EventType.RUN_STARTED) [this.runStartSeq, this.openInLog, this.openShape] = [firstId + i, event.runId, [event]];
       else if (isTerminal(event)) {
         gapEnded ||= this.gappedRun !== undefined && this.gappedRun === this.openInLog;
+        this.closedInLog(this.openInLog);
         [this.runStartSeq, this.openInLog, this.openShape] = [undefined, undefined, undefined];
       } else if (shapesRun(event)) this.openShape?.push(event);
     }
@@ -404,6 +415,12 @@ export class ThreadFeed {
     this.options.metrics?.events.inc(sent);
     if (this.openInLog !== this.lastWritten) this.ownRunClosed?.();
     if (gapEnded) this.afterGap();
+  }
+
+  private closedInLog(runId: string | undefined): void {
+    if (runId === undefined) return;
+    this.closingRuns.get(runId)?.();
+    this.closingRuns.delete(runId);
   }
 
   /**

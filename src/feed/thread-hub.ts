@@ -137,9 +137,9 @@ export class ThreadHub {
       ...(workingMemory && { loadState: () => workingMemory.read(scope) }),
       dropBlockedStep: (step) => this.threads.dropBlockedStep(scope, step),
       leaseOwner: () => threadLeaseOwner(target.agent, target),
-      runEnded: (runId) => this.endings.ended(runId, Date.now() + WIND_DOWN_MS),
+      runEnded: (runId) => this.endings.woundDown(runId, Date.now() + WIND_DOWN_MS),
       keepCutStep: (step, since) => this.threads.keepCutStep(scope, step, since),
-      closingCut: (runId, closed) => this.endings.also(runId, closed),
+      closingRun: (runId, closed) => this.endings.closing(runId, closed),
       backgroundStream: (signal) =>
         this.mastra.backgroundTaskManager?.stream({
           threadId: target.threadId,

@@ -21,6 +21,7 @@ const RUN_OVER = new Set(['run-completed', 'run-failed', 'run-discarded']);
 @injectable()
 export class RunEndings {
   private readonly ends = new Map<string, Promise<void>>();
+  private readonly closes = new Map<string, Promise<void>>();
 
   /** `ended` settles (either way) when run `runId` has wound down. */
   track(runId: string, ended: Promise<unknown>): void {
@@ -35,16 +36,34 @@ export class RunEndings {
   }
 
   /**
-   * Adds to what run `runId`'s wind-down waits for: a thread feed closing the run's bracket after a
-   * cut, so that the input that cut it starts its own bracket only after that one is closed.
+   * Run `runId`'s bracket on the thread's events stream closes once `closed` settles (the feed that
+   * writes it registers this when it opens it): an abort that waits for the run (`ended`) waits
+   * for that too, so that the input that cut the run opens its bracket after this one's end, in
+   * every process's log.
    */
-  also(runId: string, more: Promise<unknown>): void {
-    const before = this.ends.get(runId);
-    this.track(runId, before ? Promise.all([before, more]) : more);
+  closing(runId: string, closed: Promise<unknown>): void {
+    const settled = closed.then(
+      () => undefined,
+      () => undefined,
+    );
+    this.closes.set(runId, settled);
+    void settled.then(() => {
+      if (this.closes.get(runId) === settled) this.closes.delete(runId);
+    });
   }
 
-  /** Resolves once run `runId` has wound down here, or at `deadline` (ms since the epoch); at once for a run this process does not run. */
+  /**
+   * Resolves once run `runId` has wound down here and its bracket is closed in the thread's log, or
+   * at `deadline` (ms since the epoch); at once for a run this process does not run.
+   */
   async ended(runId: string, deadline: number): Promise<void> {
+    await this.woundDown(runId, deadline);
+    const closed = this.closes.get(runId);
+    if (closed) await until(closed, deadline);
+  }
+
+  /** Resolves once run `runId` has wound down here (its answer stored), or at `deadline`: what the feed closing its bracket waits for. */
+  async woundDown(runId: string, deadline: number): Promise<void> {
     const settled = this.ends.get(runId);
     if (settled) await until(settled, deadline);
   }
