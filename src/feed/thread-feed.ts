@@ -105,10 +105,11 @@ export class ThreadFeed {
   /** The run open in the log, as it handed the events back, and the last run this feed wrote into it. */
   private openInLog?: string;
   private lastWritten?: string;
-  /** A shutdown waits for the log to hand back the end of the last run this feed wrote (`shutdown`). */
-  private ownRunClosed?: () => void;
-  /** The runs whose brackets this feed opened, until their ends come back numbered from the log. */
-  private readonly closingRuns = new Map<string, () => void>();
+  /**
+   * The runs whose brackets this feed opened, until their ends come back numbered from the log:
+   * what an abort of the run (`closingRun`) and a shutdown wait for.
+   */
+  private readonly closingRuns = new Map<string, { closed: Promise<void>; resolve: () => void }>();
   /** When this feed last opened a bracket of its own (ms): what a cut run stored came after. */
   private bracketOpenedAt = Date.now();
   /** A run the log opened again after Redis lost it: its clients get the stored thread once it ends (`reopened`). */
@@ -192,9 +193,10 @@ export class ThreadFeed {
     await new Promise((resolve) => setImmediate(resolve));
     await this.reads;
     this.publish(this.translator.cancel());
-    if (this.openInLog !== undefined && this.openInLog === this.lastWritten) {
+    const own = this.openInLog !== undefined && this.openInLog === this.lastWritten ? this.closingRuns.get(this.openInLog) : undefined;
+    if (own) {
       let timer: NodeJS.Timeout | undefined;
-      const closed = new Promise<void>((resolve) => (this.ownRunClosed = resolve));
+      const { closed } = own;
       // A shared log hands it back after a round trip to Redis; one that cannot is not waited for long.
       await Promise.race([closed, new Promise((resolve) => (timer = setTimeout(resolve, CUT_END_MS)))]);
       clearTimeout(timer);
@@ -358,7 +360,6 @@ export class ThreadFeed {
       .finally(() => this.waitingForRead--);
   }
 
-
   /** A run's terminal batch after the answer a guardrail blocked is forgotten, with the thread as stored before its end. */
   private async retracted(chunk: MastraChunk, events: Event[]): Promise<Event[]> {
     const step = blockedStep(chunk);
@@ -390,9 +391,11 @@ export class ThreadFeed {
   /** This feed opens run `runId`'s bracket: whoever cuts the run waits until its end is in the log (`closingRun`). */
   private opening(runId: string): void {
     this.lastWritten = runId;
-    if (!this.options.closingRun) return;
-    this.closingRuns.get(runId)?.();
-    this.options.closingRun(runId, new Promise<void>((resolve) => this.closingRuns.set(runId, resolve)));
+    this.closedInLog(runId);
+    let resolve = () => {};
+    const closed = new Promise<void>((done) => (resolve = done));
+    this.closingRuns.set(runId, { closed, resolve });
+    this.options.closingRun?.(runId, closed);
   }
 
   /** Sends numbered events to every ready client (encoded once for all). */
@@ -402,8 +405,11 @@ export class ThreadFeed {
     let gapEnded = false;
     for (let i = 0; i < events.length; i++) {
       const event = events[i];
-      if (event.type === EventType.RUN_STARTED) [this.runStartSeq, this.openInLog, this.openShape] = [firstId + i, event.runId, [event]];
-      else if (isTerminal(event)) {
+      if (event.type === EventType.RUN_STARTED) {
+        // A bracket the log opens over one still open here ends that one for this feed's waiters too.
+        this.closedInLog(this.openInLog);
+        [this.runStartSeq, this.openInLog, this.openShape] = [firstId + i, event.runId, [event]];
+      } else if (isTerminal(event)) {
         gapEnded ||= this.gappedRun !== undefined && this.gappedRun === this.openInLog;
         this.closedInLog(this.openInLog);
         [this.runStartSeq, this.openInLog, this.openShape] = [undefined, undefined, undefined];
@@ -413,13 +419,12 @@ export class ThreadFeed {
     let sent = 0;
     for (const client of this.clients) sent += this.deliver(client, events, firstId);
     this.options.metrics?.events.inc(sent);
-    if (this.openInLog !== this.lastWritten) this.ownRunClosed?.();
     if (gapEnded) this.afterGap();
   }
 
   private closedInLog(runId: string | undefined): void {
     if (runId === undefined) return;
-    this.closingRuns.get(runId)?.();
+    this.closingRuns.get(runId)?.resolve();
     this.closingRuns.delete(runId);
   }
 

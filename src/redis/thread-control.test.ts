@@ -13,7 +13,8 @@ const thread = { resourceId: 'alice', threadId: 't1' };
 /**
  * The part of a Mastra agent that `send` touches, as one process's Mastra answers while its run
  * is finishing: the thread looks idle and every send answers `deliver` (the case the holder sends
- * again, for up to 2 s). `sent` counts what reached this process's Mastra.
+ * again, for up to 2 s) and is dropped (nothing to take back). `sent` counts what reached this
+ * process's Mastra.
  */
 function finishingAgent() {
   const agent = {
@@ -24,6 +25,7 @@ function finishingAgent() {
       agent.sent++;
       return { signal: { id: `signal-${agent.sent}` }, accepted: Promise.resolve({ action: 'deliver', runId: 'run-b' }) };
     },
+    cancelQueuedMessages: () => ({ cancelledSignalIds: [] }),
   };
   return agent;
 }

@@ -129,7 +129,8 @@ export class RedisThreadControl implements ThreadControl {
 
   /** Into a run of this process: one that is finishing does not take it, and it is sent again. */
   private sendHere(agent: Agent, thread: ThreadTarget, outgoing: Outgoing, routing: Routing, onWake?: OnWake): Promise<SignalDecision> {
-    return sendPastFinishingRun(agent, thread, (id) => this.local.send(agent, thread, outgoingWithId(outgoing, id), routing, onWake));
+    const takeBack = (id: string) => this.local.cancelQueued(agent, thread, [id]);
+    return sendPastFinishingRun(agent, thread, (id) => this.local.send(agent, thread, outgoingWithId(outgoing, id), routing, onWake), takeBack);
   }
 
   async queue(agent: Agent, thread: ThreadTarget, message: AgentMessage, routing: Routing, onWake?: OnWake): Promise<SignalDecision> {

@@ -30,8 +30,6 @@ export interface PendingApproval {
 
 /** Sends a signal (again under `id`, when given) and answers Mastra's decision. */
 type Send = (agent: Agent, id?: string) => Promise<SignalDecision>;
-/** Takes back what Mastra may still hold of a send that looked lost, before it is sent again. */
-type TakeBack = (agent: Agent, signalId: string) => Promise<void>;
 
 /** The agent of a request and its memory, resolved once per request. */
 interface Resolved {
@@ -77,8 +75,7 @@ export class SignalRouter {
     // which Mastra keeps, so that it is stored once whichever copy runs.
     const send: Send = (agent, id) =>
       id ? sendMessage(agent, withId(body.message, id), this.target(scope, body), this.watchWoken(agent, scope)) : this.control.queue(agent, scope, body.message, routing(body), this.watchWoken(agent, scope));
-    const takeBack = async (agent: Agent, signalId: string) => void (await this.control.cancelQueued(agent, scope, [signalId]));
-    return this.accept(scope, 'queue', body.message, this.superseding(scope, send), takeBack);
+    return this.accept(scope, 'queue', body.message, this.superseding(scope, send));
   }
 
   signal(scope: ThreadScope, body: z.output<typeof SignalSchema>): Promise<SignalDecision> {
@@ -194,8 +191,8 @@ export class SignalRouter {
    * once the history answers it. A decision that means no run will answer it (`persist`,
    * `discard`) keeps nothing.
    */
-  private async accept(scope: ThreadScope, kind: InboxEntry['kind'], message: unknown, send: Send, takeBack?: TakeBack): Promise<SignalDecision> {
-    const { answer, agent } = await this.route(scope, kind, send, takeBack);
+  private async accept(scope: ThreadScope, kind: InboxEntry['kind'], message: unknown, send: Send): Promise<SignalDecision> {
+    const { answer, agent } = await this.route(scope, kind, send);
     if (isAnswered(answer.action)) {
       await this.keep(scope, agent, kind, answer.signalId, message);
       this.forgetIfFailed(scope.threadId, answer);
@@ -214,13 +211,14 @@ export class SignalRouter {
    * `deliver` to an idle-looking thread may be a real hand-off to another process's run: the
    * answer is passed on as Mastra gave it (`ThreadControl.send` does the same where the run is).
    */
-  private async route(scope: ThreadScope, kind: string, send: Send, takeBack?: TakeBack): Promise<{ answer: SignalDecision; agent: Agent }> {
+  private async route(scope: ThreadScope, kind: string, send: Send): Promise<{ answer: SignalDecision; agent: Agent }> {
     // Claimed, not only checked: a wake creates a missing thread anyway, but a persisted signal
     // would be stored under no thread, unreadable by its sender and the id left to anyone.
     const { agent } = await this.ownedThreadAgent(scope, 'claim');
     const thread = { resourceId: scope.resourceId, threadId: scope.threadId };
     const leasesInProcess = agent.getPubSub() instanceof EventEmitterPubSub;
-    const answer = leasesInProcess ? await sendPastFinishingRun(agent, thread, (id) => send(agent, id), takeBack && ((id) => takeBack(agent, id))) : await send(agent);
+    const takeBack = (id: string) => this.control.cancelQueued(agent, thread, [id]);
+    const answer = leasesInProcess ? await sendPastFinishingRun(agent, thread, (id) => send(agent, id), takeBack) : await send(agent);
     this.metrics.signalDecision(kind, answer.action);
     return { answer, agent };
   }
