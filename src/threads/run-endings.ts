@@ -25,14 +25,7 @@ export class RunEndings {
 
   /** `ended` settles (either way) when run `runId` has wound down. */
   track(runId: string, ended: Promise<unknown>): void {
-    const settled = ended.then(
-      () => undefined,
-      () => undefined,
-    );
-    this.ends.set(runId, settled);
-    void settled.then(() => {
-      if (this.ends.get(runId) === settled) this.ends.delete(runId);
-    });
+    keepUntilSettled(this.ends, runId, ended);
   }
 
   /**
@@ -42,14 +35,7 @@ export class RunEndings {
    * every process's log.
    */
   closing(runId: string, closed: Promise<unknown>): void {
-    const settled = closed.then(
-      () => undefined,
-      () => undefined,
-    );
-    this.closes.set(runId, settled);
-    void settled.then(() => {
-      if (this.closes.get(runId) === settled) this.closes.delete(runId);
-    });
+    keepUntilSettled(this.closes, runId, closed);
   }
 
   /**
@@ -93,6 +79,18 @@ export class RunEndings {
       await told?.stop();
     }
   }
+}
+
+/** Keeps `promise` (settled either way) under `runId` in `map` until it settles. */
+function keepUntilSettled(map: Map<string, Promise<void>>, runId: string, promise: Promise<unknown>): void {
+  const settled = promise.then(
+    () => undefined,
+    () => undefined,
+  );
+  map.set(runId, settled);
+  void settled.then(() => {
+    if (map.get(runId) === settled) map.delete(runId);
+  });
 }
 
 /** Resolves once `settled` has, or at `deadline` (ms since the epoch). */
