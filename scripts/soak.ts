@@ -87,10 +87,17 @@ async function main(): Promise<number> {
         late++;
       }
     }
-    // What the processes healed on their own: leases of runs that were over (src/redis/stale-leases.ts).
+    // What the processes healed on their own: leases of runs that were over (src/redis/stale-leases.ts),
+    // and messages no run answered, adopted from the durable inbox (src/signals/inbox-recovery.ts).
+    const healings = [
+      ['let go of', 'stale thread lease(s)', 'still held the thread'],
+      ['adopted messages on', 'thread(s)', 'that no run had answered'],
+    ];
     for (const [i, p] of cluster.processes.entries()) {
-      const healed = p.output().stdout.split('\n').filter((line) => line.includes('still held the thread'));
-      if (healed.length > 0) console.log(`soak: process ${cluster.nodes[i].name} let go of ${healed.length} stale thread lease(s):\n${healed.join('\n')}`);
+      for (const [did, what, marker] of healings) {
+        const healed = p.output().stdout.split('\n').filter((line) => line.includes(marker));
+        if (healed.length > 0) console.log(`soak: process ${cluster.nodes[i].name} ${did} ${healed.length} ${what}:\n${healed.join('\n')}`);
+      }
     }
     const report = summarize(threads, { seed: args.seed, threads: args.threads, steps: args.steps * rounds, nodes: cluster.nodes, durationMs: Date.now() - started });
     if (late > 0) console.log(`soak: ${late} thread(s) changed after their check, or a process died`);

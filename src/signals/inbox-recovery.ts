@@ -266,7 +266,10 @@ export class InboxRecovery implements InboxCuts {
       if (pending.length === 0) return 0;
       const work = this.recoverThread(pending);
       // Before new input, the gate holds the thread already.
-      return gated ? this.gate.hold(threadId, work) : work;
+      const adopted = await (gated ? this.gate.hold(threadId, work) : work);
+      // Said at info: in a healthy cluster only a dead process leaves messages to adopt.
+      if (adopted > 0) this.config.logger.info(`Thread ${threadId}: adopted ${adopted} acknowledged message(s) that no run had answered, answered in order`);
+      return adopted;
     });
   }
 
