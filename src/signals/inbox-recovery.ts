@@ -28,6 +28,8 @@ const ORPHAN_AFTER_MS = 10_000;
  * cut run and not read by it (measured: ~100 ms); past it, Mastra is taken to hold nothing.
  */
 const FOLLOW_UP_WAIT_MS = 2_000;
+/** How long after a run lets go of its thread its answer may still be on its way to storage. */
+const ANSWER_STORE_MS = 1_000;
 const FOLLOW_UP_POLL_MS = 10;
 
 /** Entries grouped by thread, each group in the order it was accepted. */
@@ -262,8 +264,16 @@ export class InboxRecovery implements InboxCuts {
       const { agent } = await this.agents.withMemory(agentId);
       if (await threadLeaseOwner(agent, { resourceId, threadId })) return 0;
       // Read again under the lock: another process may have answered them meanwhile.
-      const pending = await this.inbox.of(threadId);
+      let pending = await this.inbox.of(threadId);
       if (pending.length === 0) return 0;
+      // A run lets go of its thread a little before its answer is stored: a message that looks
+      // taken and unanswered is looked at again after that, or a run would answer it twice.
+      if ((await this.standing(pending)).cut.length > 0) {
+        await delay(ANSWER_STORE_MS);
+        if (await threadLeaseOwner(agent, { resourceId, threadId })) return 0;
+        pending = await this.inbox.of(threadId);
+        if (pending.length === 0) return 0;
+      }
       const work = this.recoverThread(pending);
       // Before new input, the gate holds the thread already.
       const adopted = await (gated ? this.gate.hold(threadId, work) : work);
