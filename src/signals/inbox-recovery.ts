@@ -28,9 +28,9 @@ const ORPHAN_AFTER_MS = 10_000;
  * cut run and not read by it (measured: ~100 ms); past it, Mastra is taken to hold nothing.
  */
 const FOLLOW_UP_WAIT_MS = 2_000;
+const FOLLOW_UP_POLL_MS = 10;
 /** How long after a run lets go of its thread its answer may still be on its way to storage. */
 const ANSWER_STORE_MS = 1_000;
-const FOLLOW_UP_POLL_MS = 10;
 
 /** Entries grouped by thread, each group in the order it was accepted. */
 function byThread(entries: InboxEntry[]): InboxEntry[][] {
