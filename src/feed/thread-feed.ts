@@ -34,7 +34,7 @@ export interface FeedOptions {
   dropBlockedStep?: (step: BlockedStep) => Promise<void>;
   /** The run holding the thread's lease, in any process (a lost run's settlement checks it first). */
   leaseOwner?: () => Promise<string | undefined>;
-  /** Resolves once a run of this process has wound down (its partial answer stored), within a bound (`RunEndings.ended`). */
+  /** Resolves once a run of this process has wound down (its partial answer stored), within a bound (`RunEndings.woundDown`). */
   runEnded?: (runId: string) => Promise<void>;
   /** Keeps what the step a run was cut in showed, since `since` (ms) (`ThreadStore.keepCutStep`). */
   keepCutStep?: (step: CutStep, since: number) => Promise<void>;

@@ -6,8 +6,9 @@ import type { RunEndings } from './run-endings.js';
 import { queueMessage, queuedMessageCount, sendNow, type AgentMessage, type Outgoing, type OnWake, type Routing, type SignalDecision, type ThreadTarget } from '../agents/mastra.js';
 
 /**
- * What Mastra 1.71 only does for runs of its own process: abort the thread's run, queue a message
- * behind it, cancel what is queued. One binding in the container: in one process these are
+ * What Mastra 1.71 only does for runs of its own process: abort the thread's run, send a message
+ * or signal into it (past its end, if it is finishing), queue a message behind it, cancel what is
+ * queued. One binding in the container: in one process these are
  * Mastra's own methods (`InProcessThreadControl`); with several processes on one Redis, the
  * request goes to the process whose run holds the thread (`RedisThreadControl`).
  *
