@@ -173,3 +173,24 @@ describe('a /run on B interrupting a run on A', { timeout: 120_000 }, () => {
     }
   });
 });
+
+/**
+ * An approval given on B for a run stopped in A: the run is resumed where it stopped, so A's
+ * Mastra does not keep it as the thread's waiting run. Before, B resumed it and A went on
+ * queueing every message sent on A to that run, which had ended elsewhere: nothing answered them.
+ */
+describe('an approval on B of a run stopped on A', { timeout: 120_000 }, () => {
+  it('resumes the run where it stopped; a message sent on A right after is answered', async () => {
+    for (let round = 0; round < 4; round++) {
+      const { threadId, toolCallId } = await pendingOnA();
+      const approval = await post(b, `/threads/${threadId}/tool-approval`, { toolCallId, approved: true });
+      expect(approval.status, JSON.stringify(approval.body)).toBe(202);
+      const sent = await post(a, `/threads/${threadId}/send-message`, { message: `sent ${round}` });
+      expect(sent.status, JSON.stringify(sent.body)).toBe(202);
+      await expect.poll(async () => (await history(a, threadId)).some((m) => m.content === `Echo: sent ${round}`), { timeout: 15_000 }).toBe(true);
+      const stored = await history(a, threadId, 'agui');
+      expect(JSON.stringify(stored)).toContain('deleted');
+      expect(stored.filter((m) => m.content === `sent ${round}`)).toHaveLength(1);
+    }
+  });
+});

@@ -26,13 +26,18 @@ function finishingAgent() {
       return { signal: { id: `signal-${agent.sent}` }, accepted: Promise.resolve({ action: 'deliver', runId: 'run-b' }) };
     },
     cancelQueuedMessages: () => ({ cancelledSignalIds: [] }),
+    approved: [] as string[],
+    sendToolApproval: async ({ toolCallId }: { toolCallId: string }) => {
+      agent.approved.push(toolCallId);
+      return { accepted: true, runId: 'run-b', toolCallId };
+    },
   };
   return agent;
 }
 
-/** A bridge process's thread control, whose leases say whether it holds `thread`. */
-async function controlOf(agent: ReturnType<typeof finishingAgent>, holds: boolean) {
-  const leases: LocalLeases = { holdsLease: (key) => holds && key === threadLeaseKey(thread), getLeaseOwner: async () => 'run-b' };
+/** A bridge process's thread control, whose leases say whether it holds `thread` (and whether any process does). */
+async function controlOf(agent: ReturnType<typeof finishingAgent>, holds: boolean, { idle = false } = {}) {
+  const leases: LocalLeases = { holdsLease: (key) => holds && key === threadLeaseKey(thread), getLeaseOwner: async () => (idle ? undefined : 'run-b') };
   const agents = { get: () => agent as unknown as Agent };
   const endings = { ended: async () => {}, track: () => {} } as unknown as RunEndings;
   const control = new RedisThreadControl(await redis.connect(), leases, agents, { logger: quietLogger }, endings);
@@ -51,5 +56,22 @@ describe('RedisThreadControl', () => {
     expect(onB.sent).toBeGreaterThan(100);
     expect(answer).toMatchObject({ action: 'deliver', runId: 'run-b' });
     expect(onA.sent).toBe(0);
+  });
+
+  it('an approval is given where the run waits: by the holder of the thread, not here', async () => {
+    const onA = finishingAgent();
+    const onB = finishingAgent();
+    const a = await controlOf(onA, false);
+    await controlOf(onB, true);
+    const answer = await a.answerCall(onA as unknown as Agent, thread, { approval: { toolCallId: 'call-1', approved: true } });
+    expect(answer).toEqual({ runId: 'run-b', toolCallId: 'call-1' });
+    expect({ onA: onA.approved, onB: onB.approved }).toEqual({ onA: [], onB: ['call-1'] });
+  });
+
+  it('an approval of a run nobody holds any more (its process gone) is given here', async () => {
+    const onA = finishingAgent();
+    const a = await controlOf(onA, false, { idle: true });
+    await a.answerCall(onA as unknown as Agent, thread, { approval: { toolCallId: 'call-2', approved: false, reason: 'no' } });
+    expect(onA.approved).toEqual(['call-2']);
   });
 });

@@ -10,6 +10,7 @@ import { outgoingWithId, type AgentMessage, type OnWake, type Outgoing, type Rou
 import { sendPastFinishingRun } from '../threads/finishing-run.js';
 import { InProcessThreadControl, APPROVAL_MEMORY_MS, type AbortOptions, type ThreadControl } from '../threads/thread-control.js';
 import type { RunEndings } from '../threads/run-endings.js';
+import type { AnsweredCall, CallAnswer } from '../threads/answer-call.js';
 import { threadLeaseKey } from '../threads/thread-lease.js';
 import { errorMessage } from '../translate/values.js';
 import type { RedisConnection } from './connection.js';
@@ -20,7 +21,7 @@ export interface LocalLeases {
   getLeaseOwner(key: string): Promise<string | undefined>;
 }
 
-type Op = 'abort' | 'send' | 'queue' | 'cancel';
+type Op = 'abort' | 'send' | 'queue' | 'cancel' | 'answer';
 interface Request {
   id: string;
   op: Op;
@@ -33,6 +34,8 @@ interface Request {
   /** The message's routing (`ifActive`, `ifIdle`); named `options` on the wire. */
   options?: Routing;
   signalIds?: string[];
+  /** How an `answer` answers the waiting call. */
+  answer?: CallAnswer;
   /** An abort answered once the run wound down. */
   untilEnded?: boolean;
   replyTo: string;
@@ -56,7 +59,7 @@ const REPLY_TIMEOUT_MS = 2000;
 const TAKEN_TIMEOUT_MS = 15_000;
 
 /**
- * Abort, send, queue and cancel-queued for several bridge processes on one Redis. Mastra 1.71 does
+ * Abort, send, queue, cancel-queued and answering a waiting call for several bridge processes on one Redis. Mastra 1.71 does
  * these only for runs of its own process, so the request goes to the process whose run holds the
  * thread's lease: every process listens on one control channel, and the holder does it with
  * Mastra's own methods and answers on the asker's reply channel. A thread no process holds is
@@ -145,6 +148,16 @@ export class RedisThreadControl implements ThreadControl {
     return remote ?? this.local.cancelQueued(agent, thread, signalIds);
   }
 
+  /**
+   * Where the call's run stopped: that process's Mastra holds the run (and the thread's lease)
+   * until it resumes it there. A run nobody holds any more (its process gone) is resumed here.
+   */
+  async answerCall(agent: Agent, thread: ThreadTarget, answer: CallAnswer): Promise<AnsweredCall> {
+    if (this.holds(thread) || (await this.leases.getLeaseOwner(threadLeaseKey(thread))) === undefined) return this.local.answerCall(agent, thread, answer);
+    const remote = (await this.ask({ op: 'answer', agentId: agent.id, thread, answer })) as AnsweredCall | undefined;
+    return remote ?? this.local.answerCall(agent, thread, answer);
+  }
+
   /** The first approval of a call, in any process: a key set only if absent. */
   async once<T>(toolCallId: string, task: () => Promise<T>): Promise<T | undefined> {
     const key = `${this.redis.prefix}:approved:${toolCallId}`;
@@ -220,6 +233,10 @@ export class RedisThreadControl implements ThreadControl {
     if (request.op === 'queue') {
       if (request.message === undefined) throw new Error('A queue request carries no message');
       return this.local.queue(agent, request.thread, request.message, request.options ?? {});
+    }
+    if (request.op === 'answer') {
+      if (request.answer === undefined) throw new Error('An answer request carries no answer');
+      return this.local.answerCall(agent, request.thread, request.answer);
     }
     return this.local.cancelQueued(agent, request.thread, request.signalIds ?? []);
   }

@@ -132,19 +132,12 @@ export class SignalRouter {
     const call = pending.find((p) => p.toolCallId === body.toolCallId);
     if (!call) throw await this.notWaiting(scope, body.toolCallId);
     const { agent } = resolved;
+    const thread = { resourceId: scope.resourceId, threadId: scope.threadId };
+    const { toolCallId, approved, resumeData, reason } = body;
     // Two approvals at once (here or in another process) both see the call waiting: one resumes it.
-    const result = await this.control.once(body.toolCallId, () =>
-      agent.sendToolApproval({
-        threadId: scope.threadId,
-        resourceId: scope.resourceId,
-        toolCallId: body.toolCallId,
-        approved: body.approved,
-        ...(body.resumeData !== undefined && { resumeData: body.resumeData }),
-        ...(!body.approved && body.reason && { declineContext: { reason: body.reason } }),
-      }),
-    );
+    const result = await this.control.once(toolCallId, () => this.control.answerCall(agent, thread, { approval: { toolCallId, approved, resumeData, reason } }));
     if (!result) throw conflict(`Tool call ${body.toolCallId} was answered already`);
-    return { runId: result.runId, toolCallId: result.toolCallId ?? body.toolCallId };
+    return result;
   }
 
   /**

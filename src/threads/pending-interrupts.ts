@@ -1,7 +1,7 @@
 import type { Agent } from '@mastra/core/agent';
 import { setTimeout as delay } from 'node:timers/promises';
 import { inject, injectable } from 'inversify';
-import { outputFinished, resumeCall, type ThreadTarget } from '../agents/mastra.js';
+import type { ThreadTarget } from '../agents/mastra.js';
 import { TOKENS } from '../tokens.js';
 import type { ThreadControl } from './thread-control.js';
 import { threadLeaseOwner } from './thread-lease.js';
@@ -67,7 +67,7 @@ export class PendingInterrupts {
     for (let round = 1; calls.length > 0 && round <= ROUNDS; round++) {
       for (const call of calls) {
         runs.add(call.runId);
-        const done = await this.control.once(call.toolCallId, () => declineOnly(agent, thread, call, reason));
+        const done = await this.control.once(call.toolCallId, () => this.control.answerCall(agent, thread, { supersede: { ...call, reason } }));
         if (done) declined.push(call.toolCallId);
       }
       calls = await this.waiting(agent, thread);
@@ -75,25 +75,6 @@ export class PendingInterrupts {
     await letGo(agent, thread, runs);
     return declined;
   }
-}
-
-/**
- * Declines one call and reads the resumed run to its end. It stops after the declined step, so
- * Mastra stores the decline and the model is not asked again: nobody asked for a new answer.
- */
-async function declineOnly(agent: Agent, thread: ThreadTarget, call: WaitingCall, reason: string): Promise<true> {
-  const output = await resumeCall(agent, { decline: true, reason }, {
-    runId: call.runId,
-    toolCallId: call.toolCallId,
-    memory: { thread: thread.threadId, resource: thread.resourceId },
-    savePerStep: true,
-    stopWhen: () => true,
-  });
-  for await (const _chunk of output.fullStream) {
-    // read to the end: Mastra runs the step as the stream is read
-  }
-  await outputFinished(output);
-  return true;
 }
 
 /** Waits (bounded) until no run of `runs` holds the thread's lease. */

@@ -3,12 +3,13 @@ import { setTimeout as delay } from 'node:timers/promises';
 import { inject, injectable } from 'inversify';
 import { TOKENS } from '../tokens.js';
 import type { RunEndings } from './run-endings.js';
+import { answerCall, type AnsweredCall, type CallAnswer } from './answer-call.js';
 import { queueMessage, queuedMessageCount, sendNow, type AgentMessage, type Outgoing, type OnWake, type Routing, type SignalDecision, type ThreadTarget } from '../agents/mastra.js';
 
 /**
  * What Mastra 1.71 only does for runs of its own process: abort the thread's run, send a message
  * or signal into it (past its end, if it is finishing), queue a message behind it, cancel what is
- * queued. One binding in the container: in one process these are
+ * queued, answer a call a stopped run waits on. One binding in the container: in one process these are
  * Mastra's own methods (`InProcessThreadControl`); with several processes on one Redis, the
  * request goes to the process whose run holds the thread (`RedisThreadControl`).
  *
@@ -37,6 +38,12 @@ export interface ThreadControl {
   queue(agent: Agent, thread: ThreadTarget, message: AgentMessage, routing: Routing, onWake?: OnWake): Promise<SignalDecision>;
   /** Cancels queued messages of the thread, wherever they wait; answers the ids cancelled. */
   cancelQueued(agent: Agent, thread: ThreadTarget, signalIds: string[]): Promise<string[]>;
+  /**
+   * Answers a call a stopped run of the thread waits on, in the process where that run stopped:
+   * its Mastra keeps the run as the thread's, and would go on sending the thread's input into it
+   * if another process resumed it. Not once-only: callers wrap it in `once`.
+   */
+  answerCall(agent: Agent, thread: ThreadTarget, answer: CallAnswer): Promise<AnsweredCall>;
   /**
    * Runs `task` (the approval that resumes a tool call) only for the first caller, in any
    * process; later callers get `undefined`. A task that fails gives the call back.
@@ -91,6 +98,10 @@ export class InProcessThreadControl implements ThreadControl {
 
   async cancelQueued(agent: Agent, thread: ThreadTarget, signalIds: string[]): Promise<string[]> {
     return agent.cancelQueuedMessages({ ...thread, signalIds }).cancelledSignalIds;
+  }
+
+  answerCall(agent: Agent, thread: ThreadTarget, answer: CallAnswer): Promise<AnsweredCall> {
+    return answerCall(agent, thread, answer);
   }
 
   async once<T>(toolCallId: string, task: () => Promise<T>): Promise<T | undefined> {
