@@ -20,6 +20,7 @@ import { RunEndings } from './threads/run-endings.js';
 import { PendingInterrupts } from './threads/pending-interrupts.js';
 import { SignalRouter } from './signals/signal-router.js';
 import { InProcessThreadControl, type ThreadControl } from './threads/thread-control.js';
+import { LocalResumer, type Resumer } from './runs/resume.js';
 import { InProcessThreadLocks, type ThreadLocks } from './threads/thread-locks.js';
 import { ThreadStore } from './threads/thread-store.js';
 import { TOKENS } from './tokens.js';
@@ -37,6 +38,7 @@ export const inProcessBindings = new ContainerModule(({ bind }) => {
   bind<ThreadLocks>(TOKENS.ThreadLocks).to(InProcessThreadLocks);
   bind<RunAnnouncements>(TOKENS.RunAnnouncements).to(InProcessRunAnnouncements);
   bind<ThreadControl>(TOKENS.ThreadControl).to(InProcessThreadControl);
+  bind<Resumer>(TOKENS.Resumer).to(LocalResumer);
   bind<RateLimiter>(TOKENS.RateLimiter).to(TokenBucketLimiter);
 });
 

@@ -31,6 +31,8 @@ export const TOKENS = {
   ThreadControl: Symbol.for('mastra-agui-bridge.ThreadControl'),
   /** When this process's runs have wound down, their answers stored (`RunEndings`). */
   RunEndings: Symbol.for('mastra-agui-bridge.RunEndings'),
+  /** Where a stopped call is resumed (`Resumer`): here, or where its run stopped. */
+  Resumer: Symbol.for('mastra-agui-bridge.Resumer'),
   /** What the thread's stopped runs wait on, and new input superseding it (`PendingInterrupts`). */
   PendingInterrupts: Symbol.for('mastra-agui-bridge.PendingInterrupts'),
   /** Requests per minute per resource, counted in this process or for all (`RateLimiter`). */

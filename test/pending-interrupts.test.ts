@@ -98,6 +98,22 @@ describe('a pending approval does not hold its thread', () => {
     expect((await get(b, t, 'pending-approvals')).body).toEqual([]);
   });
 
+  it('resumes and new input at the same moment: the call is answered once, by one of them, and the new input answered last', async () => {
+    for (let round = 0; round < 3; round++) {
+      const { t, interrupt, history } = await pendingApproval();
+      const resume = [{ interruptId: interrupt.id, status: 'resolved' as const, payload: { approved: true } }];
+      const [first, second, next] = await Promise.all([run(t, { resume }), run(t, { resume }), run(t, { messages: [...history, userMessage('right behind')], multitask: 'interrupt' })]);
+      expect(next.status, JSON.stringify(next.body)).toBe(200);
+      expect(text(next.events)).toBe('Echo: right behind');
+      // At most one resume ran; another finds the call answered (409) or gone (404).
+      const statuses = [first.status, second.status];
+      expect({ round, statuses, ran: statuses.filter((s) => s === 200).length <= 1, refused: statuses.every((s) => [200, 404, 409].includes(s)) }).toMatchObject({ ran: true, refused: true });
+      const stored = await agui(t);
+      expect(stored.filter((m) => m.role === 'tool' && m.toolCallId === interrupt.toolCallId), JSON.stringify(stored)).toHaveLength(1);
+      expect(stored.at(-1)).toMatchObject({ role: 'assistant', content: 'Echo: right behind' });
+    }
+  });
+
   it('an abort declines it: nothing runs later, an approval after it finds nothing waiting, and the thread runs again', async () => {
     const { t, interrupt, history } = await pendingApproval();
     expect((await post(b, t, 'abort')).body).toEqual({ aborted: true });

@@ -1,9 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { uid } from './support/agui.js';
-import { createCluster, follow, history, post, startRun, text, type Cluster, type StoredMessage } from './support/cluster.js';
+import { createCluster, follow, history, post, RESOURCE, startRun, text, type Cluster, type StoredMessage } from './support/cluster.js';
 import type { ServerProcess } from './support/process.js';
 import { http } from './support/server.js';
 import { brackets, isTerminal, type AnyEvent, type SseReader } from './support/sse.js';
+import { expectValidStream } from './support/threads.js';
 
 /**
  * Several real bridge processes on one Redis and one PostgreSQL schema, where one of them dies
@@ -294,6 +295,66 @@ describe('what A held when it died is answered by a survivor', { timeout: 120_00
     expect(answersWith(stored, 'Echo: first into the run')).toHaveLength(1);
     console.log(`order: the message sent before the crash was answered first; the one after it ${Date.now() - sentAt} ms after it was sent`);
     await onB!.close();
+  });
+});
+
+/**
+ * A run stopped on an approval in A, resumed by a `/run` on B: A resumes it where it stopped and
+ * relays its output to B. When A is gone, B resumes it itself; when A dies while B reads it, B's
+ * `/run` ends as an outage, and B answers the thread after.
+ */
+describe('a run stopped on an approval in A, resumed by a /run on B', { timeout: 120_000 }, () => {
+  let cluster: Cluster;
+  beforeAll(async () => {
+    cluster = await createCluster('resume-relay', BASE_ENV);
+  });
+  afterAll(() => cluster?.close());
+
+  /** A thread whose run on `a` stopped on the approval of `delete notes.txt`; the resume's input. */
+  async function pendingOn(a: ServerProcess) {
+    const threadId = uid('resume-relay');
+    const events = await (await startRun(a, threadId, 'delete notes.txt')).rest;
+    const [interrupt] = events.at(-1)!.outcome.interrupts as Array<{ id: string }>;
+    return { threadId, resume: { messages: [], resume: [{ interruptId: interrupt.id, status: 'resolved', payload: { approved: true } }] } };
+  }
+
+  it('A gone: B resumes it itself', async () => {
+    const a = await cluster.start();
+    const b = await cluster.start();
+    const { threadId, resume } = await pendingOn(a);
+    await cluster.kill(a);
+    const events = await (await startRun(b, threadId, '', resume)).rest;
+    expect(events.at(-1)).toMatchObject({ type: 'RUN_FINISHED' });
+    expect(text(events)).toContain('Deleted as requested');
+    expect(answersWith(await history(b, threadId), 'Deleted as requested')).toHaveLength(1);
+  });
+
+  it('a /run on B right behind it: the resumed /run ends, then the new run answers, in order', async () => {
+    const a = await cluster.start({ DEMO_DELAY_MS: '300' });
+    const b = await cluster.start();
+    const { threadId, resume } = await pendingOn(a);
+    const resumed = await startRun(b, threadId, '', resume);
+    const next = await (await startRun(b, threadId, 'instead', { forwardedProps: { resourceId: RESOURCE, multitask: 'interrupt' } })).rest;
+    const before = await resumed.rest;
+    expect(before.at(-1)).toMatchObject({ type: 'RUN_FINISHED' });
+    await expectValidStream(before);
+    expect(text(next)).toBe('Echo: instead');
+    const rows = (await history(b, threadId)).map((m) => `${m.role}: ${contentOf(m)}`);
+    expect(rows.slice(-2)).toEqual(['user: instead', 'assistant: Echo: instead']);
+  });
+
+  it('A dies while B reads the run: B’s /run ends RUN_ERROR UNAVAILABLE, and B answers the thread after', async () => {
+    const a = await cluster.start({ DEMO_DELAY_MS: '300' });
+    const b = await cluster.start();
+    const { threadId, resume } = await pendingOn(a);
+    const resumed = await startRun(b, threadId, '', resume);
+    await cluster.kill(a);
+    const { value: events } = await within(30_000, 'the end of the /run on B', resumed.rest);
+    expect(events.at(-1)).toMatchObject({ type: 'RUN_ERROR', code: 'UNAVAILABLE' });
+    await expectValidStream(events);
+    const sent = await post(b, `/threads/${threadId}/send-message`, { message: 'after the crash' });
+    expect(sent.status).toBe(202);
+    await answeredOnce(cluster, b, threadId, sent.body.signalId, 'Echo: after the crash', ORPHAN_AFTER_MS + 30_000);
   });
 });
 

@@ -175,16 +175,42 @@ describe('a /run on B interrupting a run on A', { timeout: 120_000 }, () => {
 });
 
 /**
- * An approval given on B for a run stopped in A: the run is resumed where it stopped, so A's
- * Mastra does not keep it as the thread's waiting run. Before, B resumed it and A went on
- * queueing every message sent on A to that run, which had ended elsewhere: nothing answered them.
+ * An approval given on B for a run stopped in A, by the route or by a `/run` that resumes the
+ * interrupt: the run is resumed where it stopped (the `/run` reads it from there), so A's Mastra
+ * does not keep it as the thread's waiting run. Before, B resumed it and A went on queueing every
+ * message sent on A to that run, which had ended elsewhere: nothing answered them.
  */
 describe('an approval on B of a run stopped on A', { timeout: 120_000 }, () => {
-  it('resumes the run where it stopped; a message sent on A right after is answered', async () => {
-    for (let round = 0; round < 4; round++) {
-      const { threadId, toolCallId } = await pendingOnA();
+  /** The `/run` on `server` (B unless said) that resumes the interrupt, read to its end. */
+  async function resumeOnB(threadId: string, interruptId: string, server = b): Promise<AnyEvent[]> {
+    const input = runInput({ threadId, messages: [], resume: [{ interruptId, status: 'resolved', payload: { approved: true } }], forwardedProps: { resourceId: RESOURCE } });
+    const res = await postRun(`${server.url}/run`, input);
+    expect(res.status).toBe(200);
+    const events: AnyEvent[] = [];
+    for await (const event of sseEvents(res.body!)) events.push(event);
+    return events;
+  }
+
+  const approveOnB = {
+    'tool-approval': async (threadId: string, toolCallId: string) => {
       const approval = await post(b, `/threads/${threadId}/tool-approval`, { toolCallId, approved: true });
       expect(approval.status, JSON.stringify(approval.body)).toBe(202);
+    },
+    'a /run resuming the interrupt': async (threadId: string, toolCallId: string, interruptId: string) => {
+      const events = await resumeOnB(threadId, interruptId);
+      await expectValidStream(events);
+      // The resumed run as a resume here reads it: the tool's result, then the answer to it.
+      expect(events.find((e) => e.type === 'TOOL_CALL_RESULT')).toMatchObject({ toolCallId, content: expect.stringContaining('deleted') });
+      expect(text(events)).toMatch(/notes\.txt/);
+      expect(events.at(-1)).toMatchObject({ type: 'RUN_FINISHED' });
+      expect(events.at(-1)).not.toHaveProperty('outcome.type', 'interrupt');
+    },
+  };
+
+  it.each(Object.keys(approveOnB) as Array<keyof typeof approveOnB>)('resumes the run where it stopped (by %s); a message sent on A right after is answered', async (how) => {
+    for (let round = 0; round < 4; round++) {
+      const { threadId, toolCallId, interruptId } = await pendingOnA();
+      await approveOnB[how](threadId, toolCallId, interruptId);
       const sent = await post(a, `/threads/${threadId}/send-message`, { message: `sent ${round}` });
       expect(sent.status, JSON.stringify(sent.body)).toBe(202);
       await expect.poll(async () => (await history(a, threadId)).some((m) => m.content === `Echo: sent ${round}`), { timeout: 15_000 }).toBe(true);
@@ -192,5 +218,14 @@ describe('an approval on B of a run stopped on A', { timeout: 120_000 }, () => {
       expect(JSON.stringify(stored)).toContain('deleted');
       expect(stored.filter((m) => m.content === `sent ${round}`)).toHaveLength(1);
     }
+  });
+
+  it('a /run on B reads the run resumed on A as a resume on A reads it: the same events, the same history', async () => {
+    const [here, there] = [await pendingOnA(), await pendingOnA()];
+    const shape = (events: AnyEvent[]) => events.map((e) => (e.type === 'TEXT_MESSAGE_CONTENT' ? `${e.type} ${e.delta}` : e.type));
+    const [onA, onB] = [await resumeOnB(here.threadId, here.interruptId, a), await resumeOnB(there.threadId, there.interruptId)];
+    expect(shape(onB)).toEqual(shape(onA));
+    const rows = async (threadId: string) => (await history(a, threadId)).map((m) => `${m.role}: ${m.content}`);
+    expect(await rows(there.threadId)).toEqual(await rows(here.threadId));
   });
 });

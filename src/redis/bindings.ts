@@ -4,6 +4,7 @@ import type { RateLimiter } from '../limits/rate-limiter.js';
 import type { RunAnnouncements } from '../runs/run-announcements.js';
 import type { ToolProxy } from '../runs/tool-proxy.js';
 import type { ThreadControl } from '../threads/thread-control.js';
+import type { Resumer } from '../runs/resume.js';
 import type { ThreadLocks } from '../threads/thread-locks.js';
 import { TOKENS } from '../tokens.js';
 import type { RedisConnection } from './connection.js';
@@ -33,6 +34,8 @@ export function redisBindings(redis: RedisConnection, leases: LocalLeases, runs:
     bind<ThreadLocks>(TOKENS.ThreadLocks).to(RedisThreadLocks);
     bind<RunAnnouncements>(TOKENS.RunAnnouncements).to(RedisRunAnnouncements);
     bind<ThreadControl>(TOKENS.ThreadControl).to(RedisThreadControl);
+    // The process where a run stopped resumes it: one more request to a thread's holder.
+    bind<Resumer>(TOKENS.Resumer).toService(TOKENS.ThreadControl);
     bind<RateLimiter>(TOKENS.RateLimiter).to(RedisRateLimiter);
   });
 }

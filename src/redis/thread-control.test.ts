@@ -3,6 +3,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { testRedis, quietLogger } from '../../test/support/redis.js';
 import { threadLeaseKey } from '../threads/thread-lease.js';
 import type { RunEndings } from '../threads/run-endings.js';
+import type { ToolProxy } from '../runs/tool-proxy.js';
 import { RedisThreadControl, type LocalLeases } from './thread-control.js';
 
 const redis = testRedis('thread-control');
@@ -40,7 +41,7 @@ async function controlOf(agent: ReturnType<typeof finishingAgent>, holds: boolea
   const leases: LocalLeases = { holdsLease: (key) => holds && key === threadLeaseKey(thread), getLeaseOwner: async () => (idle ? undefined : 'run-b') };
   const agents = { get: () => agent as unknown as Agent };
   const endings = { ended: async () => {}, track: () => {} } as unknown as RunEndings;
-  const control = new RedisThreadControl(await redis.connect(), leases, agents, { logger: quietLogger }, endings);
+  const control = new RedisThreadControl(await redis.connect(), leases, agents, { logger: quietLogger }, endings, {} as ToolProxy);
   await control.start();
   return control;
 }

@@ -6,7 +6,11 @@ import type { ResolvedConfig } from '../config.js';
 import { BridgeError, unavailable } from '../errors.js';
 import type { BridgeLogger } from '../logger.js';
 import { TOKENS } from '../tokens.js';
-import { outgoingWithId, type AgentMessage, type OnWake, type Outgoing, type Routing, type SignalDecision, type ThreadTarget } from '../agents/mastra.js';
+import { outgoingWithId, outputFinished, type AgentMessage, type OnWake, type Outgoing, type Routing, type RunOutput, type SignalDecision, type ThreadTarget } from '../agents/mastra.js';
+import { ResultCapture } from '../runs/result-capture.js';
+import { resumeHere, type ResumeRequest, type Resumer } from '../runs/resume.js';
+import type { RunLive } from '../runs/stream-options.js';
+import type { ToolProxy } from '../runs/tool-proxy.js';
 import { sendPastFinishingRun } from '../threads/finishing-run.js';
 import { InProcessThreadControl, APPROVAL_MEMORY_MS, type AbortOptions, type ThreadControl } from '../threads/thread-control.js';
 import type { RunEndings } from '../threads/run-endings.js';
@@ -14,6 +18,7 @@ import type { AnsweredCall, CallAnswer } from '../threads/answer-call.js';
 import { threadLeaseKey } from '../threads/thread-lease.js';
 import { errorMessage } from '../translate/values.js';
 import type { RedisConnection } from './connection.js';
+import { RelayedOutput, relayOutput } from './output-relay.js';
 
 /** Whether this process runs the run that holds a thread's lease (the Redis pub/sub knows its own leases), and who holds one. */
 export interface LocalLeases {
@@ -21,7 +26,7 @@ export interface LocalLeases {
   getLeaseOwner(key: string): Promise<string | undefined>;
 }
 
-type Op = 'abort' | 'send' | 'queue' | 'cancel' | 'answer';
+type Op = 'abort' | 'send' | 'queue' | 'cancel' | 'answer' | 'resume';
 interface Request {
   id: string;
   op: Op;
@@ -36,6 +41,9 @@ interface Request {
   signalIds?: string[];
   /** How an `answer` answers the waiting call. */
   answer?: CallAnswer;
+  /** What a `resume` resumes, and the channel its output is relayed on. */
+  resume?: ResumeRequest;
+  relay?: string;
   /** An abort answered once the run wound down. */
   untilEnded?: boolean;
   replyTo: string;
@@ -59,18 +67,19 @@ const REPLY_TIMEOUT_MS = 2000;
 const TAKEN_TIMEOUT_MS = 15_000;
 
 /**
- * Abort, send, queue, cancel-queued and answering a waiting call for several bridge processes on one Redis. Mastra 1.71 does
+ * Abort, send, queue, cancel-queued, answering a waiting call and resuming one (a `/run`'s
+ * `resume`: its output relayed back) for several bridge processes on one Redis. Mastra 1.71 does
  * these only for runs of its own process, so the request goes to the process whose run holds the
  * thread's lease: every process listens on one control channel, and the holder does it with
  * Mastra's own methods and answers on the asker's reply channel. A thread no process holds is
  * idle: the asking process does it itself (a queued message then wakes the thread).
  *
  * @example
- * const control = new RedisThreadControl(redis, pubsub, agents, config);
+ * const control = new RedisThreadControl(redis, pubsub, agents, config, endings, proxy);
  * await control.start();
  */
 @injectable()
-export class RedisThreadControl implements ThreadControl {
+export class RedisThreadControl implements ThreadControl, Resumer {
   private readonly local: InProcessThreadControl;
   private readonly channel: string;
   private readonly replyTo: string;
@@ -88,7 +97,8 @@ export class RedisThreadControl implements ThreadControl {
     @inject(TOKENS.Leases) private readonly leases: LocalLeases,
     @inject(TOKENS.AgentProvider) private readonly agents: Pick<AgentProvider, 'get'>,
     @inject(TOKENS.Config) config: Pick<ResolvedConfig, 'logger'>,
-    @inject(TOKENS.RunEndings) endings: RunEndings,
+    @inject(TOKENS.RunEndings) private readonly endings: RunEndings,
+    @inject(TOKENS.ToolProxy) private readonly proxy: ToolProxy,
   ) {
     this.local = new InProcessThreadControl(endings);
     this.logger = config.logger;
@@ -158,6 +168,37 @@ export class RedisThreadControl implements ThreadControl {
     return remote ?? this.local.answerCall(agent, thread, answer);
   }
 
+  /**
+   * Resumed where the run stopped (see `answerCall`): that process resumes it, with the run's
+   * options built there, and relays its output on a channel of this request (`relayOutput`), read
+   * here as if resumed here (`RelayedOutput`). A cut here (the client left, an interrupt, a
+   * shutdown) goes there as an abort of the thread's run.
+   */
+  async resume(agent: Agent, thread: ThreadTarget, request: ResumeRequest, live: RunLive): Promise<RunOutput> {
+    if (this.holds(thread) || (await this.leases.getLeaseOwner(threadLeaseKey(thread))) === undefined) return resumeHere(agent, request, live);
+    const relay = `${this.redis.prefix}:relay:${randomUUID()}`;
+    const output: RelayedOutput = new RelayedOutput(() => this.redis.subscriber.unsubscribe(relay, output.listener));
+    await this.redis.subscriber.subscribe(relay, output.listener);
+    const started = await this.ask({ op: 'resume', agentId: agent.id, thread, resume: request, relay }).catch(async (error: unknown) => {
+      await output.close();
+      throw error;
+    });
+    if (started === undefined) {
+      await output.close();
+      return resumeHere(agent, request, live);
+    }
+    const cut = () => {
+      // Only while the run lasts: once it is over there, the thread's run may be another one.
+      if (output.over) return;
+      void this.abort(agent, thread).catch((error: unknown) => {
+        // The run goes on there, and its end reaches the thread's followers; this reader has stopped.
+        this.logger.debug(`Thread ${thread.threadId}: the cut of a run resumed elsewhere did not reach it: ${errorMessage(error)}`);
+      });
+    };
+    live.signal.addEventListener('abort', cut, { once: true });
+    return output;
+  }
+
   /** The first approval of a call, in any process: a key set only if absent. */
   async once<T>(toolCallId: string, task: () => Promise<T>): Promise<T | undefined> {
     const key = `${this.redis.prefix}:approved:${toolCallId}`;
@@ -170,6 +211,19 @@ export class RedisThreadControl implements ThreadControl {
       });
       throw error;
     }
+  }
+
+  /**
+   * Resumes a run of this process for the process that asked, relaying its output there. Its own
+   * abort signal never fires: a cut comes as an abort of the thread's run, as for any run here.
+   */
+  private async resumeForAsker(agent: Agent, request: ResumeRequest, relay: string): Promise<{ relayed: true }> {
+    const capture = new ResultCapture();
+    const output = await resumeHere(agent, request, { signal: new AbortController().signal, onStepFinish: capture.onStepFinish, proxy: this.proxy });
+    const relaying = relayOutput(output, capture, (text) => this.redis.client.publish(relay, text));
+    // An abort here waits for the run's end, as it does for a run a `/run` of this process reads.
+    this.endings.track(request.target.runId, Promise.all([relaying, outputFinished(output)]));
+    return { relayed: true };
   }
 
   private holds(thread: ThreadTarget): boolean {
@@ -233,6 +287,10 @@ export class RedisThreadControl implements ThreadControl {
     if (request.op === 'queue') {
       if (request.message === undefined) throw new Error('A queue request carries no message');
       return this.local.queue(agent, request.thread, request.message, request.options ?? {});
+    }
+    if (request.op === 'resume') {
+      if (request.resume === undefined || request.relay === undefined) throw new Error('A resume request carries nothing to resume');
+      return this.resumeForAsker(agent, request.resume, request.relay);
     }
     if (request.op === 'answer') {
       if (request.answer === undefined) throw new Error('An answer request carries no answer');

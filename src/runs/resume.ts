@@ -1,8 +1,10 @@
 import type { RunAgentInput } from '@ag-ui/core';
 import type { Agent } from '@mastra/core/agent';
-import { resumeCall, type RunOptions, type RunOutput } from '../agents/mastra.js';
+import { injectable } from 'inversify';
+import { resumeCall, type RunOptions, type RunOutput, type ThreadTarget } from '../agents/mastra.js';
 import { notFound } from '../errors.js';
 import { INTERRUPT_ID_SEPARATOR } from '../translate/ids.js';
+import { streamOptions, type RunLive, type RunShape } from './stream-options.js';
 
 type ResumeEntry = NonNullable<RunAgentInput['resume']>[number];
 
@@ -44,4 +46,35 @@ export function resume(agent: Agent, target: ResumeTarget, streamOptions: RunOpt
   const options = { ...streamOptions, runId, toolCallId };
   if (entry.status === 'cancelled' || (target.requiresApproval && payload.approved === false)) return resumeCall(agent, { decline: true, reason }, options);
   return resumeCall(agent, target.requiresApproval ? { approve: true } : { resumeData: entry.payload ?? {} }, options);
+}
+
+/** A resume as plain data: the call and the client's answer, and what the run's options are built from. */
+export interface ResumeRequest {
+  target: ResumeTarget;
+  run: RunShape;
+}
+
+/**
+ * Where a stopped call is resumed. In one process, here; with several, where its run stopped
+ * (`RedisThreadControl`): Mastra keeps a stopped run as its thread's in the process that stopped
+ * it, and only resuming it there lets go of it. The output reads alike either way.
+ *
+ * @example
+ * const output = await resumer.resume(agent, { resourceId, threadId }, { target, run: shape }, live);
+ */
+export interface Resumer {
+  resume(agent: Agent, thread: ThreadTarget, request: ResumeRequest, live: RunLive): Promise<RunOutput>;
+}
+
+/** Resumes in this process, with the run's options built here. */
+export function resumeHere(agent: Agent, { target, run }: ResumeRequest, live: RunLive): Promise<RunOutput> {
+  return resume(agent, target, streamOptions(run, live));
+}
+
+/** Every run is in this process. */
+@injectable()
+export class LocalResumer implements Resumer {
+  resume(agent: Agent, _thread: ThreadTarget, request: ResumeRequest, live: RunLive): Promise<RunOutput> {
+    return resumeHere(agent, request, live);
+  }
 }

@@ -1,7 +1,6 @@
 import { EventType, type Event, type Message, type RunAgentInput } from '@ag-ui/core';
 import type { Agent } from '@mastra/core/agent';
 import type { MastraDBMessage, MastraMemory } from '@mastra/core/memory';
-import { RequestContext } from '@mastra/core/request-context';
 import { inject, injectable } from 'inversify';
 import type { ResolvedConfig } from '../config.js';
 import { conflict, invalidInput, threadBusy } from '../errors.js';
@@ -19,10 +18,10 @@ import { RunTranslator } from '../translate/run-translator.js';
 import { beforeTerminal, blockedStep } from '../translate/retraction.js';
 import { errorMessage } from '../translate/values.js';
 import { runFailure } from '../translate/failure.js';
-import { frontendToolOptions } from './frontend-tools.js';
 import { ResultCapture } from './result-capture.js';
 import type { RunAnnouncement, RunAnnouncements } from './run-announcements.js';
-import { findResumeTargets, resume, type ResumeTarget } from './resume.js';
+import { findResumeTargets, type Resumer, type ResumeTarget } from './resume.js';
+import { streamOptions, type RunLive, type RunShape } from './stream-options.js';
 import { takeThreadTurn, type ThreadTurn } from '../threads/thread-lease.js';
 import { terminalOutcome, type BridgeMetrics, type RunOutcome } from '../observability/metrics.js';
 import type { ToolProxy } from './tool-proxy.js';
@@ -32,8 +31,7 @@ import { SUPERSEDED_BY_INPUT, type PendingInterrupts } from '../threads/pending-
 import { StateEvents, updatesWorkingMemory } from '../state/state-events.js';
 import { WorkingMemoryState, type AgentState, type StateScope } from '../state/working-memory.js';
 
-/** The request-context key under which tools find the AG-UI `context`, `state` and `forwardedProps`. */
-export const AGUI_CONTEXT_KEY = 'ag-ui';
+export { AGUI_CONTEXT_KEY } from './stream-options.js';
 
 /** Options a client passes in `RunAgentInput.forwardedProps`, validated at the edge. */
 export interface RunOptions {
@@ -137,6 +135,7 @@ export class RunService {
     @inject(TOKENS.ThreadControl) private readonly control: ThreadControl,
     @inject(TOKENS.RunEndings) private readonly endings: RunEndings,
     @inject(TOKENS.PendingInterrupts) private readonly interrupts: PendingInterrupts,
+    @inject(TOKENS.Resumer) private readonly resumer: Resumer,
     @inject(TOKENS.InboxCuts) private readonly cuts: InboxCuts,
   ) {
     metrics.trackOpenRuns(() => this.active.size);
@@ -189,6 +188,7 @@ export class RunService {
     const state = clientState(input.state);
     await workingMemory?.assertFits(state);
     if (memory) await assertIdsFree(memory, messages.map((m) => m.id), input.threadId);
+    await this.claimCalls(resume);
     // One run per thread at a time (here and in every process on the same leases).
     const turn = memory && resume.length === 0 ? await this.takeTurn(agent, scope, input.runId, options.multitask) : undefined;
     try {
@@ -203,6 +203,17 @@ export class RunService {
     const announcement = { messages: fresh, appendsTo: memory ? appendTarget(messages, stored) : undefined };
     const plan: RunPlan = { messages, resume, memory: !!memory, announcement, inboxId, turn, state: workingMemory && { store: workingMemory, scope } };
     return { stream: (write, signal) => this.stream(agent, input, options, plan, write, signal) };
+  }
+
+  /**
+   * The calls a resume answers are answered once, in any process, as an approval is
+   * (`ThreadControl.once`): new input that comes while the resume starts finds them taken and does
+   * not decline them, and a second answer is refused. The last check before anything is written.
+   */
+  private async claimCalls(resume: ResumeTarget[]): Promise<void> {
+    for (const { toolCallId } of resume) {
+      if (!(await this.control.once(toolCallId, async () => true))) throw conflict(`Tool call ${toolCallId} was answered already`);
+    }
   }
 
   /**
@@ -301,28 +312,28 @@ export class RunService {
     this.metrics.runStarted(agent.id, 'run');
     const stored = plan.memory && !readOnly(options) ? { threadId: input.threadId, resourceId: options.resourceId, agentId: agent.id } : undefined;
     const context: PipeContext = { translator, capture, write, runId: input.runId, frontendTools, options, signal, state, stored, startedAt: Date.now() };
-    const streamOptions = {
-      requestContext: agUiRequestContext(input),
-      ...(plan.memory && { memory: { thread: input.threadId, resource: options.resourceId, ...(options.memoryOptions && { options: options.memoryOptions }) } }),
-      // Each finished step is stored at once: a crash loses at most the step in progress.
-      ...(plan.memory && !readOnly(options) && { savePerStep: true }),
-      abortSignal: signal,
-      onStepFinish: capture.onStepFinish,
-      ...(input.tools?.length && frontendToolOptions(input.tools, { runId: input.runId, resourceId: options.resourceId, proxy: this.proxy, signal, waiting: this.metrics.toolsWaiting }, options.frontendToolMode)),
+    const { threadId, runId, context: agUiContext, state: clientState, forwardedProps, tools } = input;
+    const shape: RunShape = {
+      // What the options are built from, and no more: a resume may send it to another process.
+      input: { threadId, runId, context: agUiContext, state: clientState, forwardedProps, tools },
+      resourceId: options.resourceId,
+      frontendToolMode: options.frontendToolMode,
+      ...(plan.memory && { memory: { ...(options.memoryOptions && { options: options.memoryOptions }), savePerStep: !readOnly(options) } }),
     };
+    const live: RunLive = { signal, onStepFinish: capture.onStepFinish, proxy: this.proxy, waiting: this.metrics.toolsWaiting };
     try {
       if (plan.resume.length > 0) {
         // Answers the client gave for calls that pause later in this run are applied when they do.
         const queue: ResumeQueue = { waiting: new Map(plan.resume.slice(1).map((target) => [target.toolCallId, target])) };
         for (let target: ResumeTarget | undefined = plan.resume[0]; target; ) {
-          const output = await resume(agent, target, streamOptions);
+          const output = await this.resumer.resume(agent, { resourceId: options.resourceId, threadId }, { target, run: shape }, live);
           queue.next = undefined;
           await this.piped(target.runId, output, context, queue);
           target = translator.finished ? undefined : queue.next;
         }
       } else {
         const runOptions = {
-          ...streamOptions,
+          ...streamOptions(shape, live),
           runId: input.runId,
           ...(options.structuredOutput && { structuredOutput: { schema: options.structuredOutput } }),
         };
@@ -536,11 +547,6 @@ function appendTarget(messages: MastraInputMessage[], stored: MastraDBMessage[])
   if (!last || last.role !== 'assistant' || messages.length === 0) return undefined;
   if (!messages.every((m) => m.role === 'tool' || m.role === 'assistant')) return undefined;
   return appendPosition(last);
-}
-
-/** What tools and processors may read of the AG-UI input: `requestContext.get('ag-ui')`. */
-function agUiRequestContext(input: RunAgentInput): RequestContext {
-  return new RequestContext([[AGUI_CONTEXT_KEY, { context: input.context ?? [], state: input.state, forwardedProps: input.forwardedProps }]]);
 }
 
 /**
