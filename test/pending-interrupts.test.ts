@@ -105,9 +105,10 @@ describe('a pending approval does not hold its thread', () => {
       const [first, second, next] = await Promise.all([run(t, { resume }), run(t, { resume }), run(t, { messages: [...history, userMessage('right behind')], multitask: 'interrupt' })]);
       expect(next.status, JSON.stringify(next.body)).toBe(200);
       expect(text(next.events)).toBe('Echo: right behind');
-      // At most one resume ran; another finds the call answered (409) or gone (404).
-      const statuses = [first.status, second.status];
-      expect({ round, statuses, ran: statuses.filter((s) => s === 200).length <= 1, refused: statuses.every((s) => [200, 404, 409].includes(s)) }).toMatchObject({ ran: true, refused: true });
+      // At most one resume ran; another finds the call answered (409, or RUN_ERROR when it came
+      // between the check and the resume) or gone (404).
+      const ends = [first, second].map((r) => (r.status === 200 ? r.events.at(-1)!.type : r.status));
+      expect({ round, ends, ran: ends.filter((end) => end === 'RUN_FINISHED').length <= 1, refused: ends.every((end) => ['RUN_FINISHED', 'RUN_ERROR', 404, 409].includes(end)) }).toMatchObject({ ran: true, refused: true });
       const stored = await agui(t);
       expect(stored.filter((m) => m.role === 'tool' && m.toolCallId === interrupt.toolCallId), JSON.stringify(stored)).toHaveLength(1);
       expect(stored.at(-1)).toMatchObject({ role: 'assistant', content: 'Echo: right behind' });
@@ -129,6 +130,35 @@ describe('a pending approval does not hold its thread', () => {
     expect(text(next.events)).toBe('Echo: and now?');
     // A second abort finds nothing to stop.
     expect((await post(b, t, 'abort')).body).toEqual({ aborted: false });
+  });
+});
+
+describe('a call being resumed is not waiting: the run streams', () => {
+  const slow = useTestBridge({ delayMs: 200 });
+
+  /** A `/run` on the slow bridge, read as it comes. */
+  async function start(t: Thread, extra: { messages?: Message[]; resume?: ResumeEntry[] }) {
+    const res = await postRun(`${slow.base}/run`, runInput({ threadId: t.threadId, messages: extra.messages ?? [], ...(extra.resume && { resume: extra.resume }), forwardedProps: { resourceId: t.resourceId } }));
+    expect(res.status).toBe(200);
+    const events: AnyEvent[] = [];
+    const done = (async () => {
+      for await (const event of sseEvents(res.body!)) events.push(event);
+      return events;
+    })();
+    return { events, done };
+  }
+
+  it('an abort while the resumed run answers stops it, as it stops any run', async () => {
+    const t: Thread = { threadId: uid('resumed-abort'), resourceId: uid('user') };
+    const first = await (await start(t, { messages: [userMessage('delete notes.txt')] })).done;
+    const [interrupt] = first.at(-1)!.outcome.interrupts as Array<{ id: string }>;
+    const resumed = await start(t, { resume: [{ interruptId: interrupt.id, status: 'resolved', payload: { approved: true } }] });
+    await expect.poll(() => resumed.events.some((e) => e.type === 'TEXT_MESSAGE_CONTENT')).toBe(true);
+    expect((await post(slow, t, 'abort')).body).toEqual({ aborted: true });
+    const events = await resumed.done;
+    expect(events.at(-1)).toMatchObject({ type: 'RUN_FINISHED', outcome: { type: 'cancelled' } });
+    await expectValidStream(events);
+    expect(text(events)).not.toContain('notes.txt');
   });
 });
 

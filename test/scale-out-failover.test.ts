@@ -329,14 +329,14 @@ describe('a run stopped on an approval in A, resumed by a /run on B', { timeout:
     expect(answersWith(await history(b, threadId), 'Deleted as requested')).toHaveLength(1);
   });
 
-  it('a /run on B right behind it: the resumed /run ends, then the new run answers, in order', async () => {
+  it('a /run on B interrupting it cuts it where it runs: the resumed /run ends cancelled, then the new run answers', async () => {
     const a = await cluster.start({ DEMO_DELAY_MS: '300' });
     const b = await cluster.start();
     const { threadId, resume } = await pendingOn(a);
     const resumed = await startRun(b, threadId, '', resume);
     const next = await (await startRun(b, threadId, 'instead', { forwardedProps: { resourceId: RESOURCE, multitask: 'interrupt' } })).rest;
     const before = await resumed.rest;
-    expect(before.at(-1)).toMatchObject({ type: 'RUN_FINISHED' });
+    expect(before.at(-1)).toMatchObject({ type: 'RUN_FINISHED', outcome: { type: 'cancelled' } });
     await expectValidStream(before);
     expect(text(next)).toBe('Echo: instead');
     const rows = (await history(b, threadId)).map((m) => `${m.role}: ${contentOf(m)}`);

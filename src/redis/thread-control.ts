@@ -199,9 +199,13 @@ export class RedisThreadControl implements ThreadControl, Resumer {
     return output;
   }
 
+  async taken(toolCallId: string): Promise<boolean> {
+    return (await this.redis.client.exists(this.answeredKey(toolCallId))) === 1;
+  }
+
   /** The first approval of a call, in any process: a key set only if absent. */
   async once<T>(toolCallId: string, task: () => Promise<T>): Promise<T | undefined> {
-    const key = `${this.redis.prefix}:approved:${toolCallId}`;
+    const key = this.answeredKey(toolCallId);
     if ((await this.redis.client.set(key, '1', { NX: true, PX: APPROVAL_MEMORY_MS })) === null) return undefined;
     try {
       return await task();
@@ -224,6 +228,10 @@ export class RedisThreadControl implements ThreadControl, Resumer {
     // An abort here waits for the run's end, as it does for a run a `/run` of this process reads.
     this.endings.track(request.target.runId, Promise.all([relaying, outputFinished(output)]));
     return { relayed: true };
+  }
+
+  private answeredKey(toolCallId: string): string {
+    return `${this.redis.prefix}:approved:${toolCallId}`;
   }
 
   private holds(thread: ThreadTarget): boolean {

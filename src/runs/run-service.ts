@@ -5,7 +5,7 @@ import { inject, injectable } from 'inversify';
 import type { ResolvedConfig } from '../config.js';
 import { conflict, invalidInput, threadBusy } from '../errors.js';
 import { AgentProvider } from '../agents/agent-provider.js';
-import { outputFinished, streamRun, type FinishingOutput } from '../agents/mastra.js';
+import { outputFinished, streamRun, type FinishingOutput, type ThreadTarget } from '../agents/mastra.js';
 import type { DurableInbox, InboxCuts } from '../threads/inbox.js';
 import type { RecoveryGate } from '../threads/recovery-gate.js';
 import { ThreadStore, type ThreadScope } from '../threads/thread-store.js';
@@ -20,7 +20,7 @@ import { errorMessage } from '../translate/values.js';
 import { runFailure } from '../translate/failure.js';
 import { ResultCapture } from './result-capture.js';
 import type { RunAnnouncement, RunAnnouncements } from './run-announcements.js';
-import { findResumeTargets, type Resumer, type ResumeTarget } from './resume.js';
+import { findResumeTargets, type ResumeRequest, type Resumer, type ResumeTarget } from './resume.js';
 import { streamOptions, type RunLive, type RunShape } from './stream-options.js';
 import { takeThreadTurn, type ThreadTurn } from '../threads/thread-lease.js';
 import { terminalOutcome, type BridgeMetrics, type RunOutcome } from '../observability/metrics.js';
@@ -188,7 +188,7 @@ export class RunService {
     const state = clientState(input.state);
     await workingMemory?.assertFits(state);
     if (memory) await assertIdsFree(memory, messages.map((m) => m.id), input.threadId);
-    await this.claimCalls(resume);
+    await this.assertUnanswered(resume);
     // One run per thread at a time (here and in every process on the same leases).
     const turn = memory && resume.length === 0 ? await this.takeTurn(agent, scope, input.runId, options.multitask) : undefined;
     try {
@@ -205,15 +205,20 @@ export class RunService {
     return { stream: (write, signal) => this.stream(agent, input, options, plan, write, signal) };
   }
 
+  /** A call another `resume` or an approval is answering (or answered) is refused before the stream opens. */
+  private async assertUnanswered(resume: ResumeTarget[]): Promise<void> {
+    for (const { toolCallId } of resume) if (await this.control.taken(toolCallId)) throw conflict(`Tool call ${toolCallId} was answered already`);
+  }
+
   /**
-   * The calls a resume answers are answered once, in any process, as an approval is
-   * (`ThreadControl.once`): new input that comes while the resume starts finds them taken and does
-   * not decline them, and a second answer is refused. The last check before anything is written.
+   * A call is answered once, in any process, as an approval is (`ThreadControl.once`): new input
+   * that comes while it is resumed finds it taken and does not decline it (the run streams), and a
+   * second answer is refused. A resume that Mastra refuses gives the call back.
    */
-  private async claimCalls(resume: ResumeTarget[]): Promise<void> {
-    for (const { toolCallId } of resume) {
-      if (!(await this.control.once(toolCallId, async () => true))) throw conflict(`Tool call ${toolCallId} was answered already`);
-    }
+  private async resumed(agent: Agent, thread: ThreadTarget, request: ResumeRequest, live: RunLive): Promise<MastraOutput> {
+    const output = await this.control.once(request.target.toolCallId, () => this.resumer.resume(agent, thread, request, live));
+    if (!output) throw conflict(`Tool call ${request.target.toolCallId} was answered already`);
+    return output;
   }
 
   /**
@@ -326,7 +331,7 @@ export class RunService {
         // Answers the client gave for calls that pause later in this run are applied when they do.
         const queue: ResumeQueue = { waiting: new Map(plan.resume.slice(1).map((target) => [target.toolCallId, target])) };
         for (let target: ResumeTarget | undefined = plan.resume[0]; target; ) {
-          const output = await this.resumer.resume(agent, { resourceId: options.resourceId, threadId }, { target, run: shape }, live);
+          const output = await this.resumed(agent, { resourceId: options.resourceId, threadId }, { target, run: shape }, live);
           queue.next = undefined;
           await this.piped(target.runId, output, context, queue);
           target = translator.finished ? undefined : queue.next;

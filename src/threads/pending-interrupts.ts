@@ -48,10 +48,14 @@ export class PendingInterrupts {
 
   /**
    * Where the thread stands: the calls its stopped runs wait on, and whether a run streams on it
-   * (Mastra's lease alone does not tell: a stopped run holds it too).
+   * (Mastra's lease alone does not tell: a stopped run holds it too). A call being answered (taken
+   * by `ThreadControl.once`: a resume, an approval) is not waiting: storage lists it until its
+   * resumed run has stored the answer, and that run streams.
    */
   async standing(agent: Agent, thread: ThreadTarget): Promise<{ waiting: WaitingCall[]; streaming: boolean }> {
-    const [waiting, owner] = await Promise.all([this.waiting(agent, thread), threadLeaseOwner(agent, thread)]);
+    const [stored, owner] = await Promise.all([this.waiting(agent, thread), threadLeaseOwner(agent, thread)]);
+    const taken = await Promise.all(stored.map((call) => this.control.taken(call.toolCallId)));
+    const waiting = stored.filter((_, i) => !taken[i]);
     return { waiting, streaming: owner !== undefined && !waiting.some((call) => call.runId === owner) };
   }
 

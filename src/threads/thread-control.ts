@@ -49,6 +49,8 @@ export interface ThreadControl {
    * process; later callers get `undefined`. A task that fails gives the call back.
    */
   once<T>(toolCallId: string, task: () => Promise<T>): Promise<T | undefined>;
+  /** Whether a call was taken by `once` (it is being answered, or was), in any process. */
+  taken(toolCallId: string): Promise<boolean>;
 }
 
 export interface AbortOptions {
@@ -102,6 +104,10 @@ export class InProcessThreadControl implements ThreadControl {
 
   answerCall(agent: Agent, thread: ThreadTarget, answer: CallAnswer): Promise<AnsweredCall> {
     return answerCall(agent, thread, answer);
+  }
+
+  async taken(toolCallId: string): Promise<boolean> {
+    return this.answered.has(toolCallId);
   }
 
   async once<T>(toolCallId: string, task: () => Promise<T>): Promise<T | undefined> {
