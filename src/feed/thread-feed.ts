@@ -36,6 +36,8 @@ export interface FeedOptions {
   leaseOwner?: () => Promise<string | undefined>;
   /** Resolves once a run of this process has wound down (its partial answer stored), within a bound (`RunEndings.woundDown`). */
   runEnded?: (runId: string) => Promise<void>;
+  /** Whether an abort cut run `runId` (`RunEndings.wasCut`): Mastra ends one cut between steps with a plain `finish`. */
+  wasCut?: (runId: string) => boolean;
   /** Keeps what the step a run was cut in showed, since `since` (ms) (`ThreadStore.keepCutStep`). */
   keepCutStep?: (step: CutStep, since: number) => Promise<void>;
   /** A run's bracket, opened here, closes in the log once `closed` settles: an abort of the run waits for that (`RunEndings.closing`). */
@@ -127,7 +129,7 @@ export class ThreadFeed {
       if (afterGap) this.lostEvents(firstId);
       if (events.length > 0) this.numbered(events, firstId);
     });
-    this.translator = new ThreadTranslator(options.threadId, { announced: (runId) => this.takeAnnouncement(runId) });
+    this.translator = new ThreadTranslator(options.threadId, { announced: (runId) => this.takeAnnouncement(runId), ...(options.wasCut && { wasCut: options.wasCut }) });
     this.state = options.loadState && new StateEvents(options.loadState);
     this.heartbeat = setInterval(() => this.keepAlive(), options.heartbeatMs);
     this.heartbeat.unref();

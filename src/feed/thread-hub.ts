@@ -138,6 +138,7 @@ export class ThreadHub {
       dropBlockedStep: (step) => this.threads.dropBlockedStep(scope, step),
       leaseOwner: () => threadLeaseOwner(target.agent, target),
       runEnded: (runId) => this.endings.woundDown(runId, Date.now() + WIND_DOWN_MS),
+      wasCut: (runId) => this.endings.wasCut(runId),
       keepCutStep: (step, since) => this.threads.keepCutStep(scope, step, since),
       closingRun: (runId, closed) => this.endings.closing(runId, closed),
       backgroundStream: (signal) =>

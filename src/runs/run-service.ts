@@ -14,7 +14,7 @@ import { endsStep, isPause, type MastraChunk } from '../translate/chunks.js';
 import { appendPosition, toAguiMessages } from '../translate/history.js';
 import { toolResultMessageId, type MessagePosition } from '../translate/ids.js';
 import { selectNewMessages, toMastraMessages, type MastraInputMessage } from '../translate/messages.js';
-import { RunTranslator } from '../translate/run-translator.js';
+import { endAsCancelled, RunTranslator } from '../translate/run-translator.js';
 import { beforeTerminal, blockedStep } from '../translate/retraction.js';
 import { errorMessage } from '../translate/values.js';
 import { runFailure } from '../translate/failure.js';
@@ -435,11 +435,16 @@ export class RunService {
     let events = translator.push(chunk);
     if (state && updatesWorkingMemory(chunk)) events.push(...(await state.changed()));
     if (translator.finished && translator.retracts) events = await this.retract(chunk, events, context);
-    // Cut by an abort: the end goes out once Mastra has stored what it kept (`cut`).
-    if (translator.finished && chunk.type === 'abort') [context.cutEnd, events] = [events, []];
+    // Cut by an abort: the end goes out once Mastra has stored what it kept (`cut`). An abort
+    // between two steps (`control.abort`, an interrupting run) ends the run with a plain `finish`.
+    if (translator.finished && (chunk.type === 'abort' || this.cutBetweenSteps(context, events))) [context.cutEnd, events] = [events, []];
     if (events.length === 0) return;
     const drained = write(events);
     if (drained) await drained;
+  }
+
+  private cutBetweenSteps({ mastraRunId }: PipeContext, events: Event[]): boolean {
+    return mastraRunId !== undefined && this.endings.wasCut(mastraRunId) && endAsCancelled(events);
   }
 
   /**

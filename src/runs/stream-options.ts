@@ -10,7 +10,7 @@ export const AGUI_CONTEXT_KEY = 'ag-ui';
 /**
  * What a run's Mastra options are made of that is plain data: the run's input as the client gave
  * it, and what the bridge decided for it. It can travel to another process, which builds the same
- * options there (a resume where the run stopped: `ThreadControl.resume`).
+ * options there (a resume where the run stopped: `Resumer`).
  */
 export interface RunShape {
   input: Pick<RunAgentInput, 'threadId' | 'runId' | 'context' | 'state' | 'forwardedProps' | 'tools'>;

@@ -6,6 +6,9 @@ import { stoppedOnInterrupt } from '../agents/mastra.js';
 
 type Thread = { threadId: string; resourceId?: string };
 
+/** How long a cut is remembered: a run's end comes within seconds of its abort. */
+const CUT_MEMORY_MS = 10 * 60 * 1000;
+
 /** Mastra's events on a thread's topic that say a run is over, what it had stored (`run-aborted` comes at the abort, before that). */
 const RUN_OVER = new Set(['run-completed', 'run-failed', 'run-discarded']);
 
@@ -22,6 +25,26 @@ const RUN_OVER = new Set(['run-completed', 'run-failed', 'run-discarded']);
 export class RunEndings {
   private readonly ends = new Map<string, Promise<void>>();
   private readonly closes = new Map<string, Promise<void>>();
+  /** Runs an abort cut, and when: remembered for `CUT_MEMORY_MS`, long past any run's wind-down. */
+  private readonly cuts = new Map<string, number>();
+
+  /**
+   * Run `runId` was cut by an abort. Mastra ends a run cut between two steps with a plain
+   * `finish`, no `abort` chunk: its translators ask here, so that it ends cancelled all the same.
+   */
+  markCut(runId: string): void {
+    const now = Date.now();
+    for (const [id, at] of this.cuts) {
+      if (now - at < CUT_MEMORY_MS) break;
+      this.cuts.delete(id);
+    }
+    this.cuts.set(runId, now);
+  }
+
+  /** Whether an abort cut run `runId` (`markCut`). */
+  wasCut(runId: string): boolean {
+    return this.cuts.has(runId);
+  }
 
   /** `ended` settles (either way) when run `runId` has wound down. */
   track(runId: string, ended: Promise<unknown>): void {
@@ -74,6 +97,7 @@ export class RunEndings {
     try {
       if (!tracked && (await stoppedOnInterrupt(agent, thread, runId))) return;
       if (!agent.abortThreadStream({ ...thread, expectedRunId: runId, localOnly: true, clearPendingSignals: true })) return;
+      this.markCut(runId);
       await until(tracked ?? told?.over ?? Promise.resolve(), deadline);
     } finally {
       await told?.stop();

@@ -77,6 +77,7 @@ export class InProcessThreadControl implements ThreadControl {
   async abort(agent: Agent, thread: ThreadTarget, options: AbortOptions = {}): Promise<{ aborted: boolean }> {
     const runId = agent.getActiveThreadRunId(thread);
     const aborted = agent.abortThreadStream(thread);
+    if (aborted && runId !== undefined) this.endings.markCut(runId);
     if (!aborted || !options.untilEnded || runId === undefined) return { aborted };
     const deadline = Date.now() + WIND_DOWN_MS;
     // Mastra letting go of the run is all there is to wait for on a run `RunEndings` does not know

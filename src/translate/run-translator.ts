@@ -1,5 +1,5 @@
 import { Delegations } from './delegations.js';
-import { EventType, type Event, type Interrupt, type Message, type RunFinishedOutcome, type TokenUsage } from '@ag-ui/core';
+import { EventType, type Event, type Interrupt, type Message, type RunFinishedEvent, type RunFinishedOutcome, type TokenUsage } from '@ag-ui/core';
 import { CAPTURED_TOOL_RESULTS, WORKING_MEMORY_TOOL, isDataChunk, isLostRemoteRun, isSignalEcho, type CapturedToolResult, type MastraChunk, type SignalEchoChunk } from './chunks.js';
 import { backgroundTaskId, interruptId, MessageNumbering, subagentRunId, toolResultMessageId, type MessagePosition } from './ids.js';
 import { LOST_RUN, runFailure } from './failure.js';
@@ -624,4 +624,19 @@ interface Tripwire {
 function trippedStep(payload: { stepResult?: { reason?: unknown }; output?: { steps?: ReadonlyArray<{ tripwire?: Tripwire }> } }): Tripwire | undefined {
   if (payload.stepResult?.reason !== 'tripwire') return undefined;
   return payload.output?.steps?.findLast((step) => step.tripwire !== undefined)?.tripwire ?? {};
+}
+
+/**
+ * Turns the `RUN_FINISHED` that ends `events` into a cancelled one: the run was cut between two
+ * steps (an abort that found no step streaming), and Mastra ended it with a plain `finish`.
+ * Answers whether it did; an interrupt's end is left as it is.
+ *
+ * @example
+ * if (endings.wasCut(runId)) endAsCancelled(events);
+ */
+export function endAsCancelled(events: Event[]): boolean {
+  const end = events.at(-1);
+  if (end?.type !== EventType.RUN_FINISHED || (end as RunFinishedEvent).outcome) return false;
+  (end as RunFinishedEvent).outcome = { type: 'cancelled' };
+  return true;
 }

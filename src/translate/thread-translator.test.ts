@@ -173,6 +173,25 @@ describe('ThreadTranslator on recorded subscription chunks', () => {
     expect(translator.cancel()).toEqual([]);
   });
 
+  it('a run an abort cut between two steps (Mastra ends it with a plain `finish`) ends cancelled, and counts as cut', () => {
+    const all = chunks('signal-deliver-during-run');
+    const cutRun = all[0].runId;
+    const translator = new ThreadTranslator(THREAD, { wasCut: (runId) => runId === cutRun });
+    const brackets = bracketsOf(translate(all, translator));
+    expect(brackets[0].at(-1)).toMatchObject({ type: EventType.RUN_FINISHED, runId: cutRun, outcome: { type: 'cancelled' } });
+    // The other runs of the recording were not cut: they end as Mastra ended them.
+    for (const run of brackets.slice(1)) expect(run.at(-1)).not.toHaveProperty('outcome.type', 'cancelled');
+    const plain = bracketsOf(translate(all));
+    expect(plain[0].at(-1)).not.toHaveProperty('outcome');
+  });
+
+  it('a cut run that paused for approval keeps its interrupt', () => {
+    const all = chunks('signal-approval');
+    const translator = new ThreadTranslator(THREAD, { wasCut: () => true });
+    const [paused] = bracketsOf(translate(all, translator));
+    expect(paused.at(-1)).toMatchObject({ type: EventType.RUN_FINISHED, outcome: { type: 'interrupt' } });
+  });
+
   it('signal-model-error: RUN_ERROR; a `finish` trailing the failed run opens nothing; the next run gets its own bracket', async () => {
     const failed = chunks('signal-model-error');
     const runId = failed[0].runId as string;

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { Event, Message } from '@ag-ui/core';
 import { isPause, isSignalEcho, payloadRunId, topLevelRunId, type MastraChunk } from './chunks.js';
 import type { MessagePosition } from './ids.js';
-import { RunTranslator } from './run-translator.js';
+import { endAsCancelled, RunTranslator } from './run-translator.js';
 import type { CutStep } from './retraction.js';
 
 /** What a `/run` tells the followers of its thread about itself (Mastra's thread stream carries neither). */
@@ -18,6 +18,8 @@ export interface ThreadTranslatorOptions {
   announced?: (runId: string) => RunAnnouncement | undefined;
   /** The run id of a bracket for chunks that name no run at all. Default: `background-<uuid>`. */
   newRunId?: () => string;
+  /** Whether an abort cut run `runId`: its bracket ends cancelled even when Mastra ends it with a plain `finish`. */
+  wasCut?: (runId: string) => boolean;
 }
 
 /**
@@ -51,6 +53,7 @@ export class ThreadTranslator {
 
   private readonly announced: (runId: string) => RunAnnouncement | undefined;
   private readonly newRunId: () => string;
+  private readonly wasCut: (runId: string) => boolean;
 
   constructor(
     private readonly threadId: string,
@@ -58,6 +61,7 @@ export class ThreadTranslator {
   ) {
     this.announced = options.announced ?? (() => undefined);
     this.newRunId = options.newRunId ?? (() => `background-${randomUUID()}`);
+    this.wasCut = options.wasCut ?? (() => false);
   }
 
   /** Whether a bracket is open. */
@@ -132,7 +136,8 @@ export class ThreadTranslator {
       this.run = undefined;
     } else if (run.finished) {
       this.retracting = run.retracts;
-      if (chunk.type === 'abort') this.cut = { runId: this.runId as string, step: run.cutStep };
+      const cutBetweenSteps = chunk.type !== 'abort' && this.wasCut(this.runId as string) && endAsCancelled(out);
+      if (chunk.type === 'abort' || cutBetweenSteps) this.cut = { runId: this.runId as string, step: run.cutStep };
       this.ended = { runId: this.runId as string, paused: new Set() };
       this.run = undefined;
     }
