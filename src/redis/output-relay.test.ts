@@ -26,10 +26,10 @@ function output(chunks: Array<{ type: string; [key: string]: unknown }>, capture
 }
 
 /** A relay channel, its publisher in one connection and its reader in another (two processes). */
-async function relayed() {
+async function relayed(onCut?: () => void) {
   const [from, to] = [await redis.connect(), await redis.connect()];
   const channel = `${redis.prefix}:relay:${Math.random()}`;
-  const reader: RelayedOutput = new RelayedOutput(() => to.subscriber.unsubscribe(channel, reader.listener));
+  const reader: RelayedOutput = new RelayedOutput(() => to.subscriber.unsubscribe(channel, reader.listener), onCut);
   await to.subscriber.subscribe(channel, reader.listener);
   return { reader, publish: (text: string) => from.client.publish(channel, text) };
 }
@@ -71,6 +71,15 @@ describe('relayOutput → RelayedOutput', () => {
     void relayOutput(output([{ type: 'start' }, { type: 'text-delta' }, { type: 'finish' }], capture), capture, publish);
     for await (const chunk of reader.fullStream) if ((chunk as { type: string }).type === 'start') break;
     await expect(reader._waitUntilFinished()).resolves.toBeUndefined();
+  });
+
+  it('a run cut there between two steps: the reader hears of the cut before the run’s plain `finish`', async () => {
+    const heard: string[] = [];
+    const { reader, publish } = await relayed(() => heard.push('cut'));
+    const capture = new ResultCapture();
+    void relayOutput(output([{ type: 'start' }, { type: 'finish' }], capture), capture, publish, () => true);
+    for await (const chunk of reader.fullStream) heard.push((chunk as { type: string }).type);
+    expect(heard).toEqual(['start', 'cut', 'finish']);
   });
 
   it('a run is read to its end there even when nothing can be published', async () => {

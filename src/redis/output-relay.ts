@@ -4,8 +4,8 @@ import { endsStep, type MastraChunk } from '../translate/chunks.js';
 import { errorMessage } from '../translate/values.js';
 import { deserialize, serialize } from './pubsub/codec.js';
 
-/** One message on a relay channel: a chunk, a sign of life, the output's end, or its failure. */
-type RelayMessage = { chunk: unknown } | { beat: true } | { end: true } | { error: string };
+/** One message on a relay channel: a chunk, a sign of life, a cut, the output's end, or its failure. */
+type RelayMessage = { chunk: unknown } | { beat: true } | { cut: true } | { end: true } | { error: string };
 
 /** How often the relaying process says it is still there while the run is quiet (a tool that takes long). */
 const BEAT_MS = 5000;
@@ -15,14 +15,14 @@ const SILENCE_MS = 3 * BEAT_MS;
 /**
  * Publishes a run's output on `publish`, chunk by chunk and in order, for another process that
  * reads it as its own (`RelayedOutput`): the tool results the step hook captured go just before
- * the step's end, as the reading process would add them. The output is read to its end even
+ * the step's end, as the reading process would add them, and a cut (`wasCut`) before the run's end. The output is read to its end even
  * when publishing fails (Redis away): Mastra runs a step only as its stream is read, and a run left
  * unread would hold its thread.
  *
  * @example
  * void relayOutput(output, capture, (text) => redis.client.publish(channel, text));
  */
-export async function relayOutput(output: RunOutput, capture: ResultCapture, publish: (text: string) => Promise<unknown>): Promise<void> {
+export async function relayOutput(output: RunOutput, capture: ResultCapture, publish: (text: string) => Promise<unknown>, wasCut: () => boolean = () => false): Promise<void> {
   let relaying = true;
   const send = async (message: RelayMessage) => {
     if (!relaying) return;
@@ -35,6 +35,8 @@ export async function relayOutput(output: RunOutput, capture: ResultCapture, pub
     for await (const chunk of output.fullStream) {
       const captured = endsStep(chunk as MastraChunk) ? capture.take() : undefined;
       if (captured) await send({ chunk: captured });
+      // A run cut between two steps ends with a plain `finish`: the reader learns of the cut first.
+      if ((chunk as MastraChunk).type === 'finish' && wasCut()) await send({ cut: true });
       await send({ chunk });
     }
     await outputFinished(output);
@@ -62,7 +64,11 @@ export class RelayedOutput implements RunOutput {
   private settleFinished!: { resolve: () => void; reject: (error: unknown) => void };
   private readonly finished = new Promise<void>((resolve, reject) => (this.settleFinished = { resolve, reject }));
 
-  constructor(private readonly unsubscribe: () => Promise<unknown>) {
+  /** `onCut` hears that the run was cut, before its last chunk is read. */
+  constructor(
+    private readonly unsubscribe: () => Promise<unknown>,
+    private readonly onCut: () => void = () => {},
+  ) {
     this.finished.catch(() => {
       // nobody may wait for the end (a cut waits with a bound of its own): the stream's reader hears the failure
     });
@@ -86,6 +92,7 @@ export class RelayedOutput implements RunOutput {
       for (;;) {
         const message = await this.next();
         if ('chunk' in message) yield message.chunk;
+        else if ('cut' in message) this.onCut();
         else if ('end' in message || 'error' in message) {
           over = true;
           this.settle(message);

@@ -177,7 +177,8 @@ export class RedisThreadControl implements ThreadControl, Resumer {
   async resume(agent: Agent, thread: ThreadTarget, request: ResumeRequest, live: RunLive): Promise<RunOutput> {
     if (this.holds(thread) || (await this.leases.getLeaseOwner(threadLeaseKey(thread))) === undefined) return resumeHere(agent, request, live);
     const relay = `${this.redis.prefix}:relay:${randomUUID()}`;
-    const output: RelayedOutput = new RelayedOutput(() => this.redis.subscriber.unsubscribe(relay, output.listener));
+    const unsubscribe = () => this.redis.subscriber.unsubscribe(relay, output.listener);
+    const output: RelayedOutput = new RelayedOutput(unsubscribe, () => this.endings.markCut(request.target.runId));
     await this.redis.subscriber.subscribe(relay, output.listener);
     const started = await this.ask({ op: 'resume', agentId: agent.id, thread, resume: request, relay }).catch(async (error: unknown) => {
       await output.close();
@@ -224,9 +225,10 @@ export class RedisThreadControl implements ThreadControl, Resumer {
   private async resumeForAsker(agent: Agent, request: ResumeRequest, relay: string): Promise<{ relayed: true }> {
     const capture = new ResultCapture();
     const output = await resumeHere(agent, request, { signal: new AbortController().signal, onStepFinish: capture.onStepFinish, proxy: this.proxy });
-    const relaying = relayOutput(output, capture, (text) => this.redis.client.publish(relay, text));
+    const { runId } = request.target;
+    const relaying = relayOutput(output, capture, (text) => this.redis.client.publish(relay, text), () => this.endings.wasCut(runId));
     // An abort here waits for the run's end, as it does for a run a `/run` of this process reads.
-    this.endings.track(request.target.runId, Promise.all([relaying, outputFinished(output)]));
+    this.endings.track(runId, Promise.all([relaying, outputFinished(output)]));
     return { relayed: true };
   }
 
