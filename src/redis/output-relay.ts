@@ -15,9 +15,9 @@ const SILENCE_MS = 3 * BEAT_MS;
 /**
  * Publishes a run's output on `publish`, chunk by chunk and in order, for another process that
  * reads it as its own (`RelayedOutput`): the tool results the step hook captured go just before
- * the step's end, as the reading process would add them, and a cut (`wasCut`) before the run's end. The output is read to its end even
- * when publishing fails (Redis away): Mastra runs a step only as its stream is read, and a run left
- * unread would hold its thread.
+ * the step's end, as the reading process would add them, and a cut (`wasCut`) just before the
+ * run's end. The output is read to its end even when publishing fails (Redis away): Mastra runs a
+ * step only as its stream is read, and a run left unread would hold its thread.
  *
  * @example
  * void relayOutput(output, capture, (text) => redis.client.publish(channel, text));
@@ -63,6 +63,8 @@ export class RelayedOutput implements RunOutput {
   private wake?: () => void;
   private settleFinished!: { resolve: () => void; reject: (error: unknown) => void };
   private readonly finished = new Promise<void>((resolve, reject) => (this.settleFinished = { resolve, reject }));
+  private settled = false;
+  private closing?: Promise<void>;
 
   /** `onCut` hears that the run was cut, before its last chunk is read. */
   constructor(
@@ -122,8 +124,6 @@ export class RelayedOutput implements RunOutput {
     return this.settled;
   }
 
-  private settled = false;
-
   private settle(message: { end: true } | { error: string }): void {
     this.settled = true;
     if ('end' in message) this.settleFinished.resolve();
@@ -139,8 +139,6 @@ export class RelayedOutput implements RunOutput {
     );
     return this.closing;
   }
-
-  private closing?: Promise<void>;
 
   /** The next message, or a timeout once the relaying process has been silent too long. */
   private next(): Promise<RelayMessage> {
