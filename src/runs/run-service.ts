@@ -443,6 +443,7 @@ export class RunService {
     if (drained) await drained;
   }
 
+  /** Whether an abort cut the run between two steps; if so, the end in `events` is made cancelled. */
   private cutBetweenSteps({ mastraRunId }: PipeContext, events: Event[]): boolean {
     return mastraRunId !== undefined && this.endings.wasCut(mastraRunId) && endAsCancelled(events);
   }
