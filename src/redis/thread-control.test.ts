@@ -22,8 +22,6 @@ function finishingAgent() {
     id: 'demo',
     sent: 0,
     getActiveThreadRunId: () => undefined,
-    // Leases are the test's own (`LocalLeases`): Mastra's pub/sub here has none.
-    getPubSub: () => ({}),
     sendMessage: () => {
       agent.sent++;
       return { signal: { id: `signal-${agent.sent}` }, accepted: Promise.resolve({ action: 'deliver', runId: 'run-b' }) };

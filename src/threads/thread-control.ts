@@ -3,7 +3,6 @@ import { setTimeout as delay } from 'node:timers/promises';
 import { inject, injectable } from 'inversify';
 import { TOKENS } from '../tokens.js';
 import type { RunEndings } from './run-endings.js';
-import { threadLeaseOwner } from './thread-lease.js';
 import { answerCall, type AnsweredCall, type CallAnswer } from './answer-call.js';
 import { queueMessage, queuedMessageCount, sendNow, type AgentMessage, type Outgoing, type OnWake, type Routing, type SignalDecision, type ThreadTarget } from '../agents/mastra.js';
 
@@ -91,14 +90,12 @@ export class InProcessThreadControl implements ThreadControl {
     return { aborted };
   }
 
-  /** Mastra's own send, once a finishing run has let go: the caller deals with a send it dropped (`sendPastFinishingRun`). */
-  async send(agent: Agent, thread: ThreadTarget, outgoing: Outgoing, routing: Routing, onWake?: OnWake): Promise<SignalDecision> {
-    await untilLetGo(agent, thread);
+  /** Mastra's own send: the caller deals with a run that is finishing (`SignalRouter.route`). */
+  send(agent: Agent, thread: ThreadTarget, outgoing: Outgoing, routing: Routing, onWake?: OnWake): Promise<SignalDecision> {
     return sendNow(agent, outgoing, { ...routing, ...thread }, onWake);
   }
 
-  async queue(agent: Agent, thread: ThreadTarget, message: AgentMessage, routing: Routing, onWake?: OnWake): Promise<SignalDecision> {
-    await untilLetGo(agent, thread);
+  queue(agent: Agent, thread: ThreadTarget, message: AgentMessage, routing: Routing, onWake?: OnWake): Promise<SignalDecision> {
     return queueMessage(agent, message, { ...routing, ...thread }, onWake);
   }
 
@@ -127,20 +124,4 @@ export class InProcessThreadControl implements ThreadControl {
       throw error;
     }
   }
-}
-
-/** How long a send waits, at most, for a finishing run to let go of its thread: it does so within ~15 ms. */
-const LET_GO_MS = 2000;
-
-/**
- * Waits (bounded) while a run is finishing: its output is over, so Mastra no longer counts it as
- * the thread's run, but its end is not handled yet and it still holds the thread's lease. A send
- * or queue in that window makes Mastra 1.71 drop the run's claim on the thread and wake another;
- * the finishing run then neither hands the thread on nor lets go of its lease (a stale lease, what
- * was queued behind it parked). A run holding the lease before Mastra registers it (a `/run` that
- * took its turn) is waited for the same way, for as long as that takes.
- */
-async function untilLetGo(agent: Agent, thread: ThreadTarget): Promise<void> {
-  const deadline = Date.now() + LET_GO_MS;
-  while (Date.now() < deadline && agent.getActiveThreadRunId(thread) === undefined && (await threadLeaseOwner(agent, thread)) !== undefined) await delay(WIND_DOWN_POLL_MS);
 }
