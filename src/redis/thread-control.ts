@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { setTimeout as delay } from 'node:timers/promises';
 import type { Agent } from '@mastra/core/agent';
 import { inject, injectable } from 'inversify';
 import type { AgentProvider } from '../agents/agent-provider.js';
@@ -58,6 +59,9 @@ interface Reply {
   refusal?: { status: BridgeError['status']; code: BridgeError['code'] };
 }
 
+/** How long a send waits, at most, for a finishing run of this process to let go: it does so within ~15 ms. */
+const LET_GO_MS = 2000;
+const LET_GO_POLL_MS = 5;
 /** How long a request waits for the process that holds the thread to take it: past it, nobody does. */
 const REPLY_TIMEOUT_MS = 2000;
 /**
@@ -141,13 +145,14 @@ export class RedisThreadControl implements ThreadControl, Resumer {
   }
 
   /** Into a run of this process: one that is finishing does not take it, and it is sent again. */
-  private sendHere(agent: Agent, thread: ThreadTarget, outgoing: Outgoing, routing: Routing, onWake?: OnWake): Promise<SignalDecision> {
+  private async sendHere(agent: Agent, thread: ThreadTarget, outgoing: Outgoing, routing: Routing, onWake?: OnWake): Promise<SignalDecision> {
+    await this.untilLetGo(agent, thread);
     const takeBack = (id: string) => this.local.cancelQueued(agent, thread, [id]);
     return sendPastFinishingRun(agent, thread, (id) => this.local.send(agent, thread, outgoingWithId(outgoing, id), routing, onWake), takeBack);
   }
 
   async queue(agent: Agent, thread: ThreadTarget, message: AgentMessage, routing: Routing, onWake?: OnWake): Promise<SignalDecision> {
-    if (this.holds(thread)) return this.local.queue(agent, thread, message, routing, onWake);
+    if (this.holds(thread)) return this.queueHere(agent, thread, message, routing, onWake);
     const remote = (await this.ask({ op: 'queue', agentId: agent.id, thread, message, options: routing })) as SignalDecision | undefined;
     return remote ?? this.local.queue(agent, thread, message, routing, onWake);
   }
@@ -236,6 +241,23 @@ export class RedisThreadControl implements ThreadControl, Resumer {
     return `${this.redis.prefix}:approved:${toolCallId}`;
   }
 
+  private async queueHere(agent: Agent, thread: ThreadTarget, message: AgentMessage, routing: Routing, onWake?: OnWake): Promise<SignalDecision> {
+    await this.untilLetGo(agent, thread);
+    return this.local.queue(agent, thread, message, routing, onWake);
+  }
+
+  /**
+   * Waits (bounded) while a run of this process is finishing: its output is over, so Mastra no
+   * longer counts it as the thread's run, but its end is not handled yet and it still holds the
+   * lease. Sent or queued in that window, Mastra 1.71 drops the run's claim on the thread to wake
+   * another, and the finishing run then neither hands the thread on nor lets go of its lease (a
+   * stale lease; what was queued behind it parked).
+   */
+  private async untilLetGo(agent: Agent, thread: ThreadTarget): Promise<void> {
+    const deadline = Date.now() + LET_GO_MS;
+    while (Date.now() < deadline && this.holds(thread) && agent.getActiveThreadRunId(thread) === undefined) await delay(LET_GO_POLL_MS);
+  }
+
   private holds(thread: ThreadTarget): boolean {
     return this.leases.holdsLease(threadLeaseKey(thread));
   }
@@ -296,7 +318,7 @@ export class RedisThreadControl implements ThreadControl, Resumer {
     }
     if (request.op === 'queue') {
       if (request.message === undefined) throw new Error('A queue request carries no message');
-      return this.local.queue(agent, request.thread, request.message, request.options ?? {});
+      return this.queueHere(agent, request.thread, request.message, request.options ?? {});
     }
     if (request.op === 'resume') {
       if (request.resume === undefined || request.relay === undefined) throw new Error('A resume request carries nothing to resume');
