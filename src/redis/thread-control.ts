@@ -168,7 +168,7 @@ export class RedisThreadControl implements ThreadControl, Resumer {
    * until it resumes it there. A run nobody holds any more (its process gone) is resumed here.
    */
   async answerCall(agent: Agent, thread: ThreadTarget, answer: CallAnswer): Promise<AnsweredCall> {
-    if (this.holds(thread) || (await this.leases.getLeaseOwner(threadLeaseKey(thread))) === undefined) return this.local.answerCall(agent, thread, answer);
+    if (!(await this.heldElsewhere(thread))) return this.local.answerCall(agent, thread, answer);
     const remote = (await this.ask({ op: 'answer', agentId: agent.id, thread, answer })) as AnsweredCall | undefined;
     return remote ?? this.local.answerCall(agent, thread, answer);
   }
@@ -180,7 +180,7 @@ export class RedisThreadControl implements ThreadControl, Resumer {
    * shutdown) goes there as an abort of the thread's run.
    */
   async resume(agent: Agent, thread: ThreadTarget, request: ResumeRequest, live: RunLive): Promise<RunOutput> {
-    if (this.holds(thread) || (await this.leases.getLeaseOwner(threadLeaseKey(thread))) === undefined) return resumeHere(agent, request, live);
+    if (!(await this.heldElsewhere(thread))) return resumeHere(agent, request, live);
     const relay = `${this.redis.prefix}:relay:${randomUUID()}`;
     const unsubscribe = () => this.redis.subscriber.unsubscribe(relay, output.listener);
     const output: RelayedOutput = new RelayedOutput(unsubscribe, () => this.endings.markCut(request.target.runId));
@@ -256,6 +256,11 @@ export class RedisThreadControl implements ThreadControl, Resumer {
   private async untilLetGo(agent: Agent, thread: ThreadTarget): Promise<void> {
     const deadline = Date.now() + LET_GO_MS;
     while (Date.now() < deadline && this.holds(thread) && agent.getActiveThreadRunId(thread) === undefined) await delay(LET_GO_POLL_MS);
+  }
+
+  /** Whether another process's run holds the thread (a stopped run there is resumed there). */
+  private async heldElsewhere(thread: ThreadTarget): Promise<boolean> {
+    return !this.holds(thread) && (await this.leases.getLeaseOwner(threadLeaseKey(thread))) !== undefined;
   }
 
   private holds(thread: ThreadTarget): boolean {
