@@ -844,21 +844,27 @@ export class StormThread {
     const runEnd = (runId: string | undefined) => (runId ? (terminals.get(runId) ?? []) : []);
     const cut = (runId: string | undefined) => runEnd(runId).some((e) => e.type === 'RUN_FINISHED' && e.outcome?.type === 'cancelled');
     const failed = (runId: string | undefined) => runEnd(runId).some((e) => e.type === 'RUN_ERROR');
-    for (const [k, { ack, row }] of order.entries()) {
-      const next = order[k + 1];
-      const end = next ? next.row : rows.length;
-      let answered = false;
+    const answeredOwn = order.map(({ ack, row }, k) => {
+      const end = order[k + 1]?.row ?? rows.length;
       for (let i = row + 1; i < end; i++) {
-        if (answers.get(i)?.some((e) => e.ack === ack)) answered = true;
-        if (ack.path && rows[i].role === 'assistant' && rows[i].deletePaths.includes(ack.path)) answered = true;
-        if (rows[i].role === 'assistant' && rows[i].texts.some((t) => 'Echo: '.startsWith(t.trim()))) answered = true;
+        if (answers.get(i)?.some((e) => e.ack === ack)) return true;
+        if (ack.path && rows[i].role === 'assistant' && rows[i].deletePaths.includes(ack.path)) return true;
+        if (rows[i].role === 'assistant' && rows[i].texts.some((t) => 'Echo: '.startsWith(t.trim()))) return true;
       }
-      if (answered) continue;
+      return false;
+    });
+    // Stored back to back (no answer between) and the later one answered: one step read both and
+    // gave one reply (the demo model echoes the last). "deliver" allows it: joined the active run,
+    // or queued for the next, which a queued message may be read in too.
+    const readWithNext = (k: number) => k + 1 < order.length && answeredOwn[k + 1] && !rows.slice(order[k].row + 1, order[k + 1].row).some((r) => r.role === 'assistant');
+    for (const [k, { ack }] of order.entries()) {
+      const next = order[k + 1];
+      if (answeredOwn[k]) continue;
       const what = `#${ack.seq} ${ack.kind}${ack.multitask ? `/${ack.multitask}` : ''}${ack.action ? ` ${ack.action}` : ''} on ${ack.node} "${short(ack.text, 40)}" (run ${ack.runId})`;
       if (cut(ack.runId)) {
         this.find('cutBeforeAnswering', `${what}: its run was cut before it answered`);
-      } else if (next && next.ack.kind === 'send' && next.ack.action === 'deliver') {
-        this.find('answeredTogether', `${what}: the next message, #${next.ack.seq} (sent into run ${next.ack.runId}), was read with it and answered`);
+      } else if (next && ((next.ack.kind === 'send' && next.ack.action === 'deliver') || readWithNext(k))) {
+        this.find('answeredTogether', `${what}: the next message, #${next.ack.seq} (${next.ack.kind} into run ${next.ack.runId}), was read with it and answered`);
       } else if (ack.kind === 'send' && ack.action === 'deliver' && (steps.get(ack.runId ?? '') ?? 0) >= 5) {
         this.find('outOfSteps', `${what}: delivered into run ${ack.runId}, which had taken ${steps.get(ack.runId ?? '')} steps`);
       } else {
