@@ -26,6 +26,8 @@ import { createTool } from '@mastra/core/tools';
 import { z } from 'zod';
 import { createDemoAgent } from '../src/demo/agent.js';
 import { createGuardedAgent } from '../src/demo/guardrails.js';
+import { createDemoWorkflow, DEMO_WORKFLOW_ID } from '../src/demo/workflow.js';
+import { agentStepWorkflow, failingWorkflow, shapesWorkflow } from '../test/support/workflows.js';
 
 type Chunk = { type: string; runId?: string; payload?: Record<string, unknown>; [key: string]: unknown };
 type Source = 'stream' | 'subscription';
@@ -646,12 +648,108 @@ function expectAction<A extends Accepted>(accepted: A, action: string): A & { ru
 }
 
 // ---------------------------------------------------------------------------------------------
+// Workflow runs: their own stream (`run.stream()` / `resumeStream()`), and the result the
+// translator ends the run from. Written to `test/fixtures/workflow-chunks/`.
+
+const WORKFLOW_OUT_DIR = join(ROOT, 'test', 'fixtures', 'workflow-chunks');
+
+interface WorkflowScenario {
+  name: string;
+  description: string;
+  run: (mastra: Mastra) => Promise<{ chunks: Chunk[]; result: unknown }>;
+}
+
+/** Streams a run of `workflowId` (or resumes `resume.runId`) and collects its chunks and result. */
+async function streamWorkflow(
+  mastra: Mastra,
+  workflowId: string,
+  how: { inputData: unknown; runId?: string } | { resume: { runId: string; step: string[]; resumeData: unknown } },
+  onChunk?: (chunk: Chunk, cancel: () => Promise<void>) => void,
+): Promise<{ chunks: Chunk[]; result: unknown; runId: string }> {
+  const workflow = mastra.getWorkflow(workflowId);
+  const runId = 'resume' in how ? how.resume.runId : (how.runId ?? newThread(`${workflowId}-run`));
+  const run = await workflow.createRun({ runId, resourceId: RESOURCE });
+  const output =
+    'resume' in how
+      ? run.resumeStream({ step: how.resume.step, resumeData: how.resume.resumeData, outputOptions: { includeState: true } })
+      : run.stream({ inputData: how.inputData, outputOptions: { includeState: true } } as never);
+  const chunks = await collect(output.fullStream as AsyncIterable<unknown>, (chunk) => onChunk?.(chunk, () => run.cancel()));
+  return { chunks, result: toPlain(await output.result), runId };
+}
+
+const WORKFLOW_SCENARIOS: WorkflowScenario[] = [
+  {
+    name: 'workflow-suspend',
+    description: "draft-and-send with { topic: 'tea' }: draft (writes its text, counts a draft in the state), then review suspends.",
+    run: (mastra) => streamWorkflow(mastra, DEMO_WORKFLOW_ID, { inputData: { topic: 'tea' } }),
+  },
+  {
+    name: 'workflow-resume',
+    description: 'draft-and-send suspended on review, resumed with { approved: true, edit }: review, then send (writes custom data), the result.',
+    run: async (mastra) => {
+      const first = await streamWorkflow(mastra, DEMO_WORKFLOW_ID, { inputData: { topic: 'tea' } });
+      return streamWorkflow(mastra, DEMO_WORKFLOW_ID, { resume: { runId: first.runId, step: ['review'], resumeData: { approved: true, edit: 'Tea, edited.' } } });
+    },
+  },
+  {
+    name: 'workflow-fail',
+    description: 'always-fails: its one step throws; the run fails.',
+    run: (mastra) => streamWorkflow(mastra, 'always-fails', { inputData: { topic: 'tea' } }),
+  },
+  {
+    name: 'workflow-shapes',
+    description: 'shapes: parallel steps, a branch, then draft-and-send nested, which suspends (nested steps by their dotted path).',
+    run: (mastra) => streamWorkflow(mastra, 'shapes', { inputData: { topic: 'tea' } }),
+  },
+  {
+    name: 'workflow-agent-step',
+    description: 'agent-step: a step writes a prompt, then the demo agent runs as a step and streams its answer.',
+    run: (mastra) => streamWorkflow(mastra, 'agent-step', { inputData: { topic: 'tea' } }),
+  },
+  {
+    name: 'workflow-cancel',
+    description: 'draft-and-send with 200 ms steps, cancelled as its first step starts.',
+    run: (mastra) =>
+      streamWorkflow(mastra, `${DEMO_WORKFLOW_ID}-slow`, { inputData: { topic: 'tea' } }, (chunk, cancel) => {
+        if (chunk.type === 'workflow-step-start') void cancel();
+      }),
+  },
+];
+
+async function recordWorkflows(only: Set<string>, storage: InMemoryStore, demo: Agent): Promise<{ lines: string[]; failed: number }> {
+  const slow = createDemoWorkflow({ delayMs: 200, id: `${DEMO_WORKFLOW_ID}-slow` });
+  const mastra = new Mastra({
+    agents: { demo },
+    workflows: { [DEMO_WORKFLOW_ID]: createDemoWorkflow(), [`${DEMO_WORKFLOW_ID}-slow`]: slow, 'always-fails': failingWorkflow(), shapes: shapesWorkflow(), 'agent-step': agentStepWorkflow(demo) },
+    storage,
+    logger: false,
+  });
+  await mkdir(WORKFLOW_OUT_DIR, { recursive: true });
+  const lines: string[] = [];
+  let failed = 0;
+  for (const scenario of WORKFLOW_SCENARIOS) {
+    if (only.size > 0 && !only.has(scenario.name)) continue;
+    try {
+      const { chunks, result } = await withTimeout(scenario.run(mastra), SCENARIO_TIMEOUT_MS, `scenario ${scenario.name}`);
+      const fixture = { scenario: scenario.name, description: scenario.description, source: 'workflow', chunks, result };
+      await writeFile(join(WORKFLOW_OUT_DIR, `${scenario.name}.json`), `${JSON.stringify(fixture, null, 2)}\n`);
+      lines.push(`${scenario.name}: ${chunks.length} chunks: ${typeSequence(chunks)}; ${(result as { status?: string }).status}`);
+    } catch (error) {
+      failed += 1;
+      lines.push(`${scenario.name}: FAILED: ${error instanceof Error ? error.message : String(error)}`);
+    }
+  }
+  return { lines, failed };
+}
+
+// ---------------------------------------------------------------------------------------------
 // Main
 
 async function main(): Promise<void> {
   const only = new Set(process.argv.slice(2));
-  const unknown = [...only].filter((name) => !SCENARIOS.some((s) => s.name === name));
-  if (unknown.length > 0) throw new Error(`unknown scenario(s): ${unknown.join(', ')}; known: ${SCENARIOS.map((s) => s.name).join(', ')}`);
+  const names = [...SCENARIOS, ...WORKFLOW_SCENARIOS].map((s) => s.name);
+  const unknown = [...only].filter((name) => !names.includes(name));
+  if (unknown.length > 0) throw new Error(`unknown scenario(s): ${unknown.join(', ')}; known: ${names.join(', ')}`);
   const storage = new InMemoryStore();
   const demo = createDemoAgent({ storage, delayMs: 0, slowTaskMs: 100 });
   const guarded = createGuardedAgent(storage);
@@ -681,6 +779,9 @@ async function main(): Promise<void> {
       lines.push(`${scenario.name}: FAILED: ${error instanceof Error ? error.message : String(error)}`);
     }
   }
+  const workflows = await recordWorkflows(only, storage, ctx.agent);
+  lines.push(...workflows.lines);
+  failed += workflows.failed;
   console.log(lines.join('\n'));
   process.exit(failed > 0 ? 1 : 0);
 }

@@ -163,7 +163,7 @@ export function createBridge(config: BridgeConfig = {}): Bridge {
       draining = true;
       // A run stopped on an interrupt is not in flight: it waits on a person, and survives the restart.
       const idle = async () => {
-        for (const s of services.values()) if (s.runs.inFlight > 0 || (await s.agents.runsInFlight()) > 0) return false;
+        for (const s of services.values()) if (s.runs.inFlight + s.workflowRuns.inFlight > 0 || (await s.agents.runsInFlight()) > 0) return false;
         return true;
       };
       // A glance every 100 ms costs nothing here.
@@ -177,8 +177,9 @@ export function createBridge(config: BridgeConfig = {}): Bridge {
           s.recovery.stop();
           // Each /run writes its cancelled end; the runs of the threads end cancelled, then the event streams.
           s.runs.shutdown();
+          s.workflowRuns.shutdown();
           await s.hub.shutdown(windDownMs);
-          await until(() => s.runs.inFlight === 0, deadline, 5);
+          await until(() => s.runs.inFlight + s.workflowRuns.inFlight === 0, deadline, 5);
         }),
       );
     },

@@ -23,6 +23,8 @@ import { InProcessThreadControl, type ThreadControl } from './threads/thread-con
 import { LocalResumer, type Resumer } from './runs/resume.js';
 import { InProcessThreadLocks, type ThreadLocks } from './threads/thread-locks.js';
 import { ThreadStore } from './threads/thread-store.js';
+import { assertDistinctIds, WorkflowProvider } from './workflows/workflow-provider.js';
+import { WorkflowRunService } from './workflows/workflow-run-service.js';
 import { TOKENS } from './tokens.js';
 import { Limits } from './limits/limits.js';
 import { TokenBucketLimiter, type RateLimiter } from './limits/rate-limiter.js';
@@ -56,6 +58,8 @@ const services = new ContainerModule(({ bind }) => {
     [TOKENS.Config, TOKENS.RateLimiter, TOKENS.Metrics],
   );
   bind(TOKENS.AgentProvider).to(AgentProvider);
+  bind(TOKENS.WorkflowProvider).to(WorkflowProvider);
+  bind(TOKENS.WorkflowRunService).to(WorkflowRunService);
   bind(TOKENS.ThreadStore).to(ThreadStore);
   bind(TOKENS.ResourceResolver).to(ResourceResolver);
   bind(TOKENS.RunService).to(RunService);
@@ -81,11 +85,16 @@ export function createServices(config: ResolvedConfig, mastra: Mastra, metrics: 
   container.bind(TOKENS.Mastra).toConstantValue(mastra);
   container.bind(TOKENS.Metrics).toConstantValue(metrics);
   container.load(config.scaleOut?.bindings ?? inProcessBindings, services, ...config.modules);
+  const agents = container.get<AgentProvider>(TOKENS.AgentProvider);
+  const workflows = container.get<WorkflowProvider>(TOKENS.WorkflowProvider);
+  assertDistinctIds(agents.entries(), workflows.entries());
   return {
     config,
     control: container.get<ThreadControl>(TOKENS.ThreadControl),
-    agents: container.get<AgentProvider>(TOKENS.AgentProvider),
+    agents,
+    workflows,
     runs: container.get<RunService>(TOKENS.RunService),
+    workflowRuns: container.get<WorkflowRunService>(TOKENS.WorkflowRunService),
     threads: container.get<ThreadStore>(TOKENS.ThreadStore),
     proxy: container.get<ToolProxy>(TOKENS.ToolProxy),
     resources: container.get<ResourceResolver>(TOKENS.ResourceResolver),

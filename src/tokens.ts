@@ -12,6 +12,9 @@ export const TOKENS = {
   Config: Symbol.for('mastra-agui-bridge.Config'),
   Mastra: Symbol.for('mastra-agui-bridge.Mastra'),
   AgentProvider: Symbol.for('mastra-agui-bridge.AgentProvider'),
+  /** The Mastra workflows served as agents (`WorkflowProvider`). */
+  WorkflowProvider: Symbol.for('mastra-agui-bridge.WorkflowProvider'),
+  WorkflowRunService: Symbol.for('mastra-agui-bridge.WorkflowRunService'),
   RunService: Symbol.for('mastra-agui-bridge.RunService'),
   RunAnnouncements: Symbol.for('mastra-agui-bridge.RunAnnouncements'),
   ThreadStore: Symbol.for('mastra-agui-bridge.ThreadStore'),

@@ -18,6 +18,7 @@ const BRIDGE_CAPABILITIES = {
 const DEMO_INFO = {
   id: 'demo',
   name: 'Demo Agent',
+  kind: 'agent',
   description: expect.any(String),
   model: { provider: 'demo', name: 'scripted' },
   default: true,
@@ -32,6 +33,7 @@ const DEMO_INFO = {
 const OTHER_INFO = {
   id: 'other',
   name: 'Other Agent',
+  kind: 'agent',
   model: { provider: 'test', name: 'fixed' },
   default: false,
   capabilities: { identity: { name: 'Other Agent', type: 'mastra' }, ...BRIDGE_CAPABILITIES },
@@ -169,7 +171,7 @@ describe('an agent without memory', () => {
 
   it('is listed, and a scripted no-memory agent built from createScriptedModel reports its model', async () => {
     expect((await http(`${b.base}/agents`)).body).toEqual([
-      { id: 'nomem', name: 'No Memory', model: { provider: 'demo', name: 'scripted' }, default: true, capabilities: { identity: { name: 'No Memory', type: 'mastra' }, ...BRIDGE_CAPABILITIES } },
+      { id: 'nomem', name: 'No Memory', kind: 'agent', model: { provider: 'demo', name: 'scripted' }, default: true, capabilities: { identity: { name: 'No Memory', type: 'mastra' }, ...BRIDGE_CAPABILITIES } },
     ]);
   });
 });

@@ -17,13 +17,14 @@ const BASE = new Set(['config.ts', 'errors.ts', 'id.ts', 'tokens.ts', 'logger.ts
 
 /** What each folder may import besides itself and the root modules (docs/architecture.md, "One folder per stage"). */
 const ALLOWED: Record<string, string[]> = {
-  http: ['agents', 'feed', 'idempotency', 'limits', 'observability', 'runs', 'signals', 'sse', 'threads', 'translate', 'auth'],
+  http: ['agents', 'feed', 'idempotency', 'limits', 'observability', 'runs', 'signals', 'sse', 'threads', 'translate', 'auth', 'workflows'],
   sse: [],
   runs: ['threads', 'agents', 'state', 'translate', 'observability'],
+  workflows: ['runs', 'threads', 'agents', 'state', 'translate', 'observability'],
   signals: ['threads', 'agents', 'translate', 'observability'],
   feed: ['threads', 'state', 'translate', 'runs', 'observability'],
   threads: ['agents', 'state', 'translate'],
-  agents: ['state'],
+  agents: ['state', 'translate'],
   state: ['translate'],
   idempotency: [],
   translate: [],

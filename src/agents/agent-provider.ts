@@ -9,11 +9,14 @@ import { TOKENS } from '../tokens.js';
 import { WorkingMemoryState } from '../state/working-memory.js';
 import { capabilitiesOf } from './capabilities.js';
 import { stoppedOnInterrupt } from './mastra.js';
+import { workflowsOf } from './mastra-workflows.js';
 
 /** What `GET /agents` lists about an agent. */
 export interface AgentInfo {
   id: string;
   name: string;
+  /** An agent, or a workflow served as one (`POST /run` runs either). */
+  kind: 'agent' | 'workflow';
   description?: string;
   model?: { provider: string; name: string };
   /** Whether a run that names no agent runs this one. */
@@ -75,19 +78,26 @@ export class AgentProvider {
    * default agent if it has memory, else the first agent that does. None: `500 MEMORY_NOT_CONFIGURED`.
    */
   async withMemory(agentId?: string): Promise<{ agent: Agent; memory: MastraMemory }> {
-    const candidates = agentId !== undefined || this.config.defaultAgentId !== undefined ? [this.get(agentId)] : this.entries().map(([, a]) => a);
+    // A workflow keeps no memory of its own: its threads live where the agents' do.
+    const named = agentId !== undefined && this.isWorkflow(agentId) ? undefined : agentId;
+    const candidates = named !== undefined || this.config.defaultAgentId !== undefined ? [this.get(named)] : this.entries().map(([, a]) => a);
     for (const agent of candidates) {
       const memory = await agent.getMemory();
       if (memory) return { agent, memory };
     }
-    throw new BridgeError(500, 'MEMORY_NOT_CONFIGURED', agentId ? `Agent ${agentId} has no memory configured` : 'No agent has memory configured');
+    throw new BridgeError(500, 'MEMORY_NOT_CONFIGURED', named ? `Agent ${named} has no memory configured` : 'No agent has memory configured');
+  }
+
+  /** Whether the id names a workflow and no agent (ids are distinct: `assertDistinctIds`). */
+  private isWorkflow(id: string): boolean {
+    return !this.find(id) && workflowsOf(this.mastra).some(([key, workflow]) => workflow.id === id || key === id);
   }
 
   /** The public description of an agent. */
   async info(agent: Agent): Promise<AgentInfo> {
     const [memory, subagents] = await Promise.all([agent.getMemory(), subagentsOf(agent)]);
     const workingMemory = WorkingMemoryState.of(memory)?.scope;
-    const info: AgentInfo = { id: agent.id, name: agent.name, default: this.find(this.config.defaultAgentId) === agent, capabilities: capabilitiesOf(agent, { workingMemory, subagents }) };
+    const info: AgentInfo = { id: agent.id, name: agent.name, kind: 'agent', default: this.find(this.config.defaultAgentId) === agent, capabilities: capabilitiesOf(agent, { workingMemory, subagents }) };
     const description = agent.getDescription?.();
     if (description) info.description = description;
     try {

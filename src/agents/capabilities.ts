@@ -41,3 +41,31 @@ export function capabilitiesOf(agent: Agent, facts: AgentFacts = {}): AgentCapab
     ...(facts.subagents?.length && { multiAgent: { supported: true, delegation: true, subagents: facts.subagents } }),
   };
 }
+
+/** What varies from workflow to workflow. */
+export interface WorkflowFacts {
+  name: string;
+  description?: string;
+  /** A step can suspend for a person (it declares a resume schema). */
+  canSuspend: boolean;
+  /** The workflow keeps state (`stateSchema`): snapshots and deltas while it runs. */
+  hasState: boolean;
+}
+
+/**
+ * AG-UI's `AgentCapabilities` for a Mastra workflow behind the bridge: its runs stream over the
+ * same transport as an agent's; interrupts when a step can suspend; state when it declares a
+ * state schema. No tools, reasoning or sub-agents: a workflow's steps are its own.
+ *
+ * @example
+ * workflowCapabilities({ name: 'draft-and-send', canSuspend: true, hasState: true });
+ * // { identity: { name: 'draft-and-send', type: 'mastra-workflow' }, transport: { … }, humanInTheLoop: { supported: true, interrupts: true }, state: { … } }
+ */
+export function workflowCapabilities(facts: WorkflowFacts): AgentCapabilities {
+  return {
+    identity: { name: facts.name, type: 'mastra-workflow', ...(facts.description && { description: facts.description }) },
+    transport: ALWAYS.transport,
+    ...(facts.canSuspend && { humanInTheLoop: { supported: true, interrupts: true } }),
+    ...(facts.hasState && { state: { snapshots: true, deltas: true, persistentState: true } }),
+  };
+}

@@ -156,6 +156,8 @@ export interface ThreadMessage {
 export interface AgentInfo {
   id: string;
   name: string;
+  /** An agent, or a Mastra workflow served as one (`POST /run` runs either). */
+  kind: 'agent' | 'workflow';
   description?: string;
   model?: { provider: string; name: string };
   /** Whether a run that names no agent runs this one. */

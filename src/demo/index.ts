@@ -8,8 +8,9 @@
  * import { createDemoAgent } from 'mastra-agui-bridge/demo';
  *
  * const demo = createDemoAgent({ storage, delayMs: 0 });
- * const mastra = new Mastra({ agents: { demo }, storage });
+ * const mastra = new Mastra({ agents: { demo }, workflows: { [DEMO_WORKFLOW_ID]: createDemoWorkflow() }, storage });
  *
  * @module
  */
 export { createDemoAgent, type DemoAgentOptions } from './agent.js';
+export { createDemoWorkflow, DEMO_WORKFLOW_ID, type DemoWorkflowOptions } from './workflow.js';

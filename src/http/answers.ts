@@ -25,6 +25,7 @@ export const ThreadInfoSchema = z.object({
 export const AgentInfoSchema = z.object({
   id: z.string(),
   name: z.string(),
+  kind: z.enum(['agent', 'workflow']),
   description: z.string().optional(),
   model: z.object({ provider: z.string(), name: z.string() }).optional(),
   default: z.boolean(),

@@ -93,6 +93,8 @@ export const ForwardedPropsSchema = z
       .optional(),
     frontendToolMode: z.enum(['proxy', 'return']).optional(),
     multitask: z.enum(MULTITASK_MODES).optional(),
+    /** A workflow run's input data (docs/workflows.md); else it is read from the last user message. */
+    input: z.unknown().optional(),
   })
   .loose();
 

@@ -1,5 +1,7 @@
 import type { AgentProvider } from '../agents/agent-provider.js';
 import type { RunService } from '../runs/run-service.js';
+import type { WorkflowProvider } from '../workflows/workflow-provider.js';
+import type { WorkflowRunService } from '../workflows/workflow-run-service.js';
 import type { ResolvedConfig } from '../config.js';
 import type { InboxRecovery } from '../signals/inbox-recovery.js';
 import type { SignalRouter } from '../signals/signal-router.js';
@@ -17,7 +19,9 @@ import type { UrlPolicy } from './url-policy.js';
 export interface Services {
   config: ResolvedConfig;
   agents: AgentProvider;
+  workflows: WorkflowProvider;
   runs: RunService;
+  workflowRuns: WorkflowRunService;
   threads: ThreadStore;
   proxy: ToolProxy;
   resources: ResourceResolver;

@@ -53,6 +53,20 @@ export interface RunOptions {
  */
 export type EventSink = (events: Event[]) => void | Promise<void>;
 
+/**
+ * The sink with the run's events counted, one `inc` per batch, and its terminal event noted (the
+ * last of its batch) for the run's outcome: what every kind of run reports to the metrics.
+ */
+export function countedSink(metrics: BridgeMetrics, sink: EventSink): { write: EventSink; outcome: () => RunOutcome | undefined } {
+  let outcome: RunOutcome | undefined;
+  const write: EventSink = (batch) => {
+    metrics.runEvents.inc(batch.length);
+    outcome ??= terminalOutcome(batch[batch.length - 1]);
+    return sink(batch);
+  };
+  return { write, outcome: () => outcome };
+}
+
 /** A validated run, ready to stream. */
 export interface PreparedRun {
   /** Streams the run's AG-UI events into `write`, the terminal event last; resolves once it is written. */
@@ -293,7 +307,7 @@ export class RunService {
     sink: EventSink,
     clientSignal: AbortSignal,
   ): Promise<void> {
-    const counted = this.counted(sink);
+    const counted = countedSink(this.metrics, sink);
     const write = counted.write;
     const controller = new AbortController();
     const signal = controller.signal;
@@ -374,21 +388,6 @@ export class RunService {
         // the sweep drops the entry once the history answers it
       });
     }
-  }
-
-  /**
-   * The sink with the run's events counted, one `inc` per batch, and its terminal event noted
-   * (the last of its batch) for the run's outcome.
-   */
-  private counted(sink: EventSink): { write: EventSink; outcome: () => RunOutcome | undefined } {
-    const events = this.metrics.runEvents;
-    let outcome: RunOutcome | undefined;
-    const write: EventSink = (batch) => {
-      events.inc(batch.length);
-      outcome ??= terminalOutcome(batch[batch.length - 1]);
-      return sink(batch);
-    };
-    return { write, outcome: () => outcome };
   }
 
   /**

@@ -8,6 +8,7 @@ import { createBridge, type Bridge } from '../bridge.js';
 import type { BridgeConfig, CorsOptions } from '../config.js';
 import type { LimitsOptions } from '../limits/limits.js';
 import { createDemoAgent } from '../demo/agent.js';
+import { createDemoWorkflow, DEMO_WORKFLOW_ID } from '../demo/workflow.js';
 import { authFromEnv, exposureWarning } from './auth.js';
 import { servePage } from './demo-page.js';
 import { serveHealth } from './health.js';
@@ -122,7 +123,8 @@ export async function startServer(env: ServerEnv, bridgeConfig: BridgeConfig = {
   const callLog = env.DEMO_CALL_LOG;
   const onModelCall = callLog ? (call: object) => appendFileSync(callLog, `${JSON.stringify(call)}\n`) : undefined;
   const demo = createDemoAgent({ storage, delayMs: env.DEMO_DELAY_MS, slowTaskMs: env.SLOW_TASK_MS, model: env.MODEL, onModelCall });
-  const mastra = new Mastra({ agents: { demo }, storage, logger: false, backgroundTasks: { enabled: true }, ...(scaleOut && { pubsub: scaleOut.pubsub }) });
+  const workflows = { [DEMO_WORKFLOW_ID]: createDemoWorkflow({ delayMs: env.DEMO_DELAY_MS }) };
+  const mastra = new Mastra({ agents: { demo }, workflows, storage, logger: false, backgroundTasks: { enabled: true }, ...(scaleOut && { pubsub: scaleOut.pubsub }) });
   const resolveResourceId = authFromEnv(env);
   const warning = exposureWarning(env, resolveResourceId !== undefined);
   if (warning) log.warn(`warning: ${warning}`);

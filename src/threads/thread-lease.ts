@@ -13,8 +13,7 @@ const LONGEST_WAIT_MS = 100;
 export const threadLeaseKey = (thread: { resourceId: string; threadId: string }) => `${thread.resourceId}\0${thread.threadId}`;
 
 function leasesOf(agent: Agent): LeaseProvider | undefined {
-  const pubsub = agent.getPubSub() as Partial<LeaseProvider>;
-  return typeof pubsub.acquireLease === 'function' ? (pubsub as LeaseProvider) : undefined;
+  return leasesOfPubSub(agent.getPubSub());
 }
 
 /** The run holding the thread's lease, in any process on the same leases; `undefined` when idle (or without leases). */
@@ -44,7 +43,17 @@ export async function takeThreadTurn(
   waitMs: number,
   busy: (message: string) => BridgeError = conflict,
 ): Promise<ThreadTurn> {
-  const leases = leasesOf(agent);
+  return takeLeasedTurn(leasesOf(agent), scope, runId, waitMs, busy);
+}
+
+/** `takeThreadTurn` on a lease provider of its own (a workflow run has no agent): Mastra's pub/sub, when it has leases. */
+export async function takeLeasedTurn(
+  leases: LeaseProvider | undefined,
+  scope: { resourceId: string; threadId: string },
+  runId: string,
+  waitMs: number,
+  busy: (message: string) => BridgeError = conflict,
+): Promise<ThreadTurn> {
   const key = threadLeaseKey(scope);
   if (!leases) return { release: async () => {} };
   const deadline = Date.now() + waitMs;
@@ -56,4 +65,28 @@ export async function takeThreadTurn(
     }
     await delay(wait);
   }
+}
+
+/**
+ * Keeps a lease taken by `takeLeasedTurn` while a run that Mastra does not lease itself goes on
+ * (a workflow run): renewed at a third of its TTL. Stop it when the run ends, then release.
+ *
+ * @example
+ * const stop = keepLease(leases, scope, runId);
+ * try { await run(); } finally { stop(); await turn.release(); }
+ */
+export function keepLease(leases: LeaseProvider | undefined, scope: { resourceId: string; threadId: string }, runId: string): () => void {
+  if (!leases) return () => {};
+  const timer = setInterval(() => {
+    leases.renewLease(threadLeaseKey(scope), runId, THREAD_LEASE_TTL_MS).catch(() => {
+      // An outage: the next renewal tries again, and a lease that lapsed lets the thread go.
+    });
+  }, THREAD_LEASE_TTL_MS / 3);
+  timer.unref();
+  return () => clearInterval(timer);
+}
+
+/** Mastra's lease provider, when its pub/sub has one (Redis in scale-out; in one process, its own). */
+export function leasesOfPubSub(pubsub: unknown): LeaseProvider | undefined {
+  return typeof (pubsub as Partial<LeaseProvider> | undefined)?.acquireLease === 'function' ? (pubsub as LeaseProvider) : undefined;
 }

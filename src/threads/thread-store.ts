@@ -18,6 +18,27 @@ import { cutStepMessage, textOf, type BlockedStep, type CutStep } from '../trans
  */
 const TOOL_MESSAGE_IDS_KEY = 'mastra-agui-bridge:toolMessageIds';
 
+/**
+ * The thread metadata key under which the bridge keeps the thread's latest workflow run (the
+ * thread's state, and what new input supersedes); internal like `TOOL_MESSAGE_IDS_KEY`.
+ */
+const WORKFLOW_RUN_KEY = 'mastra-agui-bridge:workflowRun';
+
+/** The latest workflow run of a thread: which workflow, and Mastra's id of the run. */
+export interface ThreadWorkflowRun {
+  workflowId: string;
+  runId: string;
+}
+
+/** Metadata only the bridge writes: never shown, never written by a PATCH. */
+const INTERNAL_KEYS = [TOOL_MESSAGE_IDS_KEY, WORKFLOW_RUN_KEY];
+
+function withoutInternal(metadata: Record<string, unknown> | undefined): Record<string, unknown> {
+  const rest = { ...metadata };
+  for (const key of INTERNAL_KEYS) delete rest[key];
+  return rest;
+}
+
 /** `Memory.updateMessages`, and the storage's: both take whole new content for a message. */
 type UpdatesMessages = { updateMessages(args: { messages: Array<Pick<MastraDBMessage, 'id' | 'content'>> }): Promise<unknown> };
 
@@ -136,8 +157,7 @@ export class ThreadStore {
     // Serialised per thread: two PATCHes read-merge-write the same metadata, neither may lose the other's keys.
     return this.locks.exclusive(scope.threadId, async () => {
       const { thread, memory } = await this.load(scope);
-      const { [TOOL_MESSAGE_IDS_KEY]: _ignored, ...requested } = patch.metadata ?? {};
-      const metadata = mergeMetadata(thread.metadata, requested);
+      const metadata = mergeMetadata(thread.metadata, withoutInternal(patch.metadata));
       const title = patch.title ?? thread.title ?? '';
       // Mastra's updateThread merges `metadata` into the stored one (LibSQL and the in-memory store
       // both spread the old keys back in), so it cannot remove a key: a removal rewrites the whole
@@ -204,6 +224,42 @@ export class ThreadStore {
     list.add(messages, 'input');
     const rows = list.get.all.db();
     if (rows.length > 0) await memory.saveMessages({ messages: rows });
+  }
+
+  /**
+   * Stores what a workflow run said (the texts its steps streamed, then its answer) as assistant
+   * messages under the ids the live stream gave them, so that history shows what was streamed.
+   */
+  async storeAnswer(scope: ThreadScope, texts: ReadonlyArray<{ id: string; text: string }>): Promise<void> {
+    if (texts.length === 0) return;
+    const { memory } = await this.agents.withMemory(scope.agentId);
+    const now = Date.now();
+    const messages: MastraDBMessage[] = texts.map(({ id, text }, i) => ({
+      id,
+      role: 'assistant',
+      threadId: scope.threadId,
+      resourceId: scope.resourceId,
+      // A millisecond apart: history orders by creation time, and these were streamed in this order.
+      createdAt: new Date(now + i),
+      type: 'text',
+      content: { format: 2, parts: [{ type: 'text', text }] },
+    }));
+    await memory.saveMessages({ messages });
+  }
+
+  /** Remembers the thread's latest workflow run (its state is the thread's; new input supersedes it while it waits). */
+  async rememberWorkflowRun(scope: ThreadScope, run: ThreadWorkflowRun): Promise<void> {
+    await this.locks.exclusive(scope.threadId, async () => {
+      const { thread, memory } = await this.load(scope);
+      await memory.updateThread({ id: thread.id, title: thread.title ?? '', metadata: { ...thread.metadata, [WORKFLOW_RUN_KEY]: run } });
+    });
+  }
+
+  /** The thread's latest workflow run, if it had one. */
+  async workflowRun(scope: ThreadScope): Promise<ThreadWorkflowRun | undefined> {
+    const { thread } = await this.load(scope);
+    const run = thread.metadata?.[WORKFLOW_RUN_KEY] as Partial<ThreadWorkflowRun> | undefined;
+    return typeof run?.workflowId === 'string' && typeof run.runId === 'string' ? { workflowId: run.workflowId, runId: run.runId } : undefined;
   }
 
   /**
@@ -297,7 +353,7 @@ function toolMessageIdsOf(thread: StorageThreadType): ToolMessageIds {
 }
 
 export function toThreadInfo(thread: StorageThreadType): ThreadInfo {
-  const { [TOOL_MESSAGE_IDS_KEY]: _internal, ...metadata } = thread.metadata ?? {};
+  const metadata = withoutInternal(thread.metadata);
   return {
     id: thread.id,
     resourceId: thread.resourceId,

@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { serve, type ServerType } from '@hono/node-server';
 import { Mastra } from '@mastra/core';
 import type { Agent } from '@mastra/core/agent';
+import type { AnyWorkflow } from '@mastra/core/workflows';
 import { InMemoryStore, type MastraStorage } from '@mastra/core/storage';
 import { LibSQLStore } from '@mastra/libsql';
 import { afterAll, beforeAll } from 'vitest';
@@ -33,6 +34,8 @@ export interface TestBridgeOptions {
   agents?: (storage: MastraStorage) => Record<string, Agent>;
   /** Register the demo agent (default true). */
   withDemo?: boolean;
+  /** Workflows to register (e.g. the demo's `draft-and-send`, `createDemoWorkflow()`). */
+  workflows?: () => Record<string, AnyWorkflow>;
 }
 
 /** Starts a real bridge on a real socket (127.0.0.1, random port) over a real Mastra. */
@@ -51,7 +54,7 @@ export async function startTestBridge(options: TestBridgeOptions = {}): Promise<
   }
   const demo = createDemoAgent({ storage, delayMs: options.delayMs ?? 0, slowTaskMs: 100 });
   const agents = { ...(options.withDemo === false ? {} : { demo }), ...options.agents?.(storage) };
-  const mastra = new Mastra({ agents, storage, logger: false, backgroundTasks: { enabled: true } });
+  const mastra = new Mastra({ agents, ...(options.workflows && { workflows: options.workflows() }), storage, logger: false, backgroundTasks: { enabled: true } });
   const bridge = createBridge({ logger: silentLogger, ...options.config });
   const app = bridge.app(mastra);
   const server: ServerType = await new Promise((resolve) => {

@@ -10,21 +10,27 @@ import { AgentQuerySchema } from '../schemas.js';
 export const listAgents = route({
   method: 'GET',
   path: '/agents',
-  summary: 'List the agents',
+  summary: 'List the agents and workflows',
   tag: 'agents',
   query: AgentQuerySchema,
   ok: { 200: { description: '`AgentInfo[]`', schema: z.array(AgentInfoSchema) } },
-  handle: async (_, s) => answer(200, await Promise.all(s.agents.entries().map(([, agent]) => s.agents.info(agent)))),
+  handle: async (_, s) => {
+    const agents = await Promise.all(s.agents.entries().map(([, agent]) => s.agents.info(agent)));
+    return answer(200, [...agents, ...s.workflows.entries().map(([, workflow]) => s.workflows.info(workflow))]);
+  },
 });
 
 /** `GET /agents/:agentId` */
 export const getAgent = route({
   method: 'GET',
   path: '/agents/:agentId',
-  summary: 'Describe one agent',
+  summary: 'Describe one agent or workflow',
   tag: 'agents',
   query: AgentQuerySchema,
   ok: { 200: { description: '`AgentInfo`', schema: AgentInfoSchema } },
   errors: [404],
-  handle: async ({ params }, s) => answer(200, await s.agents.info(s.agents.get(params.agentId))),
+  handle: async ({ params }, s) => {
+    const workflow = s.workflows.find(params.agentId);
+    return answer(200, workflow ? s.workflows.info(workflow) : await s.agents.info(s.agents.get(params.agentId)));
+  },
 });

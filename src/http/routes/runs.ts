@@ -28,7 +28,7 @@ const isTerminal = (event: Event | undefined) => event?.type === EventType.RUN_F
 export const runAgent = route({
   method: 'POST',
   path: '/run',
-  summary: 'Run an agent and stream one AG-UI run',
+  summary: 'Run an agent or a workflow and stream one AG-UI run',
   tag: 'runs',
   body: RunBodySchema,
   claim: ({ body }) => (body as { forwardedProps?: { resourceId?: string } | null }).forwardedProps ?? {},
@@ -46,15 +46,17 @@ export const runAgent = route({
     const props = input.forwardedProps ?? {};
     // A run slot of the resource from here until the stream ends (`limits.runsPerResource`).
     const release = s.limits.startRun(resourceId);
-    const run = await s.runs
-      .prepare(input, {
-        agentId: props.agentId,
-        resourceId,
-        memoryOptions: props.memoryOptions,
-        structuredOutput: props.structuredOutput,
-        frontendToolMode: props.frontendToolMode ?? s.config.frontendToolMode,
-        multitask: props.multitask ?? 'enqueue',
-      })
+    const options = {
+      agentId: props.agentId,
+      resourceId,
+      memoryOptions: props.memoryOptions,
+      structuredOutput: props.structuredOutput,
+      frontendToolMode: props.frontendToolMode ?? s.config.frontendToolMode,
+      multitask: props.multitask ?? 'enqueue',
+    } as const;
+    // An id that names a workflow runs the workflow (docs/workflows.md); else an agent.
+    const workflow = s.workflows.find(props.agentId);
+    const run = await (workflow ? s.workflowRuns.prepare(workflow, input, options) : s.runs.prepare(input, options))
       .catch((error: unknown) => {
         release();
         throw error;

@@ -166,7 +166,10 @@ export const abortThread = route({
   ok: { 200: { description: '`{ aborted: boolean }`', schema: AbortAnswerSchema } },
   errors: [404],
   limited: true,
-  handle: async ({ scope }, s) => answer(200, await s.signals.abort(scope)),
+  handle: async ({ scope }, s) => {
+    const workflow = s.workflows.find(scope.agentId);
+    return answer(200, await (workflow ? s.workflowRuns.abort(workflow, scope) : s.signals.abort(scope)));
+  },
 });
 
 /** `DELETE /threads/:threadId/queue/:signalId` */

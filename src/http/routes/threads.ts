@@ -71,12 +71,15 @@ export const deleteThread = route({
 export const getState = route({
   method: 'GET',
   path: '/threads/:threadId/state',
-  summary: "A thread's agent state (its working memory)",
+  summary: "A thread's state: the agent's working memory, or the latest state of a workflow's run",
   tag: 'threads',
   query: AgentQuerySchema,
   ok: { 200: { description: '`{ state }`: `{}` when the thread has none', schema: z.object({ state: z.record(z.string(), z.unknown()) }) } },
   errors: [404],
-  handle: async ({ scope }, s) => answer(200, { state: await s.threads.state(scope) }),
+  handle: async ({ scope }, s) => {
+    const workflow = s.workflows.find(scope.agentId);
+    return answer(200, { state: await (workflow ? s.workflowRuns.state(workflow, scope) : s.threads.state(scope)) });
+  },
 });
 
 /** `GET /threads/:threadId/messages?format=mastra|agui` */

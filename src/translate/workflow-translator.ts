@@ -1,0 +1,262 @@
+import { EventType, type Event, type Interrupt, type RunStartedEvent } from '@ag-ui/core';
+import { errorMessage } from './values.js';
+
+/** Separates the Mastra workflow run id and the suspended step's path in a workflow interrupt id. */
+export const WORKFLOW_INTERRUPT_SEPARATOR = '::';
+
+/** A suspended workflow step's interrupt id: `<mastra run id>::<step path, dotted>`. */
+export function workflowInterruptId(mastraRunId: string, stepPath: readonly string[]): string {
+  return `${mastraRunId}${WORKFLOW_INTERRUPT_SEPARATOR}${stepPath.join('.')}`;
+}
+
+/** The Mastra run and the step path an interrupt id names; `undefined` when it is not one. */
+export function parseWorkflowInterruptId(id: string): { mastraRunId: string; stepPath: string[] } | undefined {
+  const at = id.indexOf(WORKFLOW_INTERRUPT_SEPARATOR);
+  if (at <= 0) return undefined;
+  const path = id.slice(at + WORKFLOW_INTERRUPT_SEPARATOR.length);
+  return path ? { mastraRunId: id.slice(0, at), stepPath: path.split('.') } : undefined;
+}
+
+/** A workflow run's result (Mastra's `WorkflowResult`), as far as the translator reads it. */
+export interface WorkflowResult {
+  status: string;
+  result?: unknown;
+  error?: unknown;
+  state?: unknown;
+  /** Each suspended step's path: nested workflow ids, then the step id. */
+  suspended?: string[][];
+  /** Each suspended step's payload, under the first id of its path. */
+  suspendPayload?: Record<string, unknown>;
+}
+
+/** What the translator knows of a suspended step (the service reads it off the workflow). */
+export interface SuspendedStepFacts {
+  responseSchema?: Record<string, unknown>;
+  description?: string;
+}
+
+export interface WorkflowTranslatorOptions {
+  threadId: string;
+  runId: string;
+  workflowId: string;
+  /** The Mastra run being streamed (a resumed run keeps the id it started with). */
+  mastraRunId: string;
+  /** What `RUN_STARTED.input` says: the run's input, as the client sent it. */
+  input?: RunStartedEvent['input'];
+  /** What the run's suspended steps expect, by path. */
+  stepFacts(stepPath: readonly string[]): SuspendedStepFacts;
+}
+
+/** A text message the run streamed, as it is to be stored. */
+export interface StreamedText {
+  id: string;
+  text: string;
+}
+
+type Chunk = { type?: unknown; payload?: unknown };
+type StepPayload = { id?: unknown; stepName?: unknown; output?: unknown };
+type Output = { type?: unknown; from?: unknown; payload?: { id?: unknown; text?: unknown }; text?: unknown };
+
+/**
+ * Translates one Mastra workflow run (its `fullStream` chunks, then its result) into AG-UI events,
+ * one fresh translator per run, with no I/O: `STEP_STARTED` / `STEP_FINISHED` per step (nested
+ * steps by their dotted path, none left open), the text a step streams (an agent step, or
+ * `writer.write({ type: 'text-delta', … })`) as `TEXT_MESSAGE_*`, other data a step writes as
+ * `CUSTOM`, and the end from the run's result: the answer and `RUN_FINISHED { result }`, an
+ * interrupt per suspended step, `RUN_ERROR WORKFLOW_FAILED`, or a cancelled outcome.
+ *
+ * @example
+ * const t = new WorkflowTranslator({ threadId, runId, workflowId, mastraRunId, stepFacts });
+ * write(t.start());
+ * for await (const chunk of output.fullStream) write(t.chunk(chunk));
+ * write(t.end(await output.result));
+ */
+export class WorkflowTranslator {
+  private readonly openSteps: string[] = [];
+  /** The open text message of each step (by step path and the stream's own text id). */
+  private readonly openTexts = new Map<string, StreamedText & { step: string }>();
+  private readonly streamed: StreamedText[] = [];
+  private texts = 0;
+  private ended = false;
+
+  constructor(private readonly options: WorkflowTranslatorOptions) {}
+
+  /** The texts the run streamed so far, the answer last once the run has one: what history stores. */
+  get messages(): readonly StreamedText[] {
+    return this.streamed;
+  }
+
+  start(): Event[] {
+    const { threadId, runId, input } = this.options;
+    return [{ type: EventType.RUN_STARTED, threadId, runId, ...(input && { input }) }];
+  }
+
+  chunk(raw: unknown): Event[] {
+    if (this.ended) return [];
+    const chunk = (raw ?? {}) as Chunk;
+    const payload = (chunk.payload ?? {}) as StepPayload;
+    const out: Event[] = [];
+    switch (chunk.type) {
+      case 'workflow-step-start':
+        this.stepStarted(String(payload.id ?? payload.stepName), out);
+        break;
+      case 'workflow-step-result':
+      case 'workflow-step-suspended':
+        this.stepEnded(String(payload.id ?? payload.stepName), out);
+        break;
+      case 'workflow-step-output':
+        this.stepOutput(String(payload.stepName ?? ''), (payload.output ?? {}) as Output, out);
+        break;
+      case 'workflow-step-progress':
+        out.push({ type: EventType.CUSTOM, name: 'workflow-step-progress', value: chunk.payload });
+        break;
+      // `workflow-start`, `-finish`, `-paused`, `-canceled`, `-step-waiting`, `-step-finish`: the run's
+      // end is read from its result (`end`), which says what these do and more (the error, the state).
+    }
+    return out;
+  }
+
+  /** The run's end, from Mastra's result of it. */
+  end(result: WorkflowResult): Event[] {
+    if (this.ended) return [];
+    const out = this.closeAll();
+    switch (result.status) {
+      case 'success':
+        this.answer(result.result, out);
+        return this.finish(out, { result: result.result });
+      case 'suspended':
+        return this.finish(out, { outcome: { type: 'interrupt', interrupts: this.interrupts(result) } });
+      case 'canceled':
+        return this.finish(out, { outcome: { type: 'cancelled' } });
+      default:
+        return this.failed(result.error ?? `The workflow ended ${result.status}`, out);
+    }
+  }
+
+  /** The run was cut (an abort, the client left): what it opened is closed, and it ends cancelled. */
+  cancelled(): Event[] {
+    if (this.ended) return [];
+    return this.finish(this.closeAll(), { outcome: { type: 'cancelled' } });
+  }
+
+  /** The run broke outside the workflow's own steps: `RUN_ERROR` with `code`. */
+  broke(error: unknown, code: string): Event[] {
+    if (this.ended) return [];
+    return this.failed(error, this.closeAll(), code);
+  }
+
+  private failed(error: unknown, out: Event[], code = 'WORKFLOW_FAILED'): Event[] {
+    this.ended = true;
+    out.push({ type: EventType.RUN_ERROR, code, message: errorMessage(error) });
+    return out;
+  }
+
+  private finish(out: Event[], end: { result?: unknown; outcome?: NonNullable<Extract<Event, { type: EventType.RUN_FINISHED }>['outcome']> }): Event[] {
+    this.ended = true;
+    const { threadId, runId } = this.options;
+    out.push({ type: EventType.RUN_FINISHED, threadId, runId, ...(end.result !== undefined && { result: end.result }), ...(end.outcome && { outcome: end.outcome }) });
+    return out;
+  }
+
+  private stepStarted(step: string, out: Event[]): void {
+    this.openSteps.push(step);
+    out.push({ type: EventType.STEP_STARTED, stepName: step });
+  }
+
+  private stepEnded(step: string, out: Event[]): void {
+    this.closeTexts(out, step);
+    const at = this.openSteps.lastIndexOf(step);
+    if (at < 0) return;
+    // Steps nested in this one (a nested workflow's) end with it.
+    for (const inner of this.openSteps.splice(at).reverse()) out.push({ type: EventType.STEP_FINISHED, stepName: inner });
+  }
+
+  private stepOutput(step: string, output: Output, out: Event[]): void {
+    const kind = output.type;
+    if (kind === 'text-start' || kind === 'text-delta' || kind === 'text-end') {
+      const key = `${step}\0${String(output.payload?.id ?? '')}`;
+      if (kind === 'text-end') return this.closeText(key, out);
+      const text = this.openTexts.get(key) ?? this.openText(key, step, out);
+      const delta = output.payload?.text ?? output.text;
+      if (kind === 'text-delta' && typeof delta === 'string' && delta.length > 0) {
+        text.text += delta;
+        out.push({ type: EventType.TEXT_MESSAGE_CONTENT, messageId: text.id, delta });
+      }
+      return;
+    }
+    // An agent step's other chunks (its steps, tool calls, finish) are the agent's own workings.
+    if (output.from === 'AGENT') return;
+    out.push({ type: EventType.CUSTOM, name: typeof kind === 'string' ? kind : 'workflow-step-output', value: output });
+  }
+
+  private openText(key: string, step: string, out: Event[]): StreamedText & { step: string } {
+    const text = { id: this.nextMessageId(), text: '', step };
+    this.openTexts.set(key, text);
+    out.push({ type: EventType.TEXT_MESSAGE_START, messageId: text.id, role: 'assistant' });
+    return text;
+  }
+
+  private closeText(key: string, out: Event[]): void {
+    const text = this.openTexts.get(key);
+    if (!text) return;
+    this.openTexts.delete(key);
+    out.push({ type: EventType.TEXT_MESSAGE_END, messageId: text.id });
+    if (text.text.length > 0) this.streamed.push({ id: text.id, text: text.text });
+  }
+
+  /** Closes the open texts (of one step, or all). A nested step writes under its own id, not its path. */
+  private closeTexts(out: Event[], step?: string): void {
+    const own = step?.split('.').at(-1);
+    for (const [key, text] of [...this.openTexts]) if (step === undefined || text.step === step || text.step === own) this.closeText(key, out);
+  }
+
+  private closeAll(): Event[] {
+    const out: Event[] = [];
+    this.closeTexts(out);
+    for (let step = this.openSteps.pop(); step !== undefined; step = this.openSteps.pop()) out.push({ type: EventType.STEP_FINISHED, stepName: step });
+    return out;
+  }
+
+  private nextMessageId(): string {
+    return `${this.options.runId}-text-${++this.texts}`;
+  }
+
+  /** The workflow's result as one assistant message: a string as it is, else its `text` field, else JSON. */
+  private answer(result: unknown, out: Event[]): void {
+    const text = answerText(result);
+    if (text.length === 0) return;
+    const messageId = `${this.options.runId}-answer`;
+    out.push(
+      { type: EventType.TEXT_MESSAGE_START, messageId, role: 'assistant' },
+      { type: EventType.TEXT_MESSAGE_CONTENT, messageId, delta: text },
+      { type: EventType.TEXT_MESSAGE_END, messageId },
+    );
+    this.streamed.push({ id: messageId, text });
+  }
+
+  private interrupts(result: WorkflowResult): [Interrupt, ...Interrupt[]] {
+    const { workflowId, mastraRunId } = this.options;
+    const paths = result.suspended?.length ? result.suspended : [[]];
+    const interrupts = paths.map((path): Interrupt => {
+      const stepId = path.join('.');
+      const facts = this.options.stepFacts(path);
+      return {
+        id: workflowInterruptId(mastraRunId, path),
+        reason: 'workflow_suspended',
+        message: facts.description ? `${facts.description}.` : `Step ${stepId} is waiting for input.`,
+        ...(facts.responseSchema && { responseSchema: facts.responseSchema }),
+        metadata: { workflowId, stepId, suspendPayload: result.suspendPayload?.[path[0] ?? ''] ?? null },
+      };
+    });
+    return interrupts as [Interrupt, ...Interrupt[]];
+  }
+}
+
+/** The text of a workflow's answer: a string as it is, else its string field `text`, else the result as JSON. */
+export function answerText(result: unknown): string {
+  if (typeof result === 'string') return result;
+  if (result === undefined || result === null) return '';
+  const text = (result as { text?: unknown }).text;
+  return typeof text === 'string' ? text : JSON.stringify(result);
+}
+

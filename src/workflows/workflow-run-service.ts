@@ -1,0 +1,279 @@
+import type { Message, RunAgentInput } from '@ag-ui/core';
+import type { Mastra } from '@mastra/core';
+import { inject, injectable } from 'inversify';
+import { randomUUID } from 'node:crypto';
+import {
+  cancelWorkflowRun,
+  check,
+  findStep,
+  jsonSchemaOf,
+  resumeWorkflow,
+  startWorkflow,
+  storedWorkflowRun,
+  type AnyWorkflow,
+  type Checked,
+  type WorkflowOutput,
+} from '../agents/mastra-workflows.js';
+import type { ResolvedConfig } from '../config.js';
+import { invalidInput, notFound, threadBusy, type ErrorDetail } from '../errors.js';
+import type { BridgeMetrics } from '../observability/metrics.js';
+import { countedSink, type EventSink, type PreparedRun, type RunOptions } from '../runs/run-service.js';
+import { StateEvents } from '../state/state-events.js';
+import type { AgentState } from '../state/working-memory.js';
+import type { ThreadControl } from '../threads/thread-control.js';
+import { keepLease, leasesOfPubSub, takeLeasedTurn, type ThreadTurn } from '../threads/thread-lease.js';
+import type { ThreadScope, ThreadStore } from '../threads/thread-store.js';
+import { TOKENS } from '../tokens.js';
+import { runFailure } from '../translate/failure.js';
+import { parseWorkflowInterruptId, WorkflowTranslator } from '../translate/workflow-translator.js';
+import { errorMessage } from '../translate/values.js';
+import { lastUserText, workflowInput } from './workflow-input.js';
+
+/** What a prepared workflow run starts: a new run with its input, or a suspended one resumed. */
+type Start =
+  | { kind: 'start'; mastraRunId: string; inputData: unknown; initialState?: unknown }
+  | { kind: 'resume'; mastraRunId: string; interruptId: string; stepPath: string[]; resumeData: unknown }
+  | { kind: 'cancel'; mastraRunId: string; interruptId: string };
+
+/**
+ * Runs a Mastra workflow for `POST /run` (API.md "Workflows"): the input and state are checked
+ * against the workflow's schemas, and a resume against the suspended step's, before a byte is
+ * streamed (a refused request stores nothing); the run takes the thread as an agent's run does
+ * (Mastra's thread lease, `multitask`), stores the user message first and what it said last,
+ * and streams through `WorkflowTranslator`. The run's state events come from the state Mastra
+ * stores after each step.
+ *
+ * @example
+ * const run = await workflowRuns.prepare(workflow, input, { resourceId: 'user-1', multitask: 'enqueue', frontendToolMode: 'proxy' });
+ * await run.stream((events) => out.send(events), abortSignal);
+ */
+@injectable()
+export class WorkflowRunService {
+  /** Controllers of the runs streaming now, by thread, so that an abort or a shutdown can end each one cleanly. */
+  private readonly active = new Map<string, AbortController>();
+
+  constructor(
+    @inject(TOKENS.Config) private readonly config: ResolvedConfig,
+    @inject(TOKENS.Mastra) private readonly mastra: Mastra,
+    @inject(TOKENS.ThreadStore) private readonly threads: ThreadStore,
+    @inject(TOKENS.ThreadControl) private readonly control: ThreadControl,
+    @inject(TOKENS.Metrics) private readonly metrics: BridgeMetrics,
+  ) {}
+
+  /** How many workflow `/run`s are streaming now. */
+  get inFlight(): number {
+    return this.active.size;
+  }
+
+  /** Cancels every open run: each stream ends with `RUN_FINISHED { outcome: cancelled }`. */
+  shutdown(): void {
+    for (const controller of this.active.values()) controller.abort(new Error('The server is shutting down'));
+  }
+
+  /**
+   * `POST /threads/:threadId/abort` on a workflow's thread: cancels its run streaming here, or
+   * else its run suspended on a person (its interrupt is then no longer waiting).
+   */
+  async abort(workflow: AnyWorkflow, scope: ThreadScope): Promise<{ aborted: boolean }> {
+    await this.threads.get(scope);
+    const streaming = this.active.get(threadKey(scope));
+    if (streaming) {
+      streaming.abort(new Error('Aborted'));
+      return { aborted: true };
+    }
+    const run = await this.threads.workflowRun(scope);
+    if (!run || run.workflowId !== workflow.id) return { aborted: false };
+    const stored = await storedWorkflowRun(this.mastra, workflow, run.runId);
+    if (stored?.status !== 'suspended') return { aborted: false };
+    await cancelWorkflowRun(workflow, { runId: run.runId, resourceId: scope.resourceId });
+    return { aborted: true };
+  }
+
+  async prepare(workflow: AnyWorkflow, input: RunAgentInput, options: RunOptions): Promise<PreparedRun> {
+    const scope: ThreadScope = { threadId: input.threadId, resourceId: options.resourceId, agentId: workflow.id };
+    await this.threads.assertNotForeign(scope);
+    const start = input.resume?.length ? await this.resumeOf(workflow, input, options.resourceId) : await this.startOf(workflow, input);
+    const message = start.kind === 'start' ? await this.newUserMessage(input, scope) : undefined;
+    // Every check comes before the first write: a refused request stores nothing (API.md).
+    // `interrupt` cuts the thread's workflow run streaming here, then waits for the thread as `enqueue` does.
+    if (options.multitask === 'interrupt') this.active.get(threadKey(scope))?.abort(new Error('Interrupted by a new run'));
+    const leases = leasesOfPubSub(this.mastra.pubsub);
+    const reject = options.multitask === 'reject';
+    const turn = await takeLeasedTurn(leases, scope, input.runId, reject ? 0 : this.config.threadBusyWaitMs, reject ? threadBusy : undefined);
+    try {
+      // The interrupt is taken last, once the run has the thread: a refused run leaves it waiting.
+      if (start.kind !== 'start' && !(await this.control.once(start.interruptId, async () => true))) throw notWaiting(start.interruptId);
+      await this.threads.claim(scope);
+      if (message) await this.threads.storeInput(scope, [{ id: message.id, role: 'user', content: message.text }]);
+      await this.threads.rememberWorkflowRun(scope, { workflowId: workflow.id, runId: start.mastraRunId });
+    } catch (error) {
+      await turn.release();
+      throw error;
+    }
+    return { stream: (write, signal) => this.stream(workflow, input, scope, start, turn, write, signal) };
+  }
+
+  /** The thread's state: what its latest run of `workflow` stored last (`{}` before any). */
+  async state(workflow: AnyWorkflow, scope: ThreadScope): Promise<AgentState> {
+    const { exists } = await this.threads.assertNotForeign(scope);
+    const run = exists ? await this.threads.workflowRun(scope) : undefined;
+    if (!run || run.workflowId !== workflow.id) return {};
+    const stored = await storedWorkflowRun(this.mastra, workflow, run.runId);
+    return (stored?.state ?? {}) as AgentState;
+  }
+
+  /** A new run: its input and initial state, checked against the workflow's schemas. */
+  private async startOf(workflow: AnyWorkflow, input: RunAgentInput): Promise<Start> {
+    const data = workflowInput(input, jsonSchemaOf(workflow.inputSchema));
+    const inputData = refuseInvalid(await check(workflow.inputSchema, data), 'input', `Input for workflow ${workflow.id} does not fit its input schema`);
+    const given = input.state && typeof input.state === 'object' && Object.keys(input.state).length > 0 ? input.state : undefined;
+    const initialState = workflow.stateSchema
+      ? refuseInvalid(await check(workflow.stateSchema, given ?? {}), 'state', `State for workflow ${workflow.id} does not fit its state schema`)
+      : undefined;
+    return { kind: 'start', mastraRunId: randomUUID(), inputData, initialState };
+  }
+
+  /**
+   * A resume: the interrupt must name a step of this workflow that waits on this thread's
+   * resource (`404 RUN_NOT_FOUND` otherwise), and its payload must fit the step's resume schema
+   * (`400`, the workflow still suspended). `prepare` then takes it, once, in any process: a
+   * second resume of it is refused as not waiting.
+   */
+  private async resumeOf(workflow: AnyWorkflow, input: RunAgentInput, resourceId: string): Promise<Start> {
+    const entries = input.resume ?? [];
+    if (entries.length > 1) throw invalidInput('A workflow run resumes one interrupt at a time', [{ path: 'resume', message: `${entries.length} entries, at most 1` }]);
+    const [entry] = entries;
+    const parsed = parseWorkflowInterruptId(entry.interruptId);
+    if (!parsed) throw notWaiting(entry.interruptId);
+    const stored = await storedWorkflowRun(this.mastra, workflow, parsed.mastraRunId);
+    const waiting = stored?.status === 'suspended' && stored.resourceId === resourceId && stored.suspended.some((s) => s.path.join('.') === parsed.stepPath.join('.'));
+    if (!waiting || (await this.control.taken(entry.interruptId))) throw notWaiting(entry.interruptId);
+    const { mastraRunId, stepPath } = parsed;
+    if (entry.status === 'cancelled') return { kind: 'cancel', mastraRunId, interruptId: entry.interruptId };
+    const step = findStep(workflow, stepPath);
+    const resumeData = refuseInvalid(await check(step?.resumeSchema, entry.payload ?? {}), 'resume.0.payload', `The answer to interrupt ${entry.interruptId} does not fit the step's resume schema`);
+    return { kind: 'resume', mastraRunId, interruptId: entry.interruptId, stepPath, resumeData };
+  }
+
+  /** The last user message, when it is new to the thread: what the run answers, stored before it starts. */
+  private async newUserMessage(input: RunAgentInput, scope: ThreadScope): Promise<{ id: string; text: string } | undefined> {
+    const last = input.messages.findLast((m: Message) => m.role === 'user');
+    const text = last && lastUserText([last]);
+    if (!last || text === undefined) return undefined;
+    const stored = await this.threads.messages(scope, {}, 'mastra').catch(() => []);
+    return stored.some((m) => m.id === last.id) ? undefined : { id: last.id, text };
+  }
+
+  private async stream(workflow: AnyWorkflow, input: RunAgentInput, scope: ThreadScope, start: Start, turn: ThreadTurn, sink: EventSink, clientSignal: AbortSignal): Promise<void> {
+    const controller = new AbortController();
+    const onClientAbort = () => controller.abort(clientSignal.reason);
+    clientSignal.addEventListener('abort', onClientAbort, { once: true });
+    this.active.set(threadKey(scope), controller);
+    const leases = leasesOfPubSub(this.mastra.pubsub);
+    const stopLease = keepLease(leases, scope, input.runId);
+    const { write, outcome } = countedSink(this.metrics, sink);
+    const translator = new WorkflowTranslator({
+      threadId: input.threadId,
+      runId: input.runId,
+      workflowId: workflow.id,
+      mastraRunId: start.mastraRunId,
+      stepFacts: (path) => {
+        const step = findStep(workflow, path);
+        const responseSchema = jsonSchemaOf(step?.resumeSchema);
+        return { ...(responseSchema && { responseSchema }), ...(step?.description && { description: step.description }) };
+      },
+    });
+    this.metrics.runStarted(workflow.id, 'run');
+    try {
+      await this.run(workflow, scope, start, translator, write, controller.signal);
+    } finally {
+      stopLease();
+      await turn.release().catch(() => {
+        // An outage: the lease lapses on its own within its TTL.
+      });
+      clientSignal.removeEventListener('abort', onClientAbort);
+      if (this.active.get(threadKey(scope)) === controller) this.active.delete(threadKey(scope));
+      this.metrics.runEnded(workflow.id, 'run', outcome() ?? 'error');
+    }
+  }
+
+  private async run(workflow: AnyWorkflow, scope: ThreadScope, start: Start, translator: WorkflowTranslator, write: EventSink, signal: AbortSignal): Promise<void> {
+    const target = { runId: start.mastraRunId, resourceId: scope.resourceId };
+    const state = workflow.stateSchema ? this.stateEvents(workflow, start) : undefined;
+    await write([...translator.start(), ...((await state?.events.opening()) ?? [])]);
+    let output: WorkflowOutput | undefined;
+    try {
+      if (start.kind === 'cancel') {
+        await cancelWorkflowRun(workflow, target);
+        await write(translator.cancelled());
+        return;
+      }
+      output = start.kind === 'start' ? await startWorkflow(workflow, target, start) : await resumeWorkflow(workflow, target, start);
+      const cancel = () => void output?.cancel().catch(() => undefined);
+      if (signal.aborted) cancel();
+      signal.addEventListener('abort', cancel, { once: true });
+      let stepEnded = false;
+      for await (const chunk of output.fullStream) {
+        const events = translator.chunk(chunk);
+        // The state a step set is stored by the time the next one starts (or the run stops there).
+        if (state && stepEnded && startsOrStops(chunk)) events.unshift(...(await state.events.changed()));
+        stepEnded = endsStep(chunk) || (stepEnded && !startsOrStops(chunk));
+        if (events.length > 0) await write(events);
+      }
+      const result = await output.result;
+      if (result.state !== undefined) state?.settle(result.state);
+      const end = [...((await state?.events.changed()) ?? []), ...(signal.aborted && result.status !== 'success' ? translator.cancelled() : translator.end(result))];
+      await this.threads.storeAnswer(scope, translator.messages);
+      await write(end);
+    } catch (error) {
+      const failure = runFailure(error, 'WORKFLOW_FAILED');
+      if (failure.code !== 'UNAVAILABLE') this.config.logger.error(`Workflow run ${start.mastraRunId} of ${workflow.id} broke: ${errorMessage(error)}`);
+      await this.threads.storeAnswer(scope, translator.messages).catch(() => undefined);
+      await write(signal.aborted ? translator.cancelled() : translator.broke(failure.message, failure.code));
+    }
+  }
+
+  /**
+   * The run's state events: its initial state at the start (a resumed run: the stored one), then
+   * what Mastra stored after each step, and the run's final state, once `settle` gives it.
+   */
+  private stateEvents(workflow: AnyWorkflow, start: Start): { events: StateEvents; settle(final: unknown): void } {
+    let initial = start.kind === 'start' ? start.initialState : undefined;
+    let final: unknown;
+    const read = async (): Promise<AgentState | undefined> => {
+      if (final !== undefined) return final as AgentState;
+      if (initial !== undefined) {
+        const value = initial;
+        initial = undefined;
+        return value as AgentState;
+      }
+      const stored = await storedWorkflowRun(this.mastra, workflow, start.mastraRunId).catch(() => undefined);
+      return stored?.state as AgentState | undefined;
+    };
+    return { events: new StateEvents(read), settle: (value) => (final = value) };
+  }
+}
+
+const notWaiting = (interruptId: string) => notFound('RUN_NOT_FOUND', `Nothing is waiting for interrupt ${interruptId} on this thread`);
+
+const threadKey = (scope: ThreadScope) => `${scope.resourceId}\0${scope.threadId}`;
+
+const typeOf = (chunk: unknown) => (chunk as { type?: unknown } | undefined)?.type;
+
+/** Chunks by which the state a step set is stored: the next step starts, or one suspends. */
+function startsOrStops(chunk: unknown): boolean {
+  return typeOf(chunk) === 'workflow-step-start' || typeOf(chunk) === 'workflow-step-suspended';
+}
+
+/** A step's end: what it set is stored by the next start. */
+function endsStep(chunk: unknown): boolean {
+  return typeOf(chunk) === 'workflow-step-result';
+}
+
+/** A schema's verdict: the parsed value, or `400 INVALID_INPUT` naming each field, under `root`. */
+function refuseInvalid(checked: Checked, root: string, message: string): unknown {
+  if (checked.ok) return checked.value;
+  const details: ErrorDetail[] = checked.issues.map((issue) => ({ path: issue.path ? `${root}.${issue.path}` : root, message: issue.message }));
+  throw invalidInput(`${message}: ${details.map((d) => `${d.path}: ${d.message}`).join('; ')}`, details);
+}
+

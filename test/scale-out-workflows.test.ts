@@ -1,0 +1,52 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { BaseEvent } from '@ag-ui/client';
+import { DEMO_WORKFLOW_ID } from '../src/demo/workflow.js';
+import { runInput, runStrict, uid, userMessage } from './support/agui.js';
+import { createCluster, history, RESOURCE, type Cluster } from './support/cluster.js';
+import type { ServerProcess } from './support/process.js';
+import { postRun } from './support/run.js';
+
+/**
+ * A workflow suspended on one process is answered on another (two real bridge processes on the
+ * machine's Redis and PostgreSQL): the run's snapshot is in the shared storage, and the interrupt
+ * is taken once across both.
+ */
+let cluster: Cluster;
+let a: ServerProcess;
+let b: ServerProcess;
+
+beforeAll(async () => {
+  cluster = await createCluster('workflows', { DEMO_DELAY_MS: '0' });
+  a = await cluster.start();
+  b = await cluster.start();
+}, 60_000);
+afterAll(() => cluster?.close());
+
+const forwardedProps = { agentId: DEMO_WORKFLOW_ID, resourceId: RESOURCE };
+
+async function suspendedOn(server: ServerProcess) {
+  const threadId = uid('wf');
+  const run = await runStrict(`${server.url}/run`, runInput({ threadId, messages: [userMessage('tea')], forwardedProps }));
+  const [interrupt] = (run.terminal as BaseEvent & { outcome: { interrupts: Array<{ id: string }> } }).outcome.interrupts;
+  return { threadId, interruptId: interrupt.id };
+}
+
+const answer = (threadId: string, interruptId: string, approved: boolean) =>
+  runInput({ threadId, forwardedProps, resume: [{ interruptId, status: 'resolved', payload: { approved } }] });
+
+describe('a workflow suspended on A', () => {
+  it('is resumed on B, which answers; history on A shows the whole run', async () => {
+    const { threadId, interruptId } = await suspendedOn(a);
+    const run = await runStrict(`${b.url}/run`, answer(threadId, interruptId, true));
+    expect(run.terminal).toMatchObject({ type: 'RUN_FINISHED', result: { text: 'Sent: Draft about tea.' } });
+    const stored = await history(a, threadId, 'agui');
+    expect(stored.map((m) => m.content)).toEqual(['tea', 'Draft about tea.', 'Sent: Draft about tea.']);
+  });
+
+  it('answered on A and on B at once: one runs, the other is refused', async () => {
+    const { threadId, interruptId } = await suspendedOn(a);
+    const [onA, onB] = await Promise.all([postRun(`${a.url}/run`, answer(threadId, interruptId, true)), postRun(`${b.url}/run`, answer(threadId, interruptId, false))]);
+    expect([onA.status, onB.status].sort()).toEqual([200, 404]);
+    await Promise.all([onA.text(), onB.text()]);
+  });
+});

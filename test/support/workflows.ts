@@ -1,0 +1,47 @@
+import type { Agent } from '@mastra/core/agent';
+import { createStep, createWorkflow } from '@mastra/core/workflows';
+import { z } from 'zod';
+import { createDemoWorkflow } from '../../src/demo/workflow.js';
+
+// Workflows beside the demo's, for the tests and the fixture recordings: each shows a shape of
+// run the translator must close properly.
+
+const topic = z.object({ topic: z.string() });
+
+/** `always-fails`: its one step throws. */
+export function failingWorkflow() {
+  const explode = createStep({
+    id: 'explode',
+    inputSchema: topic,
+    outputSchema: z.object({ text: z.string() }),
+    execute: async () => {
+      throw new Error('the printer is on fire');
+    },
+  });
+  return createWorkflow({ id: 'always-fails', inputSchema: topic, outputSchema: z.object({ text: z.string() }) }).then(explode).commit();
+}
+
+/** `shapes`: parallel steps, a branch (one arm taken), then the demo workflow nested, which suspends. */
+export function shapesWorkflow() {
+  const pass = (id: string) => createStep({ id, inputSchema: topic, outputSchema: topic, execute: async ({ inputData }) => inputData });
+  const reset = (id: string) => createStep({ id, inputSchema: z.unknown(), outputSchema: topic, execute: async () => ({ topic: 'tea' }) });
+  return createWorkflow({ id: 'shapes', inputSchema: topic, outputSchema: z.unknown() })
+    .parallel([pass('left'), pass('right')])
+    .then(reset('join'))
+    .branch([
+      [async () => true, pass('taken')],
+      [async () => false, pass('not-taken')],
+    ])
+    .then(reset('pick'))
+    .then(createDemoWorkflow())
+    .commit();
+}
+
+/** `agent-step`: a step that writes the prompt, then `agent` as a step (its text streams). */
+export function agentStepWorkflow(agent: Agent) {
+  const prompt = createStep({ id: 'prompt', inputSchema: topic, outputSchema: z.object({ prompt: z.string() }), execute: async ({ inputData }) => ({ prompt: `about ${inputData.topic}` }) });
+  return createWorkflow({ id: 'agent-step', inputSchema: topic, outputSchema: z.object({ text: z.string() }) })
+    .then(prompt)
+    .then(createStep(agent))
+    .commit();
+}

@@ -1,0 +1,308 @@
+import { EventType, type BaseEvent } from '@ag-ui/client';
+import { Mastra } from '@mastra/core';
+import { InMemoryStore } from '@mastra/core/storage';
+import { describe, expect, it } from 'vitest';
+import { createBridge } from '../src/index.js';
+import { BridgeAgent, BridgeClient } from '../src/client/index.js';
+import { createDemoAgent } from '../src/demo/agent.js';
+import { createDemoWorkflow, DEMO_WORKFLOW_ID } from '../src/demo/workflow.js';
+import { ofType, runInput, runStrict, uid, userMessage, type StrictRun } from './support/agui.js';
+import { postRun, sseEvents } from './support/run.js';
+import { http, silentLogger, useTestBridge } from './support/server.js';
+import { failingWorkflow, shapesWorkflow } from './support/workflows.js';
+
+// Mastra workflows served as AG-UI agents (API.md "Workflows"), over real HTTP through
+// @ag-ui/client's strict pipeline: listed, run, suspended for a person and resumed.
+
+const workflows = () => ({ [DEMO_WORKFLOW_ID]: createDemoWorkflow(), 'always-fails': failingWorkflow(), shapes: shapesWorkflow() });
+
+const tb = useTestBridge({ storage: 'libsql', workflows });
+
+const props = (extra: Record<string, unknown> = {}) => ({ agentId: DEMO_WORKFLOW_ID, resourceId: 'wf-user', ...extra });
+
+async function draft(topic = 'tea', threadId = uid('thread'), extra: Record<string, unknown> = {}) {
+  const input = runInput({ threadId, messages: [userMessage(topic)], forwardedProps: props(extra) });
+  const run = await runStrict(`${tb.base}/run`, input);
+  const interrupts = (run.terminal as BaseEvent & { outcome?: { interrupts?: Array<Record<string, any>> } }).outcome?.interrupts ?? [];
+  return { input, run, threadId, interrupt: interrupts[0] };
+}
+
+function resume(threadId: string, interruptId: string, payload: unknown, extra: Record<string, unknown> = {}) {
+  return runInput({ threadId, forwardedProps: props(extra), resume: [{ interruptId, status: 'resolved', payload }] });
+}
+
+/** The AG-UI messages a run's text events built, as history shows them. */
+function streamedMessages(run: StrictRun) {
+  const texts = new Map<string, string>();
+  for (const e of run.events as Array<BaseEvent & { messageId?: string; delta?: string }>) {
+    if (e.type === EventType.TEXT_MESSAGE_START) texts.set(e.messageId!, '');
+    if (e.type === EventType.TEXT_MESSAGE_CONTENT) texts.set(e.messageId!, texts.get(e.messageId!) + e.delta!);
+  }
+  return [...texts].map(([id, content]) => ({ id, role: 'assistant', content }));
+}
+
+describe('listed', () => {
+  it('GET /agents lists the workflows beside the agents, each with its kind and what it can do', async () => {
+    const { status, body } = await http(`${tb.base}/agents`);
+    expect(status).toBe(200);
+    expect(body.find((a: { id: string }) => a.id === 'demo')).toMatchObject({ kind: 'agent' });
+    const workflow = body.find((a: { id: string }) => a.id === DEMO_WORKFLOW_ID);
+    expect(workflow).toMatchObject({
+      kind: 'workflow',
+      default: false,
+      description: expect.stringContaining('review'),
+      capabilities: {
+        identity: { name: DEMO_WORKFLOW_ID, type: 'mastra-workflow' },
+        transport: { streaming: true },
+        humanInTheLoop: { supported: true, interrupts: true },
+        state: { snapshots: true, deltas: true },
+      },
+    });
+    expect(workflow.capabilities).not.toHaveProperty('tools');
+    expect(workflow.capabilities).not.toHaveProperty('reasoning');
+    // No suspending step, no state schema: neither is claimed.
+    const fails = body.find((a: { id: string }) => a.id === 'always-fails');
+    expect(fails.capabilities).not.toHaveProperty('humanInTheLoop');
+    expect(fails.capabilities).not.toHaveProperty('state');
+    expect((await http(`${tb.base}/agents/${DEMO_WORKFLOW_ID}`)).body).toEqual(workflow);
+  });
+
+  it('an id an agent and a workflow share is refused when the bridge is wired, naming both', () => {
+    const storage = new InMemoryStore();
+    const mastra = new Mastra({ agents: { 'draft-and-send': createDemoAgent({ storage }) }, workflows: { [DEMO_WORKFLOW_ID]: createDemoWorkflow() }, storage, logger: false });
+    expect(() => createBridge({ logger: silentLogger }).app(mastra)).toThrow(/"draft-and-send" names both agent demo .*and workflow draft-and-send/);
+  });
+});
+
+describe('run', () => {
+  it('streams each step, the state, the step text, and ends on the review interrupt', async () => {
+    const { run, threadId, interrupt } = await draft('tea');
+    expect(run.types).toEqual([
+      'RUN_STARTED',
+      'STATE_SNAPSHOT',
+      'STEP_STARTED',
+      'TEXT_MESSAGE_START',
+      'TEXT_MESSAGE_CONTENT',
+      'TEXT_MESSAGE_END',
+      'STEP_FINISHED',
+      'STATE_DELTA',
+      'STEP_STARTED',
+      'STEP_FINISHED',
+      'RUN_FINISHED',
+    ]);
+    expect(ofType(run.events, EventType.STEP_STARTED).map((e) => e.stepName)).toEqual(['draft', 'review']);
+    expect(ofType(run.events, EventType.STATE_SNAPSHOT)[0].snapshot).toEqual({ drafts: 0 });
+    expect(ofType(run.events, EventType.STATE_DELTA)[0].delta).toEqual([{ op: 'replace', path: '/drafts', value: 1 }]);
+    expect(ofType(run.events, EventType.TEXT_MESSAGE_CONTENT)[0].delta).toBe('Draft about tea.');
+    expect(interrupt).toMatchObject({
+      id: expect.stringMatching(/::review$/),
+      reason: 'workflow_suspended',
+      message: expect.any(String),
+      responseSchema: { type: 'object', properties: { approved: { type: 'boolean' }, edit: { type: 'string' } }, required: ['approved'] },
+      metadata: { workflowId: DEMO_WORKFLOW_ID, stepId: 'review', suspendPayload: { draft: 'Draft about tea.' } },
+    });
+    expect((await http(`${tb.base}/threads/${threadId}/state?agentId=${DEMO_WORKFLOW_ID}&resourceId=wf-user`)).body).toEqual({ state: { drafts: 1 } });
+  });
+
+  it('resumed, it runs on from the suspended step: the answer is one message and RUN_FINISHED.result; live equals history', async () => {
+    const first = await draft('tea');
+    const run = await runStrict(`${tb.base}/run`, resume(first.threadId, first.interrupt.id, { approved: true, edit: 'Tea, edited.' }));
+    expect(ofType(run.events, EventType.STEP_STARTED).map((e) => e.stepName)).toEqual(['review', 'send']);
+    expect(ofType(run.events, EventType.STATE_SNAPSHOT)[0].snapshot).toEqual({ drafts: 1 });
+    expect(ofType(run.events, EventType.CUSTOM)).toEqual([expect.objectContaining({ name: 'draft-sent', value: { type: 'draft-sent', sent: true } })]);
+    expect(run.terminal).toMatchObject({ type: 'RUN_FINISHED', result: { text: 'Sent: Tea, edited.' } });
+    expect(streamedMessages(run)).toEqual([{ id: expect.any(String), role: 'assistant', content: 'Sent: Tea, edited.' }]);
+
+    const history = await http(`${tb.base}/threads/${first.threadId}/messages?format=agui&agentId=${DEMO_WORKFLOW_ID}&resourceId=wf-user`);
+    const [user] = first.input.messages;
+    expect(history.body).toEqual([{ id: user.id, role: 'user', content: 'tea' }, ...streamedMessages(first.run), ...streamedMessages(run)]);
+  });
+
+  it('declined, the draft is discarded', async () => {
+    const first = await draft('coffee');
+    const run = await runStrict(`${tb.base}/run`, resume(first.threadId, first.interrupt.id, { approved: false }));
+    expect(run.terminal).toMatchObject({ result: { text: 'Discarded.' } });
+  });
+
+  it('reads the input from forwardedProps.input, a JSON object in the message, or the text as the one required field', async () => {
+    const given = await runStrict(`${tb.base}/run`, runInput({ messages: [userMessage('ignored')], forwardedProps: props({ input: { topic: 'given' } }) }));
+    const json = await runStrict(`${tb.base}/run`, runInput({ messages: [userMessage('{"topic":"json"}')], forwardedProps: props() }));
+    const text = await runStrict(`${tb.base}/run`, runInput({ messages: [userMessage('plain')], forwardedProps: props() }));
+    const drafted = (run: StrictRun) => ofType(run.events, EventType.TEXT_MESSAGE_CONTENT)[0].delta;
+    expect([drafted(given), drafted(json), drafted(text)]).toEqual(['Draft about given.', 'Draft about json.', 'Draft about plain.']);
+  });
+
+  it('starts from the client state, checked against the state schema', async () => {
+    const { run } = await draft('tea', uid('thread'));
+    expect(ofType(run.events, EventType.STATE_SNAPSHOT)[0].snapshot).toEqual({ drafts: 0 });
+    const seeded = await runStrict(`${tb.base}/run`, { ...runInput({ messages: [userMessage('tea')], forwardedProps: props() }), state: { drafts: 41 } });
+    expect(ofType(seeded.events, EventType.STATE_SNAPSHOT)[0].snapshot).toEqual({ drafts: 41 });
+    expect(ofType(seeded.events, EventType.STATE_DELTA)[0].delta).toEqual([{ op: 'replace', path: '/drafts', value: 42 }]);
+  });
+
+  it('a step that throws ends the run RUN_ERROR WORKFLOW_FAILED with its message, its step closed', async () => {
+    const run = await runStrict(`${tb.base}/run`, runInput({ messages: [userMessage('tea')], forwardedProps: props({ agentId: 'always-fails' }) }));
+    expect(run.types).toEqual(['RUN_STARTED', 'STEP_STARTED', 'STEP_FINISHED', 'RUN_ERROR']);
+    expect(run.terminal).toMatchObject({ code: 'WORKFLOW_FAILED', message: expect.stringContaining('the printer is on fire') });
+  });
+
+  it('parallel, branch and nested steps each open and close (nested ones by their path)', async () => {
+    const run = await runStrict(`${tb.base}/run`, runInput({ messages: [userMessage('tea')], forwardedProps: props({ agentId: 'shapes' }) }));
+    const started = ofType(run.events, EventType.STEP_STARTED).map((e) => e.stepName);
+    expect(started).toEqual(expect.arrayContaining(['left', 'right', 'join', 'taken', 'pick', DEMO_WORKFLOW_ID, `${DEMO_WORKFLOW_ID}.draft`, `${DEMO_WORKFLOW_ID}.review`]));
+    expect(started).not.toContain('not-taken');
+    expect(ofType(run.events, EventType.STEP_FINISHED)).toHaveLength(started.length);
+    const [interrupt] = (run.terminal as BaseEvent & { outcome: { interrupts: Array<Record<string, any>> } }).outcome.interrupts;
+    expect(interrupt).toMatchObject({ id: expect.stringMatching(new RegExp(`::${DEMO_WORKFLOW_ID}\\.review$`)), metadata: { stepId: `${DEMO_WORKFLOW_ID}.review`, suspendPayload: { draft: 'Draft about tea.' } } });
+    const threadId = (run.events[0] as BaseEvent & { threadId: string }).threadId;
+    const resumed = await runStrict(`${tb.base}/run`, resume(threadId, interrupt.id, { approved: true }, { agentId: 'shapes' }));
+    expect(resumed.terminal).toMatchObject({ type: 'RUN_FINISHED', result: { text: 'Sent: Draft about tea.' } });
+  });
+});
+
+describe('bad input', () => {
+  it('input that does not fit the input schema: 400 INVALID_INPUT naming the field, before any event, nothing stored', async () => {
+    const threadId = uid('thread');
+    const res = await http(`${tb.base}/run`, { body: runInput({ threadId, messages: [userMessage('x')], forwardedProps: props({ input: { topic: 7 } }) }) });
+    expect(res.status).toBe(400);
+    expect(res.body).toMatchObject({ code: 'INVALID_INPUT', details: [{ path: 'input.topic', message: expect.any(String) }] });
+    expect((await http(`${tb.base}/threads/${threadId}?resourceId=wf-user`)).status).toBe(404);
+  });
+
+  it('state that does not fit the state schema: 400 naming the field', async () => {
+    const res = await http(`${tb.base}/run`, { body: { ...runInput({ messages: [userMessage('tea')], forwardedProps: props() }), state: { drafts: 'many' } } });
+    expect(res.status).toBe(400);
+    expect(res.body).toMatchObject({ code: 'INVALID_INPUT', details: [{ path: 'state.drafts' }] });
+  });
+
+  it('a resume payload that does not fit the resume schema: 400, and the workflow still waits', async () => {
+    const first = await draft('tea');
+    const bad = await http(`${tb.base}/run`, { body: resume(first.threadId, first.interrupt.id, { approved: 'yes' }) });
+    expect(bad.status).toBe(400);
+    expect(bad.body).toMatchObject({ code: 'INVALID_INPUT', details: [{ path: 'resume.0.payload.approved' }] });
+    const run = await runStrict(`${tb.base}/run`, resume(first.threadId, first.interrupt.id, { approved: true }));
+    expect(run.terminal).toMatchObject({ result: { text: 'Sent: Draft about tea.' } });
+  });
+
+  it('an interrupt that is not waiting: 404 RUN_NOT_FOUND (unknown, malformed, answered, or another resource’s)', async () => {
+    const first = await draft('tea');
+    const notWaiting = async (interruptId: string, extra: Record<string, unknown> = {}) => {
+      const res = await http(`${tb.base}/run`, { body: resume(first.threadId, interruptId, { approved: true }, extra) });
+      return [res.status, res.body?.code];
+    };
+    expect(await notWaiting('no-such-run::review')).toEqual([404, 'RUN_NOT_FOUND']);
+    expect(await notWaiting('malformed')).toEqual([404, 'RUN_NOT_FOUND']);
+    expect(await notWaiting(first.interrupt.id, { resourceId: 'someone-else' })).toEqual([404, 'THREAD_NOT_FOUND']);
+    await runStrict(`${tb.base}/run`, resume(first.threadId, first.interrupt.id, { approved: true }));
+    expect(await notWaiting(first.interrupt.id)).toEqual([404, 'RUN_NOT_FOUND']);
+  });
+
+  it('two resumes of one interrupt at once: one runs, the other is refused', async () => {
+    const first = await draft('tea');
+    const [a, b] = await Promise.all([postRun(`${tb.base}/run`, resume(first.threadId, first.interrupt.id, { approved: true })), postRun(`${tb.base}/run`, resume(first.threadId, first.interrupt.id, { approved: false }))]);
+    expect([a.status, b.status].sort()).toEqual([200, 404]);
+    const ran = a.status === 200 ? a : b;
+    const events = [];
+    for await (const e of sseEvents(ran.body!)) events.push(e);
+    expect(events.at(-1)).toMatchObject({ type: 'RUN_FINISHED' });
+    await (a.status === 200 ? b : a).text();
+  });
+
+  it('a cancelled interrupt cancels the workflow: the run ends cancelled, and the interrupt is no longer waiting', async () => {
+    const first = await draft('tea');
+    const cancel = runInput({ threadId: first.threadId, forwardedProps: props(), resume: [{ interruptId: first.interrupt.id, status: 'cancelled' }] });
+    const run = await runStrict(`${tb.base}/run`, cancel);
+    expect(run.terminal).toMatchObject({ type: 'RUN_FINISHED', outcome: { type: 'cancelled' } });
+    const again = await http(`${tb.base}/run`, { body: resume(first.threadId, first.interrupt.id, { approved: true }) });
+    expect(again.status).toBe(404);
+  });
+});
+
+describe('the client library', () => {
+  it('BridgeClient lists each kind; BridgeAgent runs a workflow to its interrupt and resumes it', async () => {
+    const client = new BridgeClient({ baseUrl: tb.base, resourceId: 'wf-user' });
+    expect((await client.agents()).map((a) => [a.id, a.kind])).toEqual(expect.arrayContaining([['demo', 'agent'], [DEMO_WORKFLOW_ID, 'workflow']]));
+    const agent = new BridgeAgent({ baseUrl: tb.base, resourceId: 'wf-user', agentId: DEMO_WORKFLOW_ID, threadId: uid('thread') });
+    agent.addMessage(userMessage('tea'));
+    await agent.runAgent({ runId: uid('run') });
+    const [interrupt] = agent.pendingInterrupts;
+    expect(interrupt).toMatchObject({ reason: 'workflow_suspended', metadata: { stepId: 'review' } });
+    await agent.runAgent({ runId: uid('run'), resume: [{ interruptId: interrupt.id, status: 'resolved', payload: { approved: true } }] });
+    expect(agent.pendingInterrupts).toEqual([]);
+    expect(agent.messages.map((m) => m.content)).toEqual(['tea', 'Draft about tea.', 'Sent: Draft about tea.']);
+    expect(agent.state).toEqual({ drafts: 1 });
+  });
+});
+
+/** Reads a run's events up to the first of `type`, leaving the rest to read (a `for await` that breaks closes the stream). */
+async function readUntil(events: AsyncIterator<BaseEvent & Record<string, any>>, type: string) {
+  for (let next = await events.next(); !next.done; next = await events.next()) if (next.value.type === type) return;
+  throw new Error(`the run ended before ${type}`);
+}
+
+async function readRest(events: AsyncIterator<BaseEvent & Record<string, any>>) {
+  const rest = [];
+  for (let next = await events.next(); !next.done; next = await events.next()) rest.push(next.value);
+  return rest;
+}
+
+describe('abort and the client leaving', () => {
+  const slow = useTestBridge({ storage: 'libsql', workflows: () => ({ [DEMO_WORKFLOW_ID]: createDemoWorkflow({ delayMs: 400 }) }) });
+
+  it('POST /abort mid-step ends the run cancelled, its step closed', async () => {
+    const threadId = uid('thread');
+    const input = runInput({ threadId, messages: [userMessage('tea')], forwardedProps: props() });
+    let aborted: Promise<unknown> | undefined;
+    const run = await runStrict(`${slow.base}/run`, input, (e) => {
+      if (e.type === EventType.STEP_STARTED) aborted ??= http(`${slow.base}/threads/${threadId}/abort`, { body: { agentId: DEMO_WORKFLOW_ID, resourceId: 'wf-user' } });
+    });
+    expect((await aborted) as { body: unknown }).toMatchObject({ status: 200, body: { aborted: true } });
+    expect(run.types).toEqual(['RUN_STARTED', 'STATE_SNAPSHOT', 'STEP_STARTED', 'STEP_FINISHED', 'RUN_FINISHED']);
+    expect(run.terminal).toMatchObject({ outcome: { type: 'cancelled' } });
+  });
+
+  it('POST /abort while the workflow waits on a person cancels it: its interrupt is no longer waiting', async () => {
+    const threadId = uid('thread');
+    const run = await runStrict(`${slow.base}/run`, runInput({ threadId, messages: [userMessage('tea')], forwardedProps: props() }));
+    const [interrupt] = (run.terminal as BaseEvent & { outcome: { interrupts: Array<{ id: string }> } }).outcome.interrupts;
+    expect((await http(`${slow.base}/threads/${threadId}/abort`, { body: { agentId: DEMO_WORKFLOW_ID, resourceId: 'wf-user' } })).body).toEqual({ aborted: true });
+    expect((await http(`${slow.base}/threads/${threadId}/abort`, { body: { agentId: DEMO_WORKFLOW_ID, resourceId: 'wf-user' } })).body).toEqual({ aborted: false });
+    expect((await http(`${slow.base}/run`, { body: resume(threadId, interrupt.id, { approved: true }) })).status).toBe(404);
+  });
+
+  it('a client that leaves mid-step cancels the workflow run, and the thread is free for the next', async () => {
+    const threadId = uid('thread');
+    const resourceId = uid('leaver');
+    const leave = new AbortController();
+    const res = await postRun(`${slow.base}/run`, runInput({ threadId, messages: [userMessage('tea')], forwardedProps: props({ resourceId }) }), { signal: leave.signal });
+    await readUntil(sseEvents(res.body!), 'STEP_STARTED');
+    leave.abort();
+    // Enqueued behind the cut run: it runs once that run has let go of the thread.
+    const next = await runStrict(`${slow.base}/run`, runInput({ threadId, messages: [userMessage('again')], forwardedProps: props({ resourceId }) }));
+    expect(next.terminal).toMatchObject({ outcome: { type: 'interrupt' } });
+    const { runs } = await slow.mastra.getWorkflow(DEMO_WORKFLOW_ID).listWorkflowRuns({ resourceId });
+    const statuses = runs.map((r) => (typeof r.snapshot === 'string' ? JSON.parse(r.snapshot) : r.snapshot).status).sort();
+    expect(statuses).toEqual(['canceled', 'suspended']);
+  });
+
+  it('a second run with multitask interrupt cuts the running one (cancelled) and runs', async () => {
+    const threadId = uid('thread');
+    const first = await postRun(`${slow.base}/run`, runInput({ threadId, messages: [userMessage('tea')], forwardedProps: props() }));
+    const reader = sseEvents(first.body!);
+    await readUntil(reader, 'STEP_STARTED');
+    const second = runStrict(`${slow.base}/run`, runInput({ threadId, messages: [userMessage('coffee')], forwardedProps: props({ multitask: 'interrupt' }) }));
+    const rest = await readRest(reader);
+    expect(rest.at(-1)).toMatchObject({ type: 'RUN_FINISHED', outcome: { type: 'cancelled' } });
+    expect((await second).terminal).toMatchObject({ outcome: { type: 'interrupt' } });
+  });
+
+  it('a second run on a thread whose workflow runs: reject is 409 THREAD_BUSY', async () => {
+    const threadId = uid('thread');
+    const first = await postRun(`${slow.base}/run`, runInput({ threadId, messages: [userMessage('tea')], forwardedProps: props() }));
+    const reader = sseEvents(first.body!);
+    await readUntil(reader, 'STEP_STARTED');
+    const second = await http(`${slow.base}/run`, { body: runInput({ threadId, messages: [userMessage('coffee')], forwardedProps: props({ multitask: 'reject' }) }) });
+    expect(second).toMatchObject({ status: 409, body: { code: 'THREAD_BUSY' } });
+    expect((await readRest(reader)).at(-1)).toMatchObject({ type: 'RUN_FINISHED', outcome: { type: 'interrupt' } });
+  });
+});
