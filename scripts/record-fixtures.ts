@@ -300,6 +300,9 @@ const approvalRuns = new Map<string, Awaited<ReturnType<typeof requestApproval>>
 
 const frontendRuns = new Map<string, { thread: string; toolCallId: string }>();
 
+/** The suspended workflow call of `agent-workflow-suspend`, for `agent-workflow-resume`. */
+const workflowCalls = new Map<string, { thread: string; runId: string; toolCallId: string }>();
+
 const SCENARIOS: Scenario[] = [
   {
     name: 'echo',
@@ -403,6 +406,31 @@ const SCENARIOS: Scenario[] = [
     description: "agent.stream('please fail'): the model's doStream throws 'demo model failure'.",
     source: 'stream',
     run: ({ agent }) => streamOnce(agent, 'model-error', 'please fail'),
+  },
+  {
+    name: 'agent-workflow-suspend',
+    description:
+      "agent.stream('draft tea'): the demo agent calls its workflow draft-and-send as a tool (workflow-draft-and-send); the workflow's chunks come wrapped in tool-output, and its review step suspends the call (tool-call-suspended).",
+    source: 'stream',
+    run: async ({ agent }) => {
+      const thread = newThread('agent-workflow');
+      const output = await agent.stream('draft tea', { memory: memoryFor(thread) });
+      const chunks = await collect(output.fullStream as AsyncIterable<unknown>);
+      workflowCalls.set('drafted', { thread, runId: output.runId, toolCallId: toolCallIdOf(chunks, 'tool-call') });
+      return chunks;
+    },
+  },
+  {
+    name: 'agent-workflow-resume',
+    description:
+      "Continuation of agent-workflow-suspend: agent.resumeStream({ approved: true, edit }, { runId, toolCallId }): the workflow resumes (its chunks in tool-output), its result is the call's, and the model answers 'Done: …'.",
+    source: 'stream',
+    run: async ({ agent }) => {
+      const call = workflowCalls.get('drafted');
+      if (!call) throw new Error('agent-workflow-suspend must run first');
+      const output = await agent.resumeStream({ approved: true, edit: 'Tea, edited.' }, { runId: call.runId, toolCallId: call.toolCallId, memory: memoryFor(call.thread) });
+      return collect(output.fullStream as AsyncIterable<unknown>);
+    },
   },
   {
     name: 'approval-request',

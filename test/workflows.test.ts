@@ -1,4 +1,4 @@
-import { EventType, type BaseEvent } from '@ag-ui/client';
+import { EventType, HttpAgent, type BaseEvent } from '@ag-ui/client';
 import { Mastra } from '@mastra/core';
 import { InMemoryStore } from '@mastra/core/storage';
 import { describe, expect, it } from 'vitest';
@@ -7,8 +7,9 @@ import { BridgeAgent, BridgeClient } from '../src/client/index.js';
 import { createDemoAgent } from '../src/demo/agent.js';
 import { createDemoWorkflow, DEMO_WORKFLOW_ID } from '../src/demo/workflow.js';
 import { ofType, runInput, runStrict, uid, userMessage, type StrictRun } from './support/agui.js';
-import { postRun, sseEvents } from './support/run.js';
+import { postRun, runAgentStrict, sseEvents } from './support/run.js';
 import { http, silentLogger, useTestBridge } from './support/server.js';
+import { openSse, verifyThreadEvents } from './support/sse.js';
 import { failingWorkflow, shapesWorkflow } from './support/workflows.js';
 
 // Mastra workflows served as AG-UI agents (API.md "Workflows"), over real HTTP through
@@ -215,6 +216,48 @@ describe('bad input', () => {
     expect(run.terminal).toMatchObject({ type: 'RUN_FINISHED', outcome: { type: 'cancelled' } });
     const again = await http(`${tb.base}/run`, { body: resume(first.threadId, first.interrupt.id, { approved: true }) });
     expect(again.status).toBe(404);
+  });
+});
+
+describe('a workflow inside an agent’s run (the demo agent’s `draft <topic>`)', () => {
+  it('shows the workflow as one activity between the call and its result, ends on its step’s interrupt, and the resume answers; live equals history', async () => {
+    const threadId = uid('thread');
+    const agent = new HttpAgent({ url: `${tb.base}/run`, threadId });
+    agent.addMessage(userMessage('draft tea'));
+    const first = await runAgentStrict(agent, { runId: uid('run'), forwardedProps: { resourceId: 'wf-user' } });
+    const types = first.events.map((e) => e.type);
+    const callEnd = types.indexOf(EventType.TOOL_CALL_END);
+    expect(types.indexOf(EventType.ACTIVITY_SNAPSHOT)).toBeGreaterThan(callEnd);
+    expect(ofType(first.events, EventType.ACTIVITY_SNAPSHOT)[0]).toMatchObject({ messageId: expect.stringMatching(/^workflow-/), activityType: 'workflow', content: { workflowId: DEMO_WORKFLOW_ID, status: 'running', steps: [] } });
+    const activity = () => agent.messages.find((m) => m.role === 'activity') as { content: unknown } | undefined;
+    expect(activity()?.content).toEqual({ workflowId: DEMO_WORKFLOW_ID, status: 'suspended', steps: [{ id: 'draft', status: 'success' }, { id: 'review', status: 'suspended' }] });
+    const [interrupt] = agent.pendingInterrupts;
+    expect(interrupt).toMatchObject({ reason: 'tool_suspended', metadata: { toolName: 'workflow-draft-and-send', suspendPayload: { draft: 'Draft about tea.' } } });
+    expect(interrupt.responseSchema).toMatchObject({ properties: { approved: { type: 'boolean' } } });
+
+    const second = await runAgentStrict(agent, { runId: uid('run'), forwardedProps: { resourceId: 'wf-user' }, resume: [{ interruptId: interrupt.id, status: 'resolved', payload: { approved: true, edit: 'Tea, edited.' } }] });
+    const resumedTypes = second.events.map((e) => e.type);
+    expect(resumedTypes.lastIndexOf(EventType.ACTIVITY_DELTA)).toBeLessThan(resumedTypes.indexOf(EventType.TOOL_CALL_RESULT));
+    expect(activity()?.content).toEqual({ workflowId: DEMO_WORKFLOW_ID, status: 'success', steps: ['draft', 'review', 'send'].map((id) => ({ id, status: 'success' })) });
+    expect(agent.messages.at(-1)).toMatchObject({ role: 'assistant', content: 'Done: Sent: Tea, edited.' });
+
+    const history = await http(`${tb.base}/threads/${threadId}/messages?format=agui&resourceId=wf-user`);
+    expect(history.body).toEqual(JSON.parse(JSON.stringify(agent.messages)));
+  });
+});
+
+describe('a workflow inside an agent’s run, followed', () => {
+  it('a follower of the thread sees the workflow’s activity live, up to its suspension', async () => {
+    const threadId = uid('thread');
+    const follower = await openSse(`${tb.base}/threads/${threadId}/events?resourceId=wf-user`);
+    await runStrict(`${tb.base}/run`, runInput({ threadId, messages: [userMessage('draft tea')], forwardedProps: { resourceId: 'wf-user' } }));
+    await follower.waitForEvent((e) => e.type === 'RUN_FINISHED');
+    const events = follower.events.map((e) => e.event);
+    await verifyThreadEvents(events);
+    const activity = events.filter((e) => e.type === 'ACTIVITY_SNAPSHOT' || e.type === 'ACTIVITY_DELTA');
+    expect(activity[0]).toMatchObject({ type: 'ACTIVITY_SNAPSHOT', activityType: 'workflow' });
+    expect(activity.at(-1)).toMatchObject({ type: 'ACTIVITY_DELTA', patch: [{ path: '/status', value: 'suspended' }] });
+    await follower.close();
   });
 });
 

@@ -1,4 +1,5 @@
 import { Agent } from '@mastra/core/agent';
+import { createDemoWorkflow, DEMO_WORKFLOW_ID } from './workflow.js';
 import type { MastraStorage } from '@mastra/core/storage';
 import { Memory } from '@mastra/memory';
 import { z } from 'zod';
@@ -39,6 +40,8 @@ export function createDemoAgent(options: DemoAgentOptions): Agent {
     memory: new Memory({ storage: options.storage, options: { lastMessages: 40, workingMemory: { enabled: true, scope: 'thread', schema: DEMO_STATE } } }),
     tools: { get_weather: getWeather, delete_file: deleteFile, slow_task: createSlowTask(options.slowTaskMs ?? 2000) },
     agents: { researcher: createResearcher(options) },
+    // `draft <topic>`: the workflow runs as a tool, and suspends the agent's run for its review.
+    workflows: { [DEMO_WORKFLOW_ID]: createDemoWorkflow({ delayMs: options.delayMs }) },
   });
 }
 

@@ -69,6 +69,8 @@ export function script(call: CallOptions, callId: string): StreamPart[] {
   if (askedToRetry(call.prompt)) return text(callId, `Revised: ${input}`);
   const lower = input.toLowerCase();
   if (lower.includes('fail')) throw new Error('demo model failure');
+  const draft = /^\s*draft\s+(\S.*)$/i.exec(input);
+  if (draft && call.tools?.some((t) => t.name === DRAFT_TOOL)) return toolCall(callId, DRAFT_TOOL, { inputData: { topic: draft[1].trim() } });
   if (call.responseFormat?.type === 'json' && call.responseFormat.schema) {
     return text(callId, JSON.stringify(sampleFromSchema(call.responseFormat.schema, input)), 'json');
   }
@@ -88,6 +90,9 @@ export function script(call: CallOptions, callId: string): StreamPart[] {
   }
   return text(callId, `Echo: ${input}`);
 }
+
+/** The tool Mastra makes of the demo agent's workflow `draft-and-send` (`workflow-<key>`). */
+export const DRAFT_TOOL = 'workflow-draft-and-send';
 
 /** Mastra's note to the model when a processor asks for another try (`abort(reason, { retry: true })`). */
 const RETRY_FEEDBACK = '[Processor Feedback]';
@@ -170,6 +175,7 @@ function answerToolResults(message: PromptMessage, callId: string, input: string
     if (r.output?.type === 'error-text' || r.output?.type === 'error-json') return `The tool ${r.toolName} failed: ${shown}`;
     if (r.toolName === WORKING_MEMORY_TOOL) return `Noted: ${factToRemember(input) ?? shown}`;
     if (r.toolName === RESEARCHER_TOOL) return `Summary: ${(value as { text?: unknown } | undefined)?.text ?? shown}`;
+    if (r.toolName === DRAFT_TOOL) return `Done: ${(value as { result?: { text?: unknown } } | undefined)?.result?.text ?? shown}`;
     if (r.toolName === 'delete_file') {
       // An approved call returns `{ deleted }`; a declined one reaches the model as the reason alone.
       return shown.includes('"deleted"') ? `Deleted as requested: ${shown}` : `I did not delete the file: ${shown}`;

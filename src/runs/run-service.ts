@@ -15,6 +15,7 @@ import { appendPosition, toAguiMessages } from '../translate/history.js';
 import { toolResultMessageId, type MessagePosition } from '../translate/ids.js';
 import { selectNewMessages, toMastraMessages, type MastraInputMessage } from '../translate/messages.js';
 import { endAsCancelled, RunTranslator } from '../translate/run-translator.js';
+import type { WorkflowActivityContent } from '../translate/workflow-activity.js';
 import { beforeTerminal, blockedStep } from '../translate/retraction.js';
 import { errorMessage } from '../translate/values.js';
 import { runFailure } from '../translate/failure.js';
@@ -113,6 +114,8 @@ interface RunPlan {
   turn?: ThreadTurn;
   /** Where the thread's state lives, for an agent with working memory. */
   state?: { store: WorkingMemoryState; scope: StateScope };
+  /** What the thread's workflow calls showed when they last ran (a resume goes on from there). */
+  workflowActivities?: Readonly<Record<string, WorkflowActivityContent>>;
 }
 
 /** Calls the client already answered, while a resumed run goes on (`pipe` resumes them in turn). */
@@ -175,6 +178,7 @@ export class RunService {
     let stored: MastraDBMessage[] = [];
     let inboxId: string | undefined;
     let storedIds = new Set<string>();
+    let workflowActivities: RunPlan['workflowActivities'];
     if (memory) {
       // After what a crash left unanswered on the thread: its input must come after theirs.
       await this.gate.pass(input.threadId);
@@ -182,6 +186,7 @@ export class RunService {
       if (exists) {
         const history = await this.threads.history(scope, {}, { backgroundTasks: false });
         stored = history.stored;
+        workflowActivities = history.context.workflowActivities;
         // Snapshot ids the bridge made up (`tool-result-…`, per-step suffixes) count as stored too.
         storedIds = new Set([...stored.map((m) => m.id), ...toAguiMessages(stored, history.context).map((m) => m.id)]);
       }
@@ -215,7 +220,7 @@ export class RunService {
       throw error;
     }
     const announcement = { messages: fresh, appendsTo: memory ? appendTarget(messages, stored) : undefined };
-    const plan: RunPlan = { messages, resume, memory: !!memory, announcement, inboxId, turn, state: workingMemory && { store: workingMemory, scope } };
+    const plan: RunPlan = { messages, resume, memory: !!memory, announcement, inboxId, turn, state: workingMemory && { store: workingMemory, scope }, workflowActivities };
     return { stream: (write, signal) => this.stream(agent, input, options, plan, write, signal) };
   }
 
@@ -324,6 +329,7 @@ export class RunService {
       frontendTools,
       frontendToolMode: options.frontendToolMode,
       appendsTo: plan.announcement.appendsTo,
+      workflowActivities: plan.workflowActivities,
     });
     const { state: stateOf } = plan;
     const state = stateOf && new StateEvents(() => stateOf.store.read(stateOf.scope));
@@ -368,8 +374,10 @@ export class RunService {
         }
       }
       if (!signal.aborted) await this.translate(capture.take(), context);
+      await this.keepWorkflowActivities(context);
       await write(signal.aborted || context.cutEnd ? await this.cut(context, clientSignal) : this.ending(context));
     } catch (error) {
+      if (signal.aborted) await this.keepWorkflowActivities(context);
       if (signal.aborted) await write(await this.cut(context, clientSignal));
       else {
         const { message, code } = runFailure(error, 'RUN_FAILED');
@@ -388,6 +396,12 @@ export class RunService {
         // the sweep drops the entry once the history answers it
       });
     }
+  }
+
+  /** What the run's workflow calls showed, kept for history and for their resume, before the run's end is written. */
+  private async keepWorkflowActivities({ translator, stored }: PipeContext): Promise<void> {
+    const activities = translator.workflowActivities;
+    if (stored && Object.keys(activities).length > 0) await this.threads.rememberWorkflowActivities(stored, activities);
   }
 
   /**

@@ -10,6 +10,7 @@ import { TOKENS } from '../tokens.js';
 import type { ThreadLocks } from './thread-locks.js';
 import { subagentThreads, toAguiMessages, toThreadMessage, type HistoryContext, type StoredBackgroundTask, type ThreadMessage, type ToolMessageIds } from '../translate/history.js';
 import { cutStepMessage, textOf, type BlockedStep, type CutStep } from '../translate/retraction.js';
+import type { WorkflowActivityContent } from '../translate/workflow-activity.js';
 
 /**
  * The thread metadata key under which the bridge keeps the ids clients gave their tool messages
@@ -30,8 +31,11 @@ export interface ThreadWorkflowRun {
   runId: string;
 }
 
+/** The thread metadata key of what each workflow tool call's activity showed last (`WorkflowActivities`). */
+const WORKFLOW_ACTIVITIES_KEY = 'mastra-agui-bridge:workflowActivities';
+
 /** Metadata only the bridge writes: never shown, never written by a PATCH. */
-const INTERNAL_KEYS = [TOOL_MESSAGE_IDS_KEY, WORKFLOW_RUN_KEY];
+const INTERNAL_KEYS = [TOOL_MESSAGE_IDS_KEY, WORKFLOW_RUN_KEY, WORKFLOW_ACTIVITIES_KEY];
 
 function withoutInternal(metadata: Record<string, unknown> | undefined): Record<string, unknown> {
   const rest = { ...metadata };
@@ -185,7 +189,8 @@ export class ThreadStore {
     const tasks = include.backgroundTasks ? this.backgroundTasks(scope) : Promise.resolve([]);
     const [stored, backgroundTasks] = await Promise.all([this.recall(memory, scope, page), tasks]);
     const subagents = await this.subagents(memory, stored);
-    return { stored, context: { toolMessageIds: toolMessageIdsOf(thread), backgroundTasks, ...(subagents.size > 0 && { subagents }) } };
+    const workflowActivities = thread.metadata?.[WORKFLOW_ACTIVITIES_KEY] as Record<string, WorkflowActivityContent> | undefined;
+    return { stored, context: { toolMessageIds: toolMessageIdsOf(thread), backgroundTasks, ...(subagents.size > 0 && { subagents }), ...(workflowActivities && { workflowActivities }) } };
   }
 
   /** What the sub-agents the rows delegated to stored in their own threads (Mastra keeps them in the supervisor's memory). */
@@ -247,12 +252,14 @@ export class ThreadStore {
     await memory.saveMessages({ messages });
   }
 
+  /** Keeps what the run's workflow calls showed (merged into what the thread kept of earlier calls). */
+  async rememberWorkflowActivities(scope: ThreadScope, activities: Record<string, WorkflowActivityContent>): Promise<void> {
+    await this.writeInternal(scope, WORKFLOW_ACTIVITIES_KEY, (kept) => ({ ...(kept as Record<string, WorkflowActivityContent> | undefined), ...activities }));
+  }
+
   /** Remembers the thread's latest workflow run (its state is the thread's; new input supersedes it while it waits). */
   async rememberWorkflowRun(scope: ThreadScope, run: ThreadWorkflowRun): Promise<void> {
-    await this.locks.exclusive(scope.threadId, async () => {
-      const { thread, memory } = await this.load(scope);
-      await memory.updateThread({ id: thread.id, title: thread.title ?? '', metadata: { ...thread.metadata, [WORKFLOW_RUN_KEY]: run } });
-    });
+    await this.writeInternal(scope, WORKFLOW_RUN_KEY, () => run);
   }
 
   /** The thread's latest workflow run, if it had one. */
@@ -269,9 +276,14 @@ export class ThreadStore {
    */
   async rememberToolMessageIds(scope: ThreadScope, ids: ToolMessageIds): Promise<void> {
     if (Object.keys(ids).length === 0) return;
+    await this.writeInternal(scope, TOOL_MESSAGE_IDS_KEY, (kept) => ({ ...(kept as ToolMessageIds | undefined), ...ids }));
+  }
+
+  /** Rewrites one of the bridge's own metadata keys from what it holds, under the thread's lock (read-merge-write must not interleave). */
+  private async writeInternal(scope: ThreadScope, key: string, update: (kept: unknown) => unknown): Promise<void> {
     await this.locks.exclusive(scope.threadId, async () => {
       const { thread, memory } = await this.load(scope);
-      await memory.updateThread({ id: thread.id, title: thread.title ?? '', metadata: { ...thread.metadata, [TOOL_MESSAGE_IDS_KEY]: { ...toolMessageIdsOf(thread), ...ids } } });
+      await memory.updateThread({ id: thread.id, title: thread.title ?? '', metadata: { ...thread.metadata, [key]: update(thread.metadata?.[key]) } });
     });
   }
 

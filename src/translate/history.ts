@@ -13,6 +13,7 @@
 import type { ContentPart, Message, PartSource, ToolCall } from '@ag-ui/core';
 import type { MastraDBMessage } from '@mastra/core/agent/message-list';
 import { delegatedAgent } from './delegations.js';
+import { WORKFLOW_ACTIVITY, workflowActivityId, type WorkflowActivityContent } from './workflow-activity.js';
 import { backgroundTaskId, MessageNumbering, subagentCallsId, subagentReasoningId, subagentRunId, subagentTextId, toolResultMessageId, type MessagePosition } from './ids.js';
 import { declinedContent, errorMessage, toolErrorContent, toolResultContent } from './values.js';
 
@@ -49,6 +50,8 @@ export interface HistoryContext {
    * delegation's tool call id): the live stream showed its reasoning, calls and answer.
    */
   subagents?: ReadonlyMap<string, MastraDBMessage[]>;
+  /** The activity each workflow tool call showed last (`WorkflowActivities`), by tool call id. */
+  workflowActivities?: Readonly<Record<string, WorkflowActivityContent>>;
 }
 
 /**
@@ -90,7 +93,7 @@ export function subagentThreads(stored: MastraDBMessage[]): Map<string, { thread
  */
 export function toAguiMessages(stored: MastraDBMessage[], context: HistoryContext = {}): Message[] {
   const tasks = new Map((context.backgroundTasks ?? []).map((task) => [task.toolCallId, task]));
-  const extras: RowContext = { toolMessageIds: context.toolMessageIds ?? {}, tasks, subagents: context.subagents ?? new Map() };
+  const extras: RowContext = { toolMessageIds: context.toolMessageIds ?? {}, tasks, subagents: context.subagents ?? new Map(), workflows: context.workflowActivities ?? {} };
   const ids = new Set<string>();
   const unique = (id: string): string => {
     let candidate = id;
@@ -115,7 +118,12 @@ export function appendPosition(stored: MastraDBMessage): MessagePosition {
   return numbering.position();
 }
 
-type RowContext = { toolMessageIds: ToolMessageIds; tasks: ReadonlyMap<string, StoredBackgroundTask>; subagents: ReadonlyMap<string, MastraDBMessage[]> };
+type RowContext = {
+  toolMessageIds: ToolMessageIds;
+  tasks: ReadonlyMap<string, StoredBackgroundTask>;
+  subagents: ReadonlyMap<string, MastraDBMessage[]>;
+  workflows: Readonly<Record<string, WorkflowActivityContent>>;
+};
 
 function rowToAgui(row: MastraDBMessage, context: RowContext): Message[] {
   switch (row.role) {
@@ -210,6 +218,10 @@ function addToolCall(segment: Segment, parentId: string, invocation: ToolInvocat
   const task = context.tasks.get(invocation.toolCallId);
   const result = task ? backgroundResult(invocation, task) : toolResultMessage(invocation, context.toolMessageIds[invocation.toolCallId]);
   if (result) segment.results.push(result);
+  // A workflow's activity, after the call's result: a client puts a tool message right after the
+  // message carrying its call, ahead of the activity that message's call opened.
+  const workflow = context.workflows[invocation.toolCallId];
+  if (workflow) segment.results.push({ id: workflowActivityId(invocation.toolCallId), role: 'activity', activityType: WORKFLOW_ACTIVITY, content: { ...workflow } });
   if (delegatedAgent(invocation.toolName) !== undefined) segment.results.push(...subagentMessages(invocation, context.subagents.get(invocation.toolCallId)));
   if (task) segment.activities.push(backgroundActivity(task));
 }

@@ -1,4 +1,5 @@
 import { Delegations } from './delegations.js';
+import { WorkflowActivities, type WorkflowActivityContent } from './workflow-activity.js';
 import { EventType, type Event, type Interrupt, type Message, type RunFinishedEvent, type RunFinishedOutcome, type TokenUsage } from '@ag-ui/core';
 import { CAPTURED_TOOL_RESULTS, WORKING_MEMORY_TOOL, isDataChunk, isLostRemoteRun, isSignalEcho, type CapturedToolResult, type MastraChunk, type SignalEchoChunk } from './chunks.js';
 import { backgroundTaskId, interruptId, MessageNumbering, subagentRunId, toolResultMessageId, type MessagePosition } from './ids.js';
@@ -40,6 +41,11 @@ export interface RunTranslatorOptions {
    * ids, as history does. Dropped if the run turns out to start with a message (a signal echo).
    */
   appendsTo?: MessagePosition;
+  /**
+   * What the activities of the workflow calls this run may resume showed when they suspended (the
+   * thread keeps them: `WorkflowActivities`), so that their steps before the suspension stay shown.
+   */
+  workflowActivities?: Readonly<Record<string, WorkflowActivityContent>>;
   /**
    * The messages the run answers, sent as `RUN_STARTED.input` (the reducer adds those it lacks):
    * for followers of a thread, who never saw the request that started the run.
@@ -109,6 +115,8 @@ export class RunTranslator {
   private readonly hiddenCalls = new Set<string>();
   /** Sub-agents this run delegates to. */
   private readonly delegations = new Delegations();
+  /** Workflows this run runs as tools. */
+  private readonly workflows: WorkflowActivities;
   private readonly toolCalls = new Map<string, ToolCallState>();
   private readonly openSteps: string[] = [];
   private stepCount = 0;
@@ -135,6 +143,12 @@ export class RunTranslator {
     this.numbering = MessageNumbering.start(options.runId);
     this.appendsTo = options.appendsTo;
     if (options.inputMessages?.length) this.inputMessages = options.inputMessages;
+    this.workflows = new WorkflowActivities(options.workflowActivities);
+  }
+
+  /** The activities of the workflow calls this run showed, as they stand: what the thread keeps for history and for a resume. */
+  get workflowActivities(): Record<string, WorkflowActivityContent> {
+    return this.workflows.touched();
   }
 
   /** Whether the terminal event has been produced. */
@@ -257,6 +271,7 @@ export class RunTranslator {
       case 'tool-call':
         return this.atomicToolCall(chunk.payload.toolCallId, chunk.payload.toolName, chunk.payload.args, out);
       case 'tool-output':
+        this.workflows.relay(chunk.payload, out);
         return this.delegations.relay(chunk.payload, out);
       case 'tool-result':
         return this.toolResult(chunk.payload, out);
