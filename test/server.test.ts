@@ -40,7 +40,11 @@ describe('standalone server process', { timeout: 60_000 }, () => {
     expect(server.output().stdout).toContain(`storage ${databaseUrl}`);
 
     const agents = await http(`${server.url}/agents`);
-    expect(agents.body.map((a: { id: string }) => a.id)).toEqual(['demo']);
+    // The demo agent, and the demo workflow served beside it.
+    expect(agents.body.map((a: { id: string; kind: string }) => [a.id, a.kind])).toEqual([
+      ['demo', 'agent'],
+      ['draft-and-send', 'workflow'],
+    ]);
 
     const run = await runStrict(`${server.url}/run`, runInput({ threadId, messages: [userMessage('hello server')], forwardedProps: { resourceId } }));
     expect(run.terminal.type).toBe(EventType.RUN_FINISHED);

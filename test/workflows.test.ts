@@ -219,6 +219,30 @@ describe('bad input', () => {
   });
 });
 
+describe('new input supersedes a suspended workflow', () => {
+  const waiting = async (threadId: string, interruptId: string) => (await http(`${tb.base}/run`, { body: resume(threadId, interruptId, { approved: true }) })).status;
+
+  it('a new run of the workflow on its thread cancels the one that waits, and runs at once', async () => {
+    const first = await draft('tea');
+    const second = await draft('coffee', first.threadId, { multitask: 'reject' });
+    expect(second.interrupt.id).not.toBe(first.interrupt.id);
+    expect(await waiting(first.threadId, first.interrupt.id)).toBe(404);
+    const done = await runStrict(`${tb.base}/run`, resume(first.threadId, second.interrupt.id, { approved: true }));
+    expect(done.terminal).toMatchObject({ result: { text: 'Sent: Draft about coffee.' } });
+  });
+
+  it('an agent’s run, or a message sent to the thread, cancels it too', async () => {
+    const byRun = await draft('tea');
+    await runStrict(`${tb.base}/run`, runInput({ threadId: byRun.threadId, messages: [userMessage('hello')], forwardedProps: { resourceId: 'wf-user', multitask: 'reject' } }));
+    expect(await waiting(byRun.threadId, byRun.interrupt.id)).toBe(404);
+
+    const bySignal = await draft('tea');
+    const sent = await http(`${tb.base}/threads/${bySignal.threadId}/send-message`, { body: { message: 'hello', resourceId: 'wf-user' } });
+    expect(sent.status).toBe(202);
+    expect(await waiting(bySignal.threadId, bySignal.interrupt.id)).toBe(404);
+  });
+});
+
 describe('a workflow inside an agent’s run (the demo agent’s `draft <topic>`)', () => {
   it('shows the workflow as one activity between the call and its result, ends on its step’s interrupt, and the resume answers; live equals history', async () => {
     const threadId = uid('thread');

@@ -5,6 +5,10 @@ import type { ThreadTarget } from '../agents/mastra.js';
 import { TOKENS } from '../tokens.js';
 import type { ThreadControl } from './thread-control.js';
 import { threadLeaseOwner } from './thread-lease.js';
+import type { ThreadStore } from './thread-store.js';
+import type { Mastra } from '@mastra/core';
+import { cancelWorkflowRun, storedWorkflowRun, workflowsOf } from '../agents/mastra-workflows.js';
+import { workflowInterruptId } from '../translate/workflow-translator.js';
 
 /** A call a stopped run of the thread waits on: an approval, or a tool that suspended itself. */
 export interface WaitingCall {
@@ -38,7 +42,11 @@ const LET_GO_POLL_MS = 5;
  */
 @injectable()
 export class PendingInterrupts {
-  constructor(@inject(TOKENS.ThreadControl) private readonly control: ThreadControl) {}
+  constructor(
+    @inject(TOKENS.ThreadControl) private readonly control: ThreadControl,
+    @inject(TOKENS.ThreadStore) private readonly threads: ThreadStore,
+    @inject(TOKENS.Mastra) private readonly mastra: Mastra,
+  ) {}
 
   /** What the thread's stopped runs wait on, read from storage (so in any process, and after a restart). */
   async waiting(agent: Agent, thread: ThreadTarget): Promise<WaitingCall[]> {
@@ -65,7 +73,7 @@ export class PendingInterrupts {
    * has let go of those runs. Answers the ids of the calls declined here.
    */
   async supersede(agent: Agent, thread: ThreadTarget, reason: string, known?: WaitingCall[]): Promise<string[]> {
-    const declined: string[] = [];
+    const declined: string[] = await this.supersedeWorkflow(thread);
     const runs = new Set<string>();
     let calls = known ?? (await this.waiting(agent, thread));
     for (let round = 1; calls.length > 0 && round <= ROUNDS; round++) {
@@ -78,6 +86,24 @@ export class PendingInterrupts {
     }
     await letGo(agent, thread, runs);
     return declined;
+  }
+
+  /**
+   * Cancels the thread's workflow run that waits on a person, as new input (or an abort) does to a
+   * waiting call: each of its interrupts is taken once in any process, so a resume that comes at
+   * the same moment either wins (the workflow goes on) or finds it no longer waiting. Answers the
+   * interrupt ids cancelled here.
+   */
+  async supersedeWorkflow(thread: ThreadTarget): Promise<string[]> {
+    const run = await this.threads.workflowRun(thread).catch(() => undefined);
+    const workflow = run && workflowsOf(this.mastra).find(([, w]) => w.id === run.workflowId)?.[1];
+    if (!run || !workflow) return [];
+    const stored = await storedWorkflowRun(this.mastra, workflow, run.runId);
+    if (stored?.status !== 'suspended') return [];
+    const ids = stored.suspended.map((step) => workflowInterruptId(run.runId, step.path));
+    for (const id of ids) if (!(await this.control.once(id, async () => true))) return [];
+    await cancelWorkflowRun(workflow, { runId: run.runId, resourceId: thread.resourceId });
+    return ids;
   }
 }
 

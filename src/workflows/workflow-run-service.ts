@@ -21,6 +21,7 @@ import { countedSink, type EventSink, type PreparedRun, type RunOptions } from '
 import { StateEvents } from '../state/state-events.js';
 import type { AgentState } from '../state/working-memory.js';
 import type { ThreadControl } from '../threads/thread-control.js';
+import type { PendingInterrupts } from '../threads/pending-interrupts.js';
 import { keepLease, leasesOfPubSub, takeLeasedTurn, type ThreadTurn } from '../threads/thread-lease.js';
 import type { ThreadScope, ThreadStore } from '../threads/thread-store.js';
 import { TOKENS } from '../tokens.js';
@@ -58,6 +59,7 @@ export class WorkflowRunService {
     @inject(TOKENS.ThreadStore) private readonly threads: ThreadStore,
     @inject(TOKENS.ThreadControl) private readonly control: ThreadControl,
     @inject(TOKENS.Metrics) private readonly metrics: BridgeMetrics,
+    @inject(TOKENS.PendingInterrupts) private readonly interrupts: PendingInterrupts,
   ) {}
 
   /** How many workflow `/run`s are streaming now. */
@@ -103,6 +105,8 @@ export class WorkflowRunService {
     try {
       // The interrupt is taken last, once the run has the thread: a refused run leaves it waiting.
       if (start.kind !== 'start' && !(await this.control.once(start.interruptId, async () => true))) throw notWaiting(start.interruptId);
+      // New input supersedes the workflow run that waits on a person (API.md): it is cancelled.
+      if (start.kind === 'start') await this.interrupts.supersedeWorkflow(scope);
       await this.threads.claim(scope);
       if (message) await this.threads.storeInput(scope, [{ id: message.id, role: 'user', content: message.text }]);
       await this.threads.rememberWorkflowRun(scope, { workflowId: workflow.id, runId: start.mastraRunId });
