@@ -95,6 +95,7 @@ export class PendingInterrupts {
    * interrupt ids cancelled here.
    */
   async supersedeWorkflow(thread: ThreadTarget): Promise<string[]> {
+    // A thread that does not exist yet (a first run) has no workflow waiting.
     const run = await this.threads.workflowRun(thread).catch(() => undefined);
     const workflow = run && workflowsOf(this.mastra).find(([, w]) => w.id === run.workflowId)?.[1];
     if (!run || !workflow) return [];

@@ -213,7 +213,10 @@ export class WorkflowRunService {
         return;
       }
       output = start.kind === 'start' ? await startWorkflow(workflow, target, start) : await resumeWorkflow(workflow, target, start);
-      const cancel = () => void output?.cancel().catch(() => undefined);
+      const cancel = () =>
+        void output?.cancel().catch(() => {
+          // A run that ended meanwhile has nothing to cancel; one that did not ends with the stream.
+        });
       if (signal.aborted) cancel();
       signal.addEventListener('abort', cancel, { once: true });
       let stepEnded = false;
@@ -232,7 +235,9 @@ export class WorkflowRunService {
     } catch (error) {
       const failure = runFailure(error, 'WORKFLOW_FAILED');
       if (failure.code !== 'UNAVAILABLE') this.config.logger.error(`Workflow run ${start.mastraRunId} of ${workflow.id} broke: ${errorMessage(error)}`);
-      await this.threads.storeAnswer(scope, translator.messages).catch(() => undefined);
+      await this.threads.storeAnswer(scope, translator.messages).catch((stored: unknown) => {
+        this.config.logger.warn(`Workflow run ${start.mastraRunId}: what it streamed was not stored: ${errorMessage(stored)}`);
+      });
       await write(signal.aborted ? translator.cancelled() : translator.broke(failure.message, failure.code));
     }
   }
@@ -251,6 +256,7 @@ export class WorkflowRunService {
         initial = undefined;
         return value as AgentState;
       }
+      // A read that fails sends no state event: the next step's, or the run's end, says it.
       const stored = await storedWorkflowRun(this.mastra, workflow, start.mastraRunId).catch(() => undefined);
       return stored?.state as AgentState | undefined;
     };
