@@ -377,9 +377,10 @@ export class RunService {
       await this.keepWorkflowActivities(context);
       await write(signal.aborted || context.cutEnd ? await this.cut(context, clientSignal) : this.ending(context));
     } catch (error) {
-      if (signal.aborted) await this.keepWorkflowActivities(context);
-      if (signal.aborted) await write(await this.cut(context, clientSignal));
-      else {
+      if (signal.aborted) {
+        await this.keepWorkflowActivities(context);
+        await write(await this.cut(context, clientSignal));
+      } else {
         const { message, code } = runFailure(error, 'RUN_FAILED');
         if (code === 'UNAVAILABLE') this.config.logger.warn(`Run ${input.runId} cut by an outage: ${errorMessage(error)}`);
         else this.config.logger.error(`Run ${input.runId} failed: ${errorMessage(error)}`, { stack: (error as Error)?.stack });

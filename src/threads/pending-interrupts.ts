@@ -8,7 +8,7 @@ import { threadLeaseOwner } from './thread-lease.js';
 import type { ThreadStore } from './thread-store.js';
 import type { Mastra } from '@mastra/core';
 import { cancelWorkflowRun, storedWorkflowRun, workflowsOf } from '../agents/mastra-workflows.js';
-import { workflowInterruptId } from '../translate/workflow-translator.js';
+import { workflowInterruptId } from '../translate/ids.js';
 
 /** A call a stopped run of the thread waits on: an approval, or a tool that suspended itself. */
 export interface WaitingCall {

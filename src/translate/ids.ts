@@ -38,6 +38,19 @@ export function interruptId(runId: string, toolCallId: string): string {
   return `${runId}${INTERRUPT_ID_SEPARATOR}${toolCallId}`;
 }
 
+/** A suspended workflow step's interrupt id: the Mastra run's id and the step's path, dotted (`run-1::outer.review`). */
+export function workflowInterruptId(mastraRunId: string, stepPath: readonly string[]): string {
+  return interruptId(mastraRunId, stepPath.join('.'));
+}
+
+/** The Mastra run and the step path a workflow interrupt id names; `undefined` when it is not one. */
+export function parseWorkflowInterruptId(id: string): { mastraRunId: string; stepPath: string[] } | undefined {
+  const at = id.indexOf(INTERRUPT_ID_SEPARATOR);
+  if (at <= 0) return undefined;
+  const path = id.slice(at + INTERRUPT_ID_SEPARATOR.length);
+  return path ? { mastraRunId: id.slice(0, at), stepPath: path.split('.') } : undefined;
+}
+
 /** Where the numbering of a stored assistant message stands: which segment, and what it holds so far. */
 export interface MessagePosition {
   messageId: string;

@@ -4,7 +4,8 @@ import { EventType, type Event } from '@ag-ui/core';
 import { EventSchemas } from '@ag-ui/core/schemas';
 import { from, lastValueFrom, toArray } from 'rxjs';
 import { describe, expect, it } from 'vitest';
-import { answerText, parseWorkflowInterruptId, workflowInterruptId, WorkflowTranslator, type WorkflowResult } from './workflow-translator.js';
+import { parseWorkflowInterruptId, workflowInterruptId } from './ids.js';
+import { answerText, WorkflowTranslator, type WorkflowResult } from './workflow-translator.js';
 
 /**
  * The workflow translator on chunk sequences recorded from REAL Mastra workflow runs

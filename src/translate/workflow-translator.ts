@@ -1,21 +1,6 @@
 import { EventType, type Event, type Interrupt, type RunStartedEvent } from '@ag-ui/core';
+import { workflowInterruptId } from './ids.js';
 import { errorMessage } from './values.js';
-
-/** Separates the Mastra workflow run id and the suspended step's path in a workflow interrupt id. */
-export const WORKFLOW_INTERRUPT_SEPARATOR = '::';
-
-/** A suspended workflow step's interrupt id: `<mastra run id>::<step path, dotted>`. */
-export function workflowInterruptId(mastraRunId: string, stepPath: readonly string[]): string {
-  return `${mastraRunId}${WORKFLOW_INTERRUPT_SEPARATOR}${stepPath.join('.')}`;
-}
-
-/** The Mastra run and the step path an interrupt id names; `undefined` when it is not one. */
-export function parseWorkflowInterruptId(id: string): { mastraRunId: string; stepPath: string[] } | undefined {
-  const at = id.indexOf(WORKFLOW_INTERRUPT_SEPARATOR);
-  if (at <= 0) return undefined;
-  const path = id.slice(at + WORKFLOW_INTERRUPT_SEPARATOR.length);
-  return path ? { mastraRunId: id.slice(0, at), stepPath: path.split('.') } : undefined;
-}
 
 /** A workflow run's result (Mastra's `WorkflowResult`), as far as the translator reads it. */
 export interface WorkflowResult {

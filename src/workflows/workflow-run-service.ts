@@ -26,7 +26,8 @@ import { keepLease, leasesOfPubSub, takeLeasedTurn, type ThreadTurn } from '../t
 import type { ThreadScope, ThreadStore } from '../threads/thread-store.js';
 import { TOKENS } from '../tokens.js';
 import { runFailure } from '../translate/failure.js';
-import { parseWorkflowInterruptId, WorkflowTranslator } from '../translate/workflow-translator.js';
+import { parseWorkflowInterruptId } from '../translate/ids.js';
+import { WorkflowTranslator } from '../translate/workflow-translator.js';
 import { errorMessage } from '../translate/values.js';
 import { lastUserText, workflowInput } from './workflow-input.js';
 
@@ -74,21 +75,14 @@ export class WorkflowRunService {
 
   /**
    * `POST /threads/:threadId/abort` on a workflow's thread: cancels its run streaming here, or
-   * else its run suspended on a person (its interrupt is then no longer waiting).
+   * else its run suspended on a person, as new input supersedes it (`PendingInterrupts`: taken
+   * once, so a resume at the same moment either wins or finds it no longer waiting).
    */
-  async abort(workflow: AnyWorkflow, scope: ThreadScope): Promise<{ aborted: boolean }> {
+  async abort(scope: ThreadScope): Promise<{ aborted: boolean }> {
     await this.threads.get(scope);
     const streaming = this.active.get(threadKey(scope));
-    if (streaming) {
-      streaming.abort(new Error('Aborted'));
-      return { aborted: true };
-    }
-    const run = await this.threads.workflowRun(scope);
-    if (!run || run.workflowId !== workflow.id) return { aborted: false };
-    const stored = await storedWorkflowRun(this.mastra, workflow, run.runId);
-    if (stored?.status !== 'suspended') return { aborted: false };
-    await cancelWorkflowRun(workflow, { runId: run.runId, resourceId: scope.resourceId });
-    return { aborted: true };
+    streaming?.abort(new Error('Aborted'));
+    return { aborted: streaming !== undefined || (await this.interrupts.supersedeWorkflow(scope)).length > 0 };
   }
 
   async prepare(workflow: AnyWorkflow, input: RunAgentInput, options: RunOptions): Promise<PreparedRun> {

@@ -168,7 +168,7 @@ export const abortThread = route({
   limited: true,
   handle: async ({ scope }, s) => {
     const workflow = s.workflows.find(scope.agentId);
-    return answer(200, await (workflow ? s.workflowRuns.abort(workflow, scope) : s.signals.abort(scope)));
+    return answer(200, await (workflow ? s.workflowRuns.abort(scope) : s.signals.abort(scope)));
   },
 });
 
