@@ -162,8 +162,9 @@ export function createBridge(config: BridgeConfig = {}): Bridge {
     drain: async (graceMs) => {
       draining = true;
       // A run stopped on an interrupt is not in flight: it waits on a person, and survives the restart.
+      // A `/run` counts from its run slot on, so one still being checked or stored is waited for too.
       const idle = async () => {
-        for (const s of services.values()) if (s.runs.inFlight + s.workflowRuns.inFlight > 0 || (await s.agents.runsInFlight()) > 0) return false;
+        for (const s of services.values()) if (s.limits.runsInProgress > 0 || (await s.agents.runsInFlight()) > 0) return false;
         return true;
       };
       // A glance every 100 ms costs nothing here.

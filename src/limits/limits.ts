@@ -57,6 +57,11 @@ export class Limits {
     throw rateLimited(slot === 'total' ? 'Too many open event streams on this server' : 'Too many open event streams for this resource', SLOT_RETRY_SEC);
   }
 
+  /** `/run`s held in this process, from before their checks until their stream ends: what a drain waits on. */
+  get runsInProgress(): number {
+    return this.runs.held();
+  }
+
   /** Takes a run slot of `resourceId`: the release to call when the run ends. */
   startRun(resourceId: string): () => void {
     const slot = this.runs.acquire(resourceId);
