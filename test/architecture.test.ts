@@ -20,7 +20,7 @@ const ALLOWED: Record<string, string[]> = {
   http: ['agents', 'feed', 'idempotency', 'limits', 'observability', 'runs', 'signals', 'sse', 'threads', 'translate', 'auth', 'workflows'],
   sse: [],
   runs: ['threads', 'agents', 'state', 'translate', 'observability'],
-  workflows: ['runs', 'threads', 'agents', 'state', 'translate', 'observability'],
+  workflows: ['runs', 'threads', 'agents', 'feed', 'state', 'translate', 'observability'],
   signals: ['threads', 'agents', 'translate', 'observability'],
   feed: ['threads', 'state', 'translate', 'runs', 'observability'],
   threads: ['agents', 'state', 'translate'],

@@ -5,6 +5,7 @@ import { runInput, runStrict, uid, userMessage } from './support/agui.js';
 import { createCluster, history, RESOURCE, type Cluster } from './support/cluster.js';
 import type { ServerProcess } from './support/process.js';
 import { postRun } from './support/run.js';
+import { openSse } from './support/sse.js';
 
 /**
  * A workflow suspended on one process is answered on another (two real bridge processes on the
@@ -41,6 +42,21 @@ describe('a workflow suspended on A', () => {
     expect(run.terminal).toMatchObject({ type: 'RUN_FINISHED', result: { text: 'Sent: Draft about tea.' } });
     const stored = await history(a, threadId, 'agui');
     expect(stored.map((m) => m.content)).toEqual(['tea', 'Draft about tea.', 'Sent: Draft about tea.']);
+  });
+
+  it('followed on both: each process’s follower sees the run on A and its resumption on B, as their /runs streamed them', async () => {
+    const threadId = uid('wf');
+    const url = (server: ServerProcess) => `${server.url}/threads/${threadId}/events?resourceId=${RESOURCE}&agentId=${DEMO_WORKFLOW_ID}`;
+    const followers = [await openSse(url(a)), await openSse(url(b))];
+    const first = await runStrict(`${a.url}/run`, runInput({ threadId, messages: [userMessage('tea')], forwardedProps }));
+    const [interrupt] = (first.terminal as BaseEvent & { outcome: { interrupts: Array<{ id: string }> } }).outcome.interrupts;
+    const second = await runStrict(`${b.url}/run`, answer(threadId, interrupt.id, true));
+    const types = [...first.events, ...second.events].map((e) => e.type);
+    for (const follower of followers) {
+      await follower.waitForEvent((e) => e.type === 'RUN_FINISHED', first.events.length);
+      expect(follower.events.map((e) => e.event.type)).toEqual(types);
+      await follower.close();
+    }
   });
 
   it('answered on A and on B at once: one runs, the other is refused', async () => {

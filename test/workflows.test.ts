@@ -270,6 +270,36 @@ describe('a workflow inside an agent’s run (the demo agent’s `draft <topic>`
   });
 });
 
+describe('a workflow’s thread, followed', () => {
+  const follow = (threadId: string, query = '') => openSse(`${tb.base}/threads/${threadId}/events?resourceId=wf-user&agentId=${DEMO_WORKFLOW_ID}${query}`);
+  const strip = (events: Array<Record<string, unknown>>) => events.map(({ timestamp: _t, rawEvent: _r, ...e }) => e);
+
+  it('a follower sees each run of the workflow live, event for event as its /run, and the resumed run too', async () => {
+    const threadId = uid('thread');
+    const follower = await follow(threadId);
+    const { run, interrupt } = await draft('tea', threadId);
+    await follower.waitForEvent((e) => e.type === 'RUN_FINISHED');
+    expect(strip(follower.events.map((e) => e.event))).toEqual(strip(run.events as Array<Record<string, unknown>>));
+    const resumed = await runStrict(`${tb.base}/run`, resume(threadId, interrupt!.id, { approved: true }));
+    await follower.waitForEvent((e) => e.type === 'RUN_FINISHED', run.events.length);
+    const events = follower.events.map((e) => e.event);
+    expect(strip(events.slice(run.events.length))).toEqual(strip(resumed.events as Array<Record<string, unknown>>));
+    expect((await verifyThreadEvents(events)).warnings).toEqual([]);
+    await follower.close();
+  });
+
+  it('a follower joining with ?snapshot=1 gets the thread as stored and the workflow’s state', async () => {
+    const { threadId, interrupt } = await draft('tea');
+    await runStrict(`${tb.base}/run`, resume(threadId, interrupt!.id, { approved: true }));
+    const follower = await follow(threadId, '&snapshot=1');
+    await follower.waitForEvent((e) => e.type === 'RUN_FINISHED');
+    const events = follower.events.map((e) => e.event);
+    expect(ofType(events as BaseEvent[], EventType.STATE_SNAPSHOT)).toMatchObject([{ snapshot: { drafts: 1 } }]);
+    expect(ofType(events as BaseEvent[], EventType.MESSAGES_SNAPSHOT)[0]).toMatchObject({ messages: [{ content: 'tea' }, { content: 'Draft about tea.' }, { content: 'Sent: Draft about tea.' }] });
+    await follower.close();
+  });
+});
+
 describe('a workflow inside an agent’s run, followed', () => {
   it('a follower of the thread sees the workflow’s activity live, up to its suspension', async () => {
     const threadId = uid('thread');

@@ -173,6 +173,12 @@ export class ThreadFeed {
     this.catchUp(client);
   }
 
+  /** Events of a run the bridge streams itself (a workflow's): they go out as they are, after any batch still waiting for a read. */
+  publishRun(events: Event[]): void {
+    if (this.waitingForRead === 0) return this.publish(events);
+    this.reads = this.reads.then(() => this.publish(events));
+  }
+
   /** No client of this process follows the thread any more; the feed goes on for other processes' followers. */
   unfollow(): void {
     this.log.setFollowed?.(false);

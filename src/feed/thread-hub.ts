@@ -1,5 +1,5 @@
-import { WorkingMemoryState } from '../state/working-memory.js';
-import type { Message } from '@ag-ui/core';
+import { WorkingMemoryState, type AgentState } from '../state/working-memory.js';
+import type { Event, Message } from '@ag-ui/core';
 import type { Mastra } from '@mastra/core';
 import type { Agent } from '@mastra/core/agent';
 import { inject, injectable } from 'inversify';
@@ -16,6 +16,19 @@ import { errorMessage } from '../translate/values.js';
 import type { ThreadEventLogs } from './event-log.js';
 import type { FeedSink } from './feed-sink.js';
 import { ThreadFeed, type AttachOptions, type FeedMetrics } from './thread-feed.js';
+
+/**
+ * What a thread stream follows: an agent's thread, or a workflow's (`workflow`), whose feed is
+ * the workflow's own (its runs are the bridge's, not on Mastra's thread subscription) and whose
+ * state is its latest run's.
+ */
+export type FollowTarget = { agent: Agent } & ThreadScope & { workflow?: { id: string; loadState: () => Promise<AgentState | undefined> } };
+
+/** Writes a run the bridge streams itself to its thread's followers (`ThreadHub.openRun`); `close` once the run has ended. */
+export interface RunWriter {
+  write(events: Event[]): void;
+  close(): void;
+}
 
 /**
  * One `ThreadFeed` per thread (keyed by agent, resource and thread), shared by all its SSE
@@ -35,6 +48,8 @@ export class ThreadHub {
   private readonly feeds = new Map<string, ThreadFeed>();
   private readonly starting = new Map<string, Promise<ThreadFeed>>();
   private readonly lingering = new Map<string, NodeJS.Timeout>();
+  /** Feeds a run of this process writes into (`openRun`), by key, and how many: kept while they write. */
+  private readonly writing = new Map<string, number>();
   private readonly feedMetrics: FeedMetrics;
   private readonly sharedLog: boolean;
 
@@ -67,14 +82,49 @@ export class ThreadHub {
     return count;
   }
 
-  async attach(target: { agent: Agent } & ThreadScope, out: FeedSink, options: AttachOptions): Promise<void> {
-    const key = `${target.agent.id}\0${target.resourceId}\0${target.threadId}`;
+  async attach(target: FollowTarget, out: FeedSink, options: AttachOptions): Promise<void> {
+    const key = feedKey(target);
     const pending = this.lingering.get(key);
     if (pending) clearTimeout(pending);
     this.lingering.delete(key);
     const feed = this.feeds.get(key) ?? (await this.startFeed(key, target));
     out.onCancel(() => this.detach(key, feed, out));
     await feed.attach(out, options);
+  }
+
+  /**
+   * A run the bridge streams itself (a workflow's `/run`: Mastra's thread subscription carries
+   * only agents' runs) reaches the thread's followers through the thread's feed here, whose log
+   * every process reads. The feed is kept while the run writes, with or without a client here.
+   *
+   * @example
+   * const writer = await hub.openRun({ agent, threadId, resourceId, workflow: { id: 'draft-and-send', loadState } });
+   * writer.write([{ type: EventType.RUN_STARTED, threadId, runId }]);
+   * writer.close();
+   */
+  async openRun(target: FollowTarget): Promise<RunWriter> {
+    const key = feedKey(target);
+    this.writing.set(key, (this.writing.get(key) ?? 0) + 1);
+    let open = true;
+    const close = () => {
+      if (!open) return;
+      open = false;
+      const left = (this.writing.get(key) ?? 1) - 1;
+      if (left > 0) this.writing.set(key, left);
+      else this.writing.delete(key);
+    };
+    try {
+      const feed = this.feeds.get(key) ?? (await this.startFeed(key, target));
+      if (feed.clientCount === 0 && !this.lingering.has(key)) this.linger(key, feed);
+    } catch (error) {
+      close();
+      throw error;
+    }
+    // Looked up per batch: after a shutdown closed the feed, the run's last events go nowhere.
+    const write = (events: Event[]) => {
+      if (open) this.feeds.get(key)?.publishRun(events);
+    };
+    return { write, close };
   }
 
   /** A feed for a run of this process that another process follows: opened with no client, it lingers while the thread is followed. */
@@ -112,7 +162,7 @@ export class ThreadHub {
     );
   }
 
-  private startFeed(key: string, target: { agent: Agent } & ThreadScope): Promise<ThreadFeed> {
+  private startFeed(key: string, target: FollowTarget): Promise<ThreadFeed> {
     let starting = this.starting.get(key);
     if (!starting) {
       starting = this.createFeed(key, target).finally(() => this.starting.delete(key));
@@ -121,9 +171,10 @@ export class ThreadHub {
     return starting;
   }
 
-  private async createFeed(key: string, target: { agent: Agent } & ThreadScope): Promise<ThreadFeed> {
-    const scope = { threadId: target.threadId, resourceId: target.resourceId, agentId: target.agent.id };
+  private async createFeed(key: string, target: FollowTarget): Promise<ThreadFeed> {
+    const scope = { threadId: target.threadId, resourceId: target.resourceId, agentId: target.workflow?.id ?? target.agent.id };
     const workingMemory = WorkingMemoryState.of(await target.agent.getMemory());
+    const loadState = target.workflow?.loadState ?? (workingMemory && (() => workingMemory.read(scope)));
     const feed = new ThreadFeed({
       agent: target.agent,
       threadId: target.threadId,
@@ -134,7 +185,7 @@ export class ThreadHub {
       heartbeatMs: this.config.heartbeatMs,
       announcement: (runId) => this.announcements.get(runId),
       loadHistory: () => this.history(scope),
-      ...(workingMemory && { loadState: () => workingMemory.read(scope) }),
+      ...(loadState && { loadState }),
       dropBlockedStep: (step) => this.threads.dropBlockedStep(scope, step),
       leaseOwner: () => threadLeaseOwner(target.agent, target),
       runEnded: (runId) => this.endings.woundDown(runId, Date.now() + WIND_DOWN_MS),
@@ -185,6 +236,7 @@ export class ThreadHub {
 
   private async lingered(key: string, feed: ThreadFeed): Promise<void> {
     if (feed.clientCount > 0) return void this.lingering.delete(key);
+    if (this.writing.has(key)) return this.linger(key, feed);
     const followed = await this.logs.followedElsewhere?.(key).catch(() => true);
     if (this.feeds.get(key) !== feed || feed.clientCount > 0) return void this.lingering.delete(key);
     if (!followed) {
@@ -200,4 +252,9 @@ export class ThreadHub {
     feed.close();
     this.feeds.delete(key);
   }
+}
+
+/** A feed's key: the agent's (or workflow's) id, the resource and the thread. */
+function feedKey(target: FollowTarget): string {
+  return `${target.workflow?.id ?? target.agent.id}\0${target.resourceId}\0${target.threadId}`;
 }

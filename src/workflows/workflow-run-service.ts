@@ -14,7 +14,9 @@ import {
   type Checked,
   type WorkflowOutput,
 } from '../agents/mastra-workflows.js';
+import type { AgentProvider } from '../agents/agent-provider.js';
 import type { ResolvedConfig } from '../config.js';
+import type { FollowTarget, RunWriter, ThreadHub } from '../feed/thread-hub.js';
 import { invalidInput, notFound, threadBusy, type ErrorDetail } from '../errors.js';
 import type { BridgeMetrics } from '../observability/metrics.js';
 import { countedSink, type EventSink, type PreparedRun, type RunOptions } from '../runs/run-service.js';
@@ -61,6 +63,8 @@ export class WorkflowRunService {
     @inject(TOKENS.ThreadControl) private readonly control: ThreadControl,
     @inject(TOKENS.Metrics) private readonly metrics: BridgeMetrics,
     @inject(TOKENS.PendingInterrupts) private readonly interrupts: PendingInterrupts,
+    @inject(TOKENS.AgentProvider) private readonly agents: AgentProvider,
+    @inject(TOKENS.ThreadHub) private readonly hub: ThreadHub,
   ) {}
 
   /** How many workflow `/run`s are streaming now. */
@@ -120,6 +124,22 @@ export class WorkflowRunService {
     return (stored?.state ?? {}) as AgentState;
   }
 
+  /** What `GET /threads/:id/events` follows on a workflow's thread: the workflow's feed, where its runs are written (`openRun`), with its state. */
+  async followTarget(workflow: AnyWorkflow, scope: ThreadScope): Promise<FollowTarget> {
+    const { agent } = await this.agents.withMemory(workflow.id);
+    return { agent, threadId: scope.threadId, resourceId: scope.resourceId, workflow: { id: workflow.id, loadState: () => this.state(workflow, scope) } };
+  }
+
+  /** The thread's followers, here and in other processes; not reaching them (an outage) costs them this run, not the run. */
+  private async followers(workflow: AnyWorkflow, scope: ThreadScope): Promise<RunWriter> {
+    try {
+      return await this.hub.openRun(await this.followTarget(workflow, scope));
+    } catch (error) {
+      this.config.logger.warn(`Workflow run on thread ${scope.threadId}: its followers will not see it: ${errorMessage(error)}`);
+      return { write: () => {}, close: () => {} };
+    }
+  }
+
   /** A new run: its input and initial state, checked against the workflow's schemas. */
   private async startOf(workflow: AnyWorkflow, input: RunAgentInput): Promise<Start> {
     const data = workflowInput(input, jsonSchemaOf(workflow.inputSchema));
@@ -169,7 +189,11 @@ export class WorkflowRunService {
     this.active.set(threadKey(scope), controller);
     const leases = leasesOfPubSub(this.mastra.pubsub);
     const stopLease = keepLease(leases, scope, input.runId);
-    const { write, outcome } = countedSink(this.metrics, sink);
+    const followers = await this.followers(workflow, scope);
+    const { write, outcome } = countedSink(this.metrics, (events) => {
+      followers.write(events);
+      return sink(events);
+    });
     const translator = new WorkflowTranslator({
       threadId: input.threadId,
       runId: input.runId,
@@ -186,6 +210,7 @@ export class WorkflowRunService {
       await this.run(workflow, scope, start, translator, write, controller.signal);
     } finally {
       stopLease();
+      followers.close();
       await turn.release().catch(() => {
         // An outage: the lease lapses on its own within its TTL.
       });

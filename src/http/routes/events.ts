@@ -48,12 +48,15 @@ export const threadEvents = route({
     const lastEventId = headers['last-event-id'] ?? query.lastEventId;
     const { agent, memory } = await s.agents.withMemory(scope.agentId);
     await s.threads.assertNotForeign({ ...scope, agentId: agent.id }, memory);
+    // A workflow's thread: its runs are written to the workflow's own feed (docs/workflows.md).
+    const workflow = s.workflows.find(scope.agentId);
+    const target = workflow ? await s.workflowRuns.followTarget(workflow, scope) : { ...scope, agent };
     // A stream slot of the resource until the client goes (`limits.streamsPerResource`, `limits.streams`).
     const release = s.limits.openStream(scope.resourceId);
     const out = new EventStream(encoderFor(c.req.header('accept')), { Connection: 'keep-alive' });
     out.onCancel(release);
     out.raw(`retry: ${s.config.retryMs}\n: connected\n\n`);
-    await s.hub.attach({ ...scope, agent }, out, { lastEventId, snapshot: query.snapshot === '1' || query.snapshot === 'true' }).catch((error: unknown) => {
+    await s.hub.attach(target, out, { lastEventId, snapshot: query.snapshot === '1' || query.snapshot === 'true' }).catch((error: unknown) => {
       release();
       throw error;
     });
