@@ -4,6 +4,7 @@ import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createDemoWorkflow, DEMO_WORKFLOW_ID } from '../src/demo/workflow.js';
 import { assistantText, runInput, runStrict, uid, userMessage } from './support/agui.js';
 import { installExample } from './support/examples.js';
 import { http, useTestBridge } from './support/server.js';
@@ -32,13 +33,13 @@ interface ServerModule {
 }
 interface ClientModule {
   createCopilotKit(runtimeUrl: string, options?: { headers?: Record<string, string> }): { core: CopilotKitCore; agent: AbstractAgent };
-  sendAndAnswer(runtimeUrl: string, text: string, approved: boolean): Promise<{ interrupts: Array<{ id: string; reason: string; metadata?: Record<string, unknown> }>; messages: AbstractAgent['messages'] }>;
+  sendAndAnswer(runtimeUrl: string, text: string, approved: boolean, options?: { agentId?: string }): Promise<{ interrupts: Array<{ id: string; reason: string; metadata?: Record<string, unknown> }>; messages: AbstractAgent['messages']; threadId: string }>;
 }
 
 describe('CopilotKit runtime 1.75 in front of the bridge (examples/copilotkit)', () => {
   // The caller is whoever the bearer token names (a stand-in for real auth), else `default`.
   const resolveResourceId = (c: Context) => c.req.header('authorization')?.replace(/^Bearer /, '') ?? 'default';
-  const bridge = useTestBridge({ delayMs: 0, config: { resolveResourceId } });
+  const bridge = useTestBridge({ delayMs: 0, config: { resolveResourceId }, workflows: () => ({ [DEMO_WORKFLOW_ID]: createDemoWorkflow() }) });
   let runtime: Server;
   let runtimeUrl: string;
   let client: ClientModule;
@@ -127,6 +128,22 @@ describe('CopilotKit runtime 1.75 in front of the bridge (examples/copilotkit)',
     const { interrupts, messages } = await client.sendAndAnswer(runtimeUrl, 'delete notes.txt', approved);
     expect(interrupts).toEqual([expect.objectContaining({ reason: 'tool_approval', metadata: expect.objectContaining({ toolName: 'delete_file', args: { path: 'notes.txt' } }) })]);
     expect(messages.at(-1)).toMatchObject({ role: 'assistant', content: expect.stringContaining(answer) });
+  });
+
+  it.each([
+    [true, 'Sent: Draft about tea.'],
+    [false, 'Discarded.'],
+  ])('a workflow through CopilotKit (approved: %s): its review step suspends it, the frontend’s answer resumes it', async (approved, answer) => {
+    const { interrupts, messages, threadId } = await client.sendAndAnswer(runtimeUrl, 'tea', approved, { agentId: DEMO_WORKFLOW_ID });
+    expect(interrupts).toEqual([
+      expect.objectContaining({
+        reason: 'workflow_suspended',
+        responseSchema: expect.objectContaining({ required: ['approved'] }),
+        metadata: expect.objectContaining({ workflowId: DEMO_WORKFLOW_ID, stepId: 'review', suspendPayload: { draft: 'Draft about tea.' } }),
+      }),
+    ]);
+    expect(messages.at(-1)).toMatchObject({ role: 'assistant', content: answer });
+    expect((await http(`${bridge.base}/threads/${threadId}/messages?format=agui&agentId=${DEMO_WORKFLOW_ID}`)).body.map((m: { content: string }) => m.content)).toEqual(['tea', 'Draft about tea.', answer]);
   });
 
   it('forwards the Authorization header from the frontend, so the bridge knows the caller', async () => {

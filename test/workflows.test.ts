@@ -270,6 +270,26 @@ describe('a workflow inside an agent’s run (the demo agent’s `draft <topic>`
   });
 });
 
+describe('POST /run?agentId=', () => {
+  it('names the workflow for a client that cannot set forwardedProps; forwardedProps.agentId wins over it', async () => {
+    const input = runInput({ messages: [userMessage('tea')], forwardedProps: { resourceId: 'wf-user' } });
+    const run = await runStrict(`${tb.base}/run?agentId=${DEMO_WORKFLOW_ID}`, input);
+    expect(run.terminal).toMatchObject({ outcome: { type: 'interrupt', interrupts: [{ reason: 'workflow_suspended' }] } });
+    const agentRun = await runStrict(`${tb.base}/run?agentId=${DEMO_WORKFLOW_ID}`, runInput({ messages: [userMessage('hello')], forwardedProps: { agentId: 'demo' } }));
+    expect(agentRun.terminal).toMatchObject({ type: 'RUN_FINISHED' });
+    expect(ofType(agentRun.events, EventType.TEXT_MESSAGE_CONTENT).map((e) => e.delta).join('')).toBe('Echo: hello');
+  });
+
+  it('an agentId that is no id is 400 naming the query field; an unknown one 404, before any event', async () => {
+    const bad = await postRun(`${tb.base}/run?agentId=${'x'.repeat(600)}`, runInput({ messages: [userMessage('tea')] }));
+    expect(bad.status).toBe(400);
+    expect(await bad.json()).toMatchObject({ code: 'INVALID_INPUT', details: [{ path: 'query.agentId' }] });
+    const unknown = await postRun(`${tb.base}/run?agentId=nobody`, runInput({ messages: [userMessage('tea')] }));
+    expect(unknown.status).toBe(404);
+    expect(await unknown.json()).toMatchObject({ code: 'AGENT_NOT_FOUND' });
+  });
+});
+
 describe('a workflow’s thread, followed', () => {
   const follow = (threadId: string, query = '') => openSse(`${tb.base}/threads/${threadId}/events?resourceId=wf-user&agentId=${DEMO_WORKFLOW_ID}${query}`);
   const strip = (events: Array<Record<string, unknown>>) => events.map(({ timestamp: _t, rawEvent: _r, ...e }) => e);

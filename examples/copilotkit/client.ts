@@ -5,6 +5,7 @@
 //
 //   npx tsx examples/copilotkit/client.ts "what is the weather in Rome"   (RUNTIME_URL defaults to the server.ts address)
 //   npx tsx examples/copilotkit/client.ts "delete notes.txt" --approve    (or --decline: answers the approval)
+//   AGENT_ID=draft-and-send npx tsx examples/copilotkit/client.ts "tea" --approve   (the demo workflow, suspended for review)
 import { randomUUID } from 'node:crypto';
 import { pathToFileURL } from 'node:url';
 import { CopilotKitCore } from '@copilotkit/core';
@@ -37,10 +38,11 @@ export async function send(runtimeUrl: string, text: string) {
  * Sends a message whose run stops for approval (`delete notes.txt` asks to approve `delete_file`),
  * then answers every interrupt of that run with `approved`, as an approval card's buttons would: the
  * interrupts are the frontend agent's `pendingInterrupts`, and the answer is the next run's `resume`.
- * Answers the interrupts that were asked and the agent's messages after the resumed run.
+ * Answers the interrupts that were asked and the agent's messages after the resumed run. With
+ * `agentId: 'draft-and-send'` (the bridge's demo workflow) the interrupt is the workflow's review step.
  */
-export async function sendAndAnswer(runtimeUrl: string, text: string, approved: boolean) {
-  const { core, agent } = createCopilotKit(runtimeUrl);
+export async function sendAndAnswer(runtimeUrl: string, text: string, approved: boolean, { agentId = 'demo' }: { agentId?: string } = {}) {
+  const { core, agent } = createCopilotKit(runtimeUrl, { agentId });
   agent.addMessage({ id: randomUUID(), role: 'user', content: text });
   await core.runAgent({ agent });
   const interrupts = [...agent.pendingInterrupts];
@@ -48,12 +50,13 @@ export async function sendAndAnswer(runtimeUrl: string, text: string, approved: 
     const resume = interrupts.map((interrupt) => ({ interruptId: interrupt.id, status: 'resolved' as const, payload: { approved } }));
     await core.runAgent({ agent, resume });
   }
-  return { interrupts, messages: agent.messages };
+  return { interrupts, messages: agent.messages, threadId: agent.threadId };
 }
 
 if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
   const runtimeUrl = process.env.RUNTIME_URL ?? `http://127.0.0.1:${process.env.PORT ?? 4000}/api/copilotkit`;
   const [text = 'hello', answer] = process.argv.slice(2);
-  const result = answer === '--approve' || answer === '--decline' ? await sendAndAnswer(runtimeUrl, text, answer === '--approve') : await send(runtimeUrl, text);
+  const agentId = process.env.AGENT_ID ?? 'demo';
+  const result = answer === '--approve' || answer === '--decline' ? await sendAndAnswer(runtimeUrl, text, answer === '--approve', { agentId }) : await send(runtimeUrl, text);
   console.log(JSON.stringify(result, null, 2));
 }

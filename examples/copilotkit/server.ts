@@ -14,10 +14,15 @@ export const COPILOTKIT_PATH = '/api/copilotkit';
  * A fetch handler `(Request) => Promise<Response>`: mount it as a Next.js route
  * (`export const POST = handler`), in Hono (`app.post(path, (c) => handler(c.req.raw))`) or in Node
  * (below). The bridge's `/run` is a plain AG-UI endpoint, so CopilotKit's own `HttpAgent` is all
- * it needs; the agent on the bridge is its default one (`demo` in the demo server).
+ * it needs; `demo` is the bridge's default agent, `draft-and-send` its demo workflow.
  */
 export function createCopilotKitHandler(bridgeUrl: string) {
-  const agents = { demo: new HttpAgent({ url: `${bridgeUrl}/run` }) };
+  // One HttpAgent per bridge agent or workflow: `?agentId=` names it (the demo server's workflow,
+  // `draft-and-send`, suspends for a person; CopilotKit carries its interrupt like an approval's).
+  const agents = {
+    demo: new HttpAgent({ url: `${bridgeUrl}/run` }),
+    'draft-and-send': new HttpAgent({ url: `${bridgeUrl}/run?agentId=draft-and-send` }),
+  };
   // The cast is for the types only: CopilotKit 1.75 is typed against @ag-ui/client 0.0.59, whose
   // message content parts lack the `file` source that 1.0.0 (the bridge's version) added.
   const runtime = new CopilotRuntime({ agents: agents as unknown as AgentsConfig });

@@ -30,8 +30,13 @@ export const runAgent = route({
   path: '/run',
   summary: 'Run an agent or a workflow and stream one AG-UI run',
   tag: 'runs',
+  // `?agentId=` names the agent for a client that cannot set `forwardedProps` (an `HttpAgent` per agent, as CopilotKit's runtime registers them).
+  query: AgentQuerySchema,
   body: RunBodySchema,
-  claim: ({ body }) => (body as { forwardedProps?: { resourceId?: string } | null }).forwardedProps ?? {},
+  claim: ({ body, query }) => {
+    const [props, q] = [(body as { forwardedProps?: { resourceId?: string; agentId?: string } | null }).forwardedProps ?? {}, (query ?? {}) as { resourceId?: string; agentId?: string }];
+    return { resourceId: props.resourceId ?? q.resourceId, agentId: props.agentId ?? q.agentId };
+  },
   ok: {
     200: {
       description: 'One run: `RUN_STARTED` first, exactly one `RUN_FINISHED` or `RUN_ERROR` last.',
@@ -40,14 +45,15 @@ export const runAgent = route({
   },
   errors: [404, 409],
   limited: true,
-  handle: async ({ c, body: input, resourceId }, s) => {
+  handle: async ({ c, query, body: input, resourceId }, s) => {
     const refusedUrls = messageUrlDetails(input.messages, s.urlPolicy);
     if (refusedUrls.length > 0) throw invalidInput('Input messages name URLs the server may not fetch', refusedUrls);
     const props = input.forwardedProps ?? {};
     // A run slot of the resource from here until the stream ends (`limits.runsPerResource`).
     const release = s.limits.startRun(resourceId);
+    const agentId = props.agentId ?? query.agentId;
     const options = {
-      agentId: props.agentId,
+      agentId,
       resourceId,
       memoryOptions: props.memoryOptions,
       structuredOutput: props.structuredOutput,
@@ -55,7 +61,7 @@ export const runAgent = route({
       multitask: props.multitask ?? 'enqueue',
     } as const;
     // An id that names a workflow runs the workflow (docs/workflows.md); else an agent.
-    const workflow = s.workflows.find(props.agentId);
+    const workflow = s.workflows.find(agentId);
     const run = await (workflow ? s.workflowRuns.prepare(workflow, input, options) : s.runs.prepare(input, options))
       .catch((error: unknown) => {
         release();
