@@ -300,6 +300,8 @@ describe('a workflow’s thread, followed', () => {
     const { run, interrupt } = await draft('tea', threadId);
     await follower.waitForEvent((e) => e.type === 'RUN_FINISHED');
     expect(strip(follower.events.map((e) => e.event))).toEqual(strip(run.events as Array<Record<string, unknown>>));
+    // The message the run answers comes with it, for a follower that did not send it.
+    expect(follower.events[0].event).toMatchObject({ type: 'RUN_STARTED', input: { messages: [{ role: 'user', content: 'tea' }] } });
     const resumed = await runStrict(`${tb.base}/run`, resume(threadId, interrupt!.id, { approved: true }));
     await follower.waitForEvent((e) => e.type === 'RUN_FINISHED', run.events.length);
     const events = follower.events.map((e) => e.event);

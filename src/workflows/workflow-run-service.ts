@@ -39,6 +39,16 @@ type Start =
   | { kind: 'resume'; mastraRunId: string; interruptId: string; stepPath: string[]; resumeData: unknown }
   | { kind: 'cancel'; mastraRunId: string; interruptId: string };
 
+/** A prepared run: what `stream` runs, on which thread, with the new user message it answers (if any). */
+interface WorkflowPlan {
+  workflow: AnyWorkflow;
+  input: RunAgentInput;
+  scope: ThreadScope;
+  start: Start;
+  turn: ThreadTurn;
+  message?: { id: string; text: string };
+}
+
 /**
  * Runs a Mastra workflow for `POST /run` (API.md "Workflows"): the input and state are checked
  * against the workflow's schemas, and a resume against the suspended step's, before a byte is
@@ -112,7 +122,8 @@ export class WorkflowRunService {
       await turn.release();
       throw error;
     }
-    return { stream: (write, signal) => this.stream(workflow, input, scope, start, turn, write, signal) };
+    const plan: WorkflowPlan = { workflow, input, scope, start, turn, message };
+    return { stream: (write, signal) => this.stream(plan, write, signal) };
   }
 
   /** The thread's state: what its latest run of `workflow` stored last (`{}` before any). */
@@ -182,7 +193,7 @@ export class WorkflowRunService {
     return stored.some((m) => m.id === last.id) ? undefined : { id: last.id, text };
   }
 
-  private async stream(workflow: AnyWorkflow, input: RunAgentInput, scope: ThreadScope, start: Start, turn: ThreadTurn, sink: EventSink, clientSignal: AbortSignal): Promise<void> {
+  private async stream({ workflow, input, scope, start, turn, message }: WorkflowPlan, sink: EventSink, clientSignal: AbortSignal): Promise<void> {
     const controller = new AbortController();
     const onClientAbort = () => controller.abort(clientSignal.reason);
     clientSignal.addEventListener('abort', onClientAbort, { once: true });
@@ -199,6 +210,8 @@ export class WorkflowRunService {
       runId: input.runId,
       workflowId: workflow.id,
       mastraRunId: start.mastraRunId,
+      // The message the run answers, for followers that did not send it (`RUN_STARTED.input`).
+      ...(message && { input: { threadId: input.threadId, runId: input.runId, messages: [{ id: message.id, role: 'user' as const, content: message.text }], tools: [], context: [] } }),
       stepFacts: (path) => {
         const step = findStep(workflow, path);
         const responseSchema = jsonSchemaOf(step?.resumeSchema);
