@@ -70,7 +70,7 @@ describe.skipIf(!hasChromium)(`the demo page in chromium${hasChromium ? '' : ` (
   });
 
   /** Opens the page for a fresh resource (so a new thread), through the proxy, and waits until it is live. */
-  async function openPage(resourceId = uid('page-user'), viewport = { width: 1280, height: 900 }): Promise<{ page: Page; resourceId: string; threadId: string }> {
+  async function openPage(resourceId = uid('page-user'), viewport = { width: 1280, height: 900 }, query = ''): Promise<{ page: Page; resourceId: string; threadId: string }> {
     context = await browser.newContext({ viewport });
     const page = await context.newPage();
     page.on('pageerror', (error) => problems.push(`pageerror: ${error.message}`));
@@ -78,7 +78,7 @@ describe.skipIf(!hasChromium)(`the demo page in chromium${hasChromium ? '' : ` (
       // A severed connection is reported by chromium itself; anything else is the page's fault.
       if (message.type() === 'error' && !/net::|Failed to load resource/.test(message.text())) problems.push(`console: ${message.text()}`);
     });
-    await page.goto(`${proxy.origin}/?resource=${encodeURIComponent(resourceId)}`);
+    await page.goto(`${proxy.origin}/?resource=${encodeURIComponent(resourceId)}${query}`);
     await page.waitForSelector('#connection[data-state="live"]');
     const threadId = await page.evaluate(() => (window as unknown as PageWindow).bridgeDemo.threadId as string);
     expect(threadId).toBeTruthy();
@@ -375,6 +375,112 @@ describe.skipIf(!hasChromium)(`the demo page in chromium${hasChromium ? '' : ` (
     mkdirSync(ARTIFACTS, { recursive: true });
     await page.setViewportSize({ width: 1280, height: 1200 });
     await page.screenshot({ path: new URL('page.png', ARTIFACTS).pathname });
+  });
+  // ── workflows ──────────────────────────────────────────────────────────
+
+  /** Each workflow run's step timeline: `[name, status]` per step. */
+  const timelines = (page: Page) =>
+    page.$$eval('#transcript .item.steps', (items) => items.map((item) => [...item.querySelectorAll('.step')].map((s) => [s.querySelector('.step-name')?.textContent, (s as HTMLElement).dataset.status])));
+
+  /** Picks an agent or workflow in the header's picker; resolves once the thread is followed as its. */
+  async function pick(page: Page, agentId: string) {
+    await page.selectOption('#agent', agentId);
+    await page.waitForFunction(
+      (id) => {
+        const agent = (window as unknown as { bridgeDemo: { agent?: { bridgeAgentId?: string; connection: { state: string } } } }).bridgeDemo.agent;
+        return agent?.bridgeAgentId === id && agent.connection.state === 'live';
+      },
+      agentId,
+    );
+  }
+
+  it.each([
+    [1280, 800],
+    [390, 844],
+  ])('at %i px: picks the workflow, shows its steps and state, resumes the review step from a form made from its schema; screenshot', async (width, height) => {
+    const { page, resourceId, threadId } = await openPage(uid('page-user'), { width, height });
+    expect(await page.$$eval('#agent option', (nodes) => nodes.map((n) => n.textContent))).toEqual(expect.arrayContaining(['Demo Agent', 'draft-and-send (workflow)']));
+    await pick(page, 'draft-and-send');
+    // What only an agent takes is put away: queueing, signals.
+    expect(await page.isHidden('#queue')).toBe(true);
+    expect(await page.isHidden('#notify-form')).toBe(true);
+    await send(page, 'tea');
+    await page.waitForSelector('#approvals form.resume');
+    expect(await bubbles(page, 'user')).toEqual(['tea']);
+    expect(await bubbles(page, 'assistant')).toEqual(['Draft about tea.']);
+    expect(await timelines(page)).toEqual([[['draft', 'done'], ['review', 'waiting']]]);
+    await page.waitForFunction(() => (document.querySelector('#agent-state')?.textContent ?? '').includes('"drafts": 1'));
+    const form = page.locator('#approvals form.resume');
+    expect(await form.locator('strong').textContent()).toBe('Waits for a person to approve (or edit) the draft.');
+    expect(await form.locator('.resume-payload').textContent()).toBe('draft: Draft about tea.');
+    expect(await form.locator('label', { hasText: 'edit' }).textContent()).toBe('edit (optional)');
+    // On screen, above the composer, at either width.
+    const [card, composer] = [await form.boundingBox(), await page.locator('.composer').boundingBox()];
+    expect(card!.y + card!.height).toBeLessThanOrEqual(composer!.y + 1);
+    expect(card!.y).toBeGreaterThanOrEqual(0);
+    mkdirSync(ARTIFACTS, { recursive: true });
+    await page.screenshot({ path: new URL(`page-workflow-${width}.png`, ARTIFACTS).pathname });
+
+    await form.locator('input[name="edit"]').fill('Tea, edited.');
+    await form.locator('button', { hasText: 'Approve' }).click();
+    await waitForBubble(page, 'assistant', 'Sent: Tea, edited.');
+    await idle(page);
+    expect(await page.$$('#approvals form.resume')).toHaveLength(0);
+    expect(await timelines(page)).toEqual([
+      [['draft', 'done'], ['review', 'answered']],
+      [['review', 'done'], ['send', 'done']],
+    ]);
+    const stored = (await http(`${server.url}/threads/${threadId}/state?resourceId=${resourceId}&agentId=draft-and-send`)).body as { state: unknown };
+    expect(JSON.parse((await page.textContent('#agent-state')) ?? '{}')).toEqual(stored.state);
+    // A reload in the tab: the same transcript, timelines included, and the same pick.
+    const before = await page.innerText('#transcript');
+    await page.reload();
+    await page.waitForSelector('#connection[data-state="live"]');
+    expect(await page.inputValue('#agent')).toBe('draft-and-send');
+    expect(await page.innerText('#transcript')).toBe(before);
+  });
+
+  it('a step answered in another tab leaves this one; a step no longer waiting is refused on its card, which goes', async () => {
+    const { page, resourceId, threadId } = await openPage(uid('page-user'), undefined, '&agent=draft-and-send');
+    await send(page, 'tea');
+    await page.waitForSelector('#approvals form.resume');
+    const interruptId = await page.getAttribute('#approvals form.resume', 'data-interrupt-id');
+    // Another tab answers: the resumed run reaches this one, whose card goes.
+    const other = await fetch(`${server.url}/run`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ threadId, runId: uid('run'), messages: [], tools: [], context: [], state: {}, forwardedProps: { agentId: 'draft-and-send', resourceId }, resume: [{ interruptId, status: 'resolved', payload: { approved: false } }] }),
+    });
+    expect(other.status).toBe(200);
+    await other.text();
+    await waitForBubble(page, 'assistant', 'Discarded.');
+    await idle(page);
+    expect(await page.$$('#approvals form.resume')).toHaveLength(0);
+
+    // Cancelled elsewhere (no run comes of that): the page's answer is refused, said, and the card goes.
+    await send(page, 'coffee');
+    await page.waitForSelector('#approvals form.resume');
+    expect((await http(`${server.url}/threads/${threadId}/abort`, { body: { agentId: 'draft-and-send', resourceId } })).body).toEqual({ aborted: true });
+    await page.click('#approvals form.resume button:has-text("Approve")');
+    await page.waitForFunction(() => /^Could not answer the step: .*RUN_NOT_FOUND/.test(document.querySelector('#action-status')?.textContent ?? ''));
+    expect(await page.$$('#approvals form.resume')).toHaveLength(0);
+  });
+
+  it('an agent that runs the workflow as a tool (draft tea): its steps on the activity card, the review answered from the form', async () => {
+    const { page } = await openPage();
+    await send(page, 'draft tea');
+    await page.waitForSelector('#approvals form.resume');
+    const activity = page.locator('#transcript .item[data-activity="workflow"]');
+    expect(await activity.locator('.title').textContent()).toBe('Workflow · draft-and-send');
+    expect(await activity.locator('.step').evaluateAll((nodes) => nodes.map((n) => [n.querySelector('.step-name')?.textContent, (n as HTMLElement).dataset.status]))).toEqual([
+      ['draft', 'done'],
+      ['review', 'waiting'],
+    ]);
+    expect(await page.textContent('#approvals form.resume .resume-payload')).toBe('draft: Draft about tea.');
+    await page.click('#approvals form.resume button:has-text("Approve")');
+    await waitForBubble(page, 'assistant', 'Done: Sent: Draft about tea.');
+    await idle(page);
+    expect(await activity.locator('.step').evaluateAll((nodes) => nodes.map((n) => (n as HTMLElement).dataset.status))).toEqual(['done', 'done', 'done']);
   });
 });
 

@@ -335,6 +335,21 @@ describe('a workflow inside an agent’s run, followed', () => {
     expect(activity.at(-1)).toMatchObject({ type: 'ACTIVITY_DELTA', patch: [{ path: '/status', value: 'suspended' }] });
     await follower.close();
   });
+
+  it('a follower that came after the suspension sees the resumed call’s activity go on from the steps before it, as history has it', async () => {
+    const threadId = uid('thread');
+    const first = await runStrict(`${tb.base}/run`, runInput({ threadId, messages: [userMessage('draft tea')], forwardedProps: { resourceId: 'wf-user' } }));
+    const [interrupt] = (first.terminal as BaseEvent & { outcome: { interrupts: Array<{ id: string }> } }).outcome.interrupts;
+    const follower = await openSse(`${tb.base}/threads/${threadId}/events?resourceId=wf-user`);
+    await runStrict(`${tb.base}/run`, runInput({ threadId, forwardedProps: { resourceId: 'wf-user' }, resume: [{ interruptId: interrupt.id, status: 'resolved', payload: { approved: true } }] }));
+    await follower.waitForEvent((e) => e.type === 'RUN_FINISHED');
+    const snapshot = follower.events.map((e) => e.event).find((e) => e.type === 'ACTIVITY_SNAPSHOT') as { content?: { steps: Array<{ id: string }> } };
+    expect(snapshot.content?.steps.map((s) => s.id)).toEqual(['draft', 'review']);
+    const history = await http(`${tb.base}/threads/${threadId}/messages?format=agui&resourceId=wf-user`);
+    const stored = history.body.find((m: { role: string }) => m.role === 'activity');
+    expect(stored.content.steps.map((s: { id: string }) => s.id)).toEqual(['draft', 'review', 'send']);
+    await follower.close();
+  });
 });
 
 describe('the client library', () => {

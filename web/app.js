@@ -1,5 +1,6 @@
-// The demo page: pick or create a thread, follow it live, talk to the agent, answer approvals,
-// push notifications and state signals. Plain ES modules with no build step of their own: the
+// The demo page: pick an agent or a workflow, pick or create a thread, follow it live, talk to
+// the agent or run the workflow, answer approvals and suspended steps, push notifications and
+// state signals. Plain ES modules with no build step of their own: the
 // client is `mastra-agui-bridge/client` as one browser bundle (`/ui/client.js`, with
 // `@ag-ui/client` and `rxjs` inside).
 //
@@ -40,6 +41,8 @@ const ui = {
   notifyForm: $('#notify-form'),
   stateForm: $('#state-form'),
   agentState: $('#agent-state'),
+  stateHelp: $('#state-help'),
+  picker: $('#agent'),
   status: $('#action-status'),
 };
 
@@ -67,7 +70,11 @@ const app = {
   token: auth ? store.get('token') : undefined,
   /** @type {BridgeClient} the REST and signal calls, as `resourceId` */
   client: undefined,
+  /** What the page talks to: `{ id, kind }` of `GET /agents` (`kind`: `agent` or `workflow`). */
+  target: undefined,
   threadId: undefined,
+  /** The open thread (`ThreadInfo`), to follow it again under another agent or workflow. */
+  thread: undefined,
   /** @type {BridgeAgent | undefined} follows the open thread; `agent.messages` is the transcript */
   agent: undefined,
   /** Lines only the page adds (cancelled and failed runs): `{ id, after, tone, text }`, after message `after`. */
@@ -79,6 +86,13 @@ const app = {
    * `{ toolCallId, toolName, args, message, state }`, `state` being `waiting`, `approved` or `declined`.
    */
   approvals: new Map(),
+  /**
+   * Workflow steps suspended for a person, by interrupt id: `{ id, message, responseSchema,
+   * metadata, error? }`. Any new run on the thread answers or supersedes them (API.md), so a run's start clears them.
+   */
+  resumes: new Map(),
+  /** The open run's step timeline (a workflow's): the notice it is shown in. */
+  timeline: undefined,
   running: false,
   /** Connection states seen, for tests and devtools. */
   states: [],
@@ -90,13 +104,61 @@ const transcript = new Transcript(ui.transcript, () => ({
   messages: app.agent?.messages ?? [],
   notices: app.notices,
   streaming: app.streaming,
-  approvals: new Map([...app.approvals].map(([id, a]) => [id, a.state])),
+  approvals: new Map([...[...app.approvals].map(([id, a]) => [id, a.state]), ...[...app.resumes.values()].filter((r) => r.toolCallId).map((r) => [r.toolCallId, 'waiting'])]),
 }));
 
 function setResource(resourceId) {
   app.resourceId = resourceId;
-  app.client = new BridgeClient({ baseUrl, resourceId, headers: authHeaders() });
+  app.client = new BridgeClient({ baseUrl, resourceId, agentId: app.target?.id, headers: authHeaders() });
 }
+
+const isWorkflow = () => app.target?.kind === 'workflow';
+
+// ── agents and workflows ─────────────────────────────────────────────────
+
+/** Fills the picker from `GET /agents`: `?agent=` first, else this tab's last pick, else the default agent. */
+async function loadAgents() {
+  let agents = [];
+  try {
+    agents = await app.client.agents();
+  } catch (error) {
+    if (tokenRefused(error)) return false;
+    say(`Could not list the agents: ${describeError(error)}`, 'error');
+  }
+  const wanted = new URLSearchParams(location.search).get('agent') || store.get('agent');
+  const pick = agents.find((a) => a.id === wanted) ?? agents.find((a) => a.default) ?? agents[0];
+  ui.picker.replaceChildren(
+    ...agents.map((a) => {
+      const option = document.createElement('option');
+      option.value = a.id;
+      option.textContent = a.kind === 'workflow' ? `${a.name} (workflow)` : a.name;
+      option.dataset.kind = a.kind;
+      return option;
+    }),
+  );
+  if (pick) ui.picker.value = pick.id;
+  target(pick);
+  return true;
+}
+
+/** Talks to `agent` from now on: the controls it has, the client that names it. */
+function target(agent) {
+  app.target = agent && { id: agent.id, kind: agent.kind };
+  setResource(app.resourceId);
+  const workflow = isWorkflow();
+  for (const node of document.querySelectorAll('[data-kind]')) node.hidden = node.dataset.kind !== (workflow ? 'workflow' : 'agent');
+  ui.message.placeholder = workflow ? 'A topic for the workflow… (Enter runs it)' : 'Message the agent… (Enter sends, Shift+Enter for a new line)';
+  ui.stateHelp.textContent = workflow ? "The workflow run's state, as AG-UI state: it changes step by step." : "The agent's working memory, as AG-UI state. Try remember tea, no sugar.";
+}
+
+ui.picker.addEventListener('change', async () => {
+  const option = ui.picker.selectedOptions[0];
+  if (!option) return;
+  store.set('agent', option.value);
+  target({ id: option.value, kind: option.dataset.kind });
+  // The same thread, followed as the picked agent's or workflow's.
+  if (app.thread) await openThread(app.thread);
+});
 
 // ── access token (servers with auth on) ──────────────────────────────────
 
@@ -220,6 +282,7 @@ function createThread() {
 
 async function openThread(thread) {
   app.agent?.disconnect();
+  app.thread = thread;
   app.threadId = thread.id;
   store.set('thread', { ...store.get('thread'), [app.resourceId]: thread.id });
   for (const button of ui.threads.querySelectorAll('button.thread')) button.setAttribute('aria-pressed', String(button.dataset.id === thread.id));
@@ -230,7 +293,7 @@ async function openThread(thread) {
 
 // ── following the thread ─────────────────────────────────────────────────
 
-const savedKey = (threadId) => `state:${app.resourceId}:${threadId}`;
+const savedKey = (threadId) => `state:${app.resourceId}:${app.target?.id ?? ''}:${threadId}`;
 
 /**
  * Follows a thread: from the copy this tab kept (resuming after its last id, so nothing arrives
@@ -245,6 +308,7 @@ function follow(threadId) {
     // `?lastEventId=` rather than the header: a copy of this page served from another origin
     // resumes without a CORS preflight (docs/client.md, CORS).
     connect: { lastEventIdIn: 'query' },
+    ...(app.target && { agentId: app.target.id }),
     onConnectionChange: (status) => agent === app.agent && showConnection(status),
   });
   const saved = store.get(savedKey(threadId));
@@ -256,6 +320,8 @@ function follow(threadId) {
   showState(agent.state);
   app.agent = agent;
   app.notices = saved?.notices ?? [];
+  app.resumes = new Map((saved?.resumes ?? []).map((r) => [r.id, r]));
+  app.timeline = undefined;
   app.log = [];
   app.streaming.clear();
   app.approvals.clear();
@@ -278,15 +344,29 @@ function follower(agent) {
   };
   return {
     onEvent: mine(({ event }) => logEvent(agent.lastEventId, event.type)),
-    onRunStartedEvent: mine(({ event }) => !isSnapshotRun(event) && setRunning(true)),
+    onRunStartedEvent: mine(({ event }) => {
+      if (isSnapshotRun(event)) return;
+      setRunning(true);
+      // A new run answers whatever step was waiting (a resume: no new message), or supersedes it.
+      if (app.resumes.size > 0) {
+        app.resumes.clear();
+        renderApprovals();
+      }
+      settleWaitingSteps(event.input?.messages?.length ? 'cancelled' : 'answered');
+      if (isWorkflow()) startTimeline(event, agent);
+    }),
+    onStepStartedEvent: mine(({ event }) => setStep(event.stepName, 'running')),
+    onStepFinishedEvent: mine(({ event }) => setStep(event.stepName, 'done')),
     onRunFinishedEvent: mine(({ event, outcome, interrupts }) => {
       if (!isSnapshotRun(event)) endRun();
       if (outcome === 'interrupt') addApprovals(interrupts);
       if (outcome === 'cancelled') addNotice('info', 'Run cancelled.');
+      endTimeline(outcome === 'cancelled' ? 'cancelled' : undefined);
       checkpoint(agent);
     }),
     onRunErrorEvent: mine(({ event }) => {
       endRun();
+      endTimeline('failed');
       addNotice('error', `Run failed: ${event.message}${event.code ? ` (${event.code})` : ''}`);
       checkpoint(agent);
     }),
@@ -341,6 +421,42 @@ function endRun() {
   transcript.schedule();
 }
 
+// ── a workflow run's steps ───────────────────────────────────────────────
+
+/** Opens the run's step timeline, after the message it answers (a resumed run's: after the thread's last). */
+function startTimeline(event, agent) {
+  const after = event.input?.messages?.at(-1)?.id ?? agent.messages.at(-1)?.id;
+  app.timeline = { id: `steps-${event.runId}`, after, steps: [] };
+  app.notices = [...app.notices, app.timeline].slice(-MAX_NOTICES);
+  transcript.schedule();
+}
+
+/** A step's status on the open timeline (`running`, `done`, `waiting`, `failed`, `cancelled`). */
+function setStep(name, status) {
+  const timeline = app.timeline;
+  if (!timeline || !name) return;
+  const step = timeline.steps.find((s) => s.name === name);
+  if (step) step.status = status;
+  else timeline.steps.push({ name, status });
+  transcript.schedule();
+}
+
+/** Steps earlier runs left waiting: answered by this run, or cancelled by its new input. */
+function settleWaitingSteps(status) {
+  for (const notice of app.notices) for (const step of notice.steps ?? []) if (step.status === 'waiting') step.status = status;
+  transcript.schedule();
+}
+
+/** The run ended: a step still open is cut (`cancelled`, `failed`); one that suspended waits. */
+function endTimeline(cut) {
+  const timeline = app.timeline;
+  if (!timeline) return;
+  for (const resume of app.resumes.values()) setStep(resume.metadata?.stepId, 'waiting');
+  if (cut) for (const step of timeline.steps) if (step.status === 'running') step.status = cut;
+  transcript.schedule();
+  app.timeline = undefined;
+}
+
 function addNotice(tone, text) {
   app.notices = [...app.notices, { id: `notice-${Date.now()}-${app.notices.length}`, after: app.agent.messages.at(-1)?.id, tone, text }].slice(-MAX_NOTICES);
   transcript.schedule();
@@ -351,10 +467,13 @@ function addNotice(tone, text) {
  * `RUN_STARTED`, so a reload in the middle of a run resumes from here and gets that run whole.
  */
 function checkpoint(agent) {
-  store.set(savedKey(agent.threadId), { lastEventId: agent.lastEventId, messages: agent.messages, state: agent.state, notices: app.notices });
+  store.set(savedKey(agent.threadId), { lastEventId: agent.lastEventId, messages: agent.messages, state: agent.state, notices: app.notices, resumes: [...app.resumes.values()] });
 }
 
 // ── approvals ────────────────────────────────────────────────────────────
+
+/** Interrupts of a suspended step: answered with the step's resume data, by the next `/run`. */
+const SUSPENDED = new Set(['workflow_suspended', 'tool_suspended']);
 
 /** Adds or completes a waiting call (from a run's interrupt, or the pending-approvals route). */
 function setApproval(toolCallId, fields) {
@@ -363,7 +482,11 @@ function setApproval(toolCallId, fields) {
 }
 
 function addApprovals(interrupts) {
-  for (const i of interrupts) if (i.toolCallId) setApproval(i.toolCallId, { message: i.message, toolName: i.metadata?.toolName, args: i.metadata?.args });
+  for (const i of interrupts) {
+    // A suspended step (a workflow's, or one inside a workflow the agent runs as a tool) is answered with a form.
+    if (SUSPENDED.has(i.reason)) app.resumes.set(i.id, { id: i.id, toolCallId: i.toolCallId, message: i.message, responseSchema: i.responseSchema, metadata: i.metadata });
+    else if (i.toolCallId) setApproval(i.toolCallId, { message: i.message, toolName: i.metadata?.toolName, args: i.metadata?.args });
+  }
   renderApprovals();
 }
 
@@ -383,6 +506,7 @@ function renderApprovals() {
   const before = ui.approvals.childElementCount;
   const waiting = [...app.approvals.values()].filter((a) => a.state === 'waiting' && !a.resulted);
   ui.approvals.replaceChildren(
+    ...[...app.resumes.values()].map(resumeCard),
     ...waiting.map((a) => {
       const card = document.createElement('div');
       card.className = 'approval';
@@ -432,6 +556,124 @@ async function answerApproval(toolCallId, approved, card) {
   renderApprovals();
 }
 
+// ── a suspended workflow step ────────────────────────────────────────────
+
+/**
+ * A form for a suspended step, generated from its interrupt's `responseSchema`: a text, number or
+ * choice field per property, a checkbox per optional yes/no; a required yes/no (`approved`)
+ * becomes the Approve and Decline buttons. What the step showed (`suspendPayload`) comes first.
+ */
+function resumeCard(resume) {
+  const card = document.createElement('form');
+  card.className = 'approval resume';
+  card.dataset.interruptId = resume.id;
+  const text = document.createElement('div');
+  text.className = 'approval-text';
+  const title = document.createElement('strong');
+  title.textContent = resume.message ?? `Step ${resume.metadata?.stepId ?? ''} waits for you.`;
+  text.append(title);
+  for (const [key, value] of Object.entries(resume.metadata?.suspendPayload ?? {})) {
+    const shown = document.createElement('p');
+    shown.className = 'resume-payload';
+    shown.textContent = `${key}: ${typeof value === 'string' ? value : JSON.stringify(value)}`;
+    text.append(shown);
+  }
+  const schema = resume.responseSchema ?? {};
+  const required = new Set(schema.required ?? []);
+  const properties = Object.entries(schema.properties ?? {});
+  const decision = properties.find(([key, p]) => p.type === 'boolean' && required.has(key))?.[0];
+  for (const [key, property] of properties) if (key !== decision) text.append(fieldFor(resume.id, key, property, required.has(key)));
+  const actions = document.createElement('div');
+  actions.className = 'approval-actions';
+  const button = (label, className, payload) => {
+    const b = document.createElement('button');
+    b.type = 'submit';
+    b.className = className;
+    b.textContent = label;
+    b.addEventListener('click', () => (card.dataset.decision = JSON.stringify(payload)));
+    return b;
+  };
+  if (decision) actions.append(button('Approve', 'primary', { [decision]: true }), button('Decline', 'secondary', { [decision]: false }));
+  else actions.append(button('Submit', 'primary', {}));
+  const error = document.createElement('p');
+  error.className = 'card-error';
+  error.setAttribute('role', 'alert');
+  error.textContent = resume.error ?? '';
+  card.append(text, actions, error);
+  card.addEventListener('submit', (event) => {
+    event.preventDefault();
+    answerResume(resume, { ...formValues(card, properties), ...JSON.parse(card.dataset.decision ?? '{}') }, card);
+  });
+  return card;
+}
+
+function fieldFor(interruptId, key, property, required) {
+  const row = document.createElement('div');
+  row.className = 'row';
+  const label = document.createElement('label');
+  const id = `resume-${interruptId.replace(/[^\w-]/g, '_')}-${key}`;
+  label.htmlFor = id;
+  label.textContent = `${property.title ?? key}${required ? '' : ' (optional)'}`;
+  let input;
+  if (Array.isArray(property.enum)) {
+    input = document.createElement('select');
+    for (const value of property.enum) input.append(new Option(String(value), String(value)));
+  } else {
+    input = document.createElement('input');
+    input.type = property.type === 'boolean' ? 'checkbox' : property.type === 'number' || property.type === 'integer' ? 'number' : 'text';
+  }
+  input.id = id;
+  input.name = key;
+  input.required = required && property.type !== 'boolean';
+  row.append(label, input);
+  return row;
+}
+
+/** The form's values, typed as the schema says; an empty optional field is left out. */
+function formValues(card, properties) {
+  const values = {};
+  for (const [key, property] of properties) {
+    const input = card.elements.namedItem(key);
+    if (!input) continue;
+    if (property.type === 'boolean') values[key] = input.checked;
+    else if (input.value === '') continue;
+    else values[key] = property.type === 'number' || property.type === 'integer' ? Number(input.value) : input.value;
+  }
+  return values;
+}
+
+/** Answers a suspended step: the next `/run` of the workflow resumes it. A refusal is said on the card. */
+async function answerResume(resume, payload, card) {
+  for (const control of card.querySelectorAll('button, input, select')) control.disabled = true;
+  try {
+    await startRun({ messages: [], resume: [{ interruptId: resume.id, status: 'resolved', payload }] });
+    say(payload.approved === false ? 'Declined: the workflow goes on without it.' : 'Answered: the workflow goes on.');
+  } catch (error) {
+    // Not waiting any more (answered elsewhere, superseded): the card goes; else it stays, with why.
+    if (error instanceof BridgeRequestError && error.code === 'RUN_NOT_FOUND') app.resumes.delete(resume.id);
+    else if (app.resumes.has(resume.id)) app.resumes.set(resume.id, { ...resume, error: `Not accepted: ${describeError(error)}` });
+    say(`Could not answer the step: ${describeError(error)}`, 'error');
+    renderApprovals();
+  }
+}
+
+/**
+ * Starts a run of the picked workflow (`POST /run`). Resolves once the bridge accepted it; the run
+ * itself reaches the page on the thread's stream, as every run does. Its own stream is read to the
+ * end, not dropped: a client that leaves cancels its run.
+ */
+async function startRun({ messages, resume }) {
+  const input = { threadId: app.threadId, runId: crypto.randomUUID(), messages, tools: [], context: [], state: {}, forwardedProps: { agentId: app.target.id, resourceId: app.resourceId }, ...(resume && { resume }) };
+  const response = await fetch(`${baseUrl}/run`, { method: 'POST', headers: { 'Content-Type': 'application/json', Accept: 'text/event-stream', ...authHeaders() }, body: JSON.stringify(input) });
+  if (!response.ok) {
+    const body = await response.json().catch(() => ({}));
+    throw new BridgeRequestError({ status: response.status, code: body.code ?? `HTTP_${response.status}`, message: body.error ?? response.statusText, details: body.details, request: 'POST /run' });
+  }
+  void response.text().catch(() => {
+    // The page left, or the connection dropped: the thread's stream says how the run ended.
+  });
+}
+
 // ── composer and panels ──────────────────────────────────────────────────
 
 async function submitMessage(queue) {
@@ -439,6 +681,11 @@ async function submitMessage(queue) {
   if (!text || !app.threadId) return;
   ui.send.disabled = ui.queue.disabled = true;
   try {
+    if (isWorkflow()) {
+      await startRun({ messages: [{ id: crypto.randomUUID(), role: 'user', content: text }] });
+      ui.message.value = '';
+      return say(`Started ${app.target.id}.`);
+    }
     const answer = queue ? await app.client.queueMessage(app.threadId, text) : await app.client.sendMessage(app.threadId, text);
     ui.message.value = '';
     say(`${queue ? 'Queued' : 'Sent'} · ${describeDecision(answer)}`);
@@ -537,11 +784,11 @@ ui.tokenForm.addEventListener('submit', async (event) => {
   const token = ui.token.value.trim();
   if (!token) return;
   useToken(token);
-  await loadThreads();
+  if (await loadAgents()) await loadThreads();
   // Refused, the token is gone and the form says why; accepted, the line no longer asks for one.
   if (app.token) say(`Signed in as ${app.resourceId}.`, 'ok');
 });
 
 setResource(app.resourceId);
 if (auth && !app.token) askForToken('This server requires an access token: enter yours to load your threads.', 'info');
-else loadThreads();
+else loadAgents().then((listed) => listed && loadThreads());

@@ -83,7 +83,11 @@ function itemsOfView({ messages, notices, streaming, approvals }) {
     messages.flatMap((m) => (m.toolCalls ?? []).filter((c) => c.function.name.startsWith('agent-')).map((c) => [`subagent-${c.id}`, c.function.name.slice('agent-'.length)])),
   );
   const noticesAfter = new Map();
-  for (const { id, after, tone, text } of notices) noticesAfter.set(after, [...(noticesAfter.get(after) ?? []), { id, kind: 'notice', tone, text }]);
+  // A notice is a line (`text`), or a workflow run's step timeline (`steps`).
+  for (const { id, after, tone, text, steps } of notices) {
+    const item = steps ? { id, kind: 'steps', steps: steps.map((s) => ({ ...s })) } : { id, kind: 'notice', tone, text };
+    noticesAfter.set(after, [...(noticesAfter.get(after) ?? []), item]);
+  }
   const items = [];
   for (const m of messages) {
     // A sub-agent's work (AG-UI's `subagentRunId`: its reasoning, calls and answer) shows under the call that delegated to it.
@@ -216,6 +220,9 @@ function render(item, node) {
     case 'notice':
       node.replaceChildren(el('div', `notice ${item.tone}`, item.text));
       break;
+    case 'steps':
+      node.replaceChildren(renderSteps(item.steps, 'Workflow steps'));
+      break;
     default:
       node.textContent = JSON.stringify(item);
   }
@@ -235,6 +242,22 @@ function renderTool(item) {
   return card;
 }
 
+/** A step's status, as a reader hears it. */
+const STEP_LABELS = { running: 'running', done: 'done', success: 'done', waiting: 'waiting for you', suspended: 'waiting for you', answered: 'answered', failed: 'failed', cancelled: 'cancelled', canceled: 'cancelled' };
+
+/** A workflow's steps in order, each with its status: a compact timeline. */
+function renderSteps(steps, label) {
+  const list = el('ol', 'steps');
+  list.setAttribute('aria-label', label);
+  for (const step of steps) {
+    const li = el('li', 'step');
+    li.dataset.status = STEP_LABELS[step.status] === 'done' ? 'done' : STEP_LABELS[step.status] === 'waiting for you' ? 'waiting' : step.status;
+    li.append(el('span', 'step-name', step.name), el('span', 'step-status', STEP_LABELS[step.status] ?? step.status));
+    list.append(li);
+  }
+  return list;
+}
+
 function renderActivity(item) {
   const card = el('div', 'card activity-card');
   const head = el('div', 'card-head');
@@ -244,6 +267,12 @@ function renderActivity(item) {
     card.append(head);
     if (content.result !== undefined) card.append(el('div', 'label', 'Result'), el('pre', 'result', pretty(content.result)));
     if (content.error !== undefined) card.append(el('div', 'label', 'Error'), el('pre', 'result', pretty(content.error)));
+    return card;
+  }
+  if (item.activityType === 'workflow') {
+    // A workflow the agent runs as a tool (`draft tea`): its steps as the run goes.
+    head.append(el('span', 'icon', '⇉'), el('span', 'title', `Workflow · ${content.workflowId ?? ''}`), el('span', `chip workflow-${content.status}`, STEP_LABELS[content.status] ?? content.status ?? 'running'));
+    card.append(head, renderSteps((content.steps ?? []).map((s) => ({ name: s.id, status: s.status })), `Steps of ${content.workflowId ?? 'the workflow'}`));
     return card;
   }
   if (String(item.activityType).startsWith('signal.')) {

@@ -10,6 +10,7 @@ import { LOST_RUN } from '../translate/failure.js';
 import { beforeTerminal, blockedStep, type BlockedStep, type CutStep } from '../translate/retraction.js';
 import { ThreadTranslator, type RunAnnouncement } from '../translate/thread-translator.js';
 import { errorMessage } from '../translate/values.js';
+import { WorkflowActivities, type WorkflowActivityContent } from '../translate/workflow-activity.js';
 import type { ThreadEventLog } from './event-log.js';
 import type { FeedSink } from './feed-sink.js';
 import { StateEvents } from '../state/state-events.js';
@@ -42,6 +43,8 @@ export interface FeedOptions {
   keepCutStep?: (step: CutStep, since: number) => Promise<void>;
   /** A run's bracket, opened here, closes in the log once `closed` settles: an abort of the run waits for that (`RunEndings.closing`). */
   closingRun?: (runId: string, closed: Promise<void>) => void;
+  /** What the thread kept of its workflow calls' activities (`ThreadStore.workflowActivities`): a resumed call's goes on from there. */
+  loadWorkflowActivities?: () => Promise<Record<string, WorkflowActivityContent>>;
   /** The task manager's stream for this thread, where background-task progress arrives. */
   backgroundStream?: (signal: AbortSignal) => ReadableStream<unknown> | undefined;
   logger: BridgeLogger;
@@ -122,6 +125,9 @@ export class ThreadFeed {
   private reads: Promise<void> = Promise.resolve();
   private waitingForRead = 0;
   private readonly heartbeat: NodeJS.Timeout;
+  /** The thread's workflow activities as stored, read once per workflow call this feed meets (`storedActivityOf`). */
+  private readonly workflowActivities: Record<string, WorkflowActivityContent> = {};
+  private readonly activityCalls = new Set<string>();
 
   constructor(private readonly options: FeedOptions) {
     this.log = options.log;
@@ -129,7 +135,11 @@ export class ThreadFeed {
       if (afterGap) this.lostEvents(firstId);
       if (events.length > 0) this.numbered(events, firstId);
     });
-    this.translator = new ThreadTranslator(options.threadId, { announced: (runId) => this.takeAnnouncement(runId), ...(options.wasCut && { wasCut: options.wasCut }) });
+    this.translator = new ThreadTranslator(options.threadId, {
+      announced: (runId) => this.takeAnnouncement(runId),
+      workflowActivities: this.workflowActivities,
+      ...(options.wasCut && { wasCut: options.wasCut }),
+    });
     this.state = options.loadState && new StateEvents(options.loadState);
     this.heartbeat = setInterval(() => this.keepAlive(), options.heartbeatMs);
     this.heartbeat.unref();
@@ -233,6 +243,7 @@ export class ThreadFeed {
         if (chunk.type === 'background-task-started') this.followBackgroundTasks();
         // A run's bracket opens on its `start`: what its `/run` announced must be at hand by then.
         if (chunk.type === 'start') await this.fetchAnnouncement(chunk.runId);
+        await this.storedActivityOf(chunk);
         // Not waited for: the settlement first waits to see whether the lease is back (`leaseLapsed`).
         if (isLostRemoteRun(chunk)) void this.settleLostRun(chunk);
         else if (this.endsRunOfOthers(chunk)) this.expectEndInLog(chunk);
@@ -240,6 +251,24 @@ export class ThreadFeed {
       }
     } catch (error) {
       if (!this.stop.signal.aborted) this.options.logger.error(`Thread feed ${this.options.threadId} failed: ${errorMessage(error)}`);
+    }
+  }
+
+  /**
+   * The first chunk of a workflow call this feed meets: what the thread kept of the call's
+   * activity is read first, so that a call resumed after its suspension goes on from the steps it
+   * showed (as its `/run` and history do). One read per call, none for other chunks.
+   */
+  private async storedActivityOf(chunk: MastraChunk): Promise<void> {
+    if (chunk.type !== 'tool-output' || !this.options.loadWorkflowActivities) return;
+    const { toolCallId, output } = chunk.payload as { toolCallId: string; output?: unknown };
+    if (this.activityCalls.has(toolCallId) || !WorkflowActivities.isWorkflowChunk(output)) return;
+    this.activityCalls.add(toolCallId);
+    try {
+      Object.assign(this.workflowActivities, await this.options.loadWorkflowActivities());
+    } catch (error) {
+      // The activity shows the resumed run's steps only, until history is read again.
+      this.options.logger.warn(`Thread feed ${this.options.threadId}: stored workflow activities could not be read: ${errorMessage(error)}`);
     }
   }
 

@@ -187,6 +187,7 @@ export class ThreadHub {
       loadHistory: () => this.history(scope),
       ...(loadState && { loadState }),
       dropBlockedStep: (step) => this.threads.dropBlockedStep(scope, step),
+      loadWorkflowActivities: () => this.threads.workflowActivities(scope),
       leaseOwner: () => threadLeaseOwner(target.agent, target),
       runEnded: (runId) => this.endings.woundDown(runId, Date.now() + WIND_DOWN_MS),
       wasCut: (runId) => this.endings.wasCut(runId),

@@ -257,6 +257,12 @@ export class ThreadStore {
     await this.writeInternal(scope, WORKFLOW_ACTIVITIES_KEY, (kept) => ({ ...(kept as Record<string, WorkflowActivityContent> | undefined), ...activities }));
   }
 
+  /** What the thread kept of its workflow calls' activities, by tool call id (`{}` before any). */
+  async workflowActivities(scope: ThreadScope): Promise<Record<string, WorkflowActivityContent>> {
+    const { thread } = await this.load(scope);
+    return { ...(thread.metadata?.[WORKFLOW_ACTIVITIES_KEY] as Record<string, WorkflowActivityContent> | undefined) };
+  }
+
   /** Remembers the thread's latest workflow run (its state is the thread's; new input supersedes it while it waits). */
   async rememberWorkflowRun(scope: ThreadScope, run: ThreadWorkflowRun): Promise<void> {
     await this.writeInternal(scope, WORKFLOW_RUN_KEY, () => run);

@@ -12,7 +12,7 @@ import { ThreadTranslator } from './thread-translator.js';
  * and a stream `@ag-ui/client` accepts. Hand-made chunks appear only where no recording has them.
  */
 
-const FIXTURES = ['signal-wake', 'signal-deliver-during-run', 'signal-persist', 'signal-approval', 'signal-abort', 'signal-model-error'] as const;
+const FIXTURES = ['signal-wake', 'signal-deliver-during-run', 'signal-persist', 'signal-approval', 'signal-abort', 'signal-model-error', 'agent-workflow-suspend', 'agent-workflow-resume'] as const;
 type FixtureName = (typeof FIXTURES)[number];
 
 function chunks(name: FixtureName): Array<MastraChunk & { runId: string }> {
@@ -313,5 +313,25 @@ describe('ThreadTranslator on recorded subscription chunks', () => {
       const after = translate([...answer('r1', 'm1', 'first'), chunk('r2', 'start'), echo, ...answer('r2', 'm3', 'new').slice(1)]);
       expect(textIds(after)).toEqual(['m1', 's1', 'm3']);
     });
+  });
+});
+
+describe('a workflow call suspended in one bracket and resumed in the next (agent-workflow-*)', () => {
+  const activityOf = (events: AnyEvent[]) => events.find((e) => e.type === EventType.ACTIVITY_SNAPSHOT);
+
+  it('the resumed bracket’s activity goes on from the steps the suspended one showed', () => {
+    const translator = new ThreadTranslator(THREAD);
+    const suspended = translate(chunks('agent-workflow-suspend'), translator);
+    expect(activityOf(suspended)?.content).toMatchObject({ steps: [] });
+    const resumed = translate(chunks('agent-workflow-resume'), translator);
+    expect(activityOf(resumed)?.content.steps.map((s: { id: string }) => s.id)).toEqual(['draft', 'review']);
+  });
+
+  it('a translator that met the call only resumed starts from what it was given (the thread as stored)', () => {
+    const stored = { workflowId: 'draft-and-send', status: 'suspended', steps: [{ id: 'draft', status: 'success' }, { id: 'review', status: 'suspended' }] };
+    const toolCallId = (chunks('agent-workflow-resume')[0].payload as { toolCallId: string }).toolCallId;
+    const given = new ThreadTranslator(THREAD, { workflowActivities: { [toolCallId]: stored } });
+    expect(activityOf(translate(chunks('agent-workflow-resume'), given))?.content.steps).toEqual(stored.steps);
+    expect(activityOf(translate(chunks('agent-workflow-resume')))?.content.steps).toEqual([]);
   });
 });

@@ -4,6 +4,7 @@ import { isPause, isSignalEcho, payloadRunId, topLevelRunId, type MastraChunk } 
 import type { MessagePosition } from './ids.js';
 import { endAsCancelled, RunTranslator } from './run-translator.js';
 import type { CutStep } from './retraction.js';
+import type { WorkflowActivityContent } from './workflow-activity.js';
 
 /** What a `/run` tells the followers of its thread about itself (Mastra's thread stream carries neither). */
 export interface RunAnnouncement {
@@ -20,6 +21,12 @@ export interface ThreadTranslatorOptions {
   newRunId?: () => string;
   /** Whether an abort cut run `runId`: its bracket ends cancelled even when Mastra ends it with a plain `finish`. */
   wasCut?: (runId: string) => boolean;
+  /**
+   * What the thread's workflow calls' activities showed, by tool call id: a resumed call's activity
+   * goes on from there (`WorkflowActivities`). The translator adds what each of its runs showed;
+   * the caller adds what was stored before it started.
+   */
+  workflowActivities?: Record<string, WorkflowActivityContent>;
 }
 
 /**
@@ -54,6 +61,7 @@ export class ThreadTranslator {
   private readonly announced: (runId: string) => RunAnnouncement | undefined;
   private readonly newRunId: () => string;
   private readonly wasCut: (runId: string) => boolean;
+  private readonly workflowActivities: Record<string, WorkflowActivityContent>;
 
   constructor(
     private readonly threadId: string,
@@ -62,6 +70,7 @@ export class ThreadTranslator {
     this.announced = options.announced ?? (() => undefined);
     this.newRunId = options.newRunId ?? (() => `background-${randomUUID()}`);
     this.wasCut = options.wasCut ?? (() => false);
+    this.workflowActivities = options.workflowActivities ?? {};
   }
 
   /** Whether a bracket is open. */
@@ -130,6 +139,7 @@ export class ThreadTranslator {
     const out = run.push(chunk);
     const paused = isPause(chunk);
     if (paused || run.finished) this.lastAnswer = run.position() ?? this.lastAnswer;
+    if (paused || run.finished) Object.assign(this.workflowActivities, run.workflowActivities);
     if (paused) {
       out.push(...run.end());
       this.ended = { runId: this.runId as string, paused: new Set([chunk.payload.toolCallId]) };
@@ -165,6 +175,7 @@ export class ThreadTranslator {
       unseenCallsAreResumed: true,
       appendsTo: again && this.ended?.paused.size ? undefined : announcement ? announcement.appendsTo : this.lastAnswer,
       inputMessages: announcement?.messages,
+      workflowActivities: this.workflowActivities,
     });
     return this.run.start();
   }
@@ -172,6 +183,7 @@ export class ThreadTranslator {
   private closeRun(cancelled = false): Event[] {
     this.lastAnswer = this.run?.position() ?? this.lastAnswer;
     const events = (cancelled ? this.run?.cancel() : this.run?.end()) ?? [];
+    if (this.run) Object.assign(this.workflowActivities, this.run.workflowActivities);
     if (this.run) this.ended = { runId: this.runId as string, paused: new Set() };
     this.run = undefined;
     return events;
