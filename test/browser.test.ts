@@ -400,6 +400,8 @@ describe.skipIf(!hasChromium)(`the demo page in chromium${hasChromium ? '' : ` (
   ])('at %i px: picks the workflow, shows its steps and state, resumes the review step from a form made from its schema; screenshot', async (width, height) => {
     const { page, resourceId, threadId } = await openPage(uid('page-user'), { width, height });
     expect(await page.$$eval('#agent option', (nodes) => nodes.map((n) => n.textContent))).toEqual(expect.arrayContaining(['Demo Agent', 'draft-and-send (workflow)']));
+    // The picker reads whole at either width.
+    expect((await page.locator('#agent').boundingBox())!.width).toBeGreaterThanOrEqual(160);
     await pick(page, 'draft-and-send');
     // What only an agent takes is put away: queueing, signals.
     expect(await page.isHidden('#queue')).toBe(true);
