@@ -8,7 +8,9 @@
  * word per delta) on a thread of its own. With `origins`, the workers are dealt out over those
  * servers in turn (worker i always asks origin i mod n): one load split over several processes.
  * With `followOn` (the bridge only), each stream's thread is first followed on that server
- * (`GET …/events`), and the follower reads the run there until its `RUN_FINISHED`.
+ * (`GET …/events`), and the follower reads the run there until its `RUN_FINISHED`. With
+ * `workflow`, each stream runs that workflow instead (`{ n: 0 }` in): the bridge's `/run` with
+ * `forwardedProps.agentId`, or Mastra's `/api/workflows/:id/stream`.
  */
 import { randomUUID } from 'node:crypto';
 import http from 'node:http';
@@ -27,6 +29,8 @@ export interface RoundSpec {
   words: number;
   /** The bridge only: follow each stream's thread on this server before the run starts. */
   followOn?: string;
+  /** Run this workflow (bridge and Mastra's route only) rather than ask the demo agent. */
+  workflow?: string;
 }
 
 export interface StreamSample {
@@ -63,7 +67,8 @@ function prompt(words: number): string {
 }
 
 /** Path and body of one request: the same question, in each server's own input format. */
-function request(target: Target, text: string, threadId: string): { path: string; body: string } {
+function request(target: Target, text: string, threadId: string, workflow?: string): { path: string; body: string } {
+  if (workflow) return workflowRequest(target, workflow, threadId);
   if (target === 'mastra') {
     return {
       path: '/api/agents/demo/stream',
@@ -80,6 +85,28 @@ function request(target: Target, text: string, threadId: string): { path: string
     forwardedProps: target === 'bridge' ? { resourceId: BENCH_RESOURCE } : {},
   };
   return { path: target === 'bridge' ? '/agui/run' : '/agent', body: JSON.stringify(input) };
+}
+
+/** One run of `workflow` from `{ n: 0 }`: Mastra's workflow stream route, or the bridge's `/run`. */
+function workflowRequest(target: Target, workflow: string, threadId: string): { path: string; body: string } {
+  const inputData = { n: 0 };
+  if (target === 'mastra') return { path: `/api/workflows/${workflow}/stream?runId=${randomUUID()}`, body: JSON.stringify({ inputData, resourceId: BENCH_RESOURCE }) };
+  if (target !== 'bridge') throw new Error(`${target} serves no workflow`);
+  const input = { threadId, runId: randomUUID(), messages: [], tools: [], context: [], state: {}, forwardedProps: { resourceId: BENCH_RESOURCE, agentId: workflow, input: inputData } };
+  return { path: '/agui/run', body: JSON.stringify(input) };
+}
+
+/** How a stream's records are told apart: SSE frames, or Mastra's workflow route's ASCII record separator. */
+function framing(spec: RoundSpec): { separator: string; isEvent: (frame: string) => boolean; firstWork: RegExp; ended: (last: string) => boolean } {
+  if (spec.workflow && spec.target === 'mastra') {
+    return { separator: '\x1e', isEvent: (frame) => frame.length > 0, firstWork: /^\{"type":"workflow-step-start"/, ended: (last) => last.includes('"type":"workflow-finish"') };
+  }
+  return {
+    separator: '\n\n',
+    isEvent: (frame) => frame.startsWith('data:') && !frame.startsWith('data: [DONE]'),
+    firstWork: spec.workflow ? /^data: \{"type":"STEP_STARTED"/ : DELTA_FRAME[spec.target],
+    ended: (last) => endedWell(spec.target, last),
+  };
 }
 
 /** How each server's frames that carry answer text start. */
@@ -153,7 +180,8 @@ function followThread(origin: string, threadId: string): Promise<{ done: Promise
 }
 
 function streamRun(spec: RoundSpec, text: string, origin: string, threadId: string): Promise<StreamSample> {
-  const { path, body } = request(spec.target, text, threadId);
+  const { path, body } = request(spec.target, text, threadId, spec.workflow);
+  const { separator, isEvent, firstWork, ended } = framing(spec);
   const url = new URL(path, origin);
   return new Promise((resolve, reject) => {
     const start = performance.now();
@@ -176,20 +204,20 @@ function streamRun(spec: RoundSpec, text: string, origin: string, threadId: stri
           bytes += chunk.length;
           const buffer = carry + chunk;
           let from = 0;
-          for (let end = buffer.indexOf('\n\n', from); end !== -1; end = buffer.indexOf('\n\n', from)) {
+          for (let end = buffer.indexOf(separator, from); end !== -1; end = buffer.indexOf(separator, from)) {
             lastFrame = buffer.slice(from, end);
-            if (lastFrame.startsWith('data:') && !lastFrame.startsWith('data: [DONE]')) {
+            if (isEvent(lastFrame)) {
               if (events === 0) ttfe = performance.now() - start;
-              if (Number.isNaN(firstDelta) && DELTA_FRAME[spec.target].test(lastFrame)) firstDelta = performance.now() - start;
+              if (Number.isNaN(firstDelta) && firstWork.test(lastFrame)) firstDelta = performance.now() - start;
               events++;
             }
-            from = end + 2;
+            from = end + separator.length;
           }
           carry = buffer.slice(from);
         });
         res.on('end', () => {
           const ttlb = performance.now() - start;
-          if (!endedWell(spec.target, lastFrame)) return reject(new Error(`${spec.target}: stream ended on ${lastFrame.slice(0, 120)}`));
+          if (!ended(lastFrame)) return reject(new Error(`${spec.target}: stream ended on ${lastFrame.slice(0, 120)}`));
           resolve({ ttfe, firstDelta, ttlb, events, bytes });
         });
         res.on('error', reject);

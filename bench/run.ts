@@ -1,5 +1,5 @@
 /**
- * `npm run bench [-- --quick] [-- --profile] [-- --only=translator,http,runcost,fanout,durability,scale]`
+ * `npm run bench [-- --quick] [-- --profile] [-- --only=translator,http,runcost,fanout,durability,scale,workflow]`
  *
  * Measures the bridge side by side with what a user would otherwise pick, and checks the
  * performance budget (docs/performance.md). The markdown report goes to stdout, progress to
@@ -24,6 +24,7 @@ import { runFanoutPhase, type FanoutPlan } from './lib/fanout-phase.js';
 import { REPO_ROOT } from './lib/fixtures.js';
 import { runHttpPhase, type HttpPlan } from './lib/http-phase.js';
 import { requireScaleServices, runScalePhase, type ScalePlan } from './lib/scale-phase.js';
+import { runWorkflowPhase, type WorkflowPlan } from './lib/workflow-phase.js';
 import { summarise } from './lib/profile-summary.js';
 import { BenchProcess } from './lib/procs.js';
 import { evaluateBudget, renderMarkdown, type BenchReport } from './lib/report.js';
@@ -80,6 +81,11 @@ const SCALE_PLAN: ScalePlan = {
     : { words: 500, reps: 5, warmupRounds: 2, single: [{ concurrency: 1, streams: 20 }, { concurrency: 16, streams: 48 }], split: { concurrency: 32, streams: 96 }, followers: 1000, messages: 10, followed: { concurrency: 16, streams: 48 } }),
   ...(option('baseline') && { baselineDir: option('baseline') }),
 };
+
+/** A 50-step workflow at 1 and 16 streams at once (issue 29). */
+const WORKFLOW_PLAN: WorkflowPlan = quick
+  ? { levels: [{ concurrency: 1, streams: 4 }, { concurrency: 16, streams: 16 }], reps: 2, warmupRounds: 1 }
+  : { levels: [{ concurrency: 1, streams: 20 }, { concurrency: 16, streams: 48 }], reps: 5, warmupRounds: 2 };
 
 const RESULTS_DIR = join(REPO_ROOT, 'bench/results');
 
@@ -140,6 +146,7 @@ async function main(): Promise<void> {
   if (runs('fanout')) partial.fanout = await runFanoutPhase(FANOUT_PLAN);
   if (runs('durability')) partial.durability = await runDurabilityPhase(DURABILITY_PLAN);
   if (runs('scale')) partial.scale = await runScalePhase(SCALE_PLAN, profile);
+  if (runs('workflow')) partial.workflow = await runWorkflowPhase(WORKFLOW_PLAN);
   const profileDirs = { ...partial.http?.profileDirs, ...partial.scale?.profileDirs };
   if (Object.keys(profileDirs).length > 0) partial.profiles = profileSplits(profileDirs);
   const report: BenchReport = { ...partial, budget: evaluateBudget(partial) };

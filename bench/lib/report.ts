@@ -3,6 +3,7 @@ import type { DurabilityResult } from './durability-phase.js';
 import type { FanoutResult } from './fanout-phase.js';
 import { SERVER_LABEL, type HttpResult, type ServerName } from './http-phase.js';
 import type { ScaleCell, ScaleResult } from './scale-phase.js';
+import type { WorkflowResult } from './workflow-phase.js';
 import { formatMs, formatNumber, formatRatio, median } from './stats.js';
 import type { TranslatorResult } from '../translator.js';
 import type { ProfileSplit } from './profile-summary.js';
@@ -26,6 +27,8 @@ export interface BenchReport {
   fanout?: FanoutResult;
   durability?: DurabilityResult;
   scale?: ScaleResult;
+  /** A 50-step workflow: the bridge's `/run` beside Mastra's workflow route. */
+  workflow?: WorkflowResult;
   profiles?: Record<string, ProfileSplit['owners']>;
   budget: BudgetLine[];
 }
@@ -143,6 +146,39 @@ function fanoutBudget(result: FanoutResult): BudgetLine[] {
   return lines;
 }
 
+/** Workflow runs/s ÷ Mastra's own workflow route's, at each concurrency (issue 29). */
+const WORKFLOW_MIN_RATIO = 1.0;
+
+function workflowBudget(result: WorkflowResult): BudgetLine[] {
+  return result.levels.map((level) => ({
+    line: `Workflow (${result.steps} steps) runs/s vs Mastra's workflow route, ${level.concurrency} stream${level.concurrency === 1 ? '' : 's'} at once`,
+    target: `≥ ${formatRatio(WORKFLOW_MIN_RATIO, 1)}`,
+    measured: formatRatio(level.medianPairRatio, 3),
+    pass: level.medianPairRatio >= WORKFLOW_MIN_RATIO,
+  }));
+}
+
+function workflowTable(result: WorkflowResult): string[] {
+  const lines = [
+    `### A ${result.steps}-step workflow: this bridge \`POST /agui/run\` vs Mastra's \`POST /api/workflows/:id/stream\``,
+    '',
+    'Each server counts its own events (AG-UI events; Mastra chunks); runs/s compares whole runs.',
+    '',
+    row(['streams at once', 'server', 'runs/s', 'events/s', 'events/run', 'first event p50 / p99', 'last byte p50 / p99', 'CPU ms/run', 'bridge ÷ Mastra (runs/s, median pair)']),
+    row(['---', '---', '---:', '---:', '---:', '---:', '---:', '---:', '---:']),
+  ];
+  for (const level of result.levels) {
+    for (const name of ['bridge', 'mastra'] as const) {
+      const t = level[name];
+      const ratio = name === 'bridge' ? `${formatRatio(level.medianPairRatio, 3)} (${level.pairRatios.map((r) => r.toFixed(2)).join(', ')})` : '';
+      lines.push(row([level.concurrency, name, formatNumber(t.runsPerSec, 1), formatNumber(t.eventsPerSec), formatNumber(t.eventsPerRun), pctl(t.ttfe), pctl(t.ttlb), formatNumber(t.cpuMsPerRun, 2), ratio]));
+    }
+  }
+  const errors = result.levels.flatMap((l) => [...l.bridge.errors, ...l.mastra.errors]);
+  if (errors.length > 0) lines.push('', `Errors: ${errors.slice(0, 5).join('; ')}`);
+  return lines;
+}
+
 /** How much slower the durable `send-message` may answer than the baseline's (issue 11's budget). */
 const SEND_MESSAGE_MAX_EXTRA_MS = 3;
 /** `/run` events/s on LibSQL ÷ the baseline's: below this it is more than this machine's noise. */
@@ -255,6 +291,7 @@ export function evaluateBudget(report: Omit<BenchReport, 'budget'>): BudgetLine[
     ...(report.fanout ? fanoutBudget(report.fanout) : []),
     ...(report.durability ? durabilityBudget(report.durability) : []),
     ...(report.scale ? scaleBudget(report.scale) : []),
+    ...(report.workflow ? workflowBudget(report.workflow) : []),
   ];
 }
 
@@ -439,6 +476,7 @@ export function renderMarkdown(report: BenchReport): string {
     ...(report.fanout ? [...fanoutTable(report.fanout), ''] : []),
     ...(report.durability ? [...durabilityTable(report.durability), ''] : []),
     ...(report.scale ? [...scaleTable(report.scale), ''] : []),
+    ...(report.workflow ? [...workflowTable(report.workflow), ''] : []),
     ...(report.profiles ? [...profileTable(report.profiles), ''] : []),
     ...budgetTable(report.budget),
     '',

@@ -1,6 +1,7 @@
 /**
  * What the three benchmarked servers share, so that they differ only in the layer under test:
- * the same demo agent (scripted model, `DEMO_DELAY_MS`, default 0 here = no timers), the same
+ * the same demo agent (scripted model, `DEMO_DELAY_MS`, default 0 here = no timers) and 50-step
+ * workflow (`steps-workflow.ts`), the same
  * memory setting (on: an in-memory store, each request on a thread of its own) and the same
  * Mastra options as the bridge's standalone server.
  *
@@ -14,6 +15,7 @@ import { Mastra } from '@mastra/core';
 import type { Agent } from '@mastra/core/agent';
 import { InMemoryStore } from '@mastra/core/storage';
 import { createDemoAgent } from '../../src/demo/agent.js';
+import { BENCH_WORKFLOW_ID, createStepsWorkflow } from './steps-workflow.js';
 
 /** The resource every bench request runs as. */
 export const BENCH_RESOURCE = 'bench';
@@ -22,7 +24,9 @@ export function createBenchMastra(): { mastra: Mastra; demo: Agent } {
   const storage = new InMemoryStore();
   const delayMs = Number(process.env.DEMO_DELAY_MS ?? 0);
   const demo = createDemoAgent({ storage, delayMs, slowTaskMs: 100 });
-  const mastra = new Mastra({ agents: { demo }, storage, logger: false, backgroundTasks: { enabled: true } });
+  // The workflow phase's 50-step workflow, on the bridge's `/run` and Mastra's workflow route alike.
+  const workflows = { [BENCH_WORKFLOW_ID]: createStepsWorkflow(50) };
+  const mastra = new Mastra({ agents: { demo }, workflows, storage, logger: false, backgroundTasks: { enabled: true } });
   return { mastra, demo };
 }
 

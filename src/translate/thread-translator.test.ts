@@ -329,7 +329,7 @@ describe('a workflow call suspended in one bracket and resumed in the next (agen
 
   it('a translator that met the call only resumed starts from what it was given (the thread as stored)', () => {
     const stored = { workflowId: 'draft-and-send', status: 'suspended', steps: [{ id: 'draft', status: 'success' }, { id: 'review', status: 'suspended' }] };
-    const toolCallId = (chunks('agent-workflow-resume')[0].payload as { toolCallId: string }).toolCallId;
+    const toolCallId = (chunks('agent-workflow-resume')[0] as unknown as { payload: { toolCallId: string } }).payload.toolCallId;
     const given = new ThreadTranslator(THREAD, { workflowActivities: { [toolCallId]: stored } });
     expect(activityOf(translate(chunks('agent-workflow-resume'), given))?.content.steps).toEqual(stored.steps);
     expect(activityOf(translate(chunks('agent-workflow-resume')))?.content.steps).toEqual([]);
