@@ -27,7 +27,7 @@ import { z } from 'zod';
 import { createDemoAgent } from '../src/demo/agent.js';
 import { createGuardedAgent } from '../src/demo/guardrails.js';
 import { createDemoWorkflow, DEMO_WORKFLOW_ID } from '../src/demo/workflow.js';
-import { agentStepWorkflow, failingWorkflow, shapesWorkflow } from '../test/support/workflows.js';
+import { agentStepWorkflow, failingWorkflow, loopsWorkflow, shapesWorkflow } from '../test/support/workflows.js';
 
 type Chunk = { type: string; runId?: string; payload?: Record<string, unknown>; [key: string]: unknown };
 type Source = 'stream' | 'subscription';
@@ -730,6 +730,11 @@ const WORKFLOW_SCENARIOS: WorkflowScenario[] = [
     run: (mastra) => streamWorkflow(mastra, 'shapes', { inputData: { topic: 'tea' } }),
   },
   {
+    name: 'workflow-loops',
+    description: "loops with { topic: 'green tea' }: split, a foreach over the two words (shout), count, a dountil loop (up, until n >= 4), then a sleep of 10 ms.",
+    run: (mastra) => streamWorkflow(mastra, 'loops', { inputData: { topic: 'green tea' } }),
+  },
+  {
     name: 'workflow-agent-step',
     description: 'agent-step: a step writes a prompt, then the demo agent runs as a step and streams its answer.',
     run: (mastra) => streamWorkflow(mastra, 'agent-step', { inputData: { topic: 'tea' } }),
@@ -748,7 +753,7 @@ async function recordWorkflows(only: Set<string>, storage: InMemoryStore, demo: 
   const slow = createDemoWorkflow({ delayMs: 200, id: `${DEMO_WORKFLOW_ID}-slow` });
   const mastra = new Mastra({
     agents: { demo },
-    workflows: { [DEMO_WORKFLOW_ID]: createDemoWorkflow(), [`${DEMO_WORKFLOW_ID}-slow`]: slow, 'always-fails': failingWorkflow(), shapes: shapesWorkflow(), 'agent-step': agentStepWorkflow(demo) },
+    workflows: { [DEMO_WORKFLOW_ID]: createDemoWorkflow(), [`${DEMO_WORKFLOW_ID}-slow`]: slow, 'always-fails': failingWorkflow(), shapes: shapesWorkflow(), loops: loopsWorkflow(), 'agent-step': agentStepWorkflow(demo) },
     storage,
     logger: false,
   });

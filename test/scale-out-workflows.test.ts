@@ -66,3 +66,38 @@ describe('a workflow suspended on A', () => {
     await Promise.all([onA.text(), onB.text()]);
   });
 });
+
+describe('a workflow run cut by kill -9 mid-step', () => {
+  // A lease of 3 s (read by every process at start): a lapse shows within seconds.
+  let cut: Cluster;
+  beforeAll(async () => {
+    cut = await createCluster('wf-cut', { MASTRA_AGENT_THREAD_LEASE_TTL_MS: '3000', DEMO_DELAY_MS: '0' });
+  }, 60_000);
+  afterAll(() => cut?.close());
+
+  it('its follower on the other process sees it end (RUN_ERROR, then the thread as stored); the next run cancels it in storage', { timeout: 60_000 }, async () => {
+    const watcher = await cut.start();
+    const runner = await cut.start({ DEMO_DELAY_MS: '1500' });
+    const [threadId, resourceId] = [uid('wf-cut'), uid('cut-user')];
+    const props = { agentId: DEMO_WORKFLOW_ID, resourceId };
+    const follower = await openSse(`${watcher.url}/threads/${threadId}/events?resourceId=${resourceId}&agentId=${DEMO_WORKFLOW_ID}`);
+    await follower.waitForComment('connected');
+    const running = await postRun(`${runner.url}/run`, runInput({ threadId, messages: [userMessage('tea')], forwardedProps: props }));
+    expect(running.status).toBe(200);
+    await follower.waitForEvent((e) => e.type === 'STEP_STARTED');
+    await cut.kill(runner);
+
+    const end = await follower.waitForEvent((e) => e.type === 'RUN_ERROR' || e.type === 'RUN_FINISHED');
+    expect(end.event).toMatchObject({ type: 'RUN_ERROR' });
+    const snapshot = await follower.waitForEvent((e) => e.type === 'MESSAGES_SNAPSHOT', end.index);
+    expect((snapshot.event as BaseEvent & { messages: Array<{ content: string }> }).messages.map((m) => m.content)).toEqual(['tea']);
+    await follower.close();
+
+    // The thread is free once the lease lapsed; the next run cancels the cut one, which no one may run again unasked.
+    const next = await runStrict(`${watcher.url}/run`, runInput({ threadId, messages: [userMessage('coffee')], forwardedProps: props }));
+    expect(next.terminal).toMatchObject({ outcome: { type: 'interrupt' } });
+    const rows = await cut.db.query(`SELECT snapshot FROM "${cut.db.schema}".mastra_workflow_snapshot WHERE workflow_name = $1`, [DEMO_WORKFLOW_ID]);
+    const statuses = rows.map((r) => (typeof r.snapshot === 'string' ? JSON.parse(r.snapshot) : r.snapshot) as { status: string }).map((s) => s.status);
+    expect(statuses.sort()).toEqual(['canceled', 'suspended']);
+  });
+});

@@ -33,6 +33,12 @@ export interface FeedOptions {
   loadState?: () => Promise<AgentState | undefined>;
   /** Forgets an answer a guardrail blocked after it streamed (`ThreadStore.dropBlockedStep`). */
   dropBlockedStep?: (step: BlockedStep) => Promise<void>;
+  /**
+   * A workflow's feed: a run another process writes here is not on Mastra's thread subscription,
+   * so nothing says so if that process dies. While its bracket is open, its lease is looked at
+   * every `watchLeaseMs` (with a shared log), and a run whose lease lapsed is settled as lost.
+   */
+  watchLeaseMs?: number;
   /** The run holding the thread's lease, in any process (a lost run's settlement checks it first). */
   leaseOwner?: () => Promise<string | undefined>;
   /** Resolves once a run of this process has wound down (its partial answer stored), within a bound (`RunEndings.woundDown`). */
@@ -245,7 +251,7 @@ export class ThreadFeed {
         if (chunk.type === 'start') await this.fetchAnnouncement(chunk.runId);
         await this.storedActivityOf(chunk);
         // Not waited for: the settlement first waits to see whether the lease is back (`leaseLapsed`).
-        if (isLostRemoteRun(chunk)) void this.settleLostRun(chunk);
+        if (isLostRemoteRun(chunk)) void this.settleLostRun(topLevelRunId(chunk) ?? '');
         else if (this.endsRunOfOthers(chunk)) this.expectEndInLog(chunk);
         else this.publishTranslated(chunk, this.translator.push(chunk));
       }
@@ -318,7 +324,7 @@ export class ThreadFeed {
     if (open === undefined) return;
     const timer = setTimeout(() => {
       this.pendingEnds.delete(timer);
-      if (this.runStartSeq === open && !this.stop.signal.aborted) void this.settleLostRun(chunk);
+      if (this.runStartSeq === open && !this.stop.signal.aborted) void this.settleLostRun(topLevelRunId(chunk) ?? '');
     }, UNWRITTEN_END_GRACE_MS);
     timer.unref();
     this.pendingEnds.add(timer);
@@ -333,8 +339,7 @@ export class ThreadFeed {
    * following the thread works this out alike, from the log (the run's bracket there, as its
    * process wrote it); the log takes the first one's (`settle`).
    */
-  private async settleLostRun(chunk: MastraChunk): Promise<void> {
-    const runId = topLevelRunId(chunk) ?? '';
+  private async settleLostRun(runId: string): Promise<void> {
     if (!(await this.leaseLapsed(runId))) return;
     const [history, state] = await Promise.all([this.options.loadHistory().catch(() => undefined), this.loadState().catch(() => undefined)]);
     const open = this.openShape ?? [];
@@ -344,6 +349,26 @@ export class ThreadFeed {
     if (history) events.push(...snapshotBracket(threadId, `recovered-${runId}`, history, state));
     if (this.log.settle) this.log.settle(runId, events);
     else this.publish(events);
+  }
+
+  /**
+   * Looks at the lease of run `runId`, another process's, every `watchLeaseMs` while its bracket is
+   * open here (`watchLeaseMs`). A lease that is gone is given the grace an end in flight needs to
+   * reach the log (the run writes its end, then lets go), then the run is settled as lost.
+   */
+  private watchLease(runId: string): void {
+    const timer = setTimeout(async () => {
+      this.pendingEnds.delete(timer);
+      if (this.openInLog !== runId || this.stop.signal.aborted) return;
+      // Not readable (an outage): looked at again next time.
+      const owner = await this.options.leaseOwner?.().catch(() => runId);
+      if (this.openInLog !== runId) return;
+      if (owner === runId) return this.watchLease(runId);
+      const waited = await delay(UNWRITTEN_END_GRACE_MS, true, { signal: this.stop.signal }).catch(() => false);
+      if (waited && this.openInLog === runId) void this.settleLostRun(runId);
+    }, this.options.watchLeaseMs);
+    timer.unref();
+    this.pendingEnds.add(timer);
   }
 
   /**
@@ -446,6 +471,7 @@ export class ThreadFeed {
         // A bracket the log opens over one still open here ends that one for this feed's waiters too.
         this.closedInLog(this.openInLog);
         [this.runStartSeq, this.openInLog, this.openShape] = [firstId + i, event.runId, [event]];
+        if (this.options.watchLeaseMs && this.options.sharedLog && event.runId !== this.lastWritten) this.watchLease(event.runId);
       } else if (isTerminal(event)) {
         gapEnded ||= this.gappedRun !== undefined && this.gappedRun === this.openInLog;
         this.closedInLog(this.openInLog);

@@ -10,7 +10,7 @@ import type { RunAnnouncements } from '../runs/run-announcements.js';
 import type { RunEndings } from '../threads/run-endings.js';
 import type { ThreadScope, ThreadStore } from '../threads/thread-store.js';
 import { WIND_DOWN_MS } from '../threads/thread-control.js';
-import { threadLeaseOwner } from '../threads/thread-lease.js';
+import { THREAD_LEASE_TTL_MS, threadLeaseOwner } from '../threads/thread-lease.js';
 import { TOKENS } from '../tokens.js';
 import { errorMessage } from '../translate/values.js';
 import type { ThreadEventLogs } from './event-log.js';
@@ -189,6 +189,8 @@ export class ThreadHub {
       dropBlockedStep: (step) => this.threads.dropBlockedStep(scope, step),
       loadWorkflowActivities: () => this.threads.workflowActivities(scope),
       leaseOwner: () => threadLeaseOwner(target.agent, target),
+      // A workflow's runs hold the thread's lease under their AG-UI run id, which their brackets carry.
+      ...(target.workflow && { watchLeaseMs: THREAD_LEASE_TTL_MS }),
       runEnded: (runId) => this.endings.woundDown(runId, Date.now() + WIND_DOWN_MS),
       wasCut: (runId) => this.endings.wasCut(runId),
       keepCutStep: (step, since) => this.threads.keepCutStep(scope, step, since),

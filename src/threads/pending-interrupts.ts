@@ -93,13 +93,18 @@ export class PendingInterrupts {
    * waiting call: each of its interrupts is taken once in any process, so a resume that comes at
    * the same moment either wins (the workflow goes on) or finds it no longer waiting. Answers the
    * interrupt ids cancelled here.
+   *
+   * `holdingThread`: the caller holds the thread's lease, so a run still `running` in storage is
+   * one whose process died mid-step (a live run holds the lease while it streams). It is cancelled
+   * too, so that nothing (Mastra's `restartAllActiveWorkflowRuns`) runs it again unasked.
    */
-  async supersedeWorkflow(thread: ThreadTarget): Promise<string[]> {
+  async supersedeWorkflow(thread: ThreadTarget, { holdingThread = false }: { holdingThread?: boolean } = {}): Promise<string[]> {
     // A thread that does not exist yet (a first run) has no workflow waiting.
     const run = await this.threads.workflowRun(thread).catch(() => undefined);
     const workflow = run && workflowsOf(this.mastra).find(([, w]) => w.id === run.workflowId)?.[1];
     if (!run || !workflow) return [];
     const stored = await storedWorkflowRun(this.mastra, workflow, run.runId);
+    if (stored?.status === 'running' && holdingThread) await cancelWorkflowRun(workflow, { runId: run.runId, resourceId: thread.resourceId });
     if (stored?.status !== 'suspended') return [];
     const ids = stored.suspended.map((step) => workflowInterruptId(run.runId, step.path));
     for (const id of ids) if (!(await this.control.once(id, async () => true))) return [];

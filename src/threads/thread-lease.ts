@@ -4,7 +4,7 @@ import { setTimeout as delay } from 'node:timers/promises';
 import { conflict, type BridgeError } from '../errors.js';
 
 /** Mastra's thread lease TTL (`MASTRA_AGENT_THREAD_LEASE_TTL_MS`): Mastra renews it once the run registers. */
-const THREAD_LEASE_TTL_MS = Number(process.env.MASTRA_AGENT_THREAD_LEASE_TTL_MS) || 15_000;
+export const THREAD_LEASE_TTL_MS = Number(process.env.MASTRA_AGENT_THREAD_LEASE_TTL_MS) || 15_000;
 /** Polling backoff while another run holds the thread: a finishing run lets go within ~15 ms. */
 const FIRST_WAIT_MS = 5;
 const LONGEST_WAIT_MS = 100;

@@ -61,8 +61,8 @@ describe('every recorded workflow run', () => {
     const started = ofType(events, EventType.STEP_STARTED).map((e) => e.stepName);
     const finished = ofType(events, EventType.STEP_FINISHED).map((e) => e.stepName);
     expect([...finished].sort()).toEqual([...started].sort());
-    // One bracket per step start Mastra reported.
-    expect(started).toEqual(f.chunks.filter((c) => c.type === 'workflow-step-start').map((c) => c.payload!.id));
+    // One bracket per step start (or a sleep's wait) Mastra reported.
+    expect(started).toEqual(f.chunks.filter((c) => c.type === 'workflow-step-start' || c.type === 'workflow-step-waiting').map((c) => c.payload!.id));
   });
 });
 
@@ -104,6 +104,21 @@ describe('suspend and resume', () => {
     expect(names).toContain('draft-and-send.review');
     const end = events.at(-1) as Extract<Event, { type: EventType.RUN_FINISHED }>;
     expect(end.outcome).toMatchObject({ interrupts: [{ id: `${mastraRunId}::draft-and-send.review`, metadata: { stepId: 'draft-and-send.review', suspendPayload: { draft: 'Draft about tea.' } } }] });
+  });
+});
+
+describe('loops', () => {
+  it('a foreach reports its progress as CUSTOM, a dountil loop opens its step once per pass, a sleep is a step of its own', () => {
+    const { events, f } = translate('workflow-loops');
+    const started = ofType(events, EventType.STEP_STARTED).map((e) => e.stepName);
+    expect(started.slice(0, 5)).toEqual(['split', 'shout', 'count', 'up', 'up']);
+    expect(started[5]).toMatch(/^sleep_/);
+    const progress = f.chunks.filter((c) => c.type === 'workflow-step-progress').map((c) => c.payload);
+    expect(progress).toHaveLength(2);
+    expect(ofType(events, EventType.CUSTOM).map((e) => [e.name, e.value])).toEqual(progress.map((p) => ['workflow-step-progress', p]));
+    // The sleep's step stays open while it waits: its STEP_FINISHED comes with Mastra's result of it.
+    const at = (type: EventType, name: string) => events.findIndex((e) => e.type === type && (e as { stepName?: string }).stepName === name);
+    expect(at(EventType.STEP_FINISHED, started[5])).toBeGreaterThan(at(EventType.STEP_STARTED, started[5]));
   });
 });
 

@@ -85,6 +85,10 @@ export class WorkflowTranslator {
       case 'workflow-step-start':
         this.stepStarted(String(payload.id ?? payload.stepName), out);
         break;
+      // A `sleep` step waits without starting: its wait is its step (`sleep_<uuid>`), ended by its result.
+      case 'workflow-step-waiting':
+        if (!this.openSteps.includes(String(payload.id ?? payload.stepName))) this.stepStarted(String(payload.id ?? payload.stepName), out);
+        break;
       case 'workflow-step-result':
       case 'workflow-step-suspended':
         this.stepEnded(String(payload.id ?? payload.stepName), out);
@@ -95,7 +99,7 @@ export class WorkflowTranslator {
       case 'workflow-step-progress':
         out.push({ type: EventType.CUSTOM, name: 'workflow-step-progress', value: chunk.payload });
         break;
-      // `workflow-start`, `-finish`, `-paused`, `-canceled`, `-step-waiting`, `-step-finish`: the run's
+      // `workflow-start`, `-finish`, `-paused`, `-canceled`, `-step-finish`: the run's
       // end is read from its result (`end`), which says what these do and more (the error, the state).
     }
     return out;

@@ -113,8 +113,8 @@ export class WorkflowRunService {
     try {
       // The interrupt is taken last, once the run has the thread: a refused run leaves it waiting.
       if (start.kind !== 'start' && !(await this.control.once(start.interruptId, async () => true))) throw notWaiting(start.interruptId);
-      // New input supersedes the workflow run that waits on a person (API.md): it is cancelled.
-      if (start.kind === 'start') await this.interrupts.supersedeWorkflow(scope);
+      // New input supersedes the workflow run that waits on a person (API.md), or that a crash cut: it is cancelled.
+      if (start.kind === 'start') await this.interrupts.supersedeWorkflow(scope, { holdingThread: true });
       await this.threads.claim(scope);
       if (message) await this.threads.storeInput(scope, [{ id: message.id, role: 'user', content: message.text }]);
       await this.threads.rememberWorkflowRun(scope, { workflowId: workflow.id, runId: start.mastraRunId });

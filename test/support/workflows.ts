@@ -37,6 +37,22 @@ export function shapesWorkflow() {
     .commit();
 }
 
+/** `loops`: a `foreach` over the topic's words, a `dountil` loop, then a `sleep`. */
+export function loopsWorkflow() {
+  const count = z.object({ n: z.number() });
+  const split = createStep({ id: 'split', inputSchema: topic, outputSchema: z.array(z.string()), execute: async ({ inputData }) => inputData.topic.split(' ') });
+  const shout = createStep({ id: 'shout', inputSchema: z.string(), outputSchema: z.string(), execute: async ({ inputData }) => inputData.toUpperCase() });
+  const countWords = createStep({ id: 'count', inputSchema: z.array(z.string()), outputSchema: count, execute: async ({ inputData }) => ({ n: inputData.length }) });
+  const up = createStep({ id: 'up', inputSchema: count, outputSchema: count, execute: async ({ inputData }) => ({ n: inputData.n + 1 }) });
+  return createWorkflow({ id: 'loops', inputSchema: topic, outputSchema: count })
+    .then(split)
+    .foreach(shout)
+    .then(countWords)
+    .dountil(up, async ({ inputData }) => inputData.n >= 4)
+    .sleep(10)
+    .commit();
+}
+
 /** `agent-step`: a step that writes the prompt, then `agent` as a step (its text streams). */
 export function agentStepWorkflow(agent: Agent) {
   const prompt = createStep({ id: 'prompt', inputSchema: topic, outputSchema: z.object({ prompt: z.string() }), execute: async ({ inputData }) => ({ prompt: `about ${inputData.topic}` }) });
