@@ -86,9 +86,11 @@ export class WorkflowTranslator {
         this.stepStarted(String(payload.id ?? payload.stepName), out);
         break;
       // A `sleep` step waits without starting: its wait is its step (`sleep_<uuid>`), ended by its result.
-      case 'workflow-step-waiting':
-        if (!this.openSteps.includes(String(payload.id ?? payload.stepName))) this.stepStarted(String(payload.id ?? payload.stepName), out);
+      case 'workflow-step-waiting': {
+        const step = String(payload.id ?? payload.stepName);
+        if (!this.openSteps.includes(step)) this.stepStarted(step, out);
         break;
+      }
       case 'workflow-step-result':
       case 'workflow-step-suspended':
         this.stepEnded(String(payload.id ?? payload.stepName), out);

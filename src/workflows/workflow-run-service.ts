@@ -1,5 +1,6 @@
 import type { Message, RunAgentInput } from '@ag-ui/core';
 import type { Mastra } from '@mastra/core';
+import type { Agent } from '@mastra/core/agent';
 import { inject, injectable } from 'inversify';
 import { randomUUID } from 'node:crypto';
 import {
@@ -135,16 +136,19 @@ export class WorkflowRunService {
     return (stored?.state ?? {}) as AgentState;
   }
 
-  /** What `GET /threads/:id/events` follows on a workflow's thread: the workflow's feed, where its runs are written (`openRun`), with its state. */
-  async followTarget(workflow: AnyWorkflow, scope: ThreadScope): Promise<FollowTarget> {
-    const { agent } = await this.agents.withMemory(workflow.id);
+  /**
+   * What `GET /threads/:id/events` follows on a workflow's thread: the workflow's feed, where its
+   * runs are written (`openRun`), with its state. `agent` is the one that keeps the thread's memory.
+   */
+  followTarget(workflow: AnyWorkflow, scope: ThreadScope, agent: Agent): FollowTarget {
     return { agent, threadId: scope.threadId, resourceId: scope.resourceId, workflow: { id: workflow.id, loadState: () => this.state(workflow, scope) } };
   }
 
   /** The thread's followers, here and in other processes; not reaching them (an outage) costs them this run, not the run. */
   private async followers(workflow: AnyWorkflow, scope: ThreadScope): Promise<RunWriter> {
     try {
-      return await this.hub.openRun(await this.followTarget(workflow, scope));
+      const { agent } = await this.agents.withMemory(workflow.id);
+      return await this.hub.openRun(this.followTarget(workflow, scope, agent));
     } catch (error) {
       this.config.logger.warn(`Workflow run on thread ${scope.threadId}: its followers will not see it: ${errorMessage(error)}`);
       return { write: () => {}, close: () => {} };
