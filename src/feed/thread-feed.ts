@@ -357,18 +357,22 @@ export class ThreadFeed {
    * reach the log (the run writes its end, then lets go), then the run is settled as lost.
    */
   private watchLease(runId: string): void {
-    const timer = setTimeout(async () => {
+    const timer = setTimeout(() => {
       this.pendingEnds.delete(timer);
-      if (this.openInLog !== runId || this.stop.signal.aborted) return;
-      // Not readable (an outage): looked at again next time.
-      const owner = await this.options.leaseOwner?.().catch(() => runId);
-      if (this.openInLog !== runId) return;
-      if (owner === runId) return this.watchLease(runId);
-      const waited = await delay(UNWRITTEN_END_GRACE_MS, true, { signal: this.stop.signal }).catch(() => false);
-      if (waited && this.openInLog === runId) void this.settleLostRun(runId);
+      void this.lookAtLease(runId);
     }, this.options.watchLeaseMs);
     timer.unref();
     this.pendingEnds.add(timer);
+  }
+
+  private async lookAtLease(runId: string): Promise<void> {
+    if (this.openInLog !== runId || this.stop.signal.aborted) return;
+    // Not readable (an outage): looked at again next time.
+    const owner = await this.options.leaseOwner?.().catch(() => runId);
+    if (this.openInLog !== runId) return;
+    if (owner === runId) return this.watchLease(runId);
+    const waited = await delay(UNWRITTEN_END_GRACE_MS, true, { signal: this.stop.signal }).catch(() => false);
+    if (waited && this.openInLog === runId) await this.settleLostRun(runId);
   }
 
   /**
