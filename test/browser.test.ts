@@ -468,6 +468,19 @@ describe.skipIf(!hasChromium)(`the demo page in chromium${hasChromium ? '' : ` (
     expect(await page.$$('#approvals form.resume')).toHaveLength(0);
   });
 
+  it('a new tab shows the step still waiting (from the thread’s snapshot), and answers it', async () => {
+    const { page, resourceId } = await openPage(uid('page-user'), undefined, '&agent=draft-and-send');
+    await send(page, 'tea');
+    await page.waitForSelector('#approvals form.resume');
+    await context?.close();
+    const { page: fresh } = await openPage(resourceId, undefined, '&agent=draft-and-send');
+    await fresh.waitForSelector('#approvals form.resume');
+    expect(await fresh.textContent('#approvals form.resume .resume-payload')).toBe('draft: Draft about tea.');
+    await fresh.click('#approvals form.resume button:has-text("Decline")');
+    await waitForBubble(fresh, 'assistant', 'Discarded.');
+    expect(await fresh.$$('#approvals form.resume')).toHaveLength(0);
+  });
+
   it('an agent that runs the workflow as a tool (draft tea): its steps on the activity card, the review answered from the form', async () => {
     const { page } = await openPage();
     await send(page, 'draft tea');

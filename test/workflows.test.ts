@@ -310,6 +310,20 @@ describe('a workflow’s thread, followed', () => {
     await follower.close();
   });
 
+  it('a follower joining with ?snapshot=1 while the workflow waits gets its interrupt on the snapshot’s end, as the run gave it', async () => {
+    const { threadId, interrupt, run } = await draft('tea');
+    const follower = await follow(threadId, '&snapshot=1');
+    const end = await follower.waitForEvent((e) => e.type === 'RUN_FINISHED');
+    expect((end.event as BaseEvent & { outcome?: unknown }).outcome).toEqual((run.terminal as BaseEvent & { outcome: unknown }).outcome);
+    expect(end.event).toMatchObject({ outcome: { interrupts: [{ id: interrupt!.id, metadata: { suspendPayload: { draft: 'Draft about tea.' } } }] } });
+    await follower.close();
+    // Answered, nothing waits: the next snapshot ends plainly.
+    await runStrict(`${tb.base}/run`, resume(threadId, interrupt!.id, { approved: true }));
+    const later = await follow(threadId, '&snapshot=1');
+    expect((await later.waitForEvent((e) => e.type === 'RUN_FINISHED')).event).not.toHaveProperty('outcome');
+    await later.close();
+  });
+
   it('a follower joining with ?snapshot=1 gets the thread as stored and the workflow’s state', async () => {
     const { threadId, interrupt } = await draft('tea');
     await runStrict(`${tb.base}/run`, resume(threadId, interrupt!.id, { approved: true }));

@@ -142,8 +142,8 @@ export interface StoredWorkflowRun {
   resourceId?: string;
   /** The state as last stored (Mastra stores it after each step). */
   state: unknown;
-  /** Each suspended step's path (nested workflow ids, then the step id). */
-  suspended: Array<{ path: string[] }>;
+  /** Each suspended step's path (nested workflow ids, then the step id), and what it suspended with. */
+  suspended: Array<{ path: string[]; payload: unknown }>;
 }
 
 /** A workflow run as storage holds it; `undefined` when there is none. */
@@ -153,7 +153,7 @@ export async function storedWorkflowRun(mastra: Mastra, workflow: AnyWorkflow, r
   if (!row) return undefined;
   // LibSQL and PostgreSQL hand the snapshot back as stored; some stores as its JSON text.
   const snapshot = (typeof row.snapshot === 'string' ? JSON.parse(row.snapshot) : row.snapshot) as SnapshotData;
-  const suspended = Object.keys(snapshot.suspendedPaths ?? {}).map((stepId) => ({ path: suspendedPath(snapshot, stepId) }));
+  const suspended = Object.keys(snapshot.suspendedPaths ?? {}).map((stepId) => ({ path: suspendedPath(snapshot, stepId), payload: suspendPayloadOf(snapshot, stepId) }));
   return { status: snapshot.status ?? 'unknown', resourceId: row.resourceId, state: snapshot.value ?? {}, suspended };
 }
 
@@ -162,6 +162,14 @@ interface SnapshotData {
   value?: unknown;
   suspendedPaths?: Record<string, number[]>;
   context?: Record<string, { suspendPayload?: unknown; status?: string }>;
+}
+
+/** What a suspended step suspended with, without the bookkeeping Mastra keeps beside it (`__workflow_meta`). */
+function suspendPayloadOf(snapshot: SnapshotData, stepId: string): unknown {
+  const payload = snapshot.context?.[stepId]?.suspendPayload;
+  if (!payload || typeof payload !== 'object' || Array.isArray(payload)) return payload;
+  const { __workflow_meta: _meta, ...own } = payload as Record<string, unknown>;
+  return own;
 }
 
 /** A suspended step's path: a step inside a nested workflow is suspended under the nested workflow's id. */

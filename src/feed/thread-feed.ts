@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { setTimeout as delay } from 'node:timers/promises';
-import { EventType, type Event, type Message } from '@ag-ui/core';
+import { EventType, type Event, type Interrupt, type Message } from '@ag-ui/core';
 import type { Agent } from '@mastra/core/agent';
 import type { BridgeLogger } from '../logger.js';
 import type { EventCounter, FollowerJoin } from '../observability/metrics.js';
@@ -31,6 +31,8 @@ export interface FeedOptions {
   loadHistory: () => Promise<Message[]>;
   /** The thread's stored agent state, for an agent with working memory: state events go with its runs and snapshots. */
   loadState?: () => Promise<AgentState | undefined>;
+  /** What the thread's latest run waits on (a workflow's suspended steps): a snapshot bracket ends with them, as that run did. */
+  loadInterrupts?: () => Promise<Interrupt[]>;
   /** Forgets an answer a guardrail blocked after it streamed (`ThreadStore.dropBlockedStep`). */
   dropBlockedStep?: (step: BlockedStep) => Promise<void>;
   /**
@@ -609,8 +611,9 @@ export class ThreadFeed {
     const { threadId } = this.options;
     let messages: Message[];
     let state: AgentState | undefined;
+    let interrupts: Interrupt[] | undefined;
     try {
-      [messages, state] = await Promise.all([this.options.loadHistory(), this.loadState()]);
+      [messages, state, interrupts] = await Promise.all([this.options.loadHistory(), this.loadState(), this.options.loadInterrupts?.()]);
     } catch (error) {
       this.options.logger.warn(`Snapshot of thread ${threadId} failed: ${errorMessage(error)}`);
       this.cutOff(client, "The thread's history could not be loaded; reconnect to try again");
@@ -619,7 +622,7 @@ export class ThreadFeed {
     // Only the frame that completes the bracket carries the position the client resumes from
     // (ids never go back): a client cut inside the bracket keeps its previous id, and comes back
     // for the whole snapshot rather than past one it never had.
-    const bracket = snapshotBracket(threadId, runId, messages, state);
+    const bracket = snapshotBracket(threadId, runId, messages, state, interrupts);
     client.out.send(bracket.slice(0, -1));
     client.out.send(bracket.slice(-1), client.position);
     this.options.metrics?.events.inc(bracket.length);
@@ -661,12 +664,13 @@ function answers(history: Message[], runMessages: ReadonlySet<string>): boolean 
 }
 
 /** A run that holds what is stored: the history, and the agent state when the thread has one. */
-function snapshotBracket(threadId: string, runId: string, messages: Message[], state: AgentState | undefined): Event[] {
+function snapshotBracket(threadId: string, runId: string, messages: Message[], state: AgentState | undefined, interrupts: Interrupt[] = []): Event[] {
+  const [first, ...rest] = interrupts;
   return [
     { type: EventType.RUN_STARTED, threadId, runId },
     { type: EventType.MESSAGES_SNAPSHOT, messages },
     ...(state === undefined ? [] : [{ type: EventType.STATE_SNAPSHOT, snapshot: state } satisfies Event]),
-    { type: EventType.RUN_FINISHED, threadId, runId },
+    { type: EventType.RUN_FINISHED, threadId, runId, ...(first && { outcome: { type: 'interrupt' as const, interrupts: [first, ...rest] } }) },
   ];
 }
 

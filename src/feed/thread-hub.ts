@@ -1,5 +1,5 @@
 import { WorkingMemoryState, type AgentState } from '../state/working-memory.js';
-import type { Event, Message } from '@ag-ui/core';
+import type { Event, Interrupt, Message } from '@ag-ui/core';
 import type { Mastra } from '@mastra/core';
 import type { Agent } from '@mastra/core/agent';
 import { inject, injectable } from 'inversify';
@@ -22,7 +22,7 @@ import { ThreadFeed, type AttachOptions, type FeedMetrics } from './thread-feed.
  * the workflow's own (its runs are the bridge's, not on Mastra's thread subscription) and whose
  * state is its latest run's.
  */
-export type FollowTarget = { agent: Agent } & ThreadScope & { workflow?: { id: string; loadState: () => Promise<AgentState | undefined> } };
+export type FollowTarget = { agent: Agent } & ThreadScope & { workflow?: { id: string; loadState: () => Promise<AgentState | undefined>; loadInterrupts: () => Promise<Interrupt[]> } };
 
 /** Writes a run the bridge streams itself to its thread's followers (`ThreadHub.openRun`); `close` once the run has ended. */
 export interface RunWriter {
@@ -186,6 +186,7 @@ export class ThreadHub {
       announcement: (runId) => this.announcements.get(runId),
       loadHistory: () => this.history(scope),
       ...(loadState && { loadState }),
+      ...(target.workflow && { loadInterrupts: target.workflow.loadInterrupts }),
       dropBlockedStep: (step) => this.threads.dropBlockedStep(scope, step),
       loadWorkflowActivities: () => this.threads.workflowActivities(scope),
       leaseOwner: () => threadLeaseOwner(target.agent, target),

@@ -226,21 +226,35 @@ export class WorkflowTranslator {
   }
 
   private interrupts(result: WorkflowResult): [Interrupt, ...Interrupt[]] {
-    const { workflowId, mastraRunId } = this.options;
     const paths = result.suspended?.length ? result.suspended : [[]];
-    const interrupts = paths.map((path): Interrupt => {
-      const stepId = path.join('.');
-      const facts = this.options.stepFacts(path);
-      return {
-        id: workflowInterruptId(mastraRunId, path),
-        reason: 'workflow_suspended',
-        message: facts.description ? `${facts.description}.` : `Step ${stepId} is waiting for input.`,
-        ...(facts.responseSchema && { responseSchema: facts.responseSchema }),
-        metadata: { workflowId, stepId, suspendPayload: result.suspendPayload?.[path[0] ?? ''] ?? null },
-      };
-    });
-    return interrupts as [Interrupt, ...Interrupt[]];
+    const steps = paths.map((path) => ({ path, payload: result.suspendPayload?.[path[0] ?? ''] }));
+    return workflowInterrupts(this.options, steps) as [Interrupt, ...Interrupt[]];
   }
+}
+
+/**
+ * The `workflow_suspended` interrupts of a run's suspended steps: what its `RUN_FINISHED` says when
+ * it suspends, and what a thread's snapshot says while it waits.
+ *
+ * @example
+ * workflowInterrupts({ workflowId: 'draft-and-send', mastraRunId, stepFacts }, [{ path: ['review'], payload: { draft } }]);
+ * // [{ id: `${mastraRunId}::review`, reason: 'workflow_suspended', message, responseSchema, metadata: { workflowId, stepId: 'review', suspendPayload: { draft } } }]
+ */
+export function workflowInterrupts(
+  run: Pick<WorkflowTranslatorOptions, 'workflowId' | 'mastraRunId' | 'stepFacts'>,
+  steps: ReadonlyArray<{ path: readonly string[]; payload?: unknown }>,
+): Interrupt[] {
+  return steps.map(({ path, payload }): Interrupt => {
+    const stepId = path.join('.');
+    const facts = run.stepFacts(path);
+    return {
+      id: workflowInterruptId(run.mastraRunId, path),
+      reason: 'workflow_suspended',
+      message: facts.description ? `${facts.description}.` : `Step ${stepId} is waiting for input.`,
+      ...(facts.responseSchema && { responseSchema: facts.responseSchema }),
+      metadata: { workflowId: run.workflowId, stepId, suspendPayload: payload ?? null },
+    };
+  });
 }
 
 /** The text of a workflow's answer: a string as it is, else its string field `text`, else the result as JSON. */

@@ -1,4 +1,4 @@
-import type { Message, RunAgentInput } from '@ag-ui/core';
+import type { Interrupt, Message, RunAgentInput } from '@ag-ui/core';
 import type { Mastra } from '@mastra/core';
 import type { Agent } from '@mastra/core/agent';
 import { inject, injectable } from 'inversify';
@@ -30,7 +30,7 @@ import type { ThreadScope, ThreadStore } from '../threads/thread-store.js';
 import { TOKENS } from '../tokens.js';
 import { runFailure } from '../translate/failure.js';
 import { parseWorkflowInterruptId } from '../translate/ids.js';
-import { WorkflowTranslator } from '../translate/workflow-translator.js';
+import { WorkflowTranslator, workflowInterrupts, type SuspendedStepFacts } from '../translate/workflow-translator.js';
 import { errorMessage } from '../translate/values.js';
 import { lastUserText, workflowInput } from './workflow-input.js';
 
@@ -127,6 +127,18 @@ export class WorkflowRunService {
     return { stream: (write, signal) => this.stream(plan, write, signal) };
   }
 
+  /**
+   * The interrupts the thread's latest run of `workflow` waits on (none unless it is suspended):
+   * what a thread's snapshot ends with, as the run's own `RUN_FINISHED` did.
+   */
+  async pendingInterrupts(workflow: AnyWorkflow, scope: ThreadScope): Promise<Interrupt[]> {
+    const run = await this.threads.workflowRun(scope);
+    if (!run || run.workflowId !== workflow.id) return [];
+    const stored = await storedWorkflowRun(this.mastra, workflow, run.runId);
+    if (stored?.status !== 'suspended') return [];
+    return workflowInterrupts({ workflowId: workflow.id, mastraRunId: run.runId, stepFacts: stepFactsOf(workflow) }, stored.suspended);
+  }
+
   /** The thread's state: what its latest run of `workflow` stored last (`{}` before any). */
   async state(workflow: AnyWorkflow, scope: ThreadScope): Promise<AgentState> {
     const { exists } = await this.threads.assertNotForeign(scope);
@@ -141,7 +153,9 @@ export class WorkflowRunService {
    * runs are written (`openRun`), with its state. `agent` is the one that keeps the thread's memory.
    */
   followTarget(workflow: AnyWorkflow, scope: ThreadScope, agent: Agent): FollowTarget {
-    return { agent, threadId: scope.threadId, resourceId: scope.resourceId, workflow: { id: workflow.id, loadState: () => this.state(workflow, scope) } };
+    const loadState = () => this.state(workflow, scope);
+    const loadInterrupts = () => this.pendingInterrupts(workflow, scope);
+    return { agent, threadId: scope.threadId, resourceId: scope.resourceId, workflow: { id: workflow.id, loadState, loadInterrupts } };
   }
 
   /** The thread's followers, here and in other processes; not reaching them (an outage) costs them this run, not the run. */
@@ -216,11 +230,7 @@ export class WorkflowRunService {
       mastraRunId: start.mastraRunId,
       // The message the run answers, for followers that did not send it (`RUN_STARTED.input`).
       ...(message && { input: { threadId: input.threadId, runId: input.runId, messages: [{ id: message.id, role: 'user' as const, content: message.text }], tools: [], context: [] } }),
-      stepFacts: (path) => {
-        const step = findStep(workflow, path);
-        const responseSchema = jsonSchemaOf(step?.resumeSchema);
-        return { ...(responseSchema && { responseSchema }), ...(step?.description && { description: step.description }) };
-      },
+      stepFacts: stepFactsOf(workflow),
     });
     this.metrics.runStarted(workflow.id, 'run');
     try {
@@ -323,3 +333,11 @@ function refuseInvalid(checked: Checked, root: string, message: string): unknown
   throw invalidInput(`${message}: ${details.map((d) => `${d.path}: ${d.message}`).join('; ')}`, details);
 }
 
+/** What a workflow's suspended steps expect, by path: the step's resume schema and description. */
+function stepFactsOf(workflow: AnyWorkflow): (path: readonly string[]) => SuspendedStepFacts {
+  return (path) => {
+    const step = findStep(workflow, path);
+    const responseSchema = jsonSchemaOf(step?.resumeSchema);
+    return { ...(responseSchema && { responseSchema }), ...(step?.description && { description: step.description }) };
+  };
+}
