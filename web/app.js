@@ -505,38 +505,40 @@ function renderApprovals() {
   transcript.schedule();
   const before = ui.approvals.childElementCount;
   const waiting = [...app.approvals.values()].filter((a) => a.state === 'waiting' && !a.resulted);
-  ui.approvals.replaceChildren(
-    ...[...app.resumes.values()].map(resumeCard),
-    ...waiting.map((a) => {
-      const card = document.createElement('div');
-      card.className = 'approval';
-      card.dataset.toolCallId = a.toolCallId;
-      const text = document.createElement('div');
-      text.className = 'approval-text';
-      const strong = document.createElement('strong');
-      strong.textContent = a.message ?? `Approve the call to ${a.toolName ?? 'this tool'}?`;
-      const args = document.createElement('code');
-      args.textContent = `${a.toolName ?? 'tool'}(${a.args === undefined ? '' : JSON.stringify(a.args)})`;
-      text.append(strong, args);
-      const actions = document.createElement('div');
-      actions.className = 'approval-actions';
-      const approve = document.createElement('button');
-      approve.type = 'button';
-      approve.className = 'primary';
-      approve.textContent = 'Approve';
-      approve.addEventListener('click', () => answerApproval(a.toolCallId, true, card));
-      const decline = document.createElement('button');
-      decline.type = 'button';
-      decline.className = 'secondary';
-      decline.textContent = 'Decline';
-      decline.addEventListener('click', () => answerApproval(a.toolCallId, false, card));
-      actions.append(approve, decline);
-      card.append(text, actions);
-      return card;
-    }),
-  );
+  ui.approvals.replaceChildren(...[...app.resumes.values()].map(resumeCard), ...waiting.map(approvalCard));
   // The card takes room under the transcript: keep its last lines in view.
   if (ui.approvals.childElementCount > before) ui.transcript.scrollTop = ui.transcript.scrollHeight;
+}
+
+/** An element with a class and a text, for the cards. */
+function el(tag, className, text) {
+  const node = document.createElement(tag);
+  if (className) node.className = className;
+  if (text !== undefined) node.textContent = text;
+  return node;
+}
+
+/** A button that calls `onClick`; `type` `submit` for a form's own buttons. */
+function button(label, className, onClick, type = 'button') {
+  const node = el('button', className, label);
+  node.type = type;
+  node.addEventListener('click', onClick);
+  return node;
+}
+
+/** A waiting tool call's card: what it would do, Approve and Decline. */
+function approvalCard(a) {
+  const card = el('div', 'approval');
+  card.dataset.toolCallId = a.toolCallId;
+  const text = el('div', 'approval-text');
+  text.append(el('strong', '', a.message ?? `Approve the call to ${a.toolName ?? 'this tool'}?`), el('code', '', `${a.toolName ?? 'tool'}(${a.args === undefined ? '' : JSON.stringify(a.args)})`));
+  const actions = el('div', 'approval-actions');
+  actions.append(
+    button('Approve', 'primary', () => answerApproval(a.toolCallId, true, card)),
+    button('Decline', 'secondary', () => answerApproval(a.toolCallId, false, card)),
+  );
+  card.append(text, actions);
+  return card;
 }
 
 async function answerApproval(toolCallId, approved, card) {
@@ -564,41 +566,25 @@ async function answerApproval(toolCallId, approved, card) {
  * becomes the Approve and Decline buttons. What the step showed (`suspendPayload`) comes first.
  */
 function resumeCard(resume) {
-  const card = document.createElement('form');
-  card.className = 'approval resume';
+  const card = el('form', 'approval resume');
   card.dataset.interruptId = resume.id;
-  const text = document.createElement('div');
-  text.className = 'approval-text';
-  const title = document.createElement('strong');
-  title.textContent = resume.message ?? `Step ${resume.metadata?.stepId ?? ''} waits for you.`;
-  text.append(title);
+  const text = el('div', 'approval-text');
+  text.append(el('strong', '', resume.message ?? `Step ${resume.metadata?.stepId ?? ''} waits for you.`));
   for (const [key, value] of Object.entries(resume.metadata?.suspendPayload ?? {})) {
-    const shown = document.createElement('p');
-    shown.className = 'resume-payload';
-    shown.textContent = `${key}: ${typeof value === 'string' ? value : JSON.stringify(value)}`;
-    text.append(shown);
+    text.append(el('p', 'resume-payload', `${key}: ${typeof value === 'string' ? value : JSON.stringify(value)}`));
   }
   const schema = resume.responseSchema ?? {};
   const required = new Set(schema.required ?? []);
   const properties = Object.entries(schema.properties ?? {});
   const decision = properties.find(([key, p]) => p.type === 'boolean' && required.has(key))?.[0];
   for (const [key, property] of properties) if (key !== decision) text.append(fieldFor(resume.id, key, property, required.has(key)));
-  const actions = document.createElement('div');
-  actions.className = 'approval-actions';
-  const button = (label, className, payload) => {
-    const b = document.createElement('button');
-    b.type = 'submit';
-    b.className = className;
-    b.textContent = label;
-    b.addEventListener('click', () => (card.dataset.decision = JSON.stringify(payload)));
-    return b;
-  };
-  if (decision) actions.append(button('Approve', 'primary', { [decision]: true }), button('Decline', 'secondary', { [decision]: false }));
-  else actions.append(button('Submit', 'primary', {}));
-  const error = document.createElement('p');
-  error.className = 'card-error';
+  const actions = el('div', 'approval-actions');
+  // Each button says what it adds to the answer; the form's submit sends it.
+  const choice = (label, className, payload) => button(label, className, () => (card.dataset.decision = JSON.stringify(payload)), 'submit');
+  if (decision) actions.append(choice('Approve', 'primary', { [decision]: true }), choice('Decline', 'secondary', { [decision]: false }));
+  else actions.append(choice('Submit', 'primary', {}));
+  const error = el('p', 'card-error', resume.error ?? '');
   error.setAttribute('role', 'alert');
-  error.textContent = resume.error ?? '';
   card.append(text, actions, error);
   card.addEventListener('submit', (event) => {
     event.preventDefault();
@@ -608,9 +594,8 @@ function resumeCard(resume) {
 }
 
 function fieldFor(interruptId, key, property, required) {
-  const row = document.createElement('div');
-  row.className = 'row';
-  const label = document.createElement('label');
+  const row = el('div', 'row');
+  const label = el('label');
   const id = `resume-${interruptId.replace(/[^\w-]/g, '_')}-${key}`;
   label.htmlFor = id;
   label.textContent = `${property.title ?? key}${required ? '' : ' (optional)'}`;
