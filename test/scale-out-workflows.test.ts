@@ -84,13 +84,14 @@ describe('a workflow run cut by kill -9 mid-step', () => {
     await follower.waitForComment('connected');
     const running = await postRun(`${runner.url}/run`, runInput({ threadId, messages: [userMessage('tea')], forwardedProps: props }));
     expect(running.status).toBe(200);
-    await follower.waitForEvent((e) => e.type === 'STEP_STARTED');
+    // Cut in its second step: the first one's text was stored as it ended.
+    await follower.waitForEvent((e) => e.type === 'STEP_STARTED' && (e as BaseEvent & { stepName: string }).stepName === 'review');
     await cut.kill(runner);
 
     const end = await follower.waitForEvent((e) => e.type === 'RUN_ERROR' || e.type === 'RUN_FINISHED');
     expect(end.event).toMatchObject({ type: 'RUN_ERROR' });
     const snapshot = await follower.waitForEvent((e) => e.type === 'MESSAGES_SNAPSHOT', end.index);
-    expect((snapshot.event as BaseEvent & { messages: Array<{ content: string }> }).messages.map((m) => m.content)).toEqual(['tea']);
+    expect((snapshot.event as BaseEvent & { messages: Array<{ content: string }> }).messages.map((m) => m.content)).toEqual(['tea', 'Draft about tea.']);
     await follower.close();
 
     // The thread is free once the lease lapsed; the next run cancels the cut one, which no one may run again unasked.

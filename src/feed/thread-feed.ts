@@ -31,6 +31,11 @@ export interface FeedOptions {
   loadHistory: () => Promise<Message[]>;
   /** The thread's stored agent state, for an agent with working memory: state events go with its runs and snapshots. */
   loadState?: () => Promise<AgentState | undefined>;
+  /**
+   * Whether the thread's latest run got to an end of its own, when storage tells (a workflow's run:
+   * its stored status). Else a lost run counts as finished when an answer is stored after it.
+   */
+  latestRunEnded?: () => Promise<boolean>;
   /** What the thread's latest run waits on (a workflow's suspended steps): a snapshot bracket ends with them, as that run did. */
   loadInterrupts?: () => Promise<Interrupt[]>;
   /** Forgets an answer a guardrail blocked after it streamed (`ThreadStore.dropBlockedStep`). */
@@ -345,7 +350,8 @@ export class ThreadFeed {
     if (!(await this.leaseLapsed(runId))) return;
     const [history, state] = await Promise.all([this.options.loadHistory().catch(() => undefined), this.loadState().catch(() => undefined)]);
     const open = this.openShape ?? [];
-    const finished = history !== undefined && answers(history, messageIdsOf(open));
+    const ended = await this.options.latestRunEnded?.().catch(() => undefined);
+    const finished = ended ?? (history !== undefined && answers(history, messageIdsOf(open)));
     const { threadId } = this.options;
     const events = closeRun(open, finished ? { finished: true } : { error: LOST_RUN });
     if (history) events.push(...snapshotBracket(threadId, `recovered-${runId}`, history, state));

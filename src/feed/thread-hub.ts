@@ -22,7 +22,15 @@ import { ThreadFeed, type AttachOptions, type FeedMetrics } from './thread-feed.
  * the workflow's own (its runs are the bridge's, not on Mastra's thread subscription) and whose
  * state is its latest run's.
  */
-export type FollowTarget = { agent: Agent } & ThreadScope & { workflow?: { id: string; loadState: () => Promise<AgentState | undefined>; loadInterrupts: () => Promise<Interrupt[]> } };
+export type FollowTarget = { agent: Agent } & ThreadScope & { workflow?: WorkflowFollowing };
+
+/** What a workflow's feed reads of storage: the workflow's state, what it waits on, whether its latest run ended. */
+export interface WorkflowFollowing {
+  id: string;
+  loadState: () => Promise<AgentState | undefined>;
+  loadInterrupts: () => Promise<Interrupt[]>;
+  latestRunEnded: () => Promise<boolean>;
+}
 
 /** Writes a run the bridge streams itself to its thread's followers (`ThreadHub.openRun`); `close` once the run has ended. */
 export interface RunWriter {
@@ -186,7 +194,7 @@ export class ThreadHub {
       announcement: (runId) => this.announcements.get(runId),
       loadHistory: () => this.history(scope),
       ...(loadState && { loadState }),
-      ...(target.workflow && { loadInterrupts: target.workflow.loadInterrupts }),
+      ...(target.workflow && { loadInterrupts: target.workflow.loadInterrupts, latestRunEnded: target.workflow.latestRunEnded }),
       dropBlockedStep: (step) => this.threads.dropBlockedStep(scope, step),
       loadWorkflowActivities: () => this.threads.workflowActivities(scope),
       leaseOwner: () => threadLeaseOwner(target.agent, target),

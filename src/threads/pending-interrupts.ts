@@ -6,8 +6,7 @@ import { TOKENS } from '../tokens.js';
 import type { ThreadControl } from './thread-control.js';
 import { threadLeaseOwner } from './thread-lease.js';
 import type { ThreadStore } from './thread-store.js';
-import type { Mastra } from '@mastra/core';
-import { cancelWorkflowRun, storedWorkflowRun, workflowsOf } from '../agents/mastra-workflows.js';
+import { cancelWorkflowRun } from '../agents/mastra-workflows.js';
 import { workflowInterruptId } from '../translate/ids.js';
 
 /** A call a stopped run of the thread waits on: an approval, or a tool that suspended itself. */
@@ -45,7 +44,6 @@ export class PendingInterrupts {
   constructor(
     @inject(TOKENS.ThreadControl) private readonly control: ThreadControl,
     @inject(TOKENS.ThreadStore) private readonly threads: ThreadStore,
-    @inject(TOKENS.Mastra) private readonly mastra: Mastra,
   ) {}
 
   /** What the thread's stopped runs wait on, read from storage (so in any process, and after a restart). */
@@ -99,16 +97,14 @@ export class PendingInterrupts {
    * too, so that nothing (Mastra's `restartAllActiveWorkflowRuns`) runs it again unasked.
    */
   async supersedeWorkflow(thread: ThreadTarget, { holdingThread = false }: { holdingThread?: boolean } = {}): Promise<string[]> {
-    // A thread that does not exist yet (a first run) has no workflow waiting.
-    const run = await this.threads.workflowRun(thread).catch(() => undefined);
-    const workflow = run && workflowsOf(this.mastra).find(([, w]) => w.id === run.workflowId)?.[1];
-    if (!run || !workflow) return [];
-    const stored = await storedWorkflowRun(this.mastra, workflow, run.runId);
-    if (stored?.status === 'running' && holdingThread) await cancelWorkflowRun(workflow, { runId: run.runId, resourceId: thread.resourceId });
-    if (stored?.status !== 'suspended') return [];
-    const ids = stored.suspended.map((step) => workflowInterruptId(run.runId, step.path));
+    const latest = await this.threads.latestWorkflowRun(thread);
+    if (!latest) return [];
+    const { workflow, runId, stored } = latest;
+    if (stored.status === 'running' && holdingThread) await cancelWorkflowRun(workflow, { runId, resourceId: thread.resourceId });
+    if (stored.status !== 'suspended') return [];
+    const ids = stored.suspended.map((step) => workflowInterruptId(runId, step.path));
     for (const id of ids) if (!(await this.control.once(id, async () => true))) return [];
-    await cancelWorkflowRun(workflow, { runId: run.runId, resourceId: thread.resourceId });
+    await cancelWorkflowRun(workflow, { runId, resourceId: thread.resourceId });
     return ids;
   }
 }

@@ -5,6 +5,7 @@ import { MessageList, type MessageListInput } from '@mastra/core/agent/message-l
 import type { MastraDBMessage, MastraMemory, StorageThreadType } from '@mastra/core/memory';
 import { inject, injectable } from 'inversify';
 import { AgentProvider } from '../agents/agent-provider.js';
+import { storedWorkflowRun, workflowsOf, type AnyWorkflow, type StoredWorkflowRun } from '../agents/mastra-workflows.js';
 import { conflict, notFound } from '../errors.js';
 import { TOKENS } from '../tokens.js';
 import type { ThreadLocks } from './thread-locks.js';
@@ -29,6 +30,13 @@ const WORKFLOW_RUN_KEY = 'mastra-agui-bridge:workflowRun';
 export interface ThreadWorkflowRun {
   workflowId: string;
   runId: string;
+}
+
+/** A thread's latest workflow run as storage holds it: the workflow, Mastra's run id, where the run stands. */
+export interface LatestWorkflowRun {
+  workflow: AnyWorkflow;
+  runId: string;
+  stored: StoredWorkflowRun;
 }
 
 /** The thread metadata key of what each workflow tool call's activity showed last (`WorkflowActivities`). */
@@ -268,11 +276,18 @@ export class ThreadStore {
     await this.writeInternal(scope, WORKFLOW_RUN_KEY, () => run);
   }
 
-  /** The thread's latest workflow run, if it had one. */
-  async workflowRun(scope: ThreadScope): Promise<ThreadWorkflowRun | undefined> {
-    const { thread } = await this.load(scope);
+  /**
+   * The thread's latest workflow run (of `workflowId`, when given) as storage holds it: none on a
+   * thread with no workflow run, another resource's, or one that does not exist yet (a first run).
+   */
+  async latestWorkflowRun(scope: ThreadScope, workflowId?: string): Promise<LatestWorkflowRun | undefined> {
+    const thread = await (await this.memoryOf(scope)).getThreadById({ threadId: scope.threadId });
+    if (!thread || thread.resourceId !== scope.resourceId) return undefined;
     const run = thread.metadata?.[WORKFLOW_RUN_KEY] as Partial<ThreadWorkflowRun> | undefined;
-    return typeof run?.workflowId === 'string' && typeof run.runId === 'string' ? { workflowId: run.workflowId, runId: run.runId } : undefined;
+    if (typeof run?.workflowId !== 'string' || typeof run.runId !== 'string' || (workflowId !== undefined && run.workflowId !== workflowId)) return undefined;
+    const workflow = workflowsOf(this.mastra).find(([, w]) => w.id === run.workflowId)?.[1];
+    const stored = workflow && (await storedWorkflowRun(this.mastra, workflow, run.runId));
+    return workflow && stored && { workflow, runId: run.runId, stored };
   }
 
   /**

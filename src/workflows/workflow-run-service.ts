@@ -132,20 +132,25 @@ export class WorkflowRunService {
    * what a thread's snapshot ends with, as the run's own `RUN_FINISHED` did.
    */
   async pendingInterrupts(workflow: AnyWorkflow, scope: ThreadScope): Promise<Interrupt[]> {
-    const run = await this.threads.workflowRun(scope);
-    if (!run || run.workflowId !== workflow.id) return [];
-    const stored = await storedWorkflowRun(this.mastra, workflow, run.runId);
-    if (stored?.status !== 'suspended') return [];
-    return workflowInterrupts({ workflowId: workflow.id, mastraRunId: run.runId, stepFacts: stepFactsOf(workflow) }, stored.suspended);
+    const latest = await this.threads.latestWorkflowRun(scope, workflow.id);
+    if (latest?.stored.status !== 'suspended') return [];
+    return workflowInterrupts({ workflowId: workflow.id, mastraRunId: latest.runId, stepFacts: stepFactsOf(workflow) }, latest.stored.suspended);
+  }
+
+  /**
+   * Whether the thread's latest run of `workflow` got to an end of its own, as storage says: how a
+   * follower settles a run whose process died (a run cut mid-step is still `running` there).
+   */
+  async latestRunEnded(workflow: AnyWorkflow, scope: ThreadScope): Promise<boolean> {
+    const status = (await this.threads.latestWorkflowRun(scope, workflow.id))?.stored.status;
+    return status !== undefined && status !== 'running' && status !== 'failed';
   }
 
   /** The thread's state: what its latest run of `workflow` stored last (`{}` before any). */
   async state(workflow: AnyWorkflow, scope: ThreadScope): Promise<AgentState> {
-    const { exists } = await this.threads.assertNotForeign(scope);
-    const run = exists ? await this.threads.workflowRun(scope) : undefined;
-    if (!run || run.workflowId !== workflow.id) return {};
-    const stored = await storedWorkflowRun(this.mastra, workflow, run.runId);
-    return (stored?.state ?? {}) as AgentState;
+    await this.threads.assertNotForeign(scope);
+    const latest = await this.threads.latestWorkflowRun(scope, workflow.id);
+    return (latest?.stored.state ?? {}) as AgentState;
   }
 
   /**
@@ -153,9 +158,13 @@ export class WorkflowRunService {
    * runs are written (`openRun`), with its state. `agent` is the one that keeps the thread's memory.
    */
   followTarget(workflow: AnyWorkflow, scope: ThreadScope, agent: Agent): FollowTarget {
-    const loadState = () => this.state(workflow, scope);
-    const loadInterrupts = () => this.pendingInterrupts(workflow, scope);
-    return { agent, threadId: scope.threadId, resourceId: scope.resourceId, workflow: { id: workflow.id, loadState, loadInterrupts } };
+    const following = {
+      id: workflow.id,
+      loadState: () => this.state(workflow, scope),
+      loadInterrupts: () => this.pendingInterrupts(workflow, scope),
+      latestRunEnded: () => this.latestRunEnded(workflow, scope),
+    };
+    return { agent, threadId: scope.threadId, resourceId: scope.resourceId, workflow: following };
   }
 
   /** The thread's followers, here and in other processes; not reaching them (an outage) costs them this run, not the run. */
@@ -250,6 +259,7 @@ export class WorkflowRunService {
   private async run(workflow: AnyWorkflow, scope: ThreadScope, start: Start, translator: WorkflowTranslator, write: EventSink, signal: AbortSignal): Promise<void> {
     const target = { runId: start.mastraRunId, resourceId: scope.resourceId };
     const state = workflow.stateSchema ? this.stateEvents(workflow, start) : undefined;
+    const keep = this.textsKeeper(scope, translator);
     await write([...translator.start(), ...((await state?.events.opening()) ?? [])]);
     let output: WorkflowOutput | undefined;
     try {
@@ -271,21 +281,35 @@ export class WorkflowRunService {
         // The state a step set is stored by the time the next one starts (or the run stops there).
         if (state && stepEnded && startsOrStops(chunk)) events.unshift(...(await state.events.changed()));
         stepEnded = endsStep(chunk) || (stepEnded && !startsOrStops(chunk));
+        // A text a step finished is stored before its end is sent: what was said outlives a crash.
+        await keep();
         if (events.length > 0) await write(events);
       }
       const result = await output.result;
       if (result.state !== undefined) state?.settle(result.state);
       const end = [...((await state?.events.changed()) ?? []), ...(signal.aborted && result.status !== 'success' ? translator.cancelled() : translator.end(result))];
-      await this.threads.storeAnswer(scope, translator.messages);
+      await keep();
       await write(end);
     } catch (error) {
       const failure = runFailure(error, 'WORKFLOW_FAILED');
       if (failure.code !== 'UNAVAILABLE') this.config.logger.error(`Workflow run ${start.mastraRunId} of ${workflow.id} broke: ${errorMessage(error)}`);
-      await this.threads.storeAnswer(scope, translator.messages).catch((stored: unknown) => {
+      await keep().catch((stored: unknown) => {
         this.config.logger.warn(`Workflow run ${start.mastraRunId}: what it streamed was not stored: ${errorMessage(stored)}`);
       });
       await write(signal.aborted ? translator.cancelled() : translator.broke(failure.message, failure.code));
     }
+  }
+
+  /** Stores the texts the run finished since it last did (each once, under its streamed id). */
+  private textsKeeper(scope: ThreadScope, translator: WorkflowTranslator): () => Promise<void> {
+    let stored = 0;
+    return async () => {
+      // Per chunk: most finish no text, and cost one comparison.
+      if (translator.messages.length === stored) return;
+      const fresh = translator.messages.slice(stored);
+      await this.threads.storeAnswer(scope, fresh);
+      stored += fresh.length;
+    };
   }
 
   /**
