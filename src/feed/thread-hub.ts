@@ -181,7 +181,8 @@ export class ThreadHub {
 
   private async createFeed(key: string, target: FollowTarget): Promise<ThreadFeed> {
     const scope = { threadId: target.threadId, resourceId: target.resourceId, agentId: target.workflow?.id ?? target.agent.id };
-    const workingMemory = WorkingMemoryState.of(await target.agent.getMemory());
+    // A workflow's state is its run's; an agent's, its working memory (when it keeps one).
+    const workingMemory = target.workflow ? undefined : WorkingMemoryState.of(await target.agent.getMemory());
     const loadState = target.workflow?.loadState ?? (workingMemory && (() => workingMemory.read(scope)));
     const feed = new ThreadFeed({
       agent: target.agent,

@@ -221,13 +221,14 @@ export class WorkflowRunService {
   }
 
   private async stream({ workflow, input, scope, start, turn, message }: WorkflowPlan, sink: EventSink, clientSignal: AbortSignal): Promise<void> {
+    // Before the run is registered below: nothing awaited from there on runs outside its `finally`.
+    const followers = await this.followers(workflow, scope);
     const controller = new AbortController();
     const onClientAbort = () => controller.abort(clientSignal.reason);
     clientSignal.addEventListener('abort', onClientAbort, { once: true });
     this.active.set(threadKey(scope), controller);
     const leases = leasesOfPubSub(this.mastra.pubsub);
     const stopLease = keepLease(leases, scope, input.runId);
-    const followers = await this.followers(workflow, scope);
     const { write, outcome } = countedSink(this.metrics, (events) => {
       followers.write(events);
       return sink(events);
