@@ -1,5 +1,5 @@
 /**
- * `npm run bench [-- --quick] [-- --profile] [-- --only=translator,http,runcost,fanout,durability,scale,workflow]`
+ * `npm run bench [-- --quick] [-- --profile] [-- --only=translator,http,runcost,fanout,durability,scale,workflow,longthread]`
  *
  * Measures the bridge side by side with what a user would otherwise pick, and checks the
  * performance budget (docs/performance.md). The markdown report goes to stdout, progress to
@@ -23,6 +23,7 @@ import { runDurabilityPhase, type DurabilityPlan } from './lib/durability-phase.
 import { runFanoutPhase, type FanoutPlan } from './lib/fanout-phase.js';
 import { REPO_ROOT } from './lib/fixtures.js';
 import { runHttpPhase, type HttpPlan } from './lib/http-phase.js';
+import { runLongThreadPhase, type LongThreadPlan } from './lib/long-thread-phase.js';
 import { requireScaleServices, runScalePhase, type ScalePlan } from './lib/scale-phase.js';
 import { runWorkflowPhase, type WorkflowPlan } from './lib/workflow-phase.js';
 import { summarise } from './lib/profile-summary.js';
@@ -87,6 +88,12 @@ const WORKFLOW_PLAN: WorkflowPlan = quick
   ? { levels: [{ concurrency: 1, streams: 4 }, { concurrency: 16, streams: 16 }], reps: 2, warmupRounds: 1 }
   : { levels: [{ concurrency: 1, streams: 20 }, { concurrency: 16, streams: 48 }], reps: 5, warmupRounds: 2 };
 
+/** A run on threads of 10, 100 and 1,000 stored messages (issue 30): flat within 10 %. */
+const LONG_THREAD_PLAN: LongThreadPlan = {
+  ...(quick ? { sizes: [10, 100], reps: 5, words: 20 } : { sizes: [10, 100, 1000], reps: 20, words: 20 }),
+  ...(option('baseline') && { baselineDir: option('baseline') }),
+};
+
 const RESULTS_DIR = join(REPO_ROOT, 'bench/results');
 
 function log(message: string): void {
@@ -147,6 +154,7 @@ async function main(): Promise<void> {
   if (runs('durability')) partial.durability = await runDurabilityPhase(DURABILITY_PLAN);
   if (runs('scale')) partial.scale = await runScalePhase(SCALE_PLAN, profile);
   if (runs('workflow')) partial.workflow = await runWorkflowPhase(WORKFLOW_PLAN);
+  if (runs('longthread')) partial.longThread = await runLongThreadPhase(LONG_THREAD_PLAN);
   const profileDirs = { ...partial.http?.profileDirs, ...partial.scale?.profileDirs };
   if (Object.keys(profileDirs).length > 0) partial.profiles = profileSplits(profileDirs);
   const report: BenchReport = { ...partial, budget: evaluateBudget(partial) };

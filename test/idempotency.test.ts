@@ -384,6 +384,24 @@ describe('POST /run is idempotent on its message ids', () => {
     ]);
   });
 
+  it('on a long thread (more rows than a run reads back): the whole conversation sent again stores only the new message, and a retry of its first run is still recognised', async () => {
+    const threadId = uid('long');
+    const url = `${b.base}/run`;
+    const agent = new HttpAgent({ url, threadId });
+    const first = userMessage('turn 0');
+    for (let turn = 0; turn < 12; turn++) {
+      agent.addMessage(turn === 0 ? first : userMessage(`turn ${turn}`));
+      await runAgentStrict(agent, { runId: uid('run') }); // sends every message so far
+    }
+    const rows = async () => ((await http(`${url.replace('/run', '')}/threads/${threadId}/messages?resourceId=default`)).body as Array<{ content: unknown }>).map((m) => m.content);
+    expect(await rows()).toHaveLength(24);
+    expect((await rows()).filter((content) => content === 'turn 11')).toHaveLength(1);
+    // A client that timed out on the first run sends it again: its message is stored 23 rows back.
+    const retry = await runStrict(url, runInput({ threadId, messages: [first] }));
+    expect(retry.types).toEqual([EventType.RUN_STARTED, EventType.MESSAGES_SNAPSHOT, EventType.RUN_FINISHED]);
+    expect(await rows()).toHaveLength(24);
+  });
+
   it('a run with no message at all is still refused 400', async () => {
     const res = await http(`${b.base}/run`, { body: runInput({ messages: [] }) });
     expect(res.status).toBe(400);

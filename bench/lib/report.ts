@@ -4,6 +4,7 @@ import type { FanoutResult } from './fanout-phase.js';
 import { SERVER_LABEL, type HttpResult, type ServerName } from './http-phase.js';
 import type { ScaleCell, ScaleResult } from './scale-phase.js';
 import type { WorkflowResult } from './workflow-phase.js';
+import type { LongThreadResult, LongThreadServerResult, SendingWay } from './long-thread-phase.js';
 import { formatMs, formatNumber, formatRatio, median } from './stats.js';
 import type { TranslatorResult } from '../translator.js';
 import type { ProfileSplit } from './profile-summary.js';
@@ -29,6 +30,8 @@ export interface BenchReport {
   scale?: ScaleResult;
   /** A 50-step workflow: the bridge's `/run` beside Mastra's workflow route. */
   workflow?: WorkflowResult;
+  /** A run on threads of 10, 100 and 1,000 stored messages. */
+  longThread?: LongThreadResult;
   profiles?: Record<string, ProfileSplit['owners']>;
   budget: BudgetLine[];
 }
@@ -179,6 +182,42 @@ function workflowTable(result: WorkflowResult): string[] {
   return lines;
 }
 
+/** A run on the longest thread ÷ on the shortest: time to first event at most this much more, events/s at most this much less (issue 30). */
+const LONG_THREAD_MAX_DRIFT = 0.1;
+
+/** What each way of sending a run is called in the report. */
+const SENT: Record<SendingWay, string> = { whole: 'the whole conversation sent', new: 'the new message sent alone' };
+
+function longThreadBudget(result: LongThreadResult): BudgetLine[] {
+  return (['new', 'whole'] as const).flatMap((way) => {
+    const { sizes, ttfeRatio, eventsPerSecRatio } = result.bridge[way];
+    const span = `${sizes[0].messages} → ${(sizes.at(-1) as { messages: number }).messages} stored messages, ${SENT[way]}`;
+    return [
+      { line: `Time to first event, ${span}`, target: `≤ ${formatRatio(1 + LONG_THREAD_MAX_DRIFT, 2)}`, measured: formatRatio(ttfeRatio, 3), pass: ttfeRatio <= 1 + LONG_THREAD_MAX_DRIFT },
+      { line: `Events/s, ${span}`, target: `≥ ${formatRatio(1 - LONG_THREAD_MAX_DRIFT, 2)}`, measured: formatRatio(eventsPerSecRatio, 3), pass: eventsPerSecRatio >= 1 - LONG_THREAD_MAX_DRIFT },
+    ];
+  });
+}
+
+function longThreadTable(result: LongThreadResult): string[] {
+  const lines = [
+    `### A run on a long thread: ${result.plan.words}-word answers (median of ${result.plan.reps} runs per size and way)`,
+    '',
+    row(['server', 'sent', 'stored messages (at start)', 'first event', 'events/s']),
+    row(['---', '---', '---:', '---:', '---:']),
+  ];
+  const servers: Array<[string, LongThreadServerResult | undefined]> = [['bridge', result.bridge], ['baseline', result.baseline]];
+  for (const [name, server] of servers) {
+    for (const way of ['whole', 'new'] as const) {
+      const series = server?.[way];
+      if (!series) continue;
+      for (const size of series.sizes) lines.push(row([name, SENT[way], formatNumber(size.messages), formatMs(size.ttfe), formatNumber(size.eventsPerSec)]));
+      lines.push(row([name, SENT[way], 'longest ÷ shortest', formatRatio(series.ttfeRatio, 3), formatRatio(series.eventsPerSecRatio, 3)]));
+    }
+  }
+  return lines;
+}
+
 /** How much slower the durable `send-message` may answer than the baseline's (issue 11's budget). */
 const SEND_MESSAGE_MAX_EXTRA_MS = 3;
 /** `/run` events/s on LibSQL ÷ the baseline's: below this it is more than this machine's noise. */
@@ -292,6 +331,7 @@ export function evaluateBudget(report: Omit<BenchReport, 'budget'>): BudgetLine[
     ...(report.durability ? durabilityBudget(report.durability) : []),
     ...(report.scale ? scaleBudget(report.scale) : []),
     ...(report.workflow ? workflowBudget(report.workflow) : []),
+    ...(report.longThread ? longThreadBudget(report.longThread) : []),
   ];
 }
 
@@ -477,6 +517,7 @@ export function renderMarkdown(report: BenchReport): string {
     ...(report.durability ? [...durabilityTable(report.durability), ''] : []),
     ...(report.scale ? [...scaleTable(report.scale), ''] : []),
     ...(report.workflow ? [...workflowTable(report.workflow), ''] : []),
+    ...(report.longThread ? [...longThreadTable(report.longThread), ''] : []),
     ...(report.profiles ? [...profileTable(report.profiles), ''] : []),
     ...budgetTable(report.budget),
     '',

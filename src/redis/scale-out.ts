@@ -7,6 +7,7 @@ import { RedisPubSub } from './pubsub/index.js';
 import type { LocalLeases } from './thread-control.js';
 import { keepsRunChunksLocal, LocalThreadRuns, THREAD_TOPIC } from './thread-runs.js';
 import { StaleLeases } from './stale-leases.js';
+import { GoneProcessRuns } from './gone-process-runs.js';
 import { isUnavailable } from '../translate/failure.js';
 
 /**
@@ -49,7 +50,9 @@ export async function createScaleOut({ url, prefix = 'mastra-agui-bridge', logge
   const logger = redactingLogger(given);
   const redis = await connectRedis(url, prefix, logger);
   const runs = new LocalThreadRuns();
-  const pubsub = new RedisPubSub({
+  // Made before the pub/sub it watches, which tells it of the runs of other processes as it reads them.
+  const goneRuns = new GoneProcessRuns(() => pubsub, logger);
+  const pubsub: RedisPubSub = new RedisPubSub({
     url,
     keyPrefix: `${prefix}:mastra`,
     logger,
@@ -65,6 +68,8 @@ export async function createScaleOut({ url, prefix = 'mastra-agui-bridge', logge
     // registration must find its run still here (a short run is over before a read comes back).
     deliverAtOnce: (topic) => topic.startsWith(THREAD_TOPIC),
     onPublish: (topic, event) => runs.published(topic, event),
+    // A run of another process that died is ended within seconds, not at its lease's TTL.
+    onReceive: (topic, event) => goneRuns.received(topic, event),
   });
   const staleLeases = new StaleLeases(pubsub, runs, logger);
   staleLeases.start();
@@ -74,6 +79,7 @@ export async function createScaleOut({ url, prefix = 'mastra-agui-bridge', logge
     bindings: redisBindings(redis, pubsub, runs),
     close: async () => {
       staleLeases.stop();
+      goneRuns.stop();
       await pubsub.close();
       await redis.close();
     },

@@ -11,9 +11,9 @@ import type { RecoveryGate } from '../threads/recovery-gate.js';
 import { ThreadStore, type ThreadScope } from '../threads/thread-store.js';
 import { TOKENS } from '../tokens.js';
 import { endsStep, isPause, type MastraChunk } from '../translate/chunks.js';
-import { appendPosition, toAguiMessages } from '../translate/history.js';
+import { appendPosition } from '../translate/history.js';
 import { toolResultMessageId, type MessagePosition } from '../translate/ids.js';
-import { selectNewMessages, toMastraMessages, type MastraInputMessage } from '../translate/messages.js';
+import { selectNewMessages, tailIds, toMastraMessages, type MastraInputMessage } from '../translate/messages.js';
 import { endAsCancelled, RunTranslator } from '../translate/run-translator.js';
 import type { WorkflowActivityContent } from '../translate/workflow-activity.js';
 import { beforeTerminal, blockedStep } from '../translate/retraction.js';
@@ -182,14 +182,9 @@ export class RunService {
     if (memory) {
       // After what a crash left unanswered on the thread: its input must come after theirs.
       await this.gate.pass(input.threadId);
-      const { exists } = await this.threads.assertNotForeign(scope, memory);
-      if (exists) {
-        const history = await this.threads.history(scope, {}, { backgroundTasks: false });
-        stored = history.stored;
-        workflowActivities = history.context.workflowActivities;
-        // Snapshot ids the bridge made up (`tool-result-…`, per-step suffixes) count as stored too.
-        storedIds = new Set([...stored.map((m) => m.id), ...toAguiMessages(stored, history.context).map((m) => m.id)]);
-      }
+      // What the input needs checked, not the whole thread: a run costs the same on a long thread.
+      const recent = await this.threads.recent(scope, memory, tailIds(input.messages));
+      if (recent) ({ stored, storedIds, context: { workflowActivities } } = recent);
     }
     const resume = input.resume?.length ? await findResumeTargets(agent, input.resume, scope) : [];
     const fresh = memory ? selectNewMessages(input.messages, storedIds, stored.length > 0) : input.messages;

@@ -60,6 +60,15 @@ export interface ThreadHistory {
   context: HistoryContext;
 }
 
+/** What a new run's input is checked against (`ThreadStore.recent`). */
+export interface RecentHistory extends ThreadHistory {
+  /** Ids of `stored` as stored and as AG-UI messages show them, and those of the asked ids the thread stores. */
+  storedIds: Set<string>;
+}
+
+/** Stored messages a new run reads back: enough for the ids history makes up (tool results, steps) at the thread's end. */
+const RECENT_ROWS = 20;
+
 /** A thread as the API shows it (ISO 8601 dates). */
 export interface ThreadInfo {
   id: string;
@@ -199,6 +208,31 @@ export class ThreadStore {
     const subagents = await this.subagents(memory, stored);
     const workflowActivities = thread.metadata?.[WORKFLOW_ACTIVITIES_KEY] as Record<string, WorkflowActivityContent> | undefined;
     return { stored, context: { toolMessageIds: toolMessageIdsOf(thread), backgroundTasks, ...(subagents.size > 0 && { subagents }), ...(workflowActivities && { workflowActivities }) } };
+  }
+
+  /**
+   * What a new run's input is checked against, in three queries however long the thread: the
+   * thread (`undefined` when it does not exist yet; another resource's is `404`), its last stored
+   * messages, and which of `ids` (the input's tail, `tailIds`) it stores, of any age.
+   */
+  async recent(scope: ThreadScope, memory: MastraMemory, ids: readonly string[]): Promise<RecentHistory | undefined> {
+    const thread = await memory.getThreadById({ threadId: scope.threadId });
+    if (!thread) return undefined;
+    if (thread.resourceId !== scope.resourceId) throw notFound('THREAD_NOT_FOUND', `Thread ${scope.threadId} not found`);
+    const store = await memory.storage.getStore('memory');
+    const [{ messages: stored }, byId] = await Promise.all([
+      // Newest first, then oldest first (Mastra's recall turns them round when no order is given).
+      memory.recall({ threadId: scope.threadId, resourceId: scope.resourceId, perPage: RECENT_ROWS, page: 0, hideSignals: [], includeTotal: false }),
+      ids.length > 0 && store ? store.listMessagesById({ messageIds: [...ids] }) : { messages: [] },
+    ]);
+    const workflowActivities = thread.metadata?.[WORKFLOW_ACTIVITIES_KEY] as Record<string, WorkflowActivityContent> | undefined;
+    const context: HistoryContext = { toolMessageIds: toolMessageIdsOf(thread), backgroundTasks: [], ...(workflowActivities && { workflowActivities }) };
+    const storedIds = new Set([
+      ...stored.map((m) => m.id),
+      ...toAguiMessages(stored, context).map((m) => m.id),
+      ...byId.messages.filter((m) => m.threadId === scope.threadId).map((m) => m.id),
+    ]);
+    return { stored, context, storedIds };
   }
 
   /** What the sub-agents the rows delegated to stored in their own threads (Mastra keeps them in the supervisor's memory). */

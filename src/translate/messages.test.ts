@@ -4,7 +4,7 @@ import type { MessageListInput } from '@mastra/core/agent/message-list';
 import { InMemoryStore } from '@mastra/core/storage';
 import { describe, expect, expectTypeOf, it } from 'vitest';
 import { createDemoAgent } from '../demo/agent.js';
-import { selectNewMessages, toMastraMessages, type MastraInputMessage } from './messages.js';
+import { selectNewMessages, tailIds, toMastraMessages, type MastraInputMessage } from './messages.js';
 
 const weatherCall = { id: 'c1', type: 'function' as const, function: { name: 'get_weather', arguments: '{"city":"Oslo"}' } };
 
@@ -183,6 +183,25 @@ describe('toMastraMessages', () => {
     // Mastra merges the tool result into the assistant row that made the call, so `t1` has no row.
     expect(messages.map((m) => m.id).slice(0, 3)).toEqual(['u1', 'a1', 'u2']);
     expect(messages[1].content.parts[0]).toMatchObject({ type: 'tool-invocation', toolInvocation: { state: 'result', toolName: 'get_weather' } });
+  });
+});
+
+describe('tailIds', () => {
+  const m = (id: string, role: Message['role']) => ({ id, role, content: id }) as Message;
+
+  it('names the trailing input messages and the one before them, skipping activities and reasoning', () => {
+    const input = [m('u1', 'user'), m('a1', 'assistant'), m('u2', 'user'), m('r1', 'reasoning'), m('t1', 'tool'), m('x1', 'activity')];
+    expect(tailIds(input)).toEqual(['t1', 'u2', 'a1']);
+  });
+
+  it('is what selectNewMessages looks at: any other stored id changes nothing', () => {
+    const input = [m('u1', 'user'), m('a1', 'assistant'), m('u2', 'user'), m('a2', 'assistant'), m('u3', 'user')];
+    const looked = new Set(tailIds(input));
+    for (const stored of [['u1', 'a1', 'u2'], ['u1', 'a1', 'u2', 'a2'], ['u1', 'a1', 'u2', 'a2', 'u3']]) {
+      expect(selectNewMessages(input, new Set(stored.filter((id) => looked.has(id))), true)).toEqual(selectNewMessages(input, new Set(stored), true));
+    }
+    expect(tailIds([m('a1', 'assistant')])).toEqual(['a1']);
+    expect(tailIds([])).toEqual([]);
   });
 });
 

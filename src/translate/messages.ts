@@ -158,6 +158,26 @@ function isJsonObject(value: JsonValue | undefined): value is { [key: string]: J
 const NEW_INPUT_ROLES = new Set<Message['role']>(['user', 'tool', 'system', 'developer']);
 
 /**
+ * The ids `selectNewMessages` (and a retry's check) may look up in what is stored: the input's
+ * trailing `user`, `tool`, `system` and `developer` messages, and the message before them. However
+ * long the conversation, a run only needs to know of these whether they are stored.
+ *
+ * @example
+ * tailIds([{ id: 'u1', role: 'user', content: 'hi' }, { id: 'a1', role: 'assistant', content: 'hello' },
+ *          { id: 'u2', role: 'user', content: 'more' }]); // ['u2', 'a1']
+ */
+export function tailIds(input: readonly Message[]): string[] {
+  const ids: string[] = [];
+  for (let i = input.length - 1; i >= 0; i--) {
+    const message = input[i];
+    if (message.role === 'activity' || message.role === 'reasoning') continue;
+    ids.push(message.id);
+    if (!NEW_INPUT_ROLES.has(message.role)) break;
+  }
+  return ids;
+}
+
+/**
  * With memory on, the client re-sends the whole history on every run but Mastra already stores it,
  * so only the new tail must be passed to `agent.stream()`.
  *

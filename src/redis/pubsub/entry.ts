@@ -15,6 +15,12 @@ export function pubsubKeys(prefix: string) {
     topic: (topic: string) => `${prefix}:topic:${topic}`,
     /** A lease: its value is the owner, its TTL the lease's. */
     lease: (key: string) => `${prefix}:lease:${key}`,
+    /** The instance holding a lease (beside it, with the same TTL). */
+    holder: (key: string) => `${prefix}:lease-holder:${key}`,
+    /** An instance's heartbeat: there while it lives. */
+    alive: (instanceId: string) => `${prefix}:alive:${instanceId}`,
+    /** Set once when a run is first found to have lost its instance. */
+    goneRun: (runId: string) => `${prefix}:gone-run:${runId}`,
     /** One instance's wake-up stream: an entry there ends its fan-out reader's blocking read. */
     wake: (instanceId: string) => `${prefix}:wake:${instanceId}`,
   };

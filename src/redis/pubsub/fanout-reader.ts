@@ -31,6 +31,8 @@ export interface FanoutReaderOptions extends LocalRedelivery {
   blockMs: number;
   /** Whether a failed read is Redis being away: logged once until a read succeeds, not at every retry. */
   isOutage: (error: unknown) => boolean;
+  /** Told once of each event read from Redis and handed to subscribers (not this instance's own handed over at publish, `deliverOwn`). */
+  onReceive: (topic: string, event: Event) => void;
 }
 
 /**
@@ -235,12 +237,16 @@ export class FanoutReader {
     const covered = [...(this.#byTopic.get(topic) ?? [])].filter((s) => compareIds(s.cursor, start) >= 0);
     for (const { id, message } of messages) {
       let event: Event | null | undefined;
+      let received = false;
       for (const subscription of covered) {
         if (!subscription.active || compareIds(id, subscription.cursor) <= 0) continue;
         subscription.cursor = id;
         event ??= this.#eventOf(message, topic, id);
-        if (event && !subscription.early.delete(event.id)) this.#deliver(subscription, event);
+        if (!event || subscription.early.delete(event.id)) continue;
+        this.#deliver(subscription, event);
+        received = true;
       }
+      if (received) this.#options.onReceive(topic, event as Event);
     }
   }
 

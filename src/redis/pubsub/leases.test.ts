@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { isLeaseProvider } from '@mastra/core/events';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { RedisPubSub } from './redis-pubsub.js';
+import { pubsubKeys } from './entry.js';
 import { RedisLeases } from './leases.js';
 import { pubsubTestbed } from '../../../test/support/redis-pubsub.js';
 
@@ -96,7 +97,7 @@ describe('RedisPubSub as a LeaseProvider', () => {
     expect(await a.getLeaseOwner(stalled)).toBeUndefined();
 
     // What a connection back after an outage does: every lease held here renewed at once.
-    const leases = new RedisLeases(async () => redis.inspect, leaseKey);
+    const leases = new RedisLeases(async () => redis.inspect, pubsubKeys(redis.prefix));
     const held = [newKey(), newKey()];
     for (const k of held) await leases.acquireLease(k, `run-${k}`, 60_000);
     await redis.inspect.del(held.map(leaseKey));
@@ -143,5 +144,67 @@ describe('RedisPubSub as a LeaseProvider', () => {
     const winners = answers.filter((answer) => answer.acquired);
     expect(winners).toHaveLength(1);
     expect(answers.every((answer) => answer.owner === winners[0].owner)).toBe(true);
+  });
+});
+
+describe('leases of an instance that is gone', () => {
+  const holderKey = (key: string) => `${redis.prefix}:lease-holder:${key}`;
+  const aliveKey = (instance: string) => `${redis.prefix}:alive:${instance}`;
+
+  it('each lease names the instance holding it, whose heartbeat is kept while it lives; a lease let go names none', async () => {
+    const key = newKey();
+    await a.acquireLease(key, 'run-1', 60_000);
+    expect(await redis.inspect.get(holderKey(key))).toBe(a.instanceId);
+    expect(await a.leaseHolders([{ key, owner: 'run-1' }, { key, owner: 'run-2' }])).toEqual([a.instanceId, undefined]);
+    expect(await redis.inspect.exists(aliveKey(a.instanceId))).toBe(1);
+    // The heartbeat renews it every second from its own thread (TTL 3 s).
+    await vi.waitFor(async () => expect(await redis.inspect.pTTL(aliveKey(a.instanceId))).toBeGreaterThan(2000), { timeout: 3000 });
+    expect(await b.goneInstances([a.instanceId, 'never-was'])).toEqual(['never-was']);
+
+    await a.transferLease(key, 'run-1', 'run-2', 60_000);
+    await a.releaseLease(key, 'run-2');
+    expect(await redis.inspect.exists(holderKey(key))).toBe(0);
+  });
+
+  it('the heartbeat goes on while the main thread is busy for longer than its TTL', async () => {
+    const key = newKey();
+    await a.acquireLease(key, 'run-busy', 60_000);
+    const until = Date.now() + 4000;
+    while (Date.now() < until); // a 4-second stall of this thread
+    // Asked before any timer of this thread could beat (a plain connection, no watchdog to replace it).
+    expect(await redis.inspect.exists(aliveKey(a.instanceId))).toBe(1);
+  });
+
+  it('is free to take at once, and reclaimed once: the first caller is told the run, later ones not', async () => {
+    const gone = redis.pubsub();
+    const [key, other] = [newKey(), newKey()];
+    await gone.acquireLease(key, 'run-1', 60_000);
+    await gone.acquireLease(other, 'run-2', 60_000);
+    expect(await a.acquireLease(key, 'run-3', 60_000)).toEqual({ acquired: false, owner: 'run-1' });
+    // A live instance's runs are not reclaimed.
+    expect(await a.reclaimFromGone(gone.instanceId, [{ key, owner: 'run-1' }])).toEqual([]);
+
+    await gone.close(); // its heartbeat ends (as when the process dies: the key lapses)
+    expect(await a.goneInstances([gone.instanceId])).toEqual([gone.instanceId]);
+    expect(await b.acquireLease(key, 'run-3', 60_000)).toEqual({ acquired: true, owner: 'run-3' });
+    expect(await redis.inspect.get(holderKey(key))).toBe(b.instanceId);
+
+    const runs = [{ key, owner: 'run-1' }, { key: other, owner: 'run-2' }];
+    expect(await a.reclaimFromGone(gone.instanceId, runs)).toEqual(['run-1', 'run-2']);
+    expect(await b.reclaimFromGone(gone.instanceId, runs)).toEqual([]);
+    // run-3's lease (taken by b) is left alone; run-2's is let go.
+    expect(await a.getLeaseOwner(key)).toBe('run-3');
+    expect(await a.getLeaseOwner(other)).toBeUndefined();
+    expect(await a.acquireLease(other, 'run-4', 60_000)).toEqual({ acquired: true, owner: 'run-4' });
+  });
+
+  it('without a heartbeat (heartbeat: false) no holder is named, and the lease lasts its TTL', async () => {
+    const plain = redis.pubsub({ heartbeat: false });
+    const key = newKey();
+    await plain.acquireLease(key, 'run-1', 60_000);
+    expect(await redis.inspect.exists(holderKey(key))).toBe(0);
+    expect(await a.leaseHolders([{ key, owner: 'run-1' }])).toEqual([null]);
+    await plain.close();
+    expect(await a.acquireLease(key, 'run-2', 60_000)).toEqual({ acquired: false, owner: 'run-1' });
   });
 });

@@ -7,7 +7,8 @@ import { entryFields, pubsubKeys, trimming, type EntryFields, type PubSubKeys } 
 import { FanoutReader } from './fanout-reader.js';
 import { GroupConsumer } from './group-consumer.js';
 import { IdleExpiry } from './idle-expiry.js';
-import { RedisLeases } from './leases.js';
+import { startHeartbeat, ALIVE_TTL_MS, type Heartbeat } from './heartbeat.js';
+import { RedisLeases, type LeasedRun } from './leases.js';
 import { RepeatedFailures } from './repeated-failures.js';
 
 /** Options of {@link RedisPubSub}; every one has a default. */
@@ -77,6 +78,20 @@ export interface RedisPubSubOptions {
    * run's registration before the run streams, with it). Default: nobody.
    */
   onPublish?: (topic: string, event: PublishedEvent) => void | Promise<void>;
+  /**
+   * Told of every event read from Redis for this instance's subscribers without a group (once per
+   * event, however many subscribers; not its own events on `deliverAtOnce` topics, handed over at
+   * publish). Keep it cheap. Default: nobody.
+   */
+  onReceive?: (topic: string, event: Event) => void;
+  /**
+   * Whether this instance keeps a heartbeat (`<keyPrefix>:alive:<instance>`, renewed every second
+   * from a thread of its own, from the first lease it takes) and names itself beside each lease it
+   * takes: a lease whose holder's heartbeat is gone (the process died) is free at once, and
+   * `reclaimFromGone` lets the others end its runs within seconds, not at the lease's TTL.
+   * Only with `url` (a `client` of your own cannot be copied to that thread). Default `true`.
+   */
+  heartbeat?: boolean;
 }
 
 /** An event as Mastra hands it to `publish`: no id or time yet. */
@@ -130,6 +145,7 @@ export class RedisPubSub extends PubSub implements LeaseProvider {
   readonly #expiry: IdleExpiry;
   #consumers = 0;
   #closing?: Promise<void>;
+  #heartbeat?: Heartbeat;
 
   constructor(options: RedisPubSubOptions = {}) {
     super();
@@ -138,9 +154,27 @@ export class RedisPubSub extends PubSub implements LeaseProvider {
     this.#keys = pubsubKeys(this.#options.keyPrefix);
     const nameOf = (role: string) => `mastra-pubsub:${this.#instanceId}:${role.replace(/[^\w.:-]/g, '_')}`;
     this.#connections = new Connections(this.#options.source, this.#options.logger, nameOf, this.#options.isOutage);
-    this.#fanout = new FanoutReader({ ...this.#redelivery(), connections: this.#connections, keys: this.#keys, instanceId: this.#instanceId, blockMs: this.#options.blockMs, isOutage: this.#options.isOutage });
-    this.#leases = new RedisLeases(() => this.#leaseWriter(), this.#keys.lease);
+    this.#fanout = new FanoutReader({
+      ...this.#redelivery(),
+      connections: this.#connections,
+      keys: this.#keys,
+      instanceId: this.#instanceId,
+      blockMs: this.#options.blockMs,
+      isOutage: this.#options.isOutage,
+      onReceive: this.#options.onReceive,
+    });
+    this.#leases = new RedisLeases(() => this.#leaseWriter(), this.#keys, this.#holding());
     this.#expiry = new IdleExpiry(this.#options.streamIdleTtlMs);
+  }
+
+  /** With a heartbeat: the instance each lease names as its holder; the heartbeat starts with the first. */
+  #holding() {
+    const { source, heartbeat, logger } = this.#options;
+    if (!heartbeat || !('url' in source)) return undefined;
+    const beating = () => {
+      if (!this.#closing) this.#heartbeat ??= startHeartbeat(source.url, this.#keys.alive(this.#instanceId), logger);
+    };
+    return { instanceId: this.#instanceId, aliveTtlMs: ALIVE_TTL_MS, beating };
   }
 
   /** The writer, which renews every lease held here each time it is ready again after an outage. */
@@ -259,6 +293,27 @@ export class RedisPubSub extends PubSub implements LeaseProvider {
     return this.#leases.holdsLease(key);
   }
 
+  /**
+   * The instance holding each run's lease, as it named itself (see `heartbeat`): `undefined` when
+   * the run does not hold it now, `null` when it does and no holder is named.
+   */
+  leaseHolders(runs: readonly LeasedRun[]): Promise<Array<string | null | undefined>> {
+    return this.#leases.holdersOf(runs);
+  }
+
+  /** Those of `instanceIds` whose heartbeat is gone (the process died, or lost Redis for seconds). */
+  goneInstances(instanceIds: readonly string[]): Promise<string[]> {
+    return this.#leases.gone(instanceIds);
+  }
+
+  /**
+   * Lets go of the leases that runs of a gone instance still hold, and answers the runs this call
+   * was the first, of all processes, to find gone: whoever gets a run here tells the others.
+   */
+  reclaimFromGone(instanceId: string, runs: readonly LeasedRun[]): Promise<string[]> {
+    return this.#leases.reclaimFromGone(instanceId, runs);
+  }
+
   /** The leases held through this instance (not released, not expired), with their owners. */
   heldLeases(): Array<{ key: string; owner: string }> {
     return this.#leases.heldLeases();
@@ -325,6 +380,7 @@ export class RedisPubSub extends PubSub implements LeaseProvider {
     await Promise.all([this.#fanout.close(), ...consumers.map((consumer) => consumer.stop())]);
     await this.#inFlight.drain();
     this.#expiry.stop();
+    await this.#heartbeat?.stop();
     await this.#connections.close();
   }
 }
@@ -346,6 +402,8 @@ function resolveOptions(options: RedisPubSubOptions): ResolvedOptions {
     keepLocal: options.keepLocal ?? (() => false),
     deliverAtOnce: options.deliverAtOnce ?? (() => false),
     onPublish: options.onPublish ?? (() => {}),
+    onReceive: options.onReceive ?? (() => {}),
+    heartbeat: options.heartbeat ?? true,
   };
   for (const name of ['blockMs', 'maxStreamLength', 'streamIdleTtlMs', 'reclaimIntervalMs', 'reclaimIdleMs'] as const) {
     const value = resolved[name];
