@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
+import { runInput, runStrict, userMessage } from './support/agui.js';
 import { useTestBridge } from './support/server.js';
-import { follow, newThread, post } from './support/threads.js';
+import { follow, get, newThread, post } from './support/threads.js';
 
 /**
  * What the durable inbox keeps after the routes acknowledged a message, seen from Mastra's storage
@@ -35,5 +36,29 @@ describe('the durable inbox', () => {
     expect(await b.bridge.recover(b.mastra)).toBe(0);
     expect(await inboxOf(t.threadId)).toEqual([]);
     await sse.close();
+  });
+
+  it('on a long thread: an entry answered in the last rows is dropped from them alone; one answered long ago, and one never stored, from the whole history', async () => {
+    const t = newThread();
+    const questions = Array.from({ length: 22 }, (_, i) => userMessage(`turn ${i}`)); // 44 rows: more than recovery reads first
+    for (const question of questions) await runStrict(`${b.base}/run`, runInput({ threadId: t.threadId, messages: [question], forwardedProps: { resourceId: t.resourceId } }));
+    const rows = async () => (await get(b, t, 'messages')).body as Array<{ role: string; content: string }>;
+    const state = await b.storage.getStore('threadState');
+    // As send-message keeps what it acknowledged.
+    const entry = (id: string, text: string) => ({ id, kind: 'send', threadId: t.threadId, resourceId: t.resourceId, agentId: 'demo', message: text, acceptedAt: Date.now() - 60_000 });
+    const keep = async (entries: unknown[]) => {
+      await state?.setState({ threadId: t.threadId, type: 'mastra-agui-bridge.inbox', value: entries });
+      await state?.setState({ threadId: 'mastra-agui-bridge', type: 'mastra-agui-bridge.inbox-threads', value: [t.threadId] });
+    };
+
+    await keep([entry(questions[21].id, 'turn 21')]);
+    expect(await b.bridge.recover(b.mastra)).toBe(0);
+    expect(await inboxOf(t.threadId)).toEqual([]);
+
+    await keep([entry(questions[0].id, 'turn 0'), entry('never-stored', 'late message')]);
+    expect(await b.bridge.recover(b.mastra)).toBe(1);
+    await expect.poll(async () => (await rows()).slice(-2).map((m) => m.content)).toEqual(['late message', 'Echo: late message']);
+    expect((await rows()).filter((m) => m.content === 'turn 0')).toHaveLength(1);
+    expect(await rows()).toHaveLength(46);
   });
 });

@@ -54,6 +54,16 @@ interface Standing {
   unseen: InboxEntry[];
 }
 
+/** The rows read first to place a thread's inbox entries (`standing`). */
+const STANDING_ROWS = 40;
+
+/** Whether the thread's last rows place every entry as the whole history would: they are the whole thread, or hold every entry and an answer. */
+function tellsStanding(tail: MastraDBMessage[], entries: InboxEntry[]): boolean {
+  if (tail.length < STANDING_ROWS) return true;
+  const ids = new Set(tail.map((m) => m.id));
+  return entries.every((entry) => ids.has(entry.id)) && tail.some(endsTurn);
+}
+
 /**
  * An assistant message that ends the model's turn: not one whose last part is a tool's result the
  * model has yet to answer (a run cut between its steps), which a run goes on from.
@@ -296,10 +306,17 @@ export class InboxRecovery implements InboxCuts {
     return cut.length + unseen.length === 0 ? 0 : this.adopt(entries[0], false);
   }
 
-  /** Where each entry stands in the thread's stored history. */
+  /**
+   * Where each entry stands in the thread's stored history. Checked before each new input on the
+   * thread, while the last run's entry waits for the sweep: the thread's last rows say it when they
+   * hold every entry and an answer (their order there is their order in the thread); only else is
+   * the whole history read.
+   */
   private async standing(entries: InboxEntry[]): Promise<Standing> {
     const [{ threadId, resourceId, agentId }] = entries;
-    const { stored } = await this.threads.history({ threadId, resourceId, agentId }, {}, { backgroundTasks: false });
+    const scope = { threadId, resourceId, agentId };
+    const tail = await this.threads.tail(scope, STANDING_ROWS).catch(() => undefined);
+    const stored = tail && tellsStanding(tail, entries) ? tail : (await this.threads.history(scope, {}, { backgroundTasks: false })).stored;
     const position = new Map(stored.map((m, i) => [m.id, i]));
     const lastAnswer = stored.findLastIndex(endsTurn);
     const standing: Standing = { answered: [], cut: [], unseen: [] };

@@ -219,20 +219,27 @@ export class ThreadStore {
     const thread = await memory.getThreadById({ threadId: scope.threadId });
     if (!thread) return undefined;
     if (thread.resourceId !== scope.resourceId) throw notFound('THREAD_NOT_FOUND', `Thread ${scope.threadId} not found`);
-    const store = await memory.storage.getStore('memory');
-    const [{ messages: stored }, byId] = await Promise.all([
-      // Newest first, then oldest first (Mastra's recall turns them round when no order is given).
-      memory.recall({ threadId: scope.threadId, resourceId: scope.resourceId, perPage: RECENT_ROWS, page: 0, hideSignals: [], includeTotal: false }),
-      ids.length > 0 && store ? store.listMessagesById({ messageIds: [...ids] }) : { messages: [] },
-    ]);
+    const [stored, byId] = await Promise.all([this.tail(scope, RECENT_ROWS, memory), this.storedIds(scope, ids, memory)]);
     const workflowActivities = thread.metadata?.[WORKFLOW_ACTIVITIES_KEY] as Record<string, WorkflowActivityContent> | undefined;
     const context: HistoryContext = { toolMessageIds: toolMessageIdsOf(thread), backgroundTasks: [], ...(workflowActivities && { workflowActivities }) };
-    const storedIds = new Set([
-      ...stored.map((m) => m.id),
-      ...toAguiMessages(stored, context).map((m) => m.id),
-      ...byId.messages.filter((m) => m.threadId === scope.threadId).map((m) => m.id),
-    ]);
+    const storedIds = new Set([...stored.map((m) => m.id), ...toAguiMessages(stored, context).map((m) => m.id), ...byId]);
     return { stored, context, storedIds };
+  }
+
+  /** The thread's last `rows` stored messages (signals included), oldest first: one query however long the thread. */
+  async tail(scope: ThreadScope, rows: number, given?: MastraMemory): Promise<MastraDBMessage[]> {
+    const memory = given ?? (await this.memoryOf(scope));
+    // No order given: Mastra reads the newest `perPage` and turns them round.
+    const { messages } = await memory.recall({ threadId: scope.threadId, resourceId: scope.resourceId, perPage: rows, page: 0, hideSignals: [], includeTotal: false });
+    return messages;
+  }
+
+  /** Which of `ids` the thread stores (of any age): one query by id. */
+  async storedIds(scope: ThreadScope, ids: readonly string[], given?: MastraMemory): Promise<Set<string>> {
+    if (ids.length === 0) return new Set();
+    const store = await (given ?? (await this.memoryOf(scope))).storage.getStore('memory');
+    const { messages } = (await store?.listMessagesById({ messageIds: [...ids] })) ?? { messages: [] };
+    return new Set(messages.filter((m) => m.threadId === scope.threadId).map((m) => m.id));
   }
 
   /** What the sub-agents the rows delegated to stored in their own threads (Mastra keeps them in the supervisor's memory). */

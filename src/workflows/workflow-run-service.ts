@@ -216,8 +216,8 @@ export class WorkflowRunService {
     const last = input.messages.findLast((m: Message) => m.role === 'user');
     const text = last && lastUserText([last]);
     if (!last || text === undefined) return undefined;
-    const stored = await this.threads.messages(scope, {}, 'mastra').catch(() => []);
-    return stored.some((m) => m.id === last.id) ? undefined : { id: last.id, text };
+    const stored = await this.threads.storedIds(scope, [last.id]).catch(() => new Set<string>());
+    return stored.has(last.id) ? undefined : { id: last.id, text };
   }
 
   private async stream({ workflow, input, scope, start, turn, message }: WorkflowPlan, sink: EventSink, clientSignal: AbortSignal): Promise<void> {
