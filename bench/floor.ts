@@ -9,7 +9,7 @@ import { randomUUID } from 'node:crypto';
 import { createScriptedModel } from '../src/demo/scripted-model.js';
 import { BENCH_RESOURCE, createBenchMastra } from './servers/shared.js';
 
-const { demo } = createBenchMastra();
+const { demo } = await createBenchMastra();
 
 async function drain(text: string): Promise<number> {
   const output = await demo.stream([{ role: 'user', content: text }], { memory: { thread: `floor-${randomUUID()}`, resource: BENCH_RESOURCE } });

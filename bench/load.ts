@@ -31,6 +31,8 @@ export interface RoundSpec {
   followOn?: string;
   /** Run this workflow (bridge and Mastra's route only) rather than ask the demo agent. */
   workflow?: string;
+  /** Each stream as a resource of its own (many users), not all as `BENCH_RESOURCE` (one user's limits). */
+  resourcePerStream?: boolean;
 }
 
 export interface StreamSample {
@@ -67,12 +69,12 @@ function prompt(words: number): string {
 }
 
 /** Path and body of one request: the same question, in each server's own input format. */
-function request(target: Target, text: string, threadId: string, workflow?: string): { path: string; body: string } {
+function request(target: Target, text: string, threadId: string, workflow?: string, resource = BENCH_RESOURCE): { path: string; body: string } {
   if (workflow) return workflowRequest(target, workflow, threadId);
   if (target === 'mastra') {
     return {
       path: '/api/agents/demo/stream',
-      body: JSON.stringify({ messages: [{ role: 'user', content: text }], memory: { thread: threadId, resource: BENCH_RESOURCE } }),
+      body: JSON.stringify({ messages: [{ role: 'user', content: text }], memory: { thread: threadId, resource } }),
     };
   }
   const input = {
@@ -82,7 +84,7 @@ function request(target: Target, text: string, threadId: string, workflow?: stri
     tools: [],
     context: [],
     state: {},
-    forwardedProps: target === 'bridge' ? { resourceId: BENCH_RESOURCE } : {},
+    forwardedProps: target === 'bridge' ? { resourceId: resource } : {},
   };
   return { path: target === 'bridge' ? '/agui/run' : '/agent', body: JSON.stringify(input) };
 }
@@ -180,7 +182,8 @@ function followThread(origin: string, threadId: string): Promise<{ done: Promise
 }
 
 function streamRun(spec: RoundSpec, text: string, origin: string, threadId: string): Promise<StreamSample> {
-  const { path, body } = request(spec.target, text, threadId, spec.workflow);
+  const resource = spec.resourcePerStream ? `${BENCH_RESOURCE}-${randomUUID()}` : BENCH_RESOURCE;
+  const { path, body } = request(spec.target, text, threadId, spec.workflow, resource);
   const { separator, isEvent, firstWork, ended } = framing(spec);
   const url = new URL(path, origin);
   return new Promise((resolve, reject) => {

@@ -1,5 +1,5 @@
 /**
- * `npm run bench [-- --quick] [-- --profile] [-- --only=translator,http,runcost,fanout,durability,scale,workflow,longthread]`
+ * `npm run bench [-- --quick] [-- --profile] [-- --only=translator,http,runcost,fanout,durability,scale,workflow,longthread,asstarted]`
  *
  * Measures the bridge side by side with what a user would otherwise pick, and checks the
  * performance budget (docs/performance.md). The markdown report goes to stdout, progress to
@@ -19,6 +19,7 @@ import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
 import { join } from 'node:path';
+import { runAsStartedPhase, type AsStartedPlan } from './lib/as-started-phase.js';
 import { runDurabilityPhase, type DurabilityPlan } from './lib/durability-phase.js';
 import { runFanoutPhase, type FanoutPlan } from './lib/fanout-phase.js';
 import { REPO_ROOT } from './lib/fixtures.js';
@@ -94,6 +95,11 @@ const LONG_THREAD_PLAN: LongThreadPlan = {
   ...(option('baseline') && { baselineDir: option('baseline') }),
 };
 
+/** `npm start` with its defaults beside Mastra's route on the same storage (issue 30): short answers at 16, a 2,000-word input at 1. */
+const AS_STARTED_PLAN: AsStartedPlan = quick
+  ? { levels: [{ concurrency: 16, streams: 16, words: 20 }, { concurrency: 1, streams: 4, words: 2000 }], reps: 2, warmupRounds: 1 }
+  : { levels: [{ concurrency: 16, streams: 64, words: 20 }, { concurrency: 16, streams: 32, words: 500 }, { concurrency: 1, streams: 20, words: 2000 }], reps: 5, warmupRounds: 2 };
+
 const RESULTS_DIR = join(REPO_ROOT, 'bench/results');
 
 function log(message: string): void {
@@ -155,6 +161,7 @@ async function main(): Promise<void> {
   if (runs('scale')) partial.scale = await runScalePhase(SCALE_PLAN, profile);
   if (runs('workflow')) partial.workflow = await runWorkflowPhase(WORKFLOW_PLAN);
   if (runs('longthread')) partial.longThread = await runLongThreadPhase(LONG_THREAD_PLAN);
+  if (runs('asstarted')) partial.asStarted = await runAsStartedPhase(AS_STARTED_PLAN);
   const profileDirs = { ...partial.http?.profileDirs, ...partial.scale?.profileDirs };
   if (Object.keys(profileDirs).length > 0) partial.profiles = profileSplits(profileDirs);
   const report: BenchReport = { ...partial, budget: evaluateBudget(partial) };

@@ -59,14 +59,17 @@ export class BenchProcess {
       let out = '';
       const timer = setTimeout(() => reject(new Error(`timed out waiting for ${pattern}:\n${out}\n${this.stderr}`)), timeoutMs);
       this.child.stdout?.setEncoding('utf8');
-      this.child.stdout?.on('data', (chunk: string) => {
+      const onData = (chunk: string) => {
         out += chunk;
         const match = pattern.exec(out);
-        if (match) {
-          clearTimeout(timer);
-          resolve(match);
-        }
-      });
+        if (!match) return;
+        clearTimeout(timer);
+        // What the process writes later (a server's request log) is drained, not kept.
+        this.child.stdout?.off('data', onData);
+        this.child.stdout?.resume();
+        resolve(match);
+      };
+      this.child.stdout?.on('data', onData);
       this.child.once('exit', (code) => {
         clearTimeout(timer);
         reject(new Error(`process exited (${code}) before ${pattern}:\n${out}\n${this.stderr}`));

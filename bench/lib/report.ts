@@ -4,6 +4,7 @@ import type { FanoutResult } from './fanout-phase.js';
 import { SERVER_LABEL, type HttpResult, type ServerName } from './http-phase.js';
 import type { ScaleCell, ScaleResult } from './scale-phase.js';
 import type { WorkflowResult } from './workflow-phase.js';
+import type { AsStartedResult } from './as-started-phase.js';
 import type { LongThreadResult, LongThreadServerResult, SendingWay } from './long-thread-phase.js';
 import { formatMs, formatNumber, formatRatio, median } from './stats.js';
 import type { TranslatorResult } from '../translator.js';
@@ -32,6 +33,8 @@ export interface BenchReport {
   workflow?: WorkflowResult;
   /** A run on threads of 10, 100 and 1,000 stored messages. */
   longThread?: LongThreadResult;
+  /** `npm start` with its defaults beside Mastra's route on the same storage. */
+  asStarted?: AsStartedResult;
   profiles?: Record<string, ProfileSplit['owners']>;
   budget: BudgetLine[];
 }
@@ -218,6 +221,39 @@ function longThreadTable(result: LongThreadResult): string[] {
   return lines;
 }
 
+/** `npm start`'s events/s ÷ Mastra's route's on the same storage, at 16 streams (issue 30). */
+const AS_STARTED_MIN_RATIO = 1.0;
+
+function asStartedBudget(result: AsStartedResult): BudgetLine[] {
+  return result.levels
+    .filter((level) => level.concurrency > 1)
+    .map((level) => ({
+      line: `\`npm start\` vs Mastra's route on LibSQL, ${level.words}-word answers, ${level.concurrency} streams (events/s)`,
+      target: `≥ ${formatRatio(AS_STARTED_MIN_RATIO, 1)}`,
+      measured: formatRatio(level.medianPairRatio, 3),
+      pass: level.medianPairRatio >= AS_STARTED_MIN_RATIO,
+    }));
+}
+
+function asStartedTable(result: AsStartedResult): string[] {
+  const lines = [
+    "### `npm start` with its defaults vs Mastra's `POST /api/agents/demo/stream`, each on a LibSQL file, each stream a user of its own",
+    '',
+    row(['streams at once', 'words', 'server', 'events/s', 'first event p50 / p99', 'bridge ÷ Mastra (events/s, median pair)']),
+    row(['---', '---:', '---', '---:', '---:', '---:']),
+  ];
+  for (const level of result.levels) {
+    for (const name of ['bridge', 'mastra'] as const) {
+      const t = level[name];
+      const ratio = name === 'bridge' ? `${formatRatio(level.medianPairRatio, 3)} (${level.pairRatios.map((r) => r.toFixed(2)).join(', ')})` : '';
+      lines.push(row([level.concurrency, level.words, name, formatNumber(t.eventsPerSec), pctl(t.ttfe), ratio]));
+    }
+  }
+  const errors = result.levels.flatMap((l) => [...l.bridge.errors, ...l.mastra.errors]);
+  if (errors.length > 0) lines.push('', `Errors: ${errors.slice(0, 5).join('; ')}`);
+  return lines;
+}
+
 /** How much slower the durable `send-message` may answer than the baseline's (issue 11's budget). */
 const SEND_MESSAGE_MAX_EXTRA_MS = 3;
 /** `/run` events/s on LibSQL ÷ the baseline's: below this it is more than this machine's noise. */
@@ -332,6 +368,7 @@ export function evaluateBudget(report: Omit<BenchReport, 'budget'>): BudgetLine[
     ...(report.scale ? scaleBudget(report.scale) : []),
     ...(report.workflow ? workflowBudget(report.workflow) : []),
     ...(report.longThread ? longThreadBudget(report.longThread) : []),
+    ...(report.asStarted ? asStartedBudget(report.asStarted) : []),
   ];
 }
 
@@ -518,6 +555,7 @@ export function renderMarkdown(report: BenchReport): string {
     ...(report.scale ? [...scaleTable(report.scale), ''] : []),
     ...(report.workflow ? [...workflowTable(report.workflow), ''] : []),
     ...(report.longThread ? [...longThreadTable(report.longThread), ''] : []),
+    ...(report.asStarted ? [...asStartedTable(report.asStarted), ''] : []),
     ...(report.profiles ? [...profileTable(report.profiles), ''] : []),
     ...budgetTable(report.budget),
     '',

@@ -21,7 +21,7 @@ type MastraAgentClass = new (config: { agent: Agent; resourceId?: string }) => M
 const specifier = '@ag-ui/mastra';
 const { MastraAgent } = (await import(specifier)) as { MastraAgent: MastraAgentClass };
 
-const { demo } = createBenchMastra();
+const { demo } = await createBenchMastra();
 const app = new Hono();
 app.post('/agent', async (c) => {
   const input = RunAgentInputSchema.parse(await c.req.json()) as RunAgentInput;

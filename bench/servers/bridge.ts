@@ -3,6 +3,6 @@ import { createBridge } from '../../src/index.js';
 import { createBenchMastra, serveBench } from './shared.js';
 
 const quiet = { debug: () => {}, info: () => {}, warn: () => {}, error: (message: string) => console.error(message) };
-const { mastra } = createBenchMastra();
+const { mastra } = await createBenchMastra();
 const bridge = createBridge({ logger: quiet });
 await serveBench(bridge.app(mastra).fetch);

@@ -3,7 +3,7 @@ import { MastraServer } from '@mastra/hono';
 import { Hono } from 'hono';
 import { createBenchMastra, serveBench } from './shared.js';
 
-const { mastra } = createBenchMastra();
+const { mastra } = await createBenchMastra();
 const app = new Hono();
 await new MastraServer({ app, mastra }).init();
 await serveBench(app.fetch);

@@ -13,21 +13,37 @@ import type { AddressInfo } from 'node:net';
 import { serve } from '@hono/node-server';
 import { Mastra } from '@mastra/core';
 import type { Agent } from '@mastra/core/agent';
-import { InMemoryStore } from '@mastra/core/storage';
+import { InMemoryStore, type MastraStorage } from '@mastra/core/storage';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { createDemoAgent } from '../../src/demo/agent.js';
 import { BENCH_WORKFLOW_ID, createStepsWorkflow } from './steps-workflow.js';
 
 /** The resource every bench request runs as. */
 export const BENCH_RESOURCE = 'bench';
 
-export function createBenchMastra(): { mastra: Mastra; demo: Agent } {
-  const storage = new InMemoryStore();
+/**
+ * The shared Mastra: its storage in memory, or with `BENCH_STORAGE=libsql` a LibSQL file (what
+ * `npm start` keeps its threads in), in a temporary folder removed at exit.
+ */
+export async function createBenchMastra(): Promise<{ mastra: Mastra; demo: Agent }> {
+  const storage = process.env.BENCH_STORAGE === 'libsql' ? await libsqlFile() : new InMemoryStore();
   const delayMs = Number(process.env.DEMO_DELAY_MS ?? 0);
   const demo = createDemoAgent({ storage, delayMs, slowTaskMs: 100 });
   // The workflow phase's 50-step workflow, on the bridge's `/run` and Mastra's workflow route alike.
   const workflows = { [BENCH_WORKFLOW_ID]: createStepsWorkflow(50) };
   const mastra = new Mastra({ agents: { demo }, workflows, storage, logger: false, backgroundTasks: { enabled: true } });
   return { mastra, demo };
+}
+
+async function libsqlFile(): Promise<MastraStorage> {
+  const { LibSQLStore } = await import('@mastra/libsql');
+  const dir = mkdtempSync(join(tmpdir(), 'bench-mastra-'));
+  process.on('exit', () => rmSync(dir, { recursive: true, force: true }));
+  const store = new LibSQLStore({ id: 'bench', url: `file:${join(dir, 'mastra.db')}` });
+  await store.init();
+  return store;
 }
 
 type Fetch = (request: Request) => Response | Promise<Response>;

@@ -30,13 +30,11 @@ const server = await startServer(
     PORT: '0',
     DATABASE_URL: data ? `file:${join(data, 'bridge.db')}` : given('DATABASE_URL'),
     DEMO_DELAY_MS: process.env.DEMO_DELAY_MS ?? '0',
-    // The load generator is one resource with thousands of streams and requests a minute: no caps.
-    // Warnings only, as Mastra's server (logger off) and the other bench servers log nothing per request.
-    RATE_LIMIT_PER_MINUTE: '0',
-    MAX_STREAMS_PER_RESOURCE: '0',
-    MAX_STREAMS: '0',
-    MAX_RUNS_PER_RESOURCE: '0',
-    LOG_LEVEL: 'warn',
+    // `BENCH_AS_STARTED=1`: `npm start`'s own limits and request log (the load must then come from
+    // many resources). Else the load generator is one resource with thousands of streams and
+    // requests a minute: no caps, and warnings only, as Mastra's server (logger off) and the other
+    // bench servers log nothing per request.
+    ...(process.env.BENCH_AS_STARTED !== '1' && { RATE_LIMIT_PER_MINUTE: '0', MAX_STREAMS_PER_RESOURCE: '0', MAX_STREAMS: '0', MAX_RUNS_PER_RESOURCE: '0', LOG_LEVEL: 'warn' }),
     ...(given('REDIS_URL') && { REDIS_URL: given('REDIS_URL'), REDIS_PREFIX: given('REDIS_PREFIX') }),
   }),
 );

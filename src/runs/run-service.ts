@@ -23,7 +23,7 @@ import { ResultCapture } from './result-capture.js';
 import type { RunAnnouncement, RunAnnouncements } from './run-announcements.js';
 import { findResumeTargets, type ResumeRequest, type Resumer, type ResumeTarget } from './resume.js';
 import { streamOptions, type RunLive, type RunShape } from './stream-options.js';
-import { takeThreadTurn, type ThreadTurn } from '../threads/thread-lease.js';
+import { takeThreadTurn, threadLeaseOwner, type ThreadTurn } from '../threads/thread-lease.js';
 import { terminalOutcome, type BridgeMetrics, type RunOutcome } from '../observability/metrics.js';
 import type { ToolProxy } from './tool-proxy.js';
 import { WIND_DOWN_MS, type ThreadControl } from '../threads/thread-control.js';
@@ -179,12 +179,14 @@ export class RunService {
     let inboxId: string | undefined;
     let storedIds = new Set<string>();
     let workflowActivities: RunPlan['workflowActivities'];
+    let exists = false;
     if (memory) {
       // After what a crash left unanswered on the thread: its input must come after theirs.
       await this.gate.pass(input.threadId);
       // What the input needs checked, not the whole thread: a run costs the same on a long thread.
       const recent = await this.threads.recent(scope, memory, tailIds(input.messages));
       if (recent) ({ stored, storedIds, context: { workflowActivities } } = recent);
+      exists = recent !== undefined;
     }
     const resume = input.resume?.length ? await findResumeTargets(agent, input.resume, scope) : [];
     const fresh = memory ? selectNewMessages(input.messages, storedIds, stored.length > 0) : input.messages;
@@ -204,7 +206,7 @@ export class RunService {
     if (memory) await assertIdsFree(memory, messages.map((m) => m.id), input.threadId);
     await this.assertUnanswered(resume);
     // One run per thread at a time (here and in every process on the same leases).
-    const turn = memory && resume.length === 0 ? await this.takeTurn(agent, scope, input.runId, options.multitask) : undefined;
+    const turn = memory && resume.length === 0 ? await this.takeTurn(agent, scope, input.runId, options.multitask, exists) : undefined;
     try {
       if (memory) await this.threads.claim(scope, memory);
       // The client's state, when it differs from the stored one, is the run's from the start.
@@ -238,12 +240,13 @@ export class RunService {
   /**
    * The thread's turn for a new run, as `multitask` says: wait for it, refuse at once, or cut the
    * running run short. A run stopped on an interrupt is not running: the new input supersedes
-   * what it waits on (declined) and takes the thread at once, whatever `multitask` says.
+   * what it waits on (declined) and takes the thread at once, whatever `multitask` says. A thread
+   * not stored yet has no stopped run to look for (a first message skips those reads).
    */
-  private async takeTurn(agent: Agent, scope: ThreadScope, runId: string, multitask: RunOptions['multitask']): Promise<ThreadTurn> {
-    const { waiting, streaming } = await this.interrupts.standing(agent, scope);
+  private async takeTurn(agent: Agent, scope: ThreadScope, runId: string, multitask: RunOptions['multitask'], exists: boolean): Promise<ThreadTurn> {
+    const { waiting, streaming } = exists ? await this.interrupts.standing(agent, scope) : { waiting: [], streaming: (await threadLeaseOwner(agent, scope)) !== undefined };
     if (multitask === 'reject' && streaming) return takeThreadTurn(agent, scope, runId, 0, threadBusy);
-    await this.interrupts.supersede(agent, scope, SUPERSEDED_BY_INPUT, waiting);
+    if (exists) await this.interrupts.supersede(agent, scope, SUPERSEDED_BY_INPUT, waiting);
     if (multitask === 'reject') return takeThreadTurn(agent, scope, runId, 0, threadBusy);
     // Only a running thread is aborted: asking the other processes about an idle one would wait out their silence.
     // The aborted run's partial answer is stored before this run's input, as a Stop then a message would have it.

@@ -39,4 +39,32 @@ describe('MastraInbox', () => {
     const state = await new Mastra({ storage, logger: false }).getStorage()!.getStore('threadState');
     expect(await state!.getState({ threadId: 'mastra-agui-bridge', type: 'mastra-agui-bridge.inbox-threads' })).toEqual([]);
   });
+
+  it('many threads at once: their index changes share writes, and none is lost; a failed write fails only its own callers', async () => {
+    const storage = new InMemoryStore();
+    const inbox = inboxOn(storage);
+    const state = (await new Mastra({ storage, logger: false }).getStorage()!.getStore('threadState'))!;
+    const writes: unknown[] = [];
+    const setState = state.setState.bind(state);
+    state.setState = async (args) => {
+      if (args.type === 'mastra-agui-bridge.inbox-threads') writes.push(args.value);
+      return setState(args);
+    };
+    const threads = Array.from({ length: 20 }, (_, i) => `t${i}`);
+    await Promise.all(threads.map((t, i) => inbox.add(entry(`e${i}`, t, i))));
+    expect((await inbox.pending()).map((e) => e.threadId)).toEqual(threads);
+    expect(writes.length).toBeLessThan(threads.length);
+
+    await Promise.all(threads.map((t, i) => inbox.remove(t, [`e${i}`])));
+    expect(await inbox.pending()).toEqual([]);
+
+    state.setState = async (args) => {
+      if (args.type === 'mastra-agui-bridge.inbox-threads') throw new Error('storage away');
+      return setState(args);
+    };
+    await expect(inbox.add(entry('x', 'tx', 1))).rejects.toThrow('storage away');
+    state.setState = setState;
+    await inbox.add(entry('y', 'ty', 2));
+    expect((await inbox.pending()).map((e) => e.id)).toContain('y');
+  });
 });

@@ -57,6 +57,9 @@ export interface InboxCuts {
 }
 
 const ENTRIES = 'mastra-agui-bridge.inbox';
+/** A change to the list of threads that have entries. */
+type IndexChange = (threads: string[]) => string[];
+
 /** The slot listing the threads that have entries (thread-state is read by thread only). */
 const INDEX = { threadId: 'mastra-agui-bridge', type: 'mastra-agui-bridge.inbox-threads' };
 
@@ -67,6 +70,9 @@ const INDEX = { threadId: 'mastra-agui-bridge', type: 'mastra-agui-bridge.inbox-
 @injectable()
 export class MastraInbox implements DurableInbox {
   private domain?: Promise<ThreadStateStorage | undefined>;
+  /** Index changes waiting for the next write (`index`). */
+  private readonly indexChanges: Array<{ change: IndexChange; done: () => void; failed: (error: unknown) => void }> = [];
+  private writingIndex = false;
 
   constructor(
     @inject(TOKENS.Mastra) private readonly mastra: Mastra,
@@ -113,11 +119,31 @@ export class MastraInbox implements DurableInbox {
     return (await state.getState<InboxEntry[]>({ threadId, type: ENTRIES })) ?? [];
   }
 
-  private index(state: ThreadStateStorage, change: (threads: string[]) => string[]): Promise<void> {
-    return this.locks.exclusive('inbox:index', async () => {
-      const threads = (await state.getState<string[]>(INDEX)) ?? [];
-      await state.setState({ ...INDEX, value: change(threads) });
-    });
+  /**
+   * Changes the index. Every run that starts or ends on a thread with no other entry changes it,
+   * under one lock for all threads (a Redis lock in scale-out): the changes that queue up while a
+   * write is under way go together in the next write, in order, rather than one write each.
+   */
+  private index(state: ThreadStateStorage, change: IndexChange): Promise<void> {
+    const written = new Promise<void>((done, failed) => this.indexChanges.push({ change, done, failed }));
+    if (!this.writingIndex) void this.writeIndex(state);
+    return written;
+  }
+
+  private async writeIndex(state: ThreadStateStorage): Promise<void> {
+    this.writingIndex = true;
+    for (let batch = this.indexChanges.splice(0); batch.length > 0; batch = this.indexChanges.splice(0)) {
+      try {
+        await this.locks.exclusive('inbox:index', async () => {
+          const threads = (await state.getState<string[]>(INDEX)) ?? [];
+          await state.setState({ ...INDEX, value: batch.reduce((value, { change }) => change(value), threads) });
+        });
+        for (const { done } of batch) done();
+      } catch (error) {
+        for (const { failed } of batch) failed(error);
+      }
+    }
+    this.writingIndex = false;
   }
 
   /** Mastra's thread-state domain, looked up once; none without storage (nothing to keep then). */
