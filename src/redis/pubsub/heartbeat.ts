@@ -1,4 +1,5 @@
 import { createRequire } from 'node:module';
+import { setTimeout as delay } from 'node:timers/promises';
 import { Worker } from 'node:worker_threads';
 import type { PubSubLogger } from './delivery.js';
 
@@ -6,6 +7,8 @@ import type { PubSubLogger } from './delivery.js';
 export const ALIVE_TTL_MS = 3000;
 /** How often it beats: two beats may be lost before it counts as gone. */
 const BEAT_EVERY_MS = 1000;
+/** How long a stop waits for the beat's thread to delete its key (Redis may be hanging). */
+const STOP_WAIT_MS = 3 * BEAT_EVERY_MS;
 
 /** What a beat needs: the key to keep, for how long, how often. */
 interface BeatSettings {
@@ -31,11 +34,11 @@ const beat = () => client.isReady ? client.sendCommand(['SET', key, '1', 'PX', S
 const connected = client.connect().then(() => true, () => false);
 connected.then(beat);
 const timer = setInterval(beat, everyMs);
-// Stopped: the key goes now (a connection still opening is given one beat's time for it).
+// Stopped: the key goes now. Redis away or hanging gets one beat's time for it (then the key lapses).
+const within = (promise) => Promise.race([promise, new Promise((resolve) => setTimeout(resolve, everyMs, false))]);
 parentPort.on('message', async () => {
   clearInterval(timer);
-  const ready = await Promise.race([connected, new Promise((resolve) => setTimeout(resolve, everyMs, false))]);
-  if (ready) await client.sendCommand(['DEL', key]).catch(() => {});
+  if (await within(connected)) await within(client.sendCommand(['DEL', key]).catch(() => {}));
   client.destroy();
   parentPort.postMessage('stopped');
 });
@@ -77,12 +80,16 @@ export function startHeartbeat(url: string, key: string, logger: PubSubLogger): 
   return {
     stop: async () => {
       if (fallback) return fallback.stop();
+      // Bounded: the thread is ended anyway (a beat that no longer comes lets the key lapse).
+      let timer: NodeJS.Timeout | undefined;
       const stopped = new Promise<void>((resolve) => {
         running.once('message', () => resolve());
         running.once('exit', () => resolve());
+        timer = setTimeout(resolve, STOP_WAIT_MS);
       });
       running.postMessage('stop');
       await stopped;
+      clearTimeout(timer);
       await running.terminate();
     },
   };
@@ -110,9 +117,9 @@ function mainThreadBeat({ url, key, ttlMs, everyMs }: BeatSettings): Heartbeat {
   return {
     stop: async () => {
       clearInterval(timer);
-      await client?.del(key).catch(() => {
-        // Not deleted: it lapses within ALIVE_TTL_MS.
-      });
+      // Not deleted (Redis away or hanging): it lapses within ALIVE_TTL_MS.
+      const deleted = client?.del(key).catch(() => 0);
+      await Promise.race([deleted, delay(STOP_WAIT_MS, undefined, { ref: false })]);
       client?.destroy();
     },
   };
