@@ -244,7 +244,9 @@ export class RunService {
    * not stored yet has no stopped run to look for (a first message skips those reads).
    */
   private async takeTurn(agent: Agent, scope: ThreadScope, runId: string, multitask: RunOptions['multitask'], exists: boolean): Promise<ThreadTurn> {
-    const { waiting, streaming } = exists ? await this.interrupts.standing(agent, scope) : { waiting: [], streaming: (await threadLeaseOwner(agent, scope)) !== undefined };
+    const { waiting, streaming } = exists
+      ? await this.interrupts.standing(agent, scope)
+      : { waiting: [], streaming: (await threadLeaseOwner(agent, scope)) !== undefined };
     if (multitask === 'reject' && streaming) return takeThreadTurn(agent, scope, runId, 0, threadBusy);
     if (exists) await this.interrupts.supersede(agent, scope, SUPERSEDED_BY_INPUT, waiting);
     if (multitask === 'reject') return takeThreadTurn(agent, scope, runId, 0, threadBusy);
