@@ -243,8 +243,10 @@ describe('the process running a thread dies (Mastra’s thread lease at its defa
     const cut = run.rest.catch(() => []);
     await cluster.kill(a);
     await cut;
-    const { value: events, tookMs } = await within(FAILOVER_MS, 'the /run on B', startRun(b, threadId, 'after the crash').then((next) => next.rest));
+    // Answering: the run streams its first text on B (it took the thread).
+    const { value: next, tookMs } = await within(FAILOVER_MS, 'the /run on B', startRun(b, threadId, 'after the crash'));
     console.log(`failover: a /run on B had the thread A held ${tookMs} ms after kill -9 (default lease TTL)`);
+    const events = await next.rest;
     expect(events.at(-1)?.type).toBe('RUN_FINISHED');
     expect(text(events)).toBe('Echo: after the crash');
   });
