@@ -7,7 +7,7 @@
  * B A); events/s is compared per repetition, time to first event per server.
  */
 import type { RoundResult, RoundSpec } from '../load.js';
-import { BenchProcess, startServer, type BenchServer } from './procs.js';
+import { BenchProcess, startServer, startStandalone, type BenchServer } from './procs.js';
 import { median, percentile } from './stats.js';
 
 export interface AsStartedPlan {
@@ -44,9 +44,6 @@ function log(message: string): void {
   process.stderr.write(`${message}\n`);
 }
 
-/** Empty: a LibSQL file and no Redis, whatever the shell that started the bench exports. */
-const EMBEDDED = { DATABASE_URL: '', REDIS_URL: '', REDIS_PREFIX: '' };
-
 function summarise(rounds: RoundResult[]): AsStartedTarget {
   const ttfes = rounds.flatMap((r) => r.samples.map((s) => s.ttfe));
   return {
@@ -60,7 +57,7 @@ function summarise(rounds: RoundResult[]): AsStartedTarget {
 export async function runAsStartedPhase(plan: AsStartedPlan): Promise<AsStartedResult> {
   log('as started: the standalone server with its defaults, and Mastra’s route, each on a LibSQL file…');
   const servers: Array<BenchServer & { name: Name }> = await Promise.all([
-    startServer('bridge', 'bench/servers/standalone.ts', { env: { ...EMBEDDED, BENCH_AS_STARTED: '1' } }).then((s) => ({ ...s, name: 'bridge' as const })),
+    startStandalone('bridge', { env: { BENCH_AS_STARTED: '1' } }).then((s) => ({ ...s, name: 'bridge' as const })),
     startServer('mastra', 'bench/servers/mastra-route.ts', { env: { BENCH_STORAGE: 'libsql' } }).then((s) => ({ ...s, name: 'mastra' as const })),
   ]);
   const load = new BenchProcess('bench/load.ts');

@@ -7,10 +7,9 @@
  * interleaved (A B, then B A), so the cost reads as a difference and a ratio from one run.
  */
 import { randomUUID } from 'node:crypto';
-import { resolve } from 'node:path';
 import type { RoundResult } from '../load.js';
 import { BENCH_RESOURCE } from '../servers/shared.js';
-import { BenchProcess, startServer, type BenchServer } from './procs.js';
+import { BenchProcess, startStandalone, type BenchServer } from './procs.js';
 import { median, percentile } from './stats.js';
 
 export interface DurabilityPlan {
@@ -41,16 +40,6 @@ function log(message: string): void {
   process.stderr.write(`${message}\n`);
 }
 
-const SERVER_FILE = 'bench/servers/standalone.ts';
-
-/** Empty: a LibSQL file and no Redis, whatever the shell that started the bench exports. */
-const EMBEDDED = { DATABASE_URL: '', REDIS_URL: '', REDIS_PREFIX: '' };
-
-function startStandalone(name: string, baselineDir?: string): Promise<BenchServer> {
-  // tsx compiles with the tsconfig of its working directory: the baseline's own for its sources.
-  return startServer(name, SERVER_FILE, baselineDir ? { env: { ...EMBEDDED, BRIDGE_DIR: resolve(baselineDir) }, cwd: resolve(baselineDir) } : { env: EMBEDDED });
-}
-
 /** Collects one server's rounds. */
 class Tally {
   readonly postMs: number[] = [];
@@ -71,7 +60,7 @@ class Tally {
 
 export async function runDurabilityPhase(plan: DurabilityPlan): Promise<DurabilityResult> {
   log('durability: starting the standalone server(s) on LibSQL files…');
-  const servers = await Promise.all([startStandalone('bridge'), ...(plan.baselineDir ? [startStandalone('baseline', plan.baselineDir)] : [])]);
+  const servers = await Promise.all([startStandalone('bridge'), ...(plan.baselineDir ? [startStandalone('baseline', { baselineDir: plan.baselineDir })] : [])]);
   const [fanout, load] = [new BenchProcess('bench/fanout.ts'), new BenchProcess('bench/load.ts')];
   await fanout.ready();
   await load.ready();

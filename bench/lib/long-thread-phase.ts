@@ -9,9 +9,8 @@
  * checkout's server runs beside this one (A B, then B A).
  */
 import { randomUUID } from 'node:crypto';
-import { resolve } from 'node:path';
 import { BENCH_RESOURCE } from '../servers/shared.js';
-import { startServer, type BenchServer } from './procs.js';
+import { startStandalone, type BenchServer } from './procs.js';
 import { median } from './stats.js';
 
 export interface LongThreadPlan {
@@ -66,13 +65,6 @@ function log(message: string): void {
   process.stderr.write(`${message}\n`);
 }
 
-const EMBEDDED = { DATABASE_URL: '', REDIS_URL: '', REDIS_PREFIX: '' };
-
-function startStandalone(name: string, baselineDir?: string): Promise<BenchServer> {
-  const file = 'bench/servers/standalone.ts';
-  return startServer(name, file, baselineDir ? { env: { ...EMBEDDED, BRIDGE_DIR: resolve(baselineDir) }, cwd: resolve(baselineDir) } : { env: EMBEDDED });
-}
-
 const words = (n: number) => Array.from({ length: n }, (_, i) => `w${i}`).join(' ');
 
 /** One `/run`: the conversation so far and a new user message; answers its timings and the text of the answer. */
@@ -125,7 +117,7 @@ function series(samples: Map<number, RunSample[]>): LongThreadSeries {
 
 export async function runLongThreadPhase(plan: LongThreadPlan): Promise<LongThreadResult> {
   log('long threads: starting the standalone server(s) on LibSQL files…');
-  const servers = await Promise.all([startStandalone('bridge'), ...(plan.baselineDir ? [startStandalone('baseline', plan.baselineDir)] : [])]);
+  const servers = await Promise.all([startStandalone('bridge'), ...(plan.baselineDir ? [startStandalone('baseline', { baselineDir: plan.baselineDir })] : [])]);
   try {
     const threads = new Map<BenchServer, Array<{ messages: number; threadId: string; conversation: AguiMessage[] }>>();
     for (const server of servers) {

@@ -128,6 +128,20 @@ export async function startServer(name: string, file: string, options: NodeProce
   }
 }
 
+/** Empty: a LibSQL file and no Redis, whatever the shell that started the bench exports. */
+const EMBEDDED = { DATABASE_URL: '', REDIS_URL: '', REDIS_PREFIX: '' };
+
+/**
+ * The standalone server (`bench/servers/standalone.ts`) on a LibSQL file of its own: this
+ * checkout's, or with `baselineDir` that checkout's (tsx compiles with the tsconfig of its working
+ * directory: the baseline's own for its sources). `env` is added to the server's environment.
+ */
+export function startStandalone(name: string, { baselineDir, env = {} }: { baselineDir?: string; env?: Record<string, string> } = {}): Promise<BenchServer> {
+  const file = 'bench/servers/standalone.ts';
+  if (!baselineDir) return startServer(name, file, { env: { ...EMBEDDED, ...env } });
+  return startServer(name, file, { env: { ...EMBEDDED, ...env, BRIDGE_DIR: resolve(baselineDir) }, cwd: resolve(baselineDir) });
+}
+
 /** Resident set size of a process, from /proc (Linux), in bytes. */
 export function rssOf(pid: number): number {
   const status = readFileSync(`/proc/${pid}/status`, 'utf8');

@@ -206,8 +206,7 @@ export class ThreadStore {
     const tasks = include.backgroundTasks ? this.backgroundTasks(scope) : Promise.resolve([]);
     const [stored, backgroundTasks] = await Promise.all([this.recall(memory, scope, page), tasks]);
     const subagents = await this.subagents(memory, stored);
-    const workflowActivities = thread.metadata?.[WORKFLOW_ACTIVITIES_KEY] as Record<string, WorkflowActivityContent> | undefined;
-    return { stored, context: { toolMessageIds: toolMessageIdsOf(thread), backgroundTasks, ...(subagents.size > 0 && { subagents }), ...(workflowActivities && { workflowActivities }) } };
+    return { stored, context: { ...contextOf(thread, backgroundTasks), ...(subagents.size > 0 && { subagents }) } };
   }
 
   /**
@@ -220,8 +219,7 @@ export class ThreadStore {
     if (!thread) return undefined;
     if (thread.resourceId !== scope.resourceId) throw notFound('THREAD_NOT_FOUND', `Thread ${scope.threadId} not found`);
     const [stored, byId] = await Promise.all([this.tail(scope, RECENT_ROWS, memory), this.storedIds(scope, ids, memory)]);
-    const workflowActivities = thread.metadata?.[WORKFLOW_ACTIVITIES_KEY] as Record<string, WorkflowActivityContent> | undefined;
-    const context: HistoryContext = { toolMessageIds: toolMessageIdsOf(thread), backgroundTasks: [], ...(workflowActivities && { workflowActivities }) };
+    const context = contextOf(thread, []);
     const storedIds = new Set([...stored.map((m) => m.id), ...toAguiMessages(stored, context).map((m) => m.id), ...byId]);
     return { stored, context, storedIds };
   }
@@ -309,7 +307,7 @@ export class ThreadStore {
   /** What the thread kept of its workflow calls' activities, by tool call id (`{}` before any). */
   async workflowActivities(scope: ThreadScope): Promise<Record<string, WorkflowActivityContent>> {
     const { thread } = await this.load(scope);
-    return { ...(thread.metadata?.[WORKFLOW_ACTIVITIES_KEY] as Record<string, WorkflowActivityContent> | undefined) };
+    return { ...workflowActivitiesOf(thread) };
   }
 
   /** Remembers the thread's latest workflow run (its state is the thread's; new input supersedes it while it waits). */
@@ -419,6 +417,17 @@ function mergeMetadata(current: Record<string, unknown> | undefined, patch: Reco
     else merged[key] = value;
   }
   return merged;
+}
+
+/** What a thread's metadata and background tasks add to its stored messages, to show them as AG-UI messages (sub-agents aside). */
+function contextOf(thread: StorageThreadType, backgroundTasks: StoredBackgroundTask[]): HistoryContext {
+  const workflowActivities = workflowActivitiesOf(thread);
+  return { toolMessageIds: toolMessageIdsOf(thread), backgroundTasks, ...(workflowActivities && { workflowActivities }) };
+}
+
+/** What each workflow tool call's activity showed last, as the thread's metadata keeps it. */
+function workflowActivitiesOf(thread: StorageThreadType): Record<string, WorkflowActivityContent> | undefined {
+  return thread.metadata?.[WORKFLOW_ACTIVITIES_KEY] as Record<string, WorkflowActivityContent> | undefined;
 }
 
 /** The client tool-message ids the bridge keeps in a thread's metadata. */

@@ -17,6 +17,8 @@ export function pubsubKeys(prefix: string) {
     lease: (key: string) => `${prefix}:lease:${key}`,
     /** The instance holding a lease (beside it, with the same TTL). */
     holder: (key: string) => `${prefix}:lease-holder:${key}`,
+    /** What every instance's heartbeat key starts with (the scripts add the instance). */
+    alivePrefix: `${prefix}:alive:`,
     /** An instance's heartbeat: there while it lives. */
     alive: (instanceId: string) => `${prefix}:alive:${instanceId}`,
     /** Set once when a run is first found to have lost its instance. */

@@ -118,6 +118,7 @@ export interface LeaseConnection extends ScriptRunner {
 export interface LeaseKeys {
   lease(key: string): string;
   holder(key: string): string;
+  alivePrefix: string;
   alive(instanceId: string): string;
   goneRun(runId: string): string;
 }
@@ -269,7 +270,7 @@ export class RedisLeases implements LeaseProvider {
   #holderArgs(): [string, string, string] {
     if (!this.holding) return ['', '', '0'];
     this.holding.beating();
-    return [this.holding.instanceId, this.keys.alive(''), String(this.holding.aliveTtlMs)];
+    return [this.holding.instanceId, this.keys.alivePrefix, String(this.holding.aliveTtlMs)];
   }
 
   #holds(key: string, owner: string): boolean {
