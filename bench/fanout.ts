@@ -6,11 +6,12 @@
  * - `{ cmd: 'subscribe', origin, path, count, label? }` → `{ subscribed: { count, ms } }` once every
  *   subscriber has its `: connected` comment. Subscribers add up over calls (until `close`), so
  *   one thread can be followed on several servers; `label` (default the origin) names the group.
- * - `{ cmd: 'latency', origin, threadId, resourceId, messages }` → `{ latency: { samples, postMs, byLabel } }`:
+ * - `{ cmd: 'latency', origin, threadId, resourceId, messages }` → `{ latency: { samples, finished, postMs, byLabel } }`:
  *   for each message, `POST send-message` to `origin`, then the time until each subscriber (on
- *   whichever server) has the user echo (its `TEXT_MESSAGE_CONTENT`); the next message waits until
- *   every subscriber saw that run end. `byLabel` splits the samples by subscriber group. One more
- *   message goes first, uncounted: the thread's first run also creates the thread.
+ *   whichever server) has the user echo (its `TEXT_MESSAGE_CONTENT`, in `samples`) and the run's
+ *   `RUN_FINISHED` (in `finished`); the next message waits until every subscriber saw that run
+ *   end. `byLabel` splits the echo samples by subscriber group. One more message goes first,
+ *   uncounted: the thread's first run also creates the thread.
  * - `{ cmd: 'close' }` → `{ closed: true }`.
  */
 import { randomUUID } from 'node:crypto';
@@ -103,6 +104,7 @@ interface LatencySpec {
 
 async function latency(spec: LatencySpec) {
   const samples: number[] = [];
+  const finished: number[] = [];
   const postMs: number[] = [];
   const byLabel: Record<string, number[]> = {};
   const nonce = randomUUID().slice(0, 8);
@@ -116,13 +118,14 @@ async function latency(spec: LatencySpec) {
     await post(spec.origin, `${spec.prefix}/threads/${spec.threadId}/send-message`, { resourceId: spec.resourceId, message: text });
     const posted = performance.now() - start;
     const arrived = (await arrivals.first).map((at) => at - start);
-    await arrivals.then;
+    const ended = (await arrivals.then).map((at) => at - start);
     if (i === 0) continue;
     postMs.push(posted);
     samples.push(...arrived);
+    finished.push(...ended);
     arrived.forEach((ms, at) => (byLabel[subscribers[at].label] ??= []).push(ms));
   }
-  return { samples, postMs, byLabel };
+  return { samples, finished, postMs, byLabel };
 }
 
 function closeAll(): void {

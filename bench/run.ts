@@ -1,5 +1,5 @@
 /**
- * `npm run bench [-- --quick] [-- --profile] [-- --only=translator,http,runcost,fanout,durability,scale,workflow,longthread,asstarted]`
+ * `npm run bench [-- --quick] [-- --profile] [-- --only=translator,http,runcost,fanout,durability,scale,workflow,longthread,asstarted,followers]`
  *
  * Measures the bridge side by side with what a user would otherwise pick, and checks the
  * performance budget (docs/performance.md). The markdown report goes to stdout, progress to
@@ -9,7 +9,7 @@
  * - `--profile`: the three HTTP servers (and the scale phase's three) run with `--cpu-prof`
  *   (bench/results/profiles/<server>/) and the report adds their CPU split by owner
  *   (bench/lib/profile-summary.ts).
- * - `--only=…`: run some phases only. `scale` needs Redis and PostgreSQL (bench/lib/scale-phase.ts).
+ * - `--only=…`: run some phases only. `scale` and `followers` need Redis and PostgreSQL (bench/lib/scale-phase.ts).
  * - `--concurrency=1,16`, `--reps=N`, `--words=N`: override the HTTP plan (to iterate on one line).
  * - `--baseline=<dir>`: also run the bridge of another checkout (e.g. a `git worktree` of main,
  *   with this checkout's `node_modules` symlinked into it) in the same interleave, for
@@ -22,6 +22,7 @@ import { join } from 'node:path';
 import { runAsStartedPhase, type AsStartedPlan } from './lib/as-started-phase.js';
 import { runDurabilityPhase, type DurabilityPlan } from './lib/durability-phase.js';
 import { runFanoutPhase, type FanoutPlan } from './lib/fanout-phase.js';
+import { runFollowersPhase, type FollowersPlan } from './lib/followers-phase.js';
 import { REPO_ROOT } from './lib/fixtures.js';
 import { runHttpPhase, type HttpPlan } from './lib/http-phase.js';
 import { runLongThreadPhase, type LongThreadPlan } from './lib/long-thread-phase.js';
@@ -100,6 +101,12 @@ const AS_STARTED_PLAN: AsStartedPlan = quick
   ? { levels: [{ concurrency: 16, streams: 16, words: 20 }, { concurrency: 1, streams: 4, words: 2000 }], reps: 2, warmupRounds: 1 }
   : { levels: [{ concurrency: 16, streams: 64, words: 20 }, { concurrency: 16, streams: 32, words: 500 }, { concurrency: 1, streams: 20, words: 2000 }], reps: 5, warmupRounds: 2 };
 
+/** 10,000 followers of one thread, on one process and on two (issue 30). */
+const FOLLOWERS_PLAN: FollowersPlan = {
+  ...(quick ? { followers: 2000, messages: 2, reps: 1 } : { followers: 10_000, messages: 5, reps: 3 }),
+  ...(option('baseline') && { baselineDir: option('baseline') }),
+};
+
 const RESULTS_DIR = join(REPO_ROOT, 'bench/results');
 
 function log(message: string): void {
@@ -149,7 +156,7 @@ function profileSplits(dirs: Record<string, string>): Record<string, ReturnType<
 async function main(): Promise<void> {
   ensureBenchDependencies();
   // Before the other phases: a run that would end on a missing Redis or PostgreSQL fails now.
-  if (runs('scale')) await requireScaleServices();
+  if (runs('scale') || runs('followers')) await requireScaleServices();
   const startedAt = new Date().toISOString();
   const partial: Omit<BenchReport, 'budget'> = { mode: quick ? 'quick' : 'full', startedAt, environment: environment() };
   if (profile) rmSync(join(RESULTS_DIR, 'profiles'), { recursive: true, force: true });
@@ -162,7 +169,8 @@ async function main(): Promise<void> {
   if (runs('workflow')) partial.workflow = await runWorkflowPhase(WORKFLOW_PLAN);
   if (runs('longthread')) partial.longThread = await runLongThreadPhase(LONG_THREAD_PLAN);
   if (runs('asstarted')) partial.asStarted = await runAsStartedPhase(AS_STARTED_PLAN);
-  const profileDirs = { ...partial.http?.profileDirs, ...partial.scale?.profileDirs };
+  if (runs('followers')) partial.followers = await runFollowersPhase(FOLLOWERS_PLAN, profile);
+  const profileDirs = { ...partial.http?.profileDirs, ...partial.scale?.profileDirs, ...partial.followers?.profileDirs };
   if (Object.keys(profileDirs).length > 0) partial.profiles = profileSplits(profileDirs);
   const report: BenchReport = { ...partial, budget: evaluateBudget(partial) };
   const markdown = renderMarkdown(report);

@@ -1,6 +1,7 @@
 /** The bench's verdicts (budget lines) and its markdown report. */
 import type { DurabilityResult } from './durability-phase.js';
 import type { FanoutResult } from './fanout-phase.js';
+import type { FollowersCell, FollowersResult } from './followers-phase.js';
 import { SERVER_LABEL, type HttpResult, type ServerName } from './http-phase.js';
 import type { ScaleCell, ScaleResult } from './scale-phase.js';
 import type { WorkflowResult } from './workflow-phase.js';
@@ -35,6 +36,8 @@ export interface BenchReport {
   longThread?: LongThreadResult;
   /** `npm start` with its defaults beside Mastra's route on the same storage. */
   asStarted?: AsStartedResult;
+  /** 10,000 followers of one thread, on one process and on two. */
+  followers?: FollowersResult;
   profiles?: Record<string, ProfileSplit['owners']>;
   budget: BudgetLine[];
 }
@@ -254,6 +257,40 @@ function asStartedTable(result: AsStartedResult): string[] {
   return lines;
 }
 
+/** Issue 30's lines for 10,000 followers: the echo's p99 on one process and on two, `RUN_FINISHED`'s p99. */
+const FOLLOWERS_ECHO_P99_MAX_MS = { one: 300, two: 250 };
+const FOLLOWERS_FINISHED_P99_MAX_MS = 1000;
+const WHERE = { one: 'one process (LibSQL file)', two: 'two processes (Redis + PostgreSQL)' };
+
+function followersBudget(result: FollowersResult): BudgetLine[] {
+  const n = formatNumber(result.plan.followers);
+  return (['one', 'two'] as const).flatMap((where) => {
+    const cell = result.after[where];
+    return [
+      { line: `${n} followers, ${WHERE[where]}: user echo p99`, target: `≤ ${formatMs(FOLLOWERS_ECHO_P99_MAX_MS[where])}`, measured: formatMs(cell.echo.p99), pass: cell.echo.p99 <= FOLLOWERS_ECHO_P99_MAX_MS[where] },
+      { line: `${n} followers, ${WHERE[where]}: \`RUN_FINISHED\` p99`, target: `< ${formatMs(FOLLOWERS_FINISHED_P99_MAX_MS)}`, measured: formatMs(cell.finished.p99), pass: cell.finished.p99 < FOLLOWERS_FINISHED_P99_MAX_MS },
+    ];
+  });
+}
+
+function followersTable(result: FollowersResult): string[] {
+  const { followers, messages, reps } = result.plan;
+  const lines = [
+    `### ${formatNumber(followers)} followers of one thread: \`send-message\` → each follower's user echo and \`RUN_FINISHED\` (${messages} messages × ${reps} rounds)`,
+    '',
+    row(['checkout', 'where', 'echo p50 / p99', 'echo max', 'RUN_FINISHED p50 / p99', "rounds' echo p99", 'server CPU per message']),
+    row(['---', '---', '---:', '---:', '---:', '---:', '---:']),
+  ];
+  const checkouts: Array<[string, Record<'one' | 'two', FollowersCell> | undefined]> = [['this', result.after], ['baseline', result.before]];
+  for (const [name, cells] of checkouts) {
+    for (const where of ['one', 'two'] as const) {
+      const cell = cells?.[where];
+      if (cell) lines.push(row([name, WHERE[where], pctl(cell.echo), formatMs(cell.echo.max), pctl(cell.finished), cell.echoP99s.map((v) => v.toFixed(0)).join(', '), formatMs(cell.serverCpuMsPerMessage)]));
+    }
+  }
+  return lines;
+}
+
 /** How much slower the durable `send-message` may answer than the baseline's (issue 11's budget). */
 const SEND_MESSAGE_MAX_EXTRA_MS = 3;
 /** `/run` events/s on LibSQL ÷ the baseline's: below this it is more than this machine's noise. */
@@ -369,6 +406,7 @@ export function evaluateBudget(report: Omit<BenchReport, 'budget'>): BudgetLine[
     ...(report.workflow ? workflowBudget(report.workflow) : []),
     ...(report.longThread ? longThreadBudget(report.longThread) : []),
     ...(report.asStarted ? asStartedBudget(report.asStarted) : []),
+    ...(report.followers ? followersBudget(report.followers) : []),
   ];
 }
 
@@ -556,6 +594,7 @@ export function renderMarkdown(report: BenchReport): string {
     ...(report.workflow ? [...workflowTable(report.workflow), ''] : []),
     ...(report.longThread ? [...longThreadTable(report.longThread), ''] : []),
     ...(report.asStarted ? [...asStartedTable(report.asStarted), ''] : []),
+    ...(report.followers ? [...followersTable(report.followers), ''] : []),
     ...(report.profiles ? [...profileTable(report.profiles), ''] : []),
     ...budgetTable(report.budget),
     '',

@@ -136,8 +136,8 @@ export interface ScaleResult {
   profileDirs?: Record<string, string>;
 }
 
-const POSTGRES_URL = process.env.BENCH_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
-const REDIS_URL = process.env.BENCH_REDIS_URL ?? 'redis://127.0.0.1:6379';
+export const POSTGRES_URL = process.env.BENCH_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
+export const REDIS_URL = process.env.BENCH_REDIS_URL ?? 'redis://127.0.0.1:6379';
 const SERVER_FILE = 'bench/servers/standalone.ts';
 const PREFIX = '/agui';
 
@@ -156,7 +156,7 @@ export async function requireScaleServices(): Promise<void> {
 }
 
 /** A fresh schema and key prefix for this run; `cleanup()` drops and deletes them. */
-async function isolate(): Promise<{ databaseUrl: string; prefix: string; cleanup: () => Promise<void> }> {
+export async function isolate(): Promise<{ databaseUrl: string; prefix: string; cleanup: () => Promise<void> }> {
   const tag = randomBytes(6).toString('hex');
   const schema = `bench_scale_${tag}`;
   const prefix = `bench:scale:${tag}`;

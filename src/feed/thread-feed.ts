@@ -106,7 +106,8 @@ export class ThreadFeed {
    * `start`, so one slot is enough (a later `start` replaces whatever was not taken).
    */
   private announced?: { runId: string; announcement: RunAnnouncement };
-  private readonly clients = new Set<Client>();
+  /** Each client by its stream: a follower that leaves is found at once among thousands. */
+  private readonly clients = new Map<FeedSink, Client>();
   private readonly translator: ThreadTranslator;
   private readonly stop = new AbortController();
   private unsubscribe?: () => void;
@@ -176,7 +177,7 @@ export class ThreadFeed {
    */
   async attach(out: FeedSink, options: AttachOptions): Promise<void> {
     const client: Client = { out, position: this.log.lastId, loading: false, awaitingRun: false };
-    this.clients.add(client);
+    this.clients.set(client.out, client);
     this.log.setFollowed?.(true);
     const { lastEventId } = options;
     if (lastEventId !== undefined && this.canReplayAfter(lastEventId)) {
@@ -208,7 +209,7 @@ export class ThreadFeed {
   }
 
   detach(out: FeedSink): void {
-    for (const client of this.clients) if (client.out === out) this.clients.delete(client);
+    this.clients.delete(out);
   }
 
   /**
@@ -243,7 +244,7 @@ export class ThreadFeed {
     for (const timer of this.pendingEnds) clearTimeout(timer);
     this.stop.abort();
     this.unsubscribe?.();
-    for (const client of this.clients) client.out.close();
+    for (const client of this.clients.values()) client.out.close();
     this.clients.clear();
     this.log.close();
   }
@@ -492,7 +493,7 @@ export class ThreadFeed {
     }
     this.lastPublish = Date.now();
     let sent = 0;
-    for (const client of this.clients) sent += this.deliver(client, events, firstId);
+    for (const client of this.clients.values()) sent += this.deliver(client, events, firstId);
     this.options.metrics?.events.inc(sent);
     if (gapEnded) this.afterGap();
   }
@@ -524,7 +525,7 @@ export class ThreadFeed {
     // Not handled: a gap that swallowed the open run's end, then another run's RUN_STARTED before
     // that run is settled as lost; the clients' bracket of the first run stays open (not seen).
     // What they hold resumes at the log's next event: what came before it is gone from the ring.
-    for (const client of this.clients) if (!client.loading) client.position = Math.max(client.position, nextId - 1);
+    for (const client of this.clients.values()) if (!client.loading) client.position = Math.max(client.position, nextId - 1);
     if (this.openInLog !== undefined) this.gappedRun = this.openInLog;
     else this.afterGap();
   }
@@ -532,7 +533,7 @@ export class ThreadFeed {
   /** The run Redis lost under its followers has ended: each gets the thread as stored, then what came since. */
   private afterGap(): void {
     this.gappedRun = undefined;
-    for (const client of this.clients) {
+    for (const client of this.clients.values()) {
       if (client.loading) continue;
       void this.sendSnapshot(client).then((sent) => sent && this.catchUp(client));
     }
@@ -641,13 +642,13 @@ export class ThreadFeed {
   }
 
   private cutOff(client: Client, reason = 'The client fell too far behind; reconnect with Last-Event-ID'): void {
-    this.clients.delete(client);
+    this.clients.delete(client.out);
     client.out.abort(reason);
   }
 
   private keepAlive(): void {
     if (Date.now() - this.lastPublish < this.options.heartbeatMs) return;
-    for (const client of this.clients) client.out.raw(': keep-alive\n\n');
+    for (const client of this.clients.values()) client.out.raw(': keep-alive\n\n');
   }
 }
 

@@ -133,6 +133,30 @@ describe('EventStream.sendShared', () => {
     d.send([shared]);
     expect(encodeSSE).toHaveBeenCalledTimes(3);
   });
+
+  it('a batch sent to many streams under the same ids is encoded once and written as the same bytes, in order with what each stream had pending', async () => {
+    const streams = Array.from({ length: 4 }, () => new EventStream(new EventEncoder()));
+    const reads = streams.map(client);
+    for (const out of streams) out.raw(': connected\n\n'); // each stream's first bytes leave at once
+    await settled();
+    const batch = [started(), delta('fan-out')];
+    streams[2].raw(': keep-alive\n\n'); // this one has text of its own pending before the batch
+    for (const out of streams) out.sendShared(batch, 41);
+    streams[1].raw(': after\n\n');
+    await nextTurn();
+
+    const wire = `id: 41\n${frame(batch[0])}id: 42\n${frame(batch[1])}`;
+    expect(reads.map((r) => r.texts()[1])).toEqual([wire, `${wire}: after\n\n`, `: keep-alive\n\n${wire}`, wire]);
+    // The streams whose turn held the batch alone wrote the very same chunk.
+    expect(reads[3].chunks[1]).toBe(reads[0].chunks[1]);
+    // Under other ids it is a batch of its own.
+    const other = new EventStream(new EventEncoder());
+    const read = client(other);
+    other.sendShared(batch, 7);
+    other.close();
+    await read.finished;
+    expect(read.texts().join('')).toBe(`id: 7\n${frame(batch[0])}id: 8\n${frame(batch[1])}`);
+  });
 });
 
 describe('EventStream coalescing', () => {

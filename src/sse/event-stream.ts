@@ -28,6 +28,40 @@ function sharedFrame(event: Event): string {
 }
 
 /**
+ * The SSE bytes of each batch sent with `sendShared` (a feed hands the same array to all of its
+ * clients): frames and ids joined and UTF-8 encoded once, so a thread with 10,000 followers encodes
+ * a batch once, not 10,000 times.
+ */
+const sharedBatches = new WeakMap<readonly Event[], { firstId: number | undefined; bytes: Uint8Array }>();
+
+function sharedBatch(events: readonly Event[], firstId: number | undefined): Uint8Array {
+  const cached = sharedBatches.get(events);
+  if (cached && cached.firstId === firstId) return cached.bytes;
+  let text = '';
+  for (let i = 0; i < events.length; i++) text += firstId === undefined ? sharedFrame(events[i]) : `id: ${firstId + i}\n${sharedFrame(events[i])}`;
+  const bytes = utf8.encode(text);
+  sharedBatches.set(events, { firstId, bytes });
+  return bytes;
+}
+
+/**
+ * Streams with frames pending, flushed when the event-loop turn ends: one `setImmediate` for all
+ * of them, not one per stream (a thread's fan-out touches every follower's stream each turn).
+ */
+const endingTurn = new Set<EventStream>();
+
+function endTurnLater(stream: EventStream): void {
+  if (endingTurn.size === 0) setImmediate(endTurns);
+  endingTurn.add(stream);
+}
+
+function endTurns(): void {
+  const streams = [...endingTurn];
+  endingTurn.clear();
+  for (const stream of streams) stream.endTurn();
+}
+
+/**
  * An encoder for a request: protobuf only when `Accept` names it explicitly. `@ag-ui/encoder`
  * picks protobuf for any Accept that admits it, `*∕*` included, which would hand curl binary.
  */
@@ -59,9 +93,10 @@ export class EventStream {
   private controller!: ReadableStreamDefaultController<Uint8Array>;
   private readonly encoder: EventEncoder;
   private readonly sse: boolean;
-  private pendingText = '';
-  private pendingBinary: Uint8Array[] = [];
-  private pendingBinaryBytes = 0;
+  /** What waits for the next write, in order: SSE text, or bytes (a shared batch, protobuf frames). */
+  private pendingParts: Array<string | Uint8Array> = [];
+  /** The pending parts' length (characters or bytes): when to flush mid-turn. */
+  private pendingSize = 0;
   /** Bytes flushed since the turn began: not yet a sign that the client is behind (see `queuedBytes`). */
   private turnBytes = 0;
   /** The largest chunk ever written: a client reading one large frame is not behind (see `queuedBytes`). */
@@ -120,23 +155,31 @@ export class EventStream {
 
   private append(events: readonly Event[], firstId: number | undefined, shared: boolean): void {
     if (this.done) return;
-    for (let i = 0; i < events.length; i++) {
-      if (this.sse) {
-        const frame = shared ? sharedFrame(events[i]) : this.encoder.encodeSSE(events[i]);
-        this.pendingText += firstId === undefined ? frame : `id: ${firstId + i}\n${frame}`;
-      } else {
-        const frame = this.encoder.encodeBinary(events[i]);
-        this.pendingBinary.push(frame);
-        this.pendingBinaryBytes += frame.byteLength;
+    if (this.sse && shared) this.queue(sharedBatch(events, firstId));
+    else {
+      for (let i = 0; i < events.length; i++) {
+        if (!this.sse) this.queue(this.encoder.encodeBinary(events[i]));
+        else {
+          const frame = this.encoder.encodeSSE(events[i]);
+          this.queue(firstId === undefined ? frame : `id: ${firstId + i}\n${frame}`);
+        }
       }
     }
     this.pending();
   }
 
+  /** Adds a part to what is pending; text joins the text before it. */
+  private queue(part: string | Uint8Array): void {
+    const last = this.pendingParts.length - 1;
+    if (typeof part === 'string' && typeof this.pendingParts[last] === 'string') this.pendingParts[last] += part;
+    else this.pendingParts.push(part);
+    this.pendingSize += typeof part === 'string' ? part.length : part.byteLength;
+  }
+
   /** Writes raw SSE lines (comments, `retry:`); ignored on a protobuf stream. */
   raw(text: string): void {
     if (this.done || !this.sse) return;
-    this.pendingText += text;
+    this.queue(text);
     this.pending();
   }
 
@@ -173,9 +216,8 @@ export class EventStream {
    */
   abort(reason: string): void {
     if (this.done) return;
-    this.pendingText = '';
-    this.pendingBinary = [];
-    this.pendingBinaryBytes = 0;
+    this.pendingParts = [];
+    this.pendingSize = 0;
     // Marked as a premature close: @hono/node-server then destroys the socket quietly instead of
     // logging the error with its stack (this is a cut-off we chose, not a failure).
     this.controller.error(Object.assign(new Error(reason), { code: 'ERR_STREAM_PREMATURE_CLOSE' }));
@@ -204,32 +246,30 @@ export class EventStream {
   private pending(): void {
     if (!this.inTurn) {
       this.inTurn = true;
-      setImmediate(this.endTurn);
+      endTurnLater(this);
     }
     const now = performance.now();
     if (this.pendingSince < 0) this.pendingSince = now;
-    const piledUp = this.pendingText.length >= FLUSH_CHARS || this.pendingBinaryBytes >= FLUSH_CHARS;
-    if (!this.flushedAny || piledUp || now - this.pendingSince >= MAX_HOLD_MS) this.flush();
+    if (!this.flushedAny || this.pendingSize >= FLUSH_CHARS || now - this.pendingSince >= MAX_HOLD_MS) this.flush();
   }
 
-  private readonly endTurn = (): void => {
+  /** The event-loop turn in which frames were queued has ended (`endTurns`): what is pending goes. */
+  endTurn(): void {
     this.flush();
     this.inTurn = false;
     this.turnBytes = 0;
-  };
+  }
 
   private flush(): void {
     this.pendingSince = -1;
     if (this.done) return;
-    if (this.pendingText) {
-      this.enqueue(utf8.encode(this.pendingText));
-      this.pendingText = '';
-    }
-    if (this.pendingBinary.length > 0) {
-      this.enqueue(Buffer.concat(this.pendingBinary));
-      this.pendingBinary = [];
-      this.pendingBinaryBytes = 0;
-    }
+    const parts = this.pendingParts;
+    if (parts.length === 0) return;
+    this.pendingParts = [];
+    this.pendingSize = 0;
+    // One part (a follower's usual turn: one shared batch) is written as it is, shared bytes and all.
+    if (parts.length === 1) this.enqueue(typeof parts[0] === 'string' ? utf8.encode(parts[0]) : parts[0]);
+    else this.enqueue(Buffer.concat(parts.map((part) => (typeof part === 'string' ? utf8.encode(part) : part))));
   }
 
   private enqueue(chunk: Uint8Array): void {
