@@ -46,6 +46,8 @@ export const TOKENS = {
   Leases: Symbol.for('mastra-agui-bridge.Leases'),
   /** Scale-out only: which threads have a run in this process (`LocalThreadRuns`, told by Mastra's pub/sub). */
   ThreadRuns: Symbol.for('mastra-agui-bridge.ThreadRuns'),
+  /** Scale-out only: when the process holding a thread lease dies (`HolderWatch`, from the processes' heartbeats). */
+  HolderWatch: Symbol.for('mastra-agui-bridge.HolderWatch'),
   /** Caps on callers (`Limits`). */
   Limits: Symbol.for('mastra-agui-bridge.Limits'),
   /** The bridge's Prometheus metrics (`BridgeMetrics`): one registry per bridge. */

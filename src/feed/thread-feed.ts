@@ -48,6 +48,12 @@ export interface FeedOptions {
   watchLeaseMs?: number;
   /** The run holding the thread's lease, in any process (a lost run's settlement checks it first). */
   leaseOwner?: () => Promise<string | undefined>;
+  /**
+   * With `watchLeaseMs`, in scale-out: calls `gone` once the process running run `runId` is found
+   * dead (its heartbeat lapsed, `HolderWatch`), so its followers here hear of it within seconds
+   * rather than at the lease's TTL.
+   */
+  whenHolderGone?: (runId: string, gone: () => void) => void;
   /** Resolves once a run of this process has wound down (its partial answer stored), within a bound (`RunEndings.woundDown`). */
   runEnded?: (runId: string) => Promise<void>;
   /** Whether an abort cut run `runId` (`RunEndings.wasCut`): Mastra ends one cut between steps with a plain `finish`. */
@@ -374,6 +380,13 @@ export class ThreadFeed {
     this.pendingEnds.add(timer);
   }
 
+  /** Another process's run without a Mastra run here: its lease looked at in turn, and its process's death heard of at once. */
+  private watchRemoteRun(runId: string): void {
+    this.watchLease(runId);
+    // A dead process writes nothing more: what it wrote is in the log, so no grace is waited for.
+    this.options.whenHolderGone?.(runId, () => void (this.openInLog === runId && !this.stop.signal.aborted && this.settleLostRun(runId)));
+  }
+
   private async lookAtLease(runId: string): Promise<void> {
     if (this.openInLog !== runId || this.stop.signal.aborted) return;
     // Not readable (an outage): looked at again next time.
@@ -484,7 +497,7 @@ export class ThreadFeed {
         // A bracket the log opens over one still open here ends that one for this feed's waiters too.
         this.closedInLog(this.openInLog);
         [this.runStartSeq, this.openInLog, this.openShape] = [firstId + i, event.runId, [event]];
-        if (this.options.watchLeaseMs && this.options.sharedLog && event.runId !== this.lastWritten) this.watchLease(event.runId);
+        if (this.options.watchLeaseMs && this.options.sharedLog && event.runId !== this.lastWritten) this.watchRemoteRun(event.runId);
       } else if (isTerminal(event)) {
         gapEnded ||= this.gappedRun !== undefined && this.gappedRun === this.openInLog;
         this.closedInLog(this.openInLog);

@@ -2,7 +2,7 @@ import { WorkingMemoryState, type AgentState } from '../state/working-memory.js'
 import type { Event, Interrupt, Message } from '@ag-ui/core';
 import type { Mastra } from '@mastra/core';
 import type { Agent } from '@mastra/core/agent';
-import { inject, injectable } from 'inversify';
+import { inject, injectable, optional } from 'inversify';
 import type { ResolvedConfig } from '../config.js';
 import { BridgeError } from '../errors.js';
 import type { BridgeMetrics } from '../observability/metrics.js';
@@ -10,7 +10,7 @@ import type { RunAnnouncements } from '../runs/run-announcements.js';
 import type { RunEndings } from '../threads/run-endings.js';
 import type { ThreadScope, ThreadStore } from '../threads/thread-store.js';
 import { WIND_DOWN_MS } from '../threads/thread-control.js';
-import { THREAD_LEASE_TTL_MS, threadLeaseOwner } from '../threads/thread-lease.js';
+import { THREAD_LEASE_TTL_MS, threadLeaseKey, threadLeaseOwner, type HolderWatch } from '../threads/thread-lease.js';
 import { TOKENS } from '../tokens.js';
 import { errorMessage } from '../translate/values.js';
 import type { ThreadEventLogs } from './event-log.js';
@@ -69,6 +69,7 @@ export class ThreadHub {
     @inject(TOKENS.RunAnnouncements) private readonly announcements: RunAnnouncements,
     @inject(TOKENS.Metrics) metrics: BridgeMetrics,
     @inject(TOKENS.RunEndings) private readonly endings: RunEndings,
+    @inject(TOKENS.HolderWatch) @optional() private readonly holders?: HolderWatch,
   ) {
     // Read when scraped: the hub's own counts, nothing kept in step on attach and detach.
     metrics.trackFollowers(() => this.followerCount);
@@ -201,6 +202,7 @@ export class ThreadHub {
       leaseOwner: () => threadLeaseOwner(target.agent, target),
       // A workflow's runs hold the thread's lease under their AG-UI run id, which their brackets carry.
       ...(target.workflow && { watchLeaseMs: THREAD_LEASE_TTL_MS }),
+      ...(target.workflow && this.holders && { whenHolderGone: (runId, gone) => this.holders?.whenHolderGone(threadLeaseKey(target), runId, gone) }),
       runEnded: (runId) => this.endings.woundDown(runId, Date.now() + WIND_DOWN_MS),
       wasCut: (runId) => this.endings.wasCut(runId),
       keepCutStep: (step, since) => this.threads.keepCutStep(scope, step, since),

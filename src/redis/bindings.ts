@@ -6,6 +6,7 @@ import type { ToolProxy } from '../runs/tool-proxy.js';
 import type { ThreadControl } from '../threads/thread-control.js';
 import type { Resumer } from '../runs/resume.js';
 import type { ThreadLocks } from '../threads/thread-locks.js';
+import type { HolderWatch } from '../threads/thread-lease.js';
 import { TOKENS } from '../tokens.js';
 import type { RedisConnection } from './connection.js';
 import { RedisEventLogs } from './event-log.js';
@@ -22,13 +23,14 @@ import { RedisToolProxy } from './tool-proxy.js';
  * their place, and only then is this code loaded at all.
  *
  * @example
- * container.load(redisBindings(redis, pubsub, runs));
+ * container.load(redisBindings(redis, pubsub, runs, goneRuns));
  */
-export function redisBindings(redis: RedisConnection, leases: LocalLeases, runs: LocalThreadRuns): ContainerModule {
+export function redisBindings(redis: RedisConnection, leases: LocalLeases, runs: LocalThreadRuns, holders: HolderWatch): ContainerModule {
   return new ContainerModule(({ bind }) => {
     bind<RedisConnection>(TOKENS.Redis).toConstantValue(redis);
     bind<LocalLeases>(TOKENS.Leases).toConstantValue(leases);
     bind<LocalThreadRuns>(TOKENS.ThreadRuns).toConstantValue(runs);
+    bind<HolderWatch>(TOKENS.HolderWatch).toConstantValue(holders);
     bind<ThreadEventLogs>(TOKENS.EventLogs).to(RedisEventLogs);
     bind<ToolProxy>(TOKENS.ToolProxy).to(RedisToolProxy);
     bind<ThreadLocks>(TOKENS.ThreadLocks).to(RedisThreadLocks);

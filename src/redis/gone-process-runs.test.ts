@@ -80,4 +80,32 @@ describe('GoneProcessRuns', () => {
     await vi.advanceTimersByTimeAsync(2000);
     expect(fake.published).toEqual([]);
   });
+
+  it('a workflow run (no Mastra run): tells each watcher when its process is gone, even one not first to find it, and publishes nothing', async () => {
+    fake.holders.set('wf-run', 'b');
+    fake.reclaimed.add('wf-run'); // another process reclaimed it first
+    const gone = vi.fn();
+    watch.whenHolderGone('user\0t3', 'wf-run', gone);
+    await vi.advanceTimersByTimeAsync(600);
+    expect(gone).not.toHaveBeenCalled();
+
+    fake.alive.delete('b');
+    await vi.advanceTimersByTimeAsync(600);
+    expect(gone).toHaveBeenCalledTimes(1);
+    await vi.advanceTimersByTimeAsync(2000);
+    expect(gone).toHaveBeenCalledTimes(1);
+    expect(fake.published).toEqual([]);
+  });
+
+  it('forgets a workflow run that let its lease go, so its process stopping later tells no one', async () => {
+    fake.holders.set('wf-done', 'b');
+    const gone = vi.fn();
+    watch.whenHolderGone('user\0t4', 'wf-done', gone);
+    await vi.advanceTimersByTimeAsync(600);
+    fake.holders.delete('wf-done'); // the run ended and released the lease
+    await vi.advanceTimersByTimeAsync(20 * 500);
+    fake.alive.delete('b');
+    await vi.advanceTimersByTimeAsync(2000);
+    expect(gone).not.toHaveBeenCalled();
+  });
 });

@@ -1,5 +1,6 @@
 import type { Event } from '@mastra/core/events';
 import type { BridgeLogger } from '../logger.js';
+import type { HolderWatch } from '../threads/thread-lease.js';
 import { errorMessage } from '../translate/values.js';
 import type { PublishedEvent } from './pubsub/index.js';
 import type { LeasedRun } from './pubsub/leases.js';
@@ -24,8 +25,11 @@ const HOLDER_LOOKS = 10;
 const RUN_ENDED = new Set(['run-completed', 'run-failed', 'run-aborted', 'run-discarded', 'run-suspended']);
 
 interface WatchedRun extends LeasedRun {
-  topic: string;
+  /** A Mastra run's thread topic, where its end is published (`received`). */
+  topic?: string;
   streamId?: string;
+  /** A run without a Mastra run of its own (a workflow's, `whenHolderGone`): what to do when its process is gone. */
+  gone?: () => void;
   /** The instance holding its lease, once read. */
   holder?: string;
   looks: number;
@@ -49,7 +53,7 @@ interface WatchedRun extends LeasedRun {
  * // at close
  * gone.stop();
  */
-export class GoneProcessRuns {
+export class GoneProcessRuns implements HolderWatch {
   /** Run id → the run, while its end was not read. */
   private readonly runs = new Map<string, WatchedRun>();
   private timer?: NodeJS.Timeout;
@@ -67,6 +71,16 @@ export class GoneProcessRuns {
     else if (RUN_ENDED.has(event.type)) this.runs.delete(event.runId);
   }
 
+  /**
+   * A run of another process that Mastra does not run (a workflow's, which holds its thread's lease
+   * itself): `gone` is called in this process once its process is found dead; nothing is published
+   * for it, as no Mastra run waits on its end. Dropped once the run no longer holds the lease.
+   */
+  whenHolderGone(key: string, runId: string, gone: () => void): void {
+    this.runs.set(runId, { key, owner: runId, gone, looks: 0 });
+    this.checkSoon();
+  }
+
   stop(): void {
     clearInterval(this.timer);
     this.timer = undefined;
@@ -78,6 +92,10 @@ export class GoneProcessRuns {
     if (key === undefined) return;
     const streamId = (event.data as { streamId?: unknown } | undefined)?.streamId;
     this.runs.set(event.runId, { key, owner: event.runId, topic, ...(typeof streamId === 'string' && { streamId }), looks: 0 });
+    this.checkSoon();
+  }
+
+  private checkSoon(): void {
     this.timer ??= setInterval(() => void this.check(), CHECK_EVERY_MS);
     this.timer.unref();
   }
@@ -117,9 +135,10 @@ export class GoneProcessRuns {
   private async endRunsOf(instance: string, runs: WatchedRun[]): Promise<void> {
     const first = new Set(await this.leases().reclaimFromGone(instance, runs));
     for (const run of runs) this.runs.delete(run.owner);
-    const ended = runs.filter((run) => first.has(run.owner));
-    if (ended.length === 0) return;
-    this.logger.warn(`Process ${instance} is gone: its runs ${ended.map((run) => run.owner).join(', ')} are ended as lost`);
+    // A workflow's run is settled by each process that watches it; a Mastra run, by the one that found it first.
+    for (const run of runs) run.gone?.();
+    const ended = runs.filter((run): run is WatchedRun & { topic: string } => run.topic !== undefined && first.has(run.owner));
+    if (first.size > 0) this.logger.warn(`Process ${instance} is gone: its runs ${[...first].join(', ')} are ended as lost`);
     await Promise.all(ended.map((run) => this.leases().publish(run.topic, runFailed(run, instance))));
   }
 }

@@ -76,7 +76,7 @@ export async function createScaleOut({ url, prefix = 'mastra-agui-bridge', logge
   return {
     pubsub,
     redis,
-    bindings: redisBindings(redis, pubsub, runs),
+    bindings: redisBindings(redis, pubsub, runs, goneRuns),
     close: async () => {
       staleLeases.stop();
       goneRuns.stop();

@@ -21,6 +21,19 @@ export async function threadLeaseOwner(agent: Agent, scope: { resourceId: string
   return leasesOf(agent)?.getLeaseOwner(threadLeaseKey(scope));
 }
 
+/**
+ * Scale-out: tells a process when another process that holds a thread lease has died (its
+ * heartbeat lapsed), within seconds rather than at the lease's TTL. Bound only with a shared
+ * lease store that keeps heartbeats (`TOKENS.HolderWatch`, made by `createScaleOut`).
+ *
+ * @example
+ * watch.whenHolderGone(threadLeaseKey(scope), runId, () => settleAsLost(runId));
+ */
+export interface HolderWatch {
+  /** Calls `gone` once if the process holding the lease `key` under `runId` dies; forgets the run once it lets the lease go. */
+  whenHolderGone(key: string, runId: string, gone: () => void): void;
+}
+
 /** The thread is `runId`'s until Mastra registers the run under the same owner (it then renews and releases the lease itself). */
 export interface ThreadTurn {
   /** Gives the thread back: for a run that never reached Mastra (refused, or failed to start). */
