@@ -15,6 +15,8 @@ class RecordingSink implements FeedSink {
   aborted?: string;
   closed = false;
   queuedBytes = 0;
+  /** `sendShared` calls: a stream writes each call's batch together. */
+  sharedCalls = 0;
   private readonly listeners: Array<() => void> = [];
   private waiters: Array<{ check: () => boolean; resolve: () => void }> = [];
 
@@ -23,6 +25,7 @@ class RecordingSink implements FeedSink {
     this.waiters = this.waiters.filter((w) => (w.check() ? (w.resolve(), false) : true));
   }
   sendShared(events: readonly Event[], firstId: number): void {
+    this.sharedCalls++;
     this.send(events, firstId);
   }
   raw(): void {}
@@ -101,6 +104,35 @@ describe('ThreadFeed', () => {
     expect(a.types.at(-1)).toBe(EventType.RUN_FINISHED);
     // Ids only grow, one per event.
     a.frames.forEach((f, i) => i > 0 && expect(f.id).toBe(a.frames[i - 1].id + 1));
+  });
+
+  it('batches numbered in one turn go to each client together, when the turn ends; a client that caught up from the log meanwhile gets none twice', async () => {
+    const feed = await startFeed();
+    const early = new RecordingSink();
+    await feed.attach(early, {});
+    const { threadId } = scope;
+    const messageId = 'a1';
+    feed.publishRun([{ type: EventType.RUN_STARTED, threadId, runId: 'r1' }]);
+    feed.publishRun([{ type: EventType.TEXT_MESSAGE_START, messageId, role: 'assistant' }]);
+    // Joins inside the run: its catch-up from the log sends the run so far at once.
+    const late = new RecordingSink();
+    void feed.attach(late, {});
+    feed.publishRun([
+      { type: EventType.TEXT_MESSAGE_CONTENT, messageId, delta: 'hi' },
+      { type: EventType.TEXT_MESSAGE_END, messageId },
+    ]);
+    expect(early.frames).toEqual([]);
+    await new Promise((resolve) => setImmediate(resolve));
+
+    const types = [EventType.RUN_STARTED, EventType.TEXT_MESSAGE_START, EventType.TEXT_MESSAGE_CONTENT, EventType.TEXT_MESSAGE_END];
+    expect(early.types).toEqual(types);
+    expect(early.sharedCalls).toBe(1);
+    expect(late.frames).toEqual(early.frames);
+    // The next turn's batch is a write of its own.
+    feed.publishRun([{ type: EventType.RUN_FINISHED, threadId, runId: 'r1' }]);
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(early.sharedCalls).toBe(2);
+    expect(late.types.at(-1)).toBe(EventType.RUN_FINISHED);
   });
 
   it('replays exactly after an id it handed out; any other id gets a snapshot, and moves nobody else', async () => {

@@ -91,6 +91,16 @@ interface Client {
   awaitingRun: boolean;
 }
 
+/** How long, inside one long turn, a batch waits for the next to share the clients' writes (as `EventStream` holds a frame). */
+const MAX_HOLD_MS = 10;
+
+interface QueuedDelivery {
+  events: Event[];
+  firstId: number;
+  /** When the first batch was queued (`performance.now()`). */
+  since: number;
+}
+
 const isTerminal = (e: Event) => e.type === EventType.RUN_FINISHED || e.type === EventType.RUN_ERROR;
 /** How long after another process's run ended its events may take to close it in the log before it is settled here. */
 const UNWRITTEN_END_GRACE_MS = 2000;
@@ -139,6 +149,9 @@ export class ThreadFeed {
   private bracketOpenedAt = Date.now();
   /** A run the log opened again after Redis lost it: its clients get the stored thread once it ends (`reopened`). */
   private gappedRun?: string;
+  /** Batches numbered this turn, not yet sent to the clients (`queueDelivery`). */
+  private queued?: QueuedDelivery;
+  private deliveryScheduled = false;
   /** The thread's state events, for an agent with working memory. */
   private readonly state?: StateEvents;
   /** Batches waiting for a read (their state events, a retraction), in order, and how many wait. */
@@ -246,6 +259,7 @@ export class ThreadFeed {
   close(): void {
     this.publish(this.translator.close());
     for (const runId of [...this.closingRuns.keys()]) this.closedInLog(runId);
+    this.deliverQueued();
     clearInterval(this.heartbeat);
     for (const timer of this.pendingEnds) clearTimeout(timer);
     this.stop.abort();
@@ -505,10 +519,40 @@ export class ThreadFeed {
       } else if (shapesRun(event)) this.openShape?.push(event);
     }
     this.lastPublish = Date.now();
-    let sent = 0;
-    for (const client of this.clients.values()) sent += this.deliver(client, events, firstId);
-    this.options.metrics?.events.inc(sent);
+    this.queueDelivery(events, firstId);
     if (gapEnded) this.afterGap();
+  }
+
+  /**
+   * Batches numbered in one event-loop turn go to the clients together, when the turn ends (or
+   * once the oldest has waited `MAX_HOLD_MS`, inside a long turn): one write per client per turn,
+   * however many batches the turn made. With thousands of clients, a delivery takes long enough
+   * that each batch would otherwise be a write of its own to every client.
+   */
+  private queueDelivery(events: readonly Event[], firstId: number): void {
+    const queued = this.queued;
+    if (queued && queued.firstId + queued.events.length === firstId) queued.events.push(...events);
+    else {
+      this.deliverQueued();
+      this.queued = { events: [...events], firstId, since: performance.now() };
+    }
+    if (performance.now() - (this.queued as QueuedDelivery).since >= MAX_HOLD_MS) return this.deliverQueued();
+    if (this.deliveryScheduled) return;
+    this.deliveryScheduled = true;
+    setImmediate(() => {
+      this.deliveryScheduled = false;
+      this.deliverQueued();
+    });
+  }
+
+  /** Sends what `queueDelivery` holds to every ready client (encoded once for all). */
+  private deliverQueued(): void {
+    const queued = this.queued;
+    if (!queued) return;
+    this.queued = undefined;
+    let sent = 0;
+    for (const client of this.clients.values()) sent += this.deliver(client, queued.events, queued.firstId);
+    this.options.metrics?.events.inc(sent);
   }
 
   private closedInLog(runId: string | undefined): void {
@@ -535,6 +579,7 @@ export class ThreadFeed {
    * the thread as stored, once the run open in the log has ended, or now.
    */
   private lostEvents(nextId: number): void {
+    this.deliverQueued();
     // Not handled: a gap that swallowed the open run's end, then another run's RUN_STARTED before
     // that run is settled as lost; the clients' bracket of the first run stays open (not seen).
     // What they hold resumes at the log's next event: what came before it is gone from the ring.
@@ -545,6 +590,7 @@ export class ThreadFeed {
 
   /** The run Redis lost under its followers has ended: each gets the thread as stored, then what came since. */
   private afterGap(): void {
+    this.deliverQueued();
     this.gappedRun = undefined;
     for (const client of this.clients.values()) {
       if (client.loading) continue;
@@ -552,12 +598,13 @@ export class ThreadFeed {
     }
   }
 
-  /** Sends the batch to one client; answers how many events it sent. */
+  /** Sends the batch to one client, from past what it holds (it may have caught up from the log while the batch waited); answers how many events it sent. */
   private deliver(client: Client, events: readonly Event[], firstId: number): number {
     if (client.loading) return 0;
-    let from = 0;
+    let from = Math.max(0, client.position + 1 - firstId);
+    if (from >= events.length) return 0;
     if (client.awaitingRun) {
-      from = events.findIndex((e) => e.type === EventType.RUN_STARTED);
+      from = events.findIndex((e, i) => i >= from && e.type === EventType.RUN_STARTED);
       if (from < 0) {
         client.position = firstId + events.length - 1;
         return 0;
