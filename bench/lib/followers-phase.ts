@@ -31,6 +31,8 @@ export interface FollowersCell {
   finished: { p50: number; p99: number; max: number };
   /** The rounds' echo p99s, one per repetition. */
   echoP99s: number[];
+  /** Echo p50 / p99 of the followers of each process (its name), pooled over the rounds. */
+  echoByServer: Record<string, { p50: number; p99: number }>;
   /** CPU the serving process(es) spent per message, ms (median of rounds): steadier than latency on a shared machine. */
   serverCpuMsPerMessage: number;
   samples: number;
@@ -44,7 +46,7 @@ export interface FollowersResult {
   profileDirs?: Record<string, string>;
 }
 
-type Latency = { samples: number[]; finished: number[]; postMs: number[]; error?: string };
+type Latency = { samples: number[]; finished: number[]; postMs: number[]; byLabel: Record<string, number[]>; error?: string };
 type Round = Latency & { serverCpuMs: number };
 
 const PREFIX = '/agui';
@@ -62,6 +64,12 @@ function summarise(rounds: Round[], messages: number): FollowersCell {
     echo: spread(echo),
     finished: spread(rounds.flatMap((r) => r.finished)),
     echoP99s: rounds.map((r) => percentile(r.samples, 99)),
+    echoByServer: Object.fromEntries(
+      [...new Set(rounds.flatMap((r) => Object.keys(r.byLabel)))].map((name) => {
+        const values = rounds.flatMap((r) => r.byLabel[name] ?? []);
+        return [name, { p50: percentile(values, 50), p99: percentile(values, 99) }];
+      }),
+    ),
     serverCpuMsPerMessage: median(rounds.map((r) => r.serverCpuMs / messages)),
     samples: echo.length,
   };

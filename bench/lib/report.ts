@@ -278,14 +278,15 @@ function followersTable(result: FollowersResult): string[] {
   const lines = [
     `### ${formatNumber(followers)} followers of one thread: \`send-message\` → each follower's user echo and \`RUN_FINISHED\` (${messages} messages × ${reps} rounds)`,
     '',
-    row(['checkout', 'where', 'echo p50 / p99', 'echo max', 'RUN_FINISHED p50 / p99', "rounds' echo p99", 'server CPU per message']),
-    row(['---', '---', '---:', '---:', '---:', '---:', '---:']),
+    row(['checkout', 'where', 'echo p50 / p99', 'echo max', 'echo p50 / p99 by process', 'RUN_FINISHED p50 / p99', "rounds' echo p99", 'server CPU per message']),
+    row(['---', '---', '---:', '---:', '---', '---:', '---:', '---:']),
   ];
   const checkouts: Array<[string, Record<'one' | 'two', FollowersCell> | undefined]> = [['this', result.after], ['baseline', result.before]];
   for (const [name, cells] of checkouts) {
     for (const where of ['one', 'two'] as const) {
       const cell = cells?.[where];
-      if (cell) lines.push(row([name, WHERE[where], pctl(cell.echo), formatMs(cell.echo.max), pctl(cell.finished), cell.echoP99s.map((v) => v.toFixed(0)).join(', '), formatMs(cell.serverCpuMsPerMessage)]));
+      const byServer = cell && Object.entries(cell.echoByServer).map(([server, v]) => `${server.split(' ').at(-1)}: ${pctl(v)}`).join('; ');
+      if (cell) lines.push(row([name, WHERE[where], pctl(cell.echo), formatMs(cell.echo.max), byServer ?? '', pctl(cell.finished), cell.echoP99s.map((v) => v.toFixed(0)).join(', '), formatMs(cell.serverCpuMsPerMessage)]));
     }
   }
   return lines;

@@ -2,7 +2,7 @@ import { EventType, type Event, type Message } from '@ag-ui/core';
 import { Mastra } from '@mastra/core';
 import type { Agent } from '@mastra/core/agent';
 import { InMemoryStore } from '@mastra/core/storage';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { createDemoAgent } from '../demo/agent.js';
 import type { FeedSink } from './feed-sink.js';
 import { InProcessEventLogs } from './in-process-event-log.js';
@@ -133,6 +133,34 @@ describe('ThreadFeed', () => {
     await new Promise((resolve) => setImmediate(resolve));
     expect(early.sharedCalls).toBe(2);
     expect(late.types.at(-1)).toBe(EventType.RUN_FINISHED);
+  });
+
+  it('past 1,000 clients, what follows a run\'s start waits up to 50 ms for the batches after it; a run\'s start and a user\'s message go at once', async () => {
+    const feed = await startFeed();
+    const clients = Array.from({ length: 1000 }, () => new RecordingSink());
+    await Promise.all(clients.map((client) => feed.attach(client, {})));
+    const [one] = clients;
+    const { threadId } = scope;
+    vi.useFakeTimers({ toFake: ['setTimeout', 'setImmediate', 'performance'] });
+    try {
+      feed.publishRun([{ type: EventType.RUN_STARTED, threadId, runId: 'r1' }]);
+      feed.publishRun([{ type: EventType.TEXT_MESSAGE_START, messageId: 'u1', role: 'user' }]);
+      await vi.advanceTimersByTimeAsync(0);
+      expect(one.types).toEqual([EventType.RUN_STARTED, EventType.TEXT_MESSAGE_START]);
+
+      feed.publishRun([{ type: EventType.TEXT_MESSAGE_START, messageId: 'a1', role: 'assistant' }]);
+      await vi.advanceTimersByTimeAsync(30);
+      feed.publishRun([{ type: EventType.TEXT_MESSAGE_END, messageId: 'a1' }]);
+      await vi.advanceTimersByTimeAsync(19);
+      expect(one.frames).toHaveLength(2);
+      feed.publishRun([{ type: EventType.RUN_FINISHED, threadId, runId: 'r1' }]);
+      await vi.advanceTimersByTimeAsync(1);
+      expect(one.types.slice(2)).toEqual([EventType.TEXT_MESSAGE_START, EventType.TEXT_MESSAGE_END, EventType.RUN_FINISHED]);
+      expect(one.sharedCalls).toBe(2);
+      expect(clients.every((client) => client.frames.length === 5)).toBe(true);
+    } finally {
+      vi.useRealTimers();
+    }
   });
 
   it('replays exactly after an id it handed out; any other id gets a snapshot, and moves nobody else', async () => {

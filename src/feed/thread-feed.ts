@@ -93,6 +93,17 @@ interface Client {
 
 /** How long, inside one long turn, a batch waits for the next to share the clients' writes (as `EventStream` holds a frame). */
 const MAX_HOLD_MS = 10;
+/**
+ * With this many clients, a batch that does not open a run waits up to `CROWD_HOLD_MS` for the
+ * ones after it: a delivery to every client then takes long enough that a run's answer and its end,
+ * stored a few milliseconds apart, would each be a write to every client. A run's start and a
+ * user's message are never held (`isAwaited`). 50 ms is under a frame at 20 Hz.
+ */
+const CROWD = 1000;
+const CROWD_HOLD_MS = 50;
+
+/** What the followers wait for and must get at once, however many they are: a run's start, a user's message. */
+const isAwaited = (e: Event) => e.type === EventType.RUN_STARTED || (e.type === EventType.TEXT_MESSAGE_START && e.role === 'user');
 
 interface QueuedDelivery {
   events: Event[];
@@ -527,7 +538,8 @@ export class ThreadFeed {
    * Batches numbered in one event-loop turn go to the clients together, when the turn ends (or
    * once the oldest has waited `MAX_HOLD_MS`, inside a long turn): one write per client per turn,
    * however many batches the turn made. With thousands of clients, a delivery takes long enough
-   * that each batch would otherwise be a write of its own to every client.
+   * that each batch would otherwise be a write of its own to every client; past `CROWD` clients,
+   * what follows a run's start also waits for the batches after it (`CROWD_HOLD_MS`).
    */
   private queueDelivery(events: readonly Event[], firstId: number): void {
     const queued = this.queued;
@@ -536,13 +548,17 @@ export class ThreadFeed {
       this.deliverQueued();
       this.queued = { events: [...events], firstId, since: performance.now() };
     }
-    if (performance.now() - (this.queued as QueuedDelivery).since >= MAX_HOLD_MS) return this.deliverQueued();
+    const queuedNow = this.queued as QueuedDelivery;
+    const hold = this.clients.size >= CROWD && !queuedNow.events.some(isAwaited) ? CROWD_HOLD_MS : 0;
+    if (performance.now() - queuedNow.since >= Math.max(MAX_HOLD_MS, hold)) return this.deliverQueued();
     if (this.deliveryScheduled) return;
     this.deliveryScheduled = true;
-    setImmediate(() => {
+    const deliver = () => {
       this.deliveryScheduled = false;
       this.deliverQueued();
-    });
+    };
+    if (hold > 0) setTimeout(deliver, hold);
+    else setImmediate(deliver);
   }
 
   /** Sends what `queueDelivery` holds to every ready client (encoded once for all). */
