@@ -185,6 +185,7 @@ export class ThreadHub {
     // A workflow's state is its run's; an agent's, its working memory (when it keeps one).
     const workingMemory = target.workflow ? undefined : WorkingMemoryState.of(await target.agent.getMemory());
     const loadState = target.workflow?.loadState ?? (workingMemory && (() => workingMemory.read(scope)));
+    const { holders } = this;
     const feed = new ThreadFeed({
       agent: target.agent,
       threadId: target.threadId,
@@ -202,7 +203,7 @@ export class ThreadHub {
       leaseOwner: () => threadLeaseOwner(target.agent, target),
       // A workflow's runs hold the thread's lease under their AG-UI run id, which their brackets carry.
       ...(target.workflow && { watchLeaseMs: THREAD_LEASE_TTL_MS }),
-      ...(target.workflow && this.holders && { whenHolderGone: (runId, gone) => this.holders?.whenHolderGone(threadLeaseKey(target), runId, gone) }),
+      ...(target.workflow && holders && { whenHolderGone: (runId, gone) => holders.whenHolderGone(threadLeaseKey(target), runId, gone) }),
       runEnded: (runId) => this.endings.woundDown(runId, Date.now() + WIND_DOWN_MS),
       wasCut: (runId) => this.endings.wasCut(runId),
       keepCutStep: (step, since) => this.threads.keepCutStep(scope, step, since),
