@@ -128,6 +128,9 @@ async function latency(spec: LatencySpec) {
   return { samples, finished, postMs, byLabel };
 }
 
+/** What `latency` answers (the phases import the type only: this file runs as a process of its own). */
+export type LatencyReply = Awaited<ReturnType<typeof latency>>;
+
 function closeAll(): void {
   for (const sub of subscribers) sub.socket.destroy();
   subscribers = [];

@@ -35,6 +35,7 @@ export type { ToolProxy } from './runs/tool-proxy.js';
 export type { RunAnnouncement, RunAnnouncements } from './runs/run-announcements.js';
 export type { ThreadLocks } from './threads/thread-locks.js';
 export type { ThreadControl } from './threads/thread-control.js';
+export type { HolderWatch } from './threads/thread-lease.js';
 export type { SignalDecision, ThreadTarget } from './agents/mastra.js';
 export type { RateDecision, RateLimiter } from './limits/rate-limiter.js';
 export { RunTranslator, type RunTranslatorOptions } from './translate/run-translator.js';

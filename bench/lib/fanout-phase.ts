@@ -4,6 +4,7 @@
  * `POST send-message` to each subscriber receiving the user echo, at several subscriber counts.
  */
 import { randomUUID } from 'node:crypto';
+import type { LatencyReply } from '../fanout.js';
 import { BENCH_RESOURCE } from '../servers/shared.js';
 import { BenchProcess, startServer } from './procs.js';
 import { percentile } from './stats.js';
@@ -75,7 +76,7 @@ export async function runFanoutPhase(plan: FanoutPlan): Promise<FanoutResult> {
       const threadId = `fanout-${randomUUID()}`;
       await subscribe(threadId, count);
       const spec = { cmd: 'latency', origin: server.origin, prefix: PREFIX, threadId, resourceId: BENCH_RESOURCE, messages: plan.messages };
-      const { samples, postMs } = check(await client.request<{ samples: number[]; postMs: number[] } & Failure>(spec, 'latency', 300_000));
+      const { samples, postMs } = check(await client.request<LatencyReply & Failure>(spec, 'latency', 300_000));
       await close();
       latency.push({ subscribers: count, samples: samples.length, p50: percentile(samples, 50), p99: percentile(samples, 99), max: Math.max(...samples), postP50: percentile(postMs, 50) });
       log(`fan-out: ${count} subscribers: p50 ${latency.at(-1)?.p50.toFixed(2)} ms, p99 ${latency.at(-1)?.p99.toFixed(2)} ms`);

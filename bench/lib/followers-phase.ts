@@ -7,6 +7,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { resolve } from 'node:path';
+import type { LatencyReply } from '../fanout.js';
 import { BENCH_RESOURCE } from '../servers/shared.js';
 import { REPO_ROOT } from './fixtures.js';
 import { BenchProcess, cpuMsOf, startServer, startStandalone, type BenchServer } from './procs.js';
@@ -46,7 +47,7 @@ export interface FollowersResult {
   profileDirs?: Record<string, string>;
 }
 
-type Latency = { samples: number[]; finished: number[]; postMs: number[]; byLabel: Record<string, number[]>; error?: string };
+type Latency = LatencyReply & { error?: string };
 type Round = Latency & { serverCpuMs: number };
 
 const PREFIX = '/agui';

@@ -34,6 +34,7 @@ import { cpus } from 'node:os';
 import { resolve } from 'node:path';
 import { createClient } from 'redis';
 import { checkService, deleteKeys, reason, schemaUrl, withPostgres } from '../../scripts/services.js';
+import type { LatencyReply } from '../fanout.js';
 import type { RoundResult } from '../load.js';
 import { BENCH_RESOURCE } from '../servers/shared.js';
 import { REPO_ROOT } from './fixtures.js';
@@ -268,7 +269,7 @@ function compare(ours: number[], theirs: number[]): ScaleComparison {
   return { medianPairRatio: median(pairRatios), ratioOfMedians: median(ours) / median(theirs), pairRatios };
 }
 
-function fanoutSummary(followers: number, rounds: Array<{ samples: number[]; postMs: number[]; byLabel: Record<string, number[]> }>): ScaleFanout {
+function fanoutSummary(followers: number, rounds: LatencyReply[]): ScaleFanout {
   const samples = rounds.flatMap((r) => r.samples);
   const labels = [...new Set(rounds.flatMap((r) => Object.keys(r.byLabel)))];
   return {
@@ -356,7 +357,7 @@ export async function runScalePhase(plan: ScalePlan, profile = false): Promise<S
           if (reply.error) throw new Error(reply.error);
         }
         const spec = { cmd: 'latency', origin: postTo.origin, prefix: PREFIX, threadId, resourceId: BENCH_RESOURCE, messages };
-        const reply = await fanout.request<{ samples: number[]; postMs: number[]; byLabel: Record<string, number[]> } & Failure>(spec, 'latency', 300_000);
+        const reply = await fanout.request<LatencyReply & Failure>(spec, 'latency', 300_000);
         if (reply.error) throw new Error(reply.error);
         return reply;
       } finally {

@@ -542,15 +542,14 @@ export class ThreadFeed {
    * what follows a run's start also waits for the batches after it (`CROWD_HOLD_MS`).
    */
   private queueDelivery(events: readonly Event[], firstId: number): void {
-    const queued = this.queued;
+    let queued = this.queued;
     if (queued && queued.firstId + queued.events.length === firstId) queued.events.push(...events);
     else {
       this.deliverQueued();
-      this.queued = { events: [...events], firstId, since: performance.now() };
+      queued = this.queued = { events: [...events], firstId, since: performance.now() };
     }
-    const queuedNow = this.queued as QueuedDelivery;
-    const hold = this.clients.size >= CROWD && !queuedNow.events.some(isAwaited) ? CROWD_HOLD_MS : 0;
-    if (performance.now() - queuedNow.since >= Math.max(MAX_HOLD_MS, hold)) return this.deliverQueued();
+    const hold = this.clients.size >= CROWD && !queued.events.some(isAwaited) ? CROWD_HOLD_MS : 0;
+    if (performance.now() - queued.since >= Math.max(MAX_HOLD_MS, hold)) return this.deliverQueued();
     if (this.deliveryScheduled) return;
     this.deliveryScheduled = true;
     const deliver = () => {

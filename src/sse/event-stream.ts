@@ -48,17 +48,17 @@ function sharedBatch(events: readonly Event[], firstId: number | undefined): Uin
  * Streams with frames pending, flushed when the event-loop turn ends: one `setImmediate` for all
  * of them, not one per stream (a thread's fan-out touches every follower's stream each turn).
  */
-const endingTurn = new Set<EventStream>();
+const endingTurn = new Set<() => void>();
 
-function endTurnLater(stream: EventStream): void {
+function endTurnLater(endTurn: () => void): void {
   if (endingTurn.size === 0) setImmediate(endTurns);
-  endingTurn.add(stream);
+  endingTurn.add(endTurn);
 }
 
 function endTurns(): void {
-  const streams = [...endingTurn];
+  const ends = [...endingTurn];
   endingTurn.clear();
-  for (const stream of streams) stream.endTurn();
+  for (const endTurn of ends) endTurn();
 }
 
 /**
@@ -246,7 +246,7 @@ export class EventStream {
   private pending(): void {
     if (!this.inTurn) {
       this.inTurn = true;
-      endTurnLater(this);
+      endTurnLater(this.endTurn);
     }
     const now = performance.now();
     if (this.pendingSince < 0) this.pendingSince = now;
@@ -254,11 +254,11 @@ export class EventStream {
   }
 
   /** The event-loop turn in which frames were queued has ended (`endTurns`): what is pending goes. */
-  endTurn(): void {
+  private readonly endTurn = (): void => {
     this.flush();
     this.inTurn = false;
     this.turnBytes = 0;
-  }
+  };
 
   private flush(): void {
     this.pendingSince = -1;
