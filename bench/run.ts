@@ -97,9 +97,16 @@ const LONG_THREAD_PLAN: LongThreadPlan = {
 };
 
 /** `npm start` with its defaults beside Mastra's route on the same storage (issue 30): short answers at 16, a 2,000-word input at 1. */
-const AS_STARTED_PLAN: AsStartedPlan = quick
-  ? { levels: [{ concurrency: 16, streams: 16, words: 20 }, { concurrency: 1, streams: 4, words: 2000 }], reps: 2, warmupRounds: 1 }
-  : { levels: [{ concurrency: 16, streams: 64, words: 20 }, { concurrency: 16, streams: 32, words: 500 }, { concurrency: 1, streams: 20, words: 2000 }], reps: 5, warmupRounds: 2 };
+const AS_STARTED_LEVELS: AsStartedPlan['levels'] = quick
+  ? [{ concurrency: 16, streams: 16, words: 20 }, { concurrency: 1, streams: 4, words: 2000 }]
+  : [{ concurrency: 16, streams: 64, words: 20 }, { concurrency: 16, streams: 32, words: 500 }, { concurrency: 1, streams: 20, words: 2000 }];
+const AS_STARTED_PLAN: AsStartedPlan = {
+  // `--words=N` keeps the levels of that answer length (to iterate on one line).
+  levels: option('words') ? AS_STARTED_LEVELS.filter((level) => level.words === Number(option('words'))) : AS_STARTED_LEVELS,
+  reps: Number(option('reps') ?? (quick ? 2 : 5)),
+  warmupRounds: quick ? 1 : 2,
+  ...(option('baseline') && { baselineDir: option('baseline') }),
+};
 
 /** 10,000 followers of one thread, on one process and on two (issue 30). */
 const FOLLOWERS_PLAN: FollowersPlan = {
@@ -168,9 +175,9 @@ async function main(): Promise<void> {
   if (runs('scale')) partial.scale = await runScalePhase(SCALE_PLAN, profile);
   if (runs('workflow')) partial.workflow = await runWorkflowPhase(WORKFLOW_PLAN);
   if (runs('longthread')) partial.longThread = await runLongThreadPhase(LONG_THREAD_PLAN);
-  if (runs('asstarted')) partial.asStarted = await runAsStartedPhase(AS_STARTED_PLAN);
+  if (runs('asstarted')) partial.asStarted = await runAsStartedPhase(AS_STARTED_PLAN, profile);
   if (runs('followers')) partial.followers = await runFollowersPhase(FOLLOWERS_PLAN, profile);
-  const profileDirs = { ...partial.http?.profileDirs, ...partial.scale?.profileDirs, ...partial.followers?.profileDirs };
+  const profileDirs = { ...partial.http?.profileDirs, ...partial.scale?.profileDirs, ...partial.asStarted?.profileDirs, ...partial.followers?.profileDirs };
   if (Object.keys(profileDirs).length > 0) partial.profiles = profileSplits(profileDirs);
   const report: BenchReport = { ...partial, budget: evaluateBudget(partial) };
   const markdown = renderMarkdown(report);

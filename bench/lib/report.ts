@@ -242,14 +242,15 @@ function asStartedTable(result: AsStartedResult): string[] {
   const lines = [
     "### `npm start` with its defaults vs Mastra's `POST /api/agents/demo/stream`, each on a LibSQL file, each stream a user of its own",
     '',
-    row(['streams at once', 'words', 'server', 'events/s', 'first event p50 / p99', 'bridge ÷ Mastra (events/s, median pair)']),
-    row(['---', '---:', '---', '---:', '---:', '---:']),
+    row(['streams at once', 'words', 'server', 'events/s', 'first event p50 / p99', 'server CPU per run', 'bridge ÷ Mastra (events/s, median pair)']),
+    row(['---', '---:', '---', '---:', '---:', '---:', '---:']),
   ];
   for (const level of result.levels) {
-    for (const name of ['bridge', 'mastra'] as const) {
+    for (const name of ['bridge', 'mastra', 'baseline'] as const) {
       const t = level[name];
+      if (!t) continue;
       const ratio = name === 'bridge' ? `${formatRatio(level.medianPairRatio, 3)} (${level.pairRatios.map((r) => r.toFixed(2)).join(', ')})` : '';
-      lines.push(row([level.concurrency, level.words, name, formatNumber(t.eventsPerSec), pctl(t.ttfe), ratio]));
+      lines.push(row([level.concurrency, level.words, name, formatNumber(t.eventsPerSec), pctl(t.ttfe), `${t.cpuMsPerRun.toFixed(1)} ms`, ratio]));
     }
   }
   const errors = result.levels.flatMap((l) => [...l.bridge.errors, ...l.mastra.errors]);

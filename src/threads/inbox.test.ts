@@ -16,6 +16,12 @@ const entry = (id: string, threadId: string, acceptedAt: number): InboxEntry => 
 
 const inboxOn = (storage: InMemoryStore) => new MastraInbox(new Mastra({ storage, logger: false }), new InProcessThreadLocks());
 
+/** The index of threads with entries, as stored. */
+async function listed(storage: InMemoryStore): Promise<unknown> {
+  const state = await new Mastra({ storage, logger: false }).getStorage()!.getStore('threadState');
+  return state!.getState({ threadId: 'mastra-agui-bridge', type: 'mastra-agui-bridge.inbox-threads' });
+}
+
 describe('MastraInbox', () => {
   it('keeps entries in Mastra storage, across instances, oldest first over every thread', async () => {
     const storage = new InMemoryStore();
@@ -25,7 +31,7 @@ describe('MastraInbox', () => {
     expect((await inboxOn(storage).pending()).map((e) => e.id)).toEqual(['a', 'b', 'c']);
   });
 
-  it('removes entries; a thread with none left leaves the index', async () => {
+  it('removes entries; a thread with none left leaves the index with its next write', async () => {
     const storage = new InMemoryStore();
     const inbox = inboxOn(storage);
     await inbox.add(entry('a', 't1', 1));
@@ -36,8 +42,33 @@ describe('MastraInbox', () => {
     await inbox.remove('t1', ['b']);
     await inbox.remove('t2', ['c']);
     expect(await inbox.pending()).toEqual([]);
-    const state = await new Mastra({ storage, logger: false }).getStorage()!.getStore('threadState');
-    expect(await state!.getState({ threadId: 'mastra-agui-bridge', type: 'mastra-agui-bridge.inbox-threads' })).toEqual([]);
+    // A run's end does not write the index: the emptied threads go when the next run's entry is listed.
+    expect(await listed(storage)).toEqual(['t1', 't2']);
+    await inbox.add(entry('d', 't3', 4));
+    expect(await listed(storage)).toEqual(['t3']);
+  });
+
+  it('an emptied thread that has an entry again by the next index write stays listed', async () => {
+    const storage = new InMemoryStore();
+    const inbox = inboxOn(storage);
+    await inbox.add(entry('a', 't1', 1));
+    await inbox.remove('t1', ['a']);
+    // Another process (here another instance) gives t1 an entry: t1 had one already, so its index change is a no-op.
+    await inboxOn(storage).add(entry('b', 't1', 2));
+    await inbox.add(entry('c', 't2', 3));
+    expect(await listed(storage)).toEqual(['t1', 't2']);
+    expect((await inboxOn(storage).pending()).map((e) => e.id)).toEqual(['b', 'c']);
+  });
+
+  it('a restarted process lets go of the listed threads it finds empty with its next write', async () => {
+    const storage = new InMemoryStore();
+    const before = inboxOn(storage);
+    await before.add(entry('a', 't1', 1));
+    await before.remove('t1', ['a']);
+    const after = inboxOn(storage);
+    expect(await after.pending()).toEqual([]);
+    await after.add(entry('b', 't2', 2));
+    expect(await listed(storage)).toEqual(['t2']);
   });
 
   it('many threads at once: their index changes share writes, and none is lost; a failed write fails only its own callers', async () => {

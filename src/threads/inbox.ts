@@ -73,6 +73,8 @@ export class MastraInbox implements DurableInbox {
   /** Index changes waiting for the next write (`index`). */
   private readonly indexChanges: Array<{ change: IndexChange; done: () => void; failed: (error: unknown) => void }> = [];
   private writingIndex = false;
+  /** Threads whose last entry this process removed, still in the index until its next write. */
+  private readonly emptied = new Set<string>();
 
   constructor(
     @inject(TOKENS.Mastra) private readonly mastra: Mastra,
@@ -99,7 +101,8 @@ export class MastraInbox implements DurableInbox {
       else await state.deleteState({ threadId, type: ENTRIES });
       return left.length === 0;
     });
-    if (empty) await this.index(state, (threads) => threads.filter((t) => t !== threadId));
+    // The index lets go of it with its next write (`writeIndex`): a run's end writes once, not twice.
+    if (empty) this.emptied.add(threadId);
   }
 
   async pending(): Promise<InboxEntry[]> {
@@ -107,6 +110,7 @@ export class MastraInbox implements DurableInbox {
     if (!state) return [];
     const threads = (await state.getState<string[]>(INDEX)) ?? [];
     const all = await Promise.all(threads.map((threadId) => this.entries(state, threadId)));
+    threads.forEach((threadId, i) => all[i].length === 0 && this.emptied.add(threadId));
     return all.flat().sort((a, b) => a.acceptedAt - b.acceptedAt);
   }
 
@@ -120,9 +124,9 @@ export class MastraInbox implements DurableInbox {
   }
 
   /**
-   * Changes the index. Every run that starts or ends on a thread with no other entry changes it,
-   * under one lock for all threads (a Redis lock in scale-out): the changes that queue up while a
-   * write is under way go together in the next write, in order, rather than one write each.
+   * Changes the index. Every run that starts on a thread with no other entry changes it, under one
+   * lock for all threads (a Redis lock in scale-out): the changes that queue up while a write is
+   * under way go together in the next write, in order, rather than one write each.
    */
   private index(state: ThreadStateStorage, change: IndexChange): Promise<void> {
     const written = new Promise<void>((done, failed) => this.indexChanges.push({ change, done, failed }));
@@ -135,8 +139,8 @@ export class MastraInbox implements DurableInbox {
     for (let batch = this.indexChanges.splice(0); batch.length > 0; batch = this.indexChanges.splice(0)) {
       try {
         await this.locks.exclusive('inbox:index', async () => {
-          const threads = (await state.getState<string[]>(INDEX)) ?? [];
-          await state.setState({ ...INDEX, value: batch.reduce((value, { change }) => change(value), threads) });
+          const listed = batch.reduce((value, { change }) => change(value), (await state.getState<string[]>(INDEX)) ?? []);
+          await state.setState({ ...INDEX, value: await this.withoutEmptied(state, listed) });
         });
         for (const { done } of batch) done();
       } catch (error) {
@@ -144,6 +148,21 @@ export class MastraInbox implements DurableInbox {
       }
     }
     this.writingIndex = false;
+  }
+
+  /**
+   * The index without the threads this process emptied that are empty still. A listed thread with
+   * no entries only costs recovery a read, so they go when the index is written anyway. Read
+   * under the index lock: an entry added after the read is listed again by its own change, which
+   * waits for this write and comes before its acknowledgement.
+   */
+  private async withoutEmptied(state: ThreadStateStorage, threads: string[]): Promise<string[]> {
+    const candidates = [...this.emptied].filter((threadId) => threads.includes(threadId));
+    this.emptied.clear();
+    if (candidates.length === 0) return threads;
+    const counts = await Promise.all(candidates.map(async (threadId) => (await this.entries(state, threadId)).length));
+    const gone = new Set(candidates.filter((_, i) => counts[i] === 0));
+    return threads.filter((threadId) => !gone.has(threadId));
   }
 
   /** Mastra's thread-state domain, looked up once; none without storage (nothing to keep then). */
