@@ -93,6 +93,7 @@ export function createBridge(config: BridgeConfig = {}): Bridge {
     if (!s) {
       services.set(mastra, (s = createServices(resolved, mastra, metrics)));
       s.recovery.start();
+      s.webhooks?.start();
       void s.control.start?.().catch((error: unknown) => resolved.logger.error(`Thread control failed to start: ${(error as Error)?.message ?? error}`));
     }
     return s;
@@ -176,6 +177,7 @@ export function createBridge(config: BridgeConfig = {}): Bridge {
       await Promise.all(
         [...services.values()].map(async (s) => {
           s.recovery.stop();
+          s.webhooks?.stop();
           // Each /run writes its cancelled end; the runs of the threads end cancelled, then the event streams.
           s.runs.shutdown();
           s.workflowRuns.shutdown();

@@ -24,6 +24,17 @@ export interface SharedBindings {
 /** A `ContainerModule`, by shape: a host app may bring its own copy of inversify. */
 const isModule = (v: unknown): v is ContainerModule => !!v && typeof v === 'object' && typeof (v as { load?: unknown }).load === 'function';
 
+/** What a webhook secret must look like, for the error that refuses one. */
+export const WEBHOOK_SECRET_RULE = 'must be "whsec_" followed by the base64 of 24 to 64 random bytes (e.g. whsec_$(openssl rand -base64 32))';
+
+/** A Standard Webhooks secret: `whsec_` and the base64 of 24 to 64 bytes (what `standardwebhooks` signs with). */
+export function isWebhookSecret(secret: string): boolean {
+  const base64 = /^whsec_([A-Za-z0-9+/]+={0,2})$/.exec(secret)?.[1];
+  if (!base64) return false;
+  const bytes = Buffer.from(base64, 'base64').length;
+  return bytes >= 24 && bytes <= 64;
+}
+
 const fn = <T>(name: string) => z.custom<T>((v) => typeof v === 'function', { message: `${name} must be a function` });
 const positiveInt = (max: number) => z.number().int().positive().max(max);
 
@@ -91,6 +102,23 @@ export const BridgeConfigSchema = z
       })
       .strict()
       .default({}),
+    /**
+     * Standard Webhooks on every run's end (`run.finished`, `run.interrupted`, `run.failed`,
+     * `run.cancelled`), POSTed to each URL from a durable outbox in Mastra's storage: at least once,
+     * one `webhook-id` per event on every attempt, retried with backoff for about a day. See
+     * docs/operations.md "Webhooks".
+     *
+     * @example
+     * createBridge({ webhooks: { urls: ['https://api.example.com/hooks/agent'], secret: process.env.WEBHOOK_SECRET! } });
+     */
+    webhooks: z
+      .object({
+        urls: z.array(z.url({ protocol: /^https?$/, error: 'each webhook URL must be an http(s) URL' })).min(1, 'webhooks.urls needs at least one URL'),
+        /** A Standard Webhooks secret: `whsec_` and the base64 of the key (24 to 64 bytes). */
+        secret: z.string().refine(isWebhookSecret, `the webhook secret ${WEBHOOK_SECRET_RULE}`),
+      })
+      .strict()
+      .optional(),
     cors: z.custom<CorsOptions>((v) => v === undefined || (typeof v === 'object' && v !== null)).optional(),
     logger: LoggerSchema.optional(),
     /** Several bridge processes on one Redis (`createScaleOut`); without it, everything lives in this process. */

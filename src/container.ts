@@ -15,6 +15,9 @@ import { RunService } from './runs/run-service.js';
 import { InProcessToolProxy, type ToolProxy } from './runs/tool-proxy.js';
 import { MastraInbox, type DurableInbox } from './threads/inbox.js';
 import { InboxRecovery } from './signals/inbox-recovery.js';
+import { RunEnds, type RunEndListener } from './observability/run-ends.js';
+import { WebhookOutbox } from './webhooks/webhook-outbox.js';
+import { WebhookSender } from './webhooks/webhook-sender.js';
 import { RecoveryGate } from './threads/recovery-gate.js';
 import { RunEndings } from './threads/run-endings.js';
 import { PendingInterrupts } from './threads/pending-interrupts.js';
@@ -70,6 +73,14 @@ const services = new ContainerModule(({ bind }) => {
   bind(TOKENS.RunEndings).to(RunEndings);
   bind(TOKENS.PendingInterrupts).to(PendingInterrupts);
   bind(TOKENS.ThreadHub).to(ThreadHub);
+  bind(TOKENS.RunEnds).to(RunEnds);
+  bind(TOKENS.WebhookOutbox).to(WebhookOutbox);
+});
+
+/** With `config.webhooks`: every run's end goes to the outbox, and this process sends from it. */
+const webhooks = new ContainerModule(({ bind }) => {
+  bind(TOKENS.WebhookSender).to(WebhookSender);
+  bind<RunEndListener>(TOKENS.RunEndListener).toService(TOKENS.WebhookSender);
 });
 
 /**
@@ -84,7 +95,7 @@ export function createServices(config: ResolvedConfig, mastra: Mastra, metrics: 
   container.bind(TOKENS.Config).toConstantValue(config);
   container.bind(TOKENS.Mastra).toConstantValue(mastra);
   container.bind(TOKENS.Metrics).toConstantValue(metrics);
-  container.load(config.scaleOut?.bindings ?? inProcessBindings, services, ...config.modules);
+  container.load(config.scaleOut?.bindings ?? inProcessBindings, services, ...(config.webhooks ? [webhooks] : []), ...config.modules);
   const agents = container.get<AgentProvider>(TOKENS.AgentProvider);
   const workflows = container.get<WorkflowProvider>(TOKENS.WorkflowProvider);
   assertDistinctIds(agents.entries(), workflows.entries());
@@ -105,5 +116,6 @@ export function createServices(config: ResolvedConfig, mastra: Mastra, metrics: 
     idempotency: container.get<IdempotencyStore>(TOKENS.IdempotencyStore),
     limits: container.get<Limits>(TOKENS.Limits),
     urlPolicy: createUrlPolicy(config.allowedUrlHosts),
+    ...(config.webhooks && { webhooks: container.get<WebhookSender>(TOKENS.WebhookSender) }),
   };
 }

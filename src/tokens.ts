@@ -50,6 +50,14 @@ export const TOKENS = {
   HolderWatch: Symbol.for('mastra-agui-bridge.HolderWatch'),
   /** Caps on callers (`Limits`). */
   Limits: Symbol.for('mastra-agui-bridge.Limits'),
+  /** Where every run reports its end (`RunEnds`): the metrics, and the `RunEndListener`s. */
+  RunEnds: Symbol.for('mastra-agui-bridge.RunEnds'),
+  /** Told of every run's end (`RunEndListener`, any number bound): the webhook outbox is one. */
+  RunEndListener: Symbol.for('mastra-agui-bridge.RunEndListener'),
+  /** The webhooks not yet delivered (`WebhookOutbox`, in Mastra's storage). */
+  WebhookOutbox: Symbol.for('mastra-agui-bridge.WebhookOutbox'),
+  /** Sends the outbox's webhooks (`WebhookSender`), bound with `config.webhooks` only. */
+  WebhookSender: Symbol.for('mastra-agui-bridge.WebhookSender'),
   /** The bridge's Prometheus metrics (`BridgeMetrics`): one registry per bridge. */
   Metrics: Symbol.for('mastra-agui-bridge.Metrics'),
 } as const;

@@ -17,7 +17,7 @@ const BASE = new Set(['config.ts', 'errors.ts', 'id.ts', 'tokens.ts', 'logger.ts
 
 /** What each folder may import besides itself and the root modules (docs/architecture.md, "One folder per stage"). */
 const ALLOWED: Record<string, string[]> = {
-  http: ['agents', 'feed', 'idempotency', 'limits', 'observability', 'runs', 'signals', 'sse', 'threads', 'translate', 'auth', 'workflows'],
+  http: ['agents', 'feed', 'idempotency', 'limits', 'observability', 'runs', 'signals', 'sse', 'threads', 'translate', 'auth', 'workflows', 'webhooks'],
   sse: [],
   runs: ['threads', 'agents', 'state', 'translate', 'observability'],
   workflows: ['runs', 'threads', 'agents', 'feed', 'state', 'translate', 'observability'],
@@ -31,6 +31,7 @@ const ALLOWED: Record<string, string[]> = {
   auth: [],
   limits: [],
   observability: [],
+  webhooks: ['threads', 'observability', 'translate'],
   redis: ['agents', 'feed', 'runs', 'signals', 'threads', 'limits', 'translate'],
   server: ['auth', 'demo', 'limits', 'observability', 'redis', 'translate', '(top)'],
   client: [],

@@ -14,6 +14,7 @@ import type { ToolProxy } from '../runs/tool-proxy.js';
 import type { Limits } from '../limits/limits.js';
 import type { ResourceResolver } from './resource-resolver.js';
 import type { UrlPolicy } from './url-policy.js';
+import type { WebhookSender } from '../webhooks/webhook-sender.js';
 
 /** What handlers may call: the services, resolved once by the container. */
 export interface Services {
@@ -39,4 +40,6 @@ export interface Services {
   limits: Limits;
   /** Which URLs in input messages the server may fetch (`config.allowedUrlHosts`), built once. */
   urlPolicy: UrlPolicy;
+  /** With `config.webhooks`: sends the outbox's webhooks; started with the bridge. */
+  webhooks?: WebhookSender;
 }

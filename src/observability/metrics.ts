@@ -73,6 +73,8 @@ export class BridgeMetrics {
   private readonly signalDecisions: Counter<'kind' | 'action'>;
   private readonly limitRefusals: Counter<'limit'>;
   private readonly recoveryRuns: Counter<'kind'>;
+  private readonly webhookAttempts: Counter<'result'>;
+  private readonly outboxDepth = new Set<GaugeSource>();
   private readonly httpRequests: Counter<'method' | 'route' | 'status'>;
   private readonly httpDuration: Histogram<'method' | 'route' | 'status'>;
   private readonly openRuns = new Set<GaugeSource>();
@@ -94,6 +96,8 @@ export class BridgeMetrics {
     this.signalDecisions = counter('signal_decisions_total', 'Routing decisions of the signal routes, by route kind and action', ['kind', 'action']);
     this.limitRefusals = counter('limit_refusals_total', 'Requests refused by a configured limit', ['limit']);
     this.recoveryRuns = counter('recovery_runs_total', 'Runs recovery started for acknowledged input a crash left unanswered (continue: stored messages a cut run took; resend: messages never stored)', ['kind']);
+    this.webhookAttempts = counter('webhook_attempts_total', 'Webhook delivery attempts, by result (delivered: 2xx; retried: failed, tried again later; given_up: failed for the last time)', ['result']);
+    this.summedGauge('webhook_outbox_depth', 'Webhook deliveries waiting in the outbox (every process sees the same outbox)', this.outboxDepth);
     this.httpRequests = counter('http_requests_total', 'HTTP requests to the bridge routes, by route pattern and status', ['method', 'route', 'status']);
     this.httpDuration = new Histogram({
       name: `${METRIC_PREFIX}http_request_duration_seconds`,
@@ -129,6 +133,16 @@ export class BridgeMetrics {
   /** A run recovery started: `continue` answers stored messages a cut run took, `resend` sends one never stored. */
   recoveryRun(kind: 'continue' | 'resend'): void {
     this.recoveryRuns.inc({ kind });
+  }
+
+  /** One webhook delivery attempt's result. */
+  webhookAttempt(result: 'delivered' | 'retried' | 'given_up'): void {
+    this.webhookAttempts.inc({ result });
+  }
+
+  /** Registers where the number of webhook deliveries waiting is read. */
+  trackOutboxDepth(source: GaugeSource): void {
+    this.outboxDepth.add(source);
   }
 
   /** A request refused by a limit (`LimitName`: `requests_per_minute`, `streams`, …): called where the `429` is decided. */

@@ -24,7 +24,8 @@ import type { RunAnnouncement, RunAnnouncements } from './run-announcements.js';
 import { findResumeTargets, type ResumeRequest, type Resumer, type ResumeTarget } from './resume.js';
 import { streamOptions, type RunLive, type RunShape } from './stream-options.js';
 import { takeThreadTurn, threadLeaseOwner, type ThreadTurn } from '../threads/thread-lease.js';
-import { terminalOutcome, type BridgeMetrics, type RunOutcome } from '../observability/metrics.js';
+import { terminalOutcome, type BridgeMetrics } from '../observability/metrics.js';
+import { streamedEnd, type RunEnds } from '../observability/run-ends.js';
 import type { ToolProxy } from './tool-proxy.js';
 import { WIND_DOWN_MS, type ThreadControl } from '../threads/thread-control.js';
 import type { RunEndings } from '../threads/run-endings.js';
@@ -58,14 +59,15 @@ export type EventSink = (events: Event[]) => void | Promise<void>;
  * The sink with the run's events counted, one `inc` per batch, and its terminal event noted (the
  * last of its batch) for the run's outcome: what every kind of run reports to the metrics.
  */
-export function countedSink(metrics: BridgeMetrics, sink: EventSink): { write: EventSink; outcome: () => RunOutcome | undefined } {
-  let outcome: RunOutcome | undefined;
+export function countedSink(metrics: BridgeMetrics, sink: EventSink): { write: EventSink; terminal: () => Event | undefined } {
+  let terminal: Event | undefined;
   const write: EventSink = (batch) => {
     metrics.runEvents.inc(batch.length);
-    outcome ??= terminalOutcome(batch[batch.length - 1]);
+    const last = batch[batch.length - 1];
+    if (!terminal && terminalOutcome(last)) terminal = last;
     return sink(batch);
   };
-  return { write, outcome: () => outcome };
+  return { write, terminal: () => terminal };
 }
 
 /** A validated run, ready to stream. */
@@ -154,6 +156,7 @@ export class RunService {
     @inject(TOKENS.PendingInterrupts) private readonly interrupts: PendingInterrupts,
     @inject(TOKENS.Resumer) private readonly resumer: Resumer,
     @inject(TOKENS.InboxCuts) private readonly cuts: InboxCuts,
+    @inject(TOKENS.RunEnds) private readonly runEnds: RunEnds,
   ) {
     metrics.trackOpenRuns(() => this.active.size);
   }
@@ -388,7 +391,7 @@ export class RunService {
       }
     } finally {
       // No terminal event written means the run broke: the handler ends the stream with RUN_ERROR.
-      this.metrics.runEnded(agent.id, 'run', counted.outcome() ?? 'error');
+      this.runEnds.ended(streamedEnd({ agentId: agent.id, origin: 'run', threadId, runId: input.runId, resourceId: options.resourceId }, counted.terminal()));
       this.active.delete(controller);
       clientSignal.removeEventListener('abort', onClientAbort);
       this.proxy.rejectRun(input.runId, 'The run ended before the tool call was answered');

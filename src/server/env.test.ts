@@ -23,6 +23,7 @@ describe('readServerEnv', () => {
       ALLOWED_HOSTS: [],
       ALLOWED_URL_HOSTS: [],
       CORS_ORIGINS: [],
+      WEBHOOK_URLS: [],
     });
   });
 

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { parseApiKeys } from '../auth/api-keys.js';
+import { isWebhookSecret, WEBHOOK_SECRET_RULE } from '../config.js';
 import { DEFAULT_DATABASE_TIMEOUT_MS, parseDatabaseUrl } from './storage.js';
 
 const port = z.coerce.number().int().min(0).max(65535);
@@ -107,7 +108,13 @@ export const ServerEnvSchema = z.object({
   ALLOWED_URL_HOSTS: list,
   /** Browser origins allowed to call the bridge (CORS); none by default. */
   CORS_ORIGINS: list,
-}).refine((env) => !(env.AUTH_JWT_SECRET && env.AUTH_JWKS_URL), { message: 'set AUTH_JWT_SECRET or AUTH_JWKS_URL, not both', path: ['AUTH_JWT_SECRET'] });
+  /** Where every run's end is POSTed (Standard Webhooks), comma-separated; with `WEBHOOK_SECRET`. */
+  WEBHOOK_URLS: list.pipe(z.array(httpsUrl)),
+  /** The key the webhooks are signed with: `whsec_` and base64. */
+  WEBHOOK_SECRET: optional(z.string().refine(isWebhookSecret, { message: WEBHOOK_SECRET_RULE })),
+})
+  .refine((env) => !(env.AUTH_JWT_SECRET && env.AUTH_JWKS_URL), { message: 'set AUTH_JWT_SECRET or AUTH_JWKS_URL, not both', path: ['AUTH_JWT_SECRET'] })
+  .refine((env) => (env.WEBHOOK_URLS.length > 0) === (env.WEBHOOK_SECRET !== undefined), { message: 'set WEBHOOK_URLS and WEBHOOK_SECRET together', path: ['WEBHOOK_SECRET'] });
 
 export type ServerEnv = z.output<typeof ServerEnvSchema>;
 

@@ -136,6 +136,7 @@ export async function startServer(env: ServerEnv, bridgeConfig: BridgeConfig = {
     ...(env.CORS_ORIGINS.length > 0 && { cors: corsFor(env.CORS_ORIGINS) }),
     ...(resolveResourceId && { resolveResourceId }),
     ...(env.IDEMPOTENCY_TTL_MS !== undefined && { idempotencyTtlMs: env.IDEMPOTENCY_TTL_MS }),
+    ...(env.WEBHOOK_SECRET && { webhooks: { urls: env.WEBHOOK_URLS, secret: env.WEBHOOK_SECRET } }),
     ...(scaleOut && { scaleOut }),
     ...bridgeConfig,
   });

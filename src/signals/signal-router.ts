@@ -9,6 +9,7 @@ import { listNotifications, outputFinished, sendMessage, sendNotification, sendS
 import type { ResolvedConfig } from '../config.js';
 import { conflict, notFound, type BridgeError } from '../errors.js';
 import { statusOutcome, type BridgeMetrics, type RunOutcome } from '../observability/metrics.js';
+import type { RunEnd, RunEnds } from '../observability/run-ends.js';
 import type { DurableInbox, InboxCuts, InboxEntry } from '../threads/inbox.js';
 import type { RecoveryGate } from '../threads/recovery-gate.js';
 import { ThreadStore, type ThreadScope } from '../threads/thread-store.js';
@@ -60,6 +61,7 @@ export class SignalRouter {
     @inject(TOKENS.RunEndings) private readonly endings: RunEndings,
     @inject(TOKENS.PendingInterrupts) private readonly interrupts: PendingInterrupts,
     @inject(TOKENS.InboxCuts) private readonly cuts: InboxCuts,
+    @inject(TOKENS.RunEnds) private readonly runEnds: RunEnds,
   ) {}
 
   sendMessage(scope: ThreadScope, body: z.output<typeof SendMessageSchema>): Promise<SignalDecision> {
@@ -248,7 +250,7 @@ export class SignalRouter {
       this.woken.set(runId, outcome);
       void outcome.then((ended) => {
         this.woken.delete(runId);
-        this.metrics.runEnded(agent.id, 'signal', ended);
+        this.runEnds.ended({ agentId: agent.id, origin: 'signal', threadId: scope.threadId, runId, resourceId: scope.resourceId, outcome: ended, ...(ended === 'error' && { error: wokenFailure(output) }) });
         // No client may follow the thread: the answer a guardrail blocked leaves storage here too.
         if (output.tripwire) void this.dropBlockedAnswer({ ...scope, agentId: agent.id }, output);
       });
@@ -302,6 +304,11 @@ export class SignalRouter {
 /** The routing a body gives, without the keys it left out. */
 function routing(body: Routing): Routing {
   return { ...(body.ifActive && { ifActive: body.ifActive }), ...(body.ifIdle && { ifIdle: body.ifIdle }) };
+}
+
+/** Why a run a signal woke failed, in the codes a streamed run's `RUN_ERROR` uses. */
+function wokenFailure(output: WokenOutput): NonNullable<RunEnd['error']> {
+  return output.tripwire ? { code: 'TRIPWIRE', message: 'A guardrail stopped the run' } : { code: 'RUN_FAILED', message: `The run ended ${output.status}` };
 }
 
 /** A decision after which a run is to answer the signal (`persist` and `discard` keep it unanswered). */

@@ -20,6 +20,7 @@ import type { ResolvedConfig } from '../config.js';
 import type { FollowTarget, RunWriter, ThreadHub } from '../feed/thread-hub.js';
 import { invalidInput, notFound, threadBusy, type ErrorDetail } from '../errors.js';
 import type { BridgeMetrics } from '../observability/metrics.js';
+import { streamedEnd, type RunEnds } from '../observability/run-ends.js';
 import { countedSink, type EventSink, type PreparedRun, type RunOptions } from '../runs/run-service.js';
 import { StateEvents } from '../state/state-events.js';
 import type { AgentState } from '../state/working-memory.js';
@@ -76,6 +77,7 @@ export class WorkflowRunService {
     @inject(TOKENS.PendingInterrupts) private readonly interrupts: PendingInterrupts,
     @inject(TOKENS.AgentProvider) private readonly agents: AgentProvider,
     @inject(TOKENS.ThreadHub) private readonly hub: ThreadHub,
+    @inject(TOKENS.RunEnds) private readonly runEnds: RunEnds,
   ) {}
 
   /** How many workflow `/run`s are streaming now. */
@@ -229,7 +231,7 @@ export class WorkflowRunService {
     this.active.set(threadKey(scope), controller);
     const leases = leasesOfPubSub(this.mastra.pubsub);
     const stopLease = keepLease(leases, scope, input.runId);
-    const { write, outcome } = countedSink(this.metrics, (events) => {
+    const { write, terminal } = countedSink(this.metrics, (events) => {
       followers.write(events);
       return sink(events);
     });
@@ -253,7 +255,7 @@ export class WorkflowRunService {
       });
       clientSignal.removeEventListener('abort', onClientAbort);
       if (this.active.get(threadKey(scope)) === controller) this.active.delete(threadKey(scope));
-      this.metrics.runEnded(workflow.id, 'run', outcome() ?? 'error');
+      this.runEnds.ended(streamedEnd({ agentId: workflow.id, origin: 'run', threadId: scope.threadId, runId: input.runId, resourceId: scope.resourceId }, terminal()));
     }
   }
 

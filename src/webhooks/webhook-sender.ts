@@ -1,0 +1,190 @@
+import { inject, injectable } from 'inversify';
+import { randomUUID } from 'node:crypto';
+import { Webhook } from 'standardwebhooks';
+import type { ResolvedConfig } from '../config.js';
+import type { BridgeMetrics } from '../observability/metrics.js';
+import type { RunEnd, RunEndListener } from '../observability/run-ends.js';
+import { TOKENS } from '../tokens.js';
+import { errorMessage } from '../translate/values.js';
+import { GIVE_UP_AFTER_MS, retryDelayMs } from './backoff.js';
+import { runEndPayload } from './payload.js';
+import type { OutboxEntry, WebhookOutbox } from './webhook-outbox.js';
+
+/** A receiver that has not answered by then has failed the attempt. */
+const ATTEMPT_TIMEOUT_MS = 10_000;
+/** How long a claim outlives the attempt's timeout: past it, another process sends the entry. */
+const CLAIM_MS = ATTEMPT_TIMEOUT_MS + 5_000;
+/** How often the outbox is read when nothing is due sooner: what another process left (it died) is found then. */
+const POLL_MS = 5_000;
+/** Attempts in flight at once from one process. */
+const PARALLEL = 16;
+
+/**
+ * Sends the webhooks of run endings (`config.webhooks`): each end is written to the outbox, then
+ * POSTed to every URL, signed (Standard Webhooks: `webhook-id`, `webhook-timestamp`,
+ * `webhook-signature`), until a `2xx` answers, with backoff between attempts, for about a day.
+ * Nothing here makes a run wait: the run's end is told after its terminal event, and writing it to
+ * the outbox happens on its own time.
+ *
+ * @example
+ * sender.start();           // with the bridge
+ * sender.runEnded(end);     // by RunEnds, for every run
+ * sender.stop();            // at shutdown: what is left is sent after the restart
+ */
+@injectable()
+export class WebhookSender implements RunEndListener {
+  private readonly settings: NonNullable<ResolvedConfig['webhooks']>;
+  private readonly signer: Webhook;
+  private timer?: NodeJS.Timeout;
+  private sending?: Promise<void>;
+  private again = false;
+  private stopped = true;
+  /** Run endings the outbox could not take yet (storage away), oldest first. */
+  private readonly unstored: OutboxEntry[][] = [];
+  /** The entries this process is sending now. */
+  private readonly inFlight = new Set<string>();
+
+  constructor(
+    @inject(TOKENS.Config) private readonly config: ResolvedConfig,
+    @inject(TOKENS.WebhookOutbox) private readonly outbox: WebhookOutbox,
+    @inject(TOKENS.Metrics) private readonly metrics: BridgeMetrics,
+  ) {
+    if (!config.webhooks) throw new Error('WebhookSender is bound only with config.webhooks');
+    this.settings = config.webhooks;
+    this.signer = new Webhook(config.webhooks.secret);
+    metrics.trackOutboxDepth(() => this.outbox.depth);
+  }
+
+  runEnded(end: RunEnd): void {
+    const now = Date.now();
+    const webhookId = `msg_${randomUUID()}`;
+    const body = JSON.stringify(runEndPayload(end, new Date(now)));
+    const entries = this.settings.urls.map((url, i): OutboxEntry => ({ id: `${webhookId}.${i}`, threadId: end.threadId, webhookId, url, body, createdAt: now, attempts: 0, nextAt: now }));
+    void this.store(entries);
+  }
+
+  /** Into the outbox, then sent; with storage away, kept here and stored by a later pass. */
+  private async store(entries: OutboxEntry[]): Promise<void> {
+    try {
+      await this.outbox.add(entries);
+      this.kick();
+    } catch (error) {
+      this.unstored.push(entries);
+      this.config.logger.warn(`Webhook ${entries[0]?.webhookId}: the outbox could not be written (tried again in ${POLL_MS / 1000} s): ${errorMessage(error)}`);
+    }
+  }
+
+  /** Sends what the outbox holds (what a crash left too), then whatever comes. Idempotent. */
+  start(): void {
+    if (!this.stopped) return;
+    this.stopped = false;
+    this.kick();
+  }
+
+  stop(): void {
+    this.stopped = true;
+    clearTimeout(this.timer);
+  }
+
+  /** A pass over the outbox now (or right after the one under way). */
+  private kick(): void {
+    if (this.stopped) return;
+    if (this.sending) {
+      this.again = true;
+      return;
+    }
+    clearTimeout(this.timer);
+    this.sending = this.pass().finally(() => {
+      this.sending = undefined;
+      if (this.again) {
+        this.again = false;
+        this.kick();
+      }
+    });
+  }
+
+  /**
+   * Starts sending what is due (up to `PARALLEL` at once, none waiting on another: a receiver that
+   * hangs holds up its own deliveries only), then sleeps until the next is due (or `POLL_MS`).
+   */
+  private async pass(): Promise<void> {
+    let wakeAt = Date.now() + POLL_MS;
+    try {
+      while (this.unstored.length > 0) {
+        await this.outbox.add(this.unstored[0]);
+        this.unstored.shift();
+      }
+      const { due, nextAt } = await this.outbox.due(Date.now());
+      for (const entry of due) {
+        if (this.inFlight.size >= PARALLEL) break;
+        if (this.inFlight.has(entry.id)) continue;
+        this.inFlight.add(entry.id);
+        void this.send(entry).finally(() => {
+          this.inFlight.delete(entry.id);
+          this.kick();
+        });
+      }
+      if (nextAt !== undefined) wakeAt = Math.min(wakeAt, nextAt);
+    } catch (error) {
+      // Storage away: the next pass tries again.
+      this.config.logger.warn(`Webhooks: the outbox could not be read: ${errorMessage(error)}`);
+    }
+    if (this.stopped) return;
+    this.timer = setTimeout(() => this.kick(), Math.max(0, wakeAt - Date.now()));
+    this.timer.unref();
+  }
+
+  private async send(entry: OutboxEntry): Promise<void> {
+    try {
+      await this.attempt(entry);
+    } catch (error) {
+      // Storage away: the claim lapses and the entry is tried again.
+      this.config.logger.warn(`Webhook ${entry.webhookId}: the outbox could not be written: ${errorMessage(error)}`);
+    }
+  }
+
+  private async attempt(entry: OutboxEntry): Promise<void> {
+    const now = Date.now();
+    if (!(await this.outbox.claim(entry, now, now + CLAIM_MS))) return;
+    const failure = await this.post(entry);
+    // Each counted once the outbox holds what it means.
+    if (failure === undefined) {
+      await this.outbox.delivered(entry);
+      this.metrics.webhookAttempt('delivered');
+      return;
+    }
+    const nextAt = Date.now() + retryDelayMs(entry.attempts + 1);
+    if (nextAt - entry.createdAt > GIVE_UP_AFTER_MS) {
+      await this.outbox.delivered(entry);
+      this.metrics.webhookAttempt('given_up');
+      this.config.logger.error(`Webhook ${entry.webhookId} to ${entry.url} given up after ${entry.attempts + 1} attempts: ${failure}`);
+      return;
+    }
+    await this.outbox.failed(entry, nextAt);
+    this.metrics.webhookAttempt('retried');
+    this.config.logger.warn(`Webhook ${entry.webhookId} to ${entry.url} failed (${failure}); attempt ${entry.attempts + 2} in ${Math.round((nextAt - Date.now()) / 1000)} s`);
+  }
+
+  /** One signed POST; undefined when a `2xx` answered, else why not. */
+  private async post(entry: OutboxEntry): Promise<string | undefined> {
+    const at = new Date();
+    try {
+      const response = await fetch(entry.url, {
+        method: 'POST',
+        headers: {
+          'content-type': 'application/json',
+          'webhook-id': entry.webhookId,
+          'webhook-timestamp': String(Math.floor(at.getTime() / 1000)),
+          'webhook-signature': this.signer.sign(entry.webhookId, at, entry.body),
+        },
+        body: entry.body,
+        signal: AbortSignal.timeout(ATTEMPT_TIMEOUT_MS),
+        redirect: 'manual',
+      });
+      await response.body?.cancel();
+      return response.ok ? undefined : `HTTP ${response.status}`;
+    } catch (error) {
+      return errorMessage(error);
+    }
+  }
+}
