@@ -15,6 +15,7 @@ import type { Services } from './http/services.js';
 import { httpMetrics } from './observability/http-metrics.js';
 import { BridgeMetrics } from './observability/metrics.js';
 import { requestLog } from './observability/request-log.js';
+import { serverSpan } from './observability/server-span.js';
 import { WIND_DOWN_MS } from './threads/thread-control.js';
 
 /** How often a drain looks whether the runs in flight have ended. */
@@ -116,8 +117,13 @@ export function createBridge(config: BridgeConfig = {}): Bridge {
       }
     };
   };
-  // Per route, so that both know the route's pattern (never the concrete path).
-  const observe = (pattern: string): [MiddlewareHandler, MiddlewareHandler] => [requestLog(resolved.logger, pattern), httpMetrics(metrics, pattern)];
+  // Per route, so that they know the route's pattern (never the concrete path). The server span
+  // comes first: the request's log lines and its run are inside it.
+  const observe = (pattern: string): [MiddlewareHandler, MiddlewareHandler, MiddlewareHandler] => [
+    serverSpan(pattern, resolved.tracerProvider),
+    requestLog(resolved.logger, pattern),
+    httpMetrics(metrics, pattern),
+  ];
   // Built once: converting every schema per request would be wasted work. No resource is
   // resolved for it (the contract is the same for every caller), but with auth on it takes credentials.
   const openapi = buildOpenApiDocument({ prefix: resolved.prefix });

@@ -1,3 +1,4 @@
+import type { TracerProvider } from '@opentelemetry/api';
 import type { Context } from 'hono';
 import type { cors } from 'hono/cors';
 import type { ContainerModule } from 'inversify';
@@ -119,6 +120,14 @@ export const BridgeConfigSchema = z
       })
       .strict()
       .optional(),
+    /**
+     * Where the bridge's spans go (each request's, each run's `agui.run`); default the global
+     * provider, a no-op until the host registers an OpenTelemetry SDK. The bridge never registers one.
+     *
+     * @example
+     * createBridge({ tracerProvider: new NodeTracerProvider({ spanProcessors: [new BatchSpanProcessor(new OTLPTraceExporter())] }) });
+     */
+    tracerProvider: z.custom<TracerProvider>((v) => !!v && typeof v === 'object' && typeof (v as { getTracer?: unknown }).getTracer === 'function', { message: 'tracerProvider must be an OpenTelemetry TracerProvider' }).optional(),
     cors: z.custom<CorsOptions>((v) => v === undefined || (typeof v === 'object' && v !== null)).optional(),
     logger: LoggerSchema.optional(),
     /** Several bridge processes on one Redis (`createScaleOut`); without it, everything lives in this process. */

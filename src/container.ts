@@ -15,7 +15,7 @@ import { RunService } from './runs/run-service.js';
 import { InProcessToolProxy, type ToolProxy } from './runs/tool-proxy.js';
 import { MastraInbox, type DurableInbox } from './threads/inbox.js';
 import { InboxRecovery } from './signals/inbox-recovery.js';
-import { RunEnds, type RunEndListener } from './observability/run-ends.js';
+import { RunTracker, type RunEndListener } from './observability/run-tracker.js';
 import { WebhookOutbox } from './webhooks/webhook-outbox.js';
 import { WebhookSender } from './webhooks/webhook-sender.js';
 import { RecoveryGate } from './threads/recovery-gate.js';
@@ -73,7 +73,7 @@ const services = new ContainerModule(({ bind }) => {
   bind(TOKENS.RunEndings).to(RunEndings);
   bind(TOKENS.PendingInterrupts).to(PendingInterrupts);
   bind(TOKENS.ThreadHub).to(ThreadHub);
-  bind(TOKENS.RunEnds).to(RunEnds);
+  bind(TOKENS.RunTracker).to(RunTracker);
   bind(TOKENS.WebhookOutbox).to(WebhookOutbox);
 });
 

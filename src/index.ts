@@ -22,7 +22,8 @@ export { BridgeConfigError, BridgeError, type ErrorCode, type ErrorDetail } from
 export type { ErrorBody } from './http/errors.js';
 export { pinoLogger } from './observability/pino-logger.js';
 export type { BridgeMetrics, FollowerJoin, RunOrigin, RunOutcome } from './observability/metrics.js';
-export type { RunEnd, RunEndListener } from './observability/run-ends.js';
+export type { RunEnd, RunEndListener, RunIdentity } from './observability/run-tracker.js';
+export { traceLogFields } from './observability/trace-context.js';
 export type { WebhookPayload, WebhookType } from './webhooks/payload.js';
 export type { AgentInfo } from './agents/agent-provider.js';
 export { AGUI_CONTEXT_KEY } from './runs/run-service.js';

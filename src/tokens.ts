@@ -50,8 +50,8 @@ export const TOKENS = {
   HolderWatch: Symbol.for('mastra-agui-bridge.HolderWatch'),
   /** Caps on callers (`Limits`). */
   Limits: Symbol.for('mastra-agui-bridge.Limits'),
-  /** Where every run reports its end (`RunEnds`): the metrics, and the `RunEndListener`s. */
-  RunEnds: Symbol.for('mastra-agui-bridge.RunEnds'),
+  /** Where every run starts and ends (`RunTracker`): its span, the metrics, the `RunEndListener`s. */
+  RunTracker: Symbol.for('mastra-agui-bridge.RunTracker'),
   /** Told of every run's end (`RunEndListener`, any number bound): the webhook outbox is one. */
   RunEndListener: Symbol.for('mastra-agui-bridge.RunEndListener'),
   /** The webhooks not yet delivered (`WebhookOutbox`, in Mastra's storage). */

@@ -32,7 +32,7 @@ const ALLOWED: Record<string, string[]> = {
   limits: [],
   observability: [],
   webhooks: ['threads', 'observability', 'translate'],
-  redis: ['agents', 'feed', 'runs', 'signals', 'threads', 'limits', 'translate'],
+  redis: ['agents', 'feed', 'runs', 'signals', 'threads', 'limits', 'translate', 'observability'],
   server: ['auth', 'demo', 'limits', 'observability', 'redis', 'translate', '(top)'],
   client: [],
   demo: [],

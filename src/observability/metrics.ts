@@ -2,8 +2,8 @@ import { EventType, type BaseEvent } from '@ag-ui/core';
 import { injectable } from 'inversify';
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 
-/** Where a run came from: a `POST /run`, or a signal that woke an idle thread. */
-export type RunOrigin = 'run' | 'signal';
+/** Where a run came from: a `POST /run`, a signal that woke an idle thread, or recovery answering what a crash left. */
+export type RunOrigin = 'run' | 'signal' | 'recovery';
 /** How a run ended: its terminal AG-UI event (`RUN_FINISHED` and its outcome, or `RUN_ERROR`). */
 export type RunOutcome = 'success' | 'interrupt' | 'cancelled' | 'error';
 /** How a follower joined a thread's events stream. */

@@ -1,3 +1,4 @@
+import { context } from '@opentelemetry/api';
 import { randomUUID } from 'node:crypto';
 import type { ServerResponse } from 'node:http';
 import type { Context, MiddlewareHandler } from 'hono';
@@ -56,7 +57,9 @@ export function requestLog(logger: BridgeLogger, route: string): MiddlewareHandl
     else if (!isStream(c.res)) logger.info('request', { ...fields });
     else {
       logger.info('stream opened', { ...fields });
-      onResponseClosed(c, () => logger.info('stream closed', { ...fields, durationMs: elapsedMs(started) }));
+      // Written from the socket's close, outside the request: in its trace all the same.
+      const request = context.active();
+      onResponseClosed(c, () => context.with(request, () => logger.info('stream closed', { ...fields, durationMs: elapsedMs(started) })));
     }
   };
 }

@@ -19,6 +19,7 @@ import type { AnsweredCall, CallAnswer } from '../threads/answer-call.js';
 import { threadLeaseKey } from '../threads/thread-lease.js';
 import { errorMessage } from '../translate/values.js';
 import type { RedisConnection } from './connection.js';
+import { inTraceOf, withTraceparent } from '../observability/trace-context.js';
 import { RelayedOutput, relayOutput } from './output-relay.js';
 
 /** Whether this process runs the run that holds a thread's lease (the Redis pub/sub knows its own leases), and who holds one. */
@@ -47,6 +48,8 @@ interface Request {
   relay?: string;
   /** An abort answered once the run wound down. */
   untilEnded?: boolean;
+  /** The asker's trace: what the holder does for it (a run it wakes or resumes) joins it. */
+  traceparent?: string;
   replyTo: string;
 }
 interface Reply {
@@ -290,7 +293,7 @@ export class RedisThreadControl implements ThreadControl, Resumer {
         else resolve(reply.result);
       };
       this.waiting.set(id, done);
-      this.redis.client.publish(this.channel, JSON.stringify({ ...request, id, replyTo: this.replyTo })).catch((error: unknown) => done({ id, error: errorMessage(error) }));
+      this.redis.client.publish(this.channel, JSON.stringify({ ...request, id, replyTo: this.replyTo, ...withTraceparent() })).catch((error: unknown) => done({ id, error: errorMessage(error) }));
     });
   }
 
@@ -300,7 +303,7 @@ export class RedisThreadControl implements ThreadControl, Resumer {
     await this.reply(request.replyTo, { id: request.id, taken: true });
     let reply: Reply;
     try {
-      reply = { id: request.id, result: await this.perform(request) };
+      reply = { id: request.id, result: await inTraceOf(request.traceparent, () => this.perform(request)) };
     } catch (error) {
       reply = { id: request.id, error: errorMessage(error), ...(error instanceof BridgeError && { refusal: { status: error.status, code: error.code } }) };
     }

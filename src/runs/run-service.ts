@@ -25,7 +25,8 @@ import { findResumeTargets, type ResumeRequest, type Resumer, type ResumeTarget 
 import { streamOptions, type RunLive, type RunShape } from './stream-options.js';
 import { takeThreadTurn, threadLeaseOwner, type ThreadTurn } from '../threads/thread-lease.js';
 import { terminalOutcome, type BridgeMetrics } from '../observability/metrics.js';
-import { streamedEnd, type RunEnds } from '../observability/run-ends.js';
+import type { RunTracker, TrackedRun } from '../observability/run-tracker.js';
+import { withTraceparent } from '../observability/trace-context.js';
 import type { ToolProxy } from './tool-proxy.js';
 import { WIND_DOWN_MS, type ThreadControl } from '../threads/thread-control.js';
 import type { RunEndings } from '../threads/run-endings.js';
@@ -156,7 +157,7 @@ export class RunService {
     @inject(TOKENS.PendingInterrupts) private readonly interrupts: PendingInterrupts,
     @inject(TOKENS.Resumer) private readonly resumer: Resumer,
     @inject(TOKENS.InboxCuts) private readonly cuts: InboxCuts,
-    @inject(TOKENS.RunEnds) private readonly runEnds: RunEnds,
+    @inject(TOKENS.RunTracker) private readonly tracker: RunTracker,
   ) {
     metrics.trackOpenRuns(() => this.active.size);
   }
@@ -221,7 +222,12 @@ export class RunService {
     }
     const announcement = { messages: fresh, appendsTo: memory ? appendTarget(messages, stored) : undefined };
     const plan: RunPlan = { messages, resume, memory: !!memory, announcement, inboxId, turn, state: workingMemory && { store: workingMemory, scope }, workflowActivities };
-    return { stream: (write, signal) => this.stream(agent, input, options, plan, write, signal) };
+    return {
+      stream: (write, signal) => {
+        const tracked = this.tracker.start({ agentId: agent.id, origin: 'run', threadId: input.threadId, runId: input.runId, resourceId: options.resourceId });
+        return tracked.within(() => this.stream(agent, input, options, plan, write, signal, tracked));
+      },
+    };
   }
 
   /** A call another `resume` or an approval is answering (or answered) is refused before the stream opens. */
@@ -280,7 +286,7 @@ export class RunService {
     // In the inbox while the run lasts: cut by a crash, the restarted process runs it again.
     const { threadId, resourceId, agentId } = scope;
     const inboxId = conversation.at(-1)!.id;
-    await this.inbox.add({ id: inboxId, kind: 'run', threadId, resourceId, agentId, message: conversation, acceptedAt: Date.now() });
+    await this.inbox.add({ id: inboxId, kind: 'run', threadId, resourceId, agentId, message: conversation, acceptedAt: Date.now(), ...withTraceparent() });
     return inboxId;
   }
 
@@ -314,6 +320,7 @@ export class RunService {
     plan: RunPlan,
     sink: EventSink,
     clientSignal: AbortSignal,
+    tracked: TrackedRun,
   ): Promise<void> {
     const counted = countedSink(this.metrics, sink);
     const write = counted.write;
@@ -337,7 +344,6 @@ export class RunService {
     const { state: stateOf } = plan;
     const state = stateOf && new StateEvents(() => stateOf.store.read(stateOf.scope));
     await write([...translator.start(), ...((await state?.opening()) ?? [])]);
-    this.metrics.runStarted(agent.id, 'run');
     const stored = plan.memory && !readOnly(options) ? { threadId: input.threadId, resourceId: options.resourceId, agentId: agent.id } : undefined;
     const context: PipeContext = { translator, capture, write, runId: input.runId, frontendTools, options, signal, state, stored, startedAt: Date.now() };
     const { threadId, runId, context: agUiContext, state: clientState, forwardedProps, tools } = input;
@@ -391,7 +397,7 @@ export class RunService {
       }
     } finally {
       // No terminal event written means the run broke: the handler ends the stream with RUN_ERROR.
-      this.runEnds.ended(streamedEnd({ agentId: agent.id, origin: 'run', threadId, runId: input.runId, resourceId: options.resourceId }, counted.terminal()));
+      tracked.ended(counted.terminal());
       this.active.delete(controller);
       clientSignal.removeEventListener('abort', onClientAbort);
       this.proxy.rejectRun(input.runId, 'The run ended before the tool call was answered');

@@ -3,6 +3,7 @@ import { readServerEnv } from './env.js';
 import { startedByNpm, watchParent } from './parent.js';
 import { redactedUrl } from './redact.js';
 import { serverLogger } from './server-logger.js';
+import { startTracing } from './tracing.js';
 
 /** The process that started this one, read before anything else (see `watchParent`). */
 const parent = process.ppid;
@@ -24,6 +25,8 @@ async function serve(): Promise<void> {
     const missing = (await import('./model-key.js')).missingModelKey(env.MODEL, process.env);
     if (missing) throw new Error(`Invalid environment: ${missing}`);
   }
+  // Before the bridge: its spans (and Mastra's) go to the provider this registers.
+  const stopTracing = await startTracing(process.env);
   const { startServer } = await import('./standalone.js');
   const log = serverLogger(env);
   const server = await startServer(env, {}, { log });
@@ -42,7 +45,10 @@ async function serve(): Promise<void> {
     // and a vanished parent are someone at a terminal, or nobody: close at once.
     const drain = reason === 'SIGTERM';
     log.info({ reason }, drain ? `${reason}: draining (runs in flight may finish), then closing…` : `${reason}: closing open streams and storage…`);
-    (drain ? server.drainAndClose() : server.close()).then(
+    const closed = drain ? server.drainAndClose() : server.close();
+    // The last spans go out before the process does (an unreachable collector only for the SDK's export timeout).
+    const flushed = closed.then(() => stopTracing?.().catch((error: unknown) => log.warn({ err: error }, 'traces: the last export failed')));
+    flushed.then(
       () => process.exit(0),
       (error: unknown) => {
         log.error({ err: error }, 'shutdown failed');

@@ -1,5 +1,6 @@
 import { pino, type Logger } from 'pino';
 import { PinoPretty } from 'pino-pretty';
+import { traceLogFields } from '../observability/trace-context.js';
 import { logLevel, type ServerEnv } from './env.js';
 
 /** How the server writes its log: `json` (one object a line) or `pretty` (a line a person reads). */
@@ -12,7 +13,7 @@ export function logFormat(env: Pick<ServerEnv, 'LOG_FORMAT'>, destination: NodeJ
 
 /**
  * The standalone server's logger: pino at `LOG_LEVEL` (default `info`), on `process.stdout`, as
- * `logFormat` says. Either way the writes are synchronous (for files and pipes on Linux), and a
+ * `logFormat` says, with the active span's `trace_id` and `span_id` on each line (`traceLogFields`). Either way the writes are synchronous (for files and pipes on Linux), and a
  * write to a closed pipe is an `error` event the caller can ignore, not a crash.
  *
  * @example
@@ -21,8 +22,10 @@ export function logFormat(env: Pick<ServerEnv, 'LOG_FORMAT'>, destination: NodeJ
  */
 export function serverLogger(env: Pick<ServerEnv, 'LOG_LEVEL' | 'LOG_FORMAT'>, destination: NodeJS.WritableStream = process.stdout): Logger {
   const level = logLevel(env);
-  if (logFormat(env, destination) === 'json') return pino({ level }, destination);
+  // Every line written inside a traced request carries its ids (none without tracing).
+  const options = { level, mixin: traceLogFields };
+  if (logFormat(env, destination) === 'json') return pino(options, destination);
   // pino-pretty as a plain stream, in this thread: no transport worker for a terminal's lines.
   const colorize = (destination as { isTTY?: boolean }).isTTY === true;
-  return pino({ level }, PinoPretty({ destination, sync: true, colorize, ignore: 'pid,hostname', translateTime: 'SYS:HH:MM:ss.l' }));
+  return pino(options, PinoPretty({ destination, sync: true, colorize, ignore: 'pid,hostname', translateTime: 'SYS:HH:MM:ss.l' }));
 }

@@ -9,11 +9,14 @@ import type { ResolvedConfig } from '../config.js';
 import { threadLeaseOwner } from '../threads/thread-lease.js';
 import { endsRun } from '../translate/chunks.js';
 import type { ThreadLocks } from '../threads/thread-locks.js';
-import { sendMessage, sendSignal, withId, type AgentMessage, type AgentSignal } from '../agents/mastra.js';
+import { outputFinished, sendMessage, sendSignal, withId, type AgentMessage, type AgentSignal, type OnWake } from '../agents/mastra.js';
 import { isAnswered } from './signal-router.js';
 import { setTimeout as delay } from 'node:timers/promises';
 import type { RecoveryGate } from '../threads/recovery-gate.js';
-import type { BridgeMetrics } from '../observability/metrics.js';
+import { statusOutcome, type BridgeMetrics } from '../observability/metrics.js';
+import type { RunTracker } from '../observability/run-tracker.js';
+import { randomUUID } from 'node:crypto';
+import { inTraceOf } from '../observability/trace-context.js';
 import { errorMessage } from '../translate/values.js';
 
 /** How often answered messages are swept out of the durable inbox. */
@@ -112,6 +115,7 @@ export class InboxRecovery implements InboxCuts {
     @inject(TOKENS.RecoveryGate) private readonly gate: RecoveryGate,
     @inject(TOKENS.Metrics) private readonly metrics: BridgeMetrics,
     @inject(TOKENS.Config) private readonly config: ResolvedConfig,
+    @inject(TOKENS.RunTracker) private readonly tracker: RunTracker,
   ) {
     // One process restarts and recovers what it held; among several, a survivor must do it, and
     // before a thread takes new input: a dead process's messages come before the ones after them.
@@ -168,10 +172,10 @@ export class InboxRecovery implements InboxCuts {
     await this.inbox.remove(threadId, idsOf(answered));
     const { agent } = await this.agents.withMemory(agentId);
     if (cut.length > 0) {
-      await this.continueThread(agent, { resourceId, threadId });
+      await inTraceOf(cut[0].traceparent, () => this.continueThread(agent, { resourceId, threadId }));
       await this.inbox.remove(threadId, idsOf(cut));
     }
-    for (const entry of unseen) await this.resend(agent, entry);
+    for (const entry of unseen) await inTraceOf(entry.traceparent, () => this.resend(agent, entry));
     return cut.length + unseen.length;
   }
 
@@ -182,10 +186,29 @@ export class InboxRecovery implements InboxCuts {
   private async continueThread(agent: Agent, target: { resourceId: string; threadId: string }): Promise<void> {
     this.metrics.recoveryRun('continue');
     const memory = { thread: target.threadId, resource: target.resourceId };
-    const output = await agent.stream([], { memory, savePerStep: true });
-    for await (const _chunk of output.fullStream) {
-      // drained: the run stores its answer as it goes
+    const runId = randomUUID();
+    const tracked = this.tracker.start({ agentId: agent.id, origin: 'recovery', threadId: target.threadId, runId, resourceId: target.resourceId });
+    try {
+      const output = await tracked.within(() => agent.stream([], { memory, savePerStep: true, runId }));
+      for await (const _chunk of output.fullStream) {
+        // drained: the run stores its answer as it goes
+      }
+      tracked.endWith({ outcome: statusOutcome(output.status) });
+    } catch (error) {
+      tracked.endWith({ outcome: 'error', error: { code: 'RUN_FAILED', message: errorMessage(error) } });
+      throw error;
     }
+  }
+
+  /** Tracks the run a recovered message woke (Mastra streams it): its span, metrics and webhook. */
+  private trackWoken(agent: Agent, entry: InboxEntry): OnWake {
+    return ({ runId, output }) => {
+      const tracked = this.tracker.start({ agentId: agent.id, origin: 'recovery', threadId: entry.threadId, runId, resourceId: entry.resourceId });
+      void outputFinished(output).then(
+        () => tracked.endWith({ outcome: statusOutcome(output.status) }),
+        (error: unknown) => tracked.endWith({ outcome: 'error', error: { code: 'RUN_FAILED', message: errorMessage(error) } }),
+      );
+    };
   }
 
   /** Sends one entry again under its id, waits for the run that takes it to end, and forgets the entry. */
@@ -199,8 +222,8 @@ export class InboxRecovery implements InboxCuts {
       // The inbox holds what the route took (checked by its schema then): a signal's fields, or a message.
       const answer =
         entry.kind === 'signal'
-          ? await sendSignal(agent, { ...(entry.message as AgentSignal), id: entry.id }, target)
-          : await sendMessage(agent, withId(entry.message as AgentMessage, entry.id), target);
+          ? await sendSignal(agent, { ...(entry.message as AgentSignal), id: entry.id }, target, this.trackWoken(agent, entry))
+          : await sendMessage(agent, withId(entry.message as AgentMessage, entry.id), target, this.trackWoken(agent, entry));
       if (isAnswered(answer.action) && answer.runId) {
         for await (const chunk of subscription.stream as AsyncIterable<{ type: string; runId?: string }>) {
           if (chunk.runId === answer.runId && endsRun(chunk.type)) break;

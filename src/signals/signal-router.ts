@@ -9,7 +9,8 @@ import { listNotifications, outputFinished, sendMessage, sendNotification, sendS
 import type { ResolvedConfig } from '../config.js';
 import { conflict, notFound, type BridgeError } from '../errors.js';
 import { statusOutcome, type BridgeMetrics, type RunOutcome } from '../observability/metrics.js';
-import type { RunEnd, RunEnds } from '../observability/run-ends.js';
+import type { RunEnd, RunTracker } from '../observability/run-tracker.js';
+import { withTraceparent } from '../observability/trace-context.js';
 import type { DurableInbox, InboxCuts, InboxEntry } from '../threads/inbox.js';
 import type { RecoveryGate } from '../threads/recovery-gate.js';
 import { ThreadStore, type ThreadScope } from '../threads/thread-store.js';
@@ -61,7 +62,7 @@ export class SignalRouter {
     @inject(TOKENS.RunEndings) private readonly endings: RunEndings,
     @inject(TOKENS.PendingInterrupts) private readonly interrupts: PendingInterrupts,
     @inject(TOKENS.InboxCuts) private readonly cuts: InboxCuts,
-    @inject(TOKENS.RunEnds) private readonly runEnds: RunEnds,
+    @inject(TOKENS.RunTracker) private readonly tracker: RunTracker,
   ) {}
 
   sendMessage(scope: ThreadScope, body: z.output<typeof SendMessageSchema>): Promise<SignalDecision> {
@@ -197,7 +198,7 @@ export class SignalRouter {
 
   private keep(scope: ThreadScope, agent: Agent, kind: InboxEntry['kind'], id: string, message: unknown): Promise<void> {
     const { threadId, resourceId } = scope;
-    return this.inbox.add({ id, kind, threadId, resourceId, agentId: agent.id, message, acceptedAt: Date.now() });
+    return this.inbox.add({ id, kind, threadId, resourceId, agentId: agent.id, message, acceptedAt: Date.now(), ...withTraceparent() });
   }
 
   /**
@@ -240,7 +241,7 @@ export class SignalRouter {
    */
   private watchWoken(agent: Agent, scope: ThreadScope): OnWake {
     return ({ runId, output }) => {
-      this.metrics.runStarted(agent.id, 'signal');
+      const tracked = this.tracker.start({ agentId: agent.id, origin: 'signal', threadId: scope.threadId, runId, resourceId: scope.resourceId });
       const finished = outputFinished(output);
       this.endings.track(runId, finished);
       const outcome = finished.then(
@@ -250,7 +251,7 @@ export class SignalRouter {
       this.woken.set(runId, outcome);
       void outcome.then((ended) => {
         this.woken.delete(runId);
-        this.runEnds.ended({ agentId: agent.id, origin: 'signal', threadId: scope.threadId, runId, resourceId: scope.resourceId, outcome: ended, ...(ended === 'error' && { error: wokenFailure(output) }) });
+        tracked.endWith({ outcome: ended, ...(ended === 'error' && { error: wokenFailure(output) }) });
         // No client may follow the thread: the answer a guardrail blocked leaves storage here too.
         if (output.tripwire) void this.dropBlockedAnswer({ ...scope, agentId: agent.id }, output);
       });

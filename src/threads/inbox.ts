@@ -21,6 +21,8 @@ export interface InboxEntry {
   message: unknown;
   /** When it was accepted (epoch ms): recovery keeps this order. */
   acceptedAt: number;
+  /** The W3C `traceparent` of the request that sent it: the run recovery starts for it joins that trace. */
+  traceparent?: string;
 }
 
 /**

@@ -1,6 +1,6 @@
 import { EventType } from '@ag-ui/core';
 import { describe, expect, it } from 'vitest';
-import type { RunEnd } from '../observability/run-ends.js';
+import type { RunEnd } from '../observability/run-tracker.js';
 import { runEndPayload } from './payload.js';
 
 const run = { agentId: 'demo', origin: 'run', threadId: 't1', runId: 'r1', resourceId: 'u1' } as const;

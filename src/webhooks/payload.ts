@@ -1,5 +1,5 @@
 import { EventType } from '@ag-ui/core';
-import type { RunEnd } from '../observability/run-ends.js';
+import type { RunEnd } from '../observability/run-tracker.js';
 
 /** What a run's end is called in a webhook. */
 export type WebhookType = 'run.finished' | 'run.interrupted' | 'run.failed' | 'run.cancelled';

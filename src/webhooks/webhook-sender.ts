@@ -3,7 +3,7 @@ import { randomUUID } from 'node:crypto';
 import { Webhook } from 'standardwebhooks';
 import type { ResolvedConfig } from '../config.js';
 import type { BridgeMetrics } from '../observability/metrics.js';
-import type { RunEnd, RunEndListener } from '../observability/run-ends.js';
+import type { RunEnd, RunEndListener } from '../observability/run-tracker.js';
 import { TOKENS } from '../tokens.js';
 import { errorMessage } from '../translate/values.js';
 import { GIVE_UP_AFTER_MS, retryDelayMs } from './backoff.js';
@@ -28,7 +28,7 @@ const PARALLEL = 16;
  *
  * @example
  * sender.start();           // with the bridge
- * sender.runEnded(end);     // by RunEnds, for every run
+ * sender.runEnded(end);     // by RunTracker, for every run
  * sender.stop();            // at shutdown: what is left is sent after the restart
  */
 @injectable()

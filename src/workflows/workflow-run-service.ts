@@ -20,7 +20,7 @@ import type { ResolvedConfig } from '../config.js';
 import type { FollowTarget, RunWriter, ThreadHub } from '../feed/thread-hub.js';
 import { invalidInput, notFound, threadBusy, type ErrorDetail } from '../errors.js';
 import type { BridgeMetrics } from '../observability/metrics.js';
-import { streamedEnd, type RunEnds } from '../observability/run-ends.js';
+import type { RunTracker } from '../observability/run-tracker.js';
 import { countedSink, type EventSink, type PreparedRun, type RunOptions } from '../runs/run-service.js';
 import { StateEvents } from '../state/state-events.js';
 import type { AgentState } from '../state/working-memory.js';
@@ -77,7 +77,7 @@ export class WorkflowRunService {
     @inject(TOKENS.PendingInterrupts) private readonly interrupts: PendingInterrupts,
     @inject(TOKENS.AgentProvider) private readonly agents: AgentProvider,
     @inject(TOKENS.ThreadHub) private readonly hub: ThreadHub,
-    @inject(TOKENS.RunEnds) private readonly runEnds: RunEnds,
+    @inject(TOKENS.RunTracker) private readonly tracker: RunTracker,
   ) {}
 
   /** How many workflow `/run`s are streaming now. */
@@ -244,9 +244,9 @@ export class WorkflowRunService {
       ...(message && { input: { threadId: input.threadId, runId: input.runId, messages: [{ id: message.id, role: 'user' as const, content: message.text }], tools: [], context: [] } }),
       stepFacts: stepFactsOf(workflow),
     });
-    this.metrics.runStarted(workflow.id, 'run');
+    const tracked = this.tracker.start({ agentId: workflow.id, origin: 'run', threadId: scope.threadId, runId: input.runId, resourceId: scope.resourceId });
     try {
-      await this.run(workflow, scope, start, translator, write, controller.signal);
+      await tracked.within(() => this.run(workflow, scope, start, translator, write, controller.signal));
     } finally {
       stopLease();
       followers.close();
@@ -255,7 +255,7 @@ export class WorkflowRunService {
       });
       clientSignal.removeEventListener('abort', onClientAbort);
       if (this.active.get(threadKey(scope)) === controller) this.active.delete(threadKey(scope));
-      this.runEnds.ended(streamedEnd({ agentId: workflow.id, origin: 'run', threadId: scope.threadId, runId: input.runId, resourceId: scope.resourceId }, terminal()));
+      tracked.ended(terminal());
     }
   }
 
