@@ -1,5 +1,5 @@
 /**
- * `npm run bench [-- --quick] [-- --profile] [-- --only=translator,http,runcost,fanout,durability,scale,workflow,longthread,asstarted,followers]`
+ * `npm run bench [-- --quick] [-- --profile] [-- --only=translator,http,runcost,fanout,durability,scale,workflow,longthread,asstarted,followers,telemetry]`
  *
  * Measures the bridge side by side with what a user would otherwise pick, and checks the
  * performance budget (docs/performance.md). The markdown report goes to stdout, progress to
@@ -22,6 +22,7 @@ import { join } from 'node:path';
 import { runAsStartedPhase, type AsStartedPlan } from './lib/as-started-phase.js';
 import { runDurabilityPhase, type DurabilityPlan } from './lib/durability-phase.js';
 import { runFanoutPhase, type FanoutPlan } from './lib/fanout-phase.js';
+import { runTelemetryPhase, type TelemetryPlan } from './lib/telemetry-phase.js';
 import { runFollowersPhase, type FollowersPlan } from './lib/followers-phase.js';
 import { REPO_ROOT } from './lib/fixtures.js';
 import { runHttpPhase, type HttpPlan } from './lib/http-phase.js';
@@ -108,6 +109,11 @@ const AS_STARTED_PLAN: AsStartedPlan = {
   ...(option('baseline') && { baselineDir: option('baseline') }),
 };
 
+/** Traces exported and webhooks on, each beside neither, at 1 and 16 streams (issue 31). */
+const TELEMETRY_PLAN: TelemetryPlan = quick
+  ? { levels: [{ concurrency: 1, streams: 4, words: 200 }, { concurrency: 16, streams: 16, words: 200 }], reps: 2, warmupRounds: 1 }
+  : { levels: [{ concurrency: 1, streams: 40, words: 200 }, { concurrency: 16, streams: 96, words: 200 }], reps: Number(option('reps') ?? 7), warmupRounds: 2 };
+
 /** 10,000 followers of one thread, on one process and on two (issue 30). */
 const FOLLOWERS_PLAN: FollowersPlan = {
   ...(quick ? { followers: 2000, messages: 2, reps: 1 } : { followers: 10_000, messages: 5, reps: 3 }),
@@ -177,6 +183,7 @@ async function main(): Promise<void> {
   if (runs('longthread')) partial.longThread = await runLongThreadPhase(LONG_THREAD_PLAN);
   if (runs('asstarted')) partial.asStarted = await runAsStartedPhase(AS_STARTED_PLAN, profile);
   if (runs('followers')) partial.followers = await runFollowersPhase(FOLLOWERS_PLAN, profile);
+  if (runs('telemetry')) partial.telemetry = await runTelemetryPhase(TELEMETRY_PLAN);
   const profileDirs = { ...partial.http?.profileDirs, ...partial.scale?.profileDirs, ...partial.asStarted?.profileDirs, ...partial.followers?.profileDirs };
   if (Object.keys(profileDirs).length > 0) partial.profiles = profileSplits(profileDirs);
   const report: BenchReport = { ...partial, budget: evaluateBudget(partial) };

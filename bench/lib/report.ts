@@ -6,6 +6,7 @@ import { SERVER_LABEL, type HttpResult, type ServerName } from './http-phase.js'
 import type { ScaleCell, ScaleResult } from './scale-phase.js';
 import type { WorkflowResult } from './workflow-phase.js';
 import type { AsStartedResult } from './as-started-phase.js';
+import type { TelemetryResult } from './telemetry-phase.js';
 import type { LongThreadResult, LongThreadServerResult, SendingWay } from './long-thread-phase.js';
 import { formatMs, formatNumber, formatRatio, median } from './stats.js';
 import type { TranslatorResult } from '../translator.js';
@@ -36,6 +37,7 @@ export interface BenchReport {
   longThread?: LongThreadResult;
   /** `npm start` with its defaults beside Mastra's route on the same storage. */
   asStarted?: AsStartedResult;
+  telemetry?: TelemetryResult;
   /** 10,000 followers of one thread, on one process and on two. */
   followers?: FollowersResult;
   profiles?: Record<string, ProfileSplit['owners']>;
@@ -258,6 +260,39 @@ function asStartedTable(result: AsStartedResult): string[] {
   return lines;
 }
 
+/** Issue 31: traces exported cost at most 5 %, webhooks at most 3 %, of events/s. */
+const TELEMETRY_MIN_RATIOS = { traced: 0.95, webhooks: 0.97 } as const;
+
+function telemetryBudget(result: TelemetryResult): BudgetLine[] {
+  return result.levels.flatMap((level) =>
+    (['traced', 'webhooks'] as const).map((name) => ({
+      line: `${name === 'traced' ? 'traces exported' : 'webhooks on'} vs neither, ${level.concurrency} stream${level.concurrency > 1 ? 's' : ''} (events/s)`,
+      target: `≥ ${formatRatio(TELEMETRY_MIN_RATIOS[name], 2)}`,
+      measured: formatRatio(level.ratios[name], 3),
+      pass: level.ratios[name] >= TELEMETRY_MIN_RATIOS[name],
+    })),
+  );
+}
+
+function telemetryTable(result: TelemetryResult): string[] {
+  const lines = [
+    '### Traces exported and webhooks on, beside neither (the standalone server, 200-word answers)',
+    '',
+    row(['streams at once', 'server', 'events/s', 'server CPU per run', 'events/s ÷ neither (median pair)']),
+    row(['---:', '---', '---:', '---:', '---:']),
+  ];
+  for (const level of result.levels) {
+    for (const name of ['off', 'traced', 'webhooks'] as const) {
+      const t = level.servers[name];
+      lines.push(row([level.concurrency, name, formatNumber(t.eventsPerSec), `${t.cpuMsPerRun.toFixed(1)} ms`, name === 'off' ? '' : formatRatio(level.ratios[name], 3)]));
+    }
+  }
+  lines.push('', `Received: ${result.received.traceExports} trace exports, ${result.received.webhooks} webhooks.`);
+  const errors = result.levels.flatMap((l) => Object.values(l.servers).flatMap((t) => t.errors));
+  if (errors.length > 0) lines.push('', `Errors: ${errors.slice(0, 5).join('; ')}`);
+  return lines;
+}
+
 /** Issue 30's lines for 10,000 followers: the echo's p99 on one process and on two, `RUN_FINISHED`'s p99. */
 const FOLLOWERS_ECHO_P99_MAX_MS = { one: 300, two: 250 };
 const FOLLOWERS_FINISHED_P99_MAX_MS = 1000;
@@ -409,6 +444,7 @@ export function evaluateBudget(report: Omit<BenchReport, 'budget'>): BudgetLine[
     ...(report.longThread ? longThreadBudget(report.longThread) : []),
     ...(report.asStarted ? asStartedBudget(report.asStarted) : []),
     ...(report.followers ? followersBudget(report.followers) : []),
+    ...(report.telemetry ? telemetryBudget(report.telemetry) : []),
   ];
 }
 
@@ -596,6 +632,7 @@ export function renderMarkdown(report: BenchReport): string {
     ...(report.workflow ? [...workflowTable(report.workflow), ''] : []),
     ...(report.longThread ? [...longThreadTable(report.longThread), ''] : []),
     ...(report.asStarted ? [...asStartedTable(report.asStarted), ''] : []),
+    ...(report.telemetry ? [...telemetryTable(report.telemetry), ''] : []),
     ...(report.followers ? [...followersTable(report.followers), ''] : []),
     ...(report.profiles ? [...profileTable(report.profiles), ''] : []),
     ...budgetTable(report.budget),

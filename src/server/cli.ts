@@ -75,6 +75,7 @@ const ENV_HELP = {
   ALLOWED_HOSTS: 'host names the server answers to besides loopback, comma-separated',
   ALLOWED_URL_HOSTS: 'hosts whose http(s) URLs input messages may carry, comma-separated',
   CORS_ORIGINS: 'browser origins allowed to call the bridge, comma-separated (default none)',
+  OTEL_EXPORTER_OTLP_ENDPOINT: 'traces on: the OTLP collector, e.g. http://localhost:4318 (with the other OTEL_* variables)',
   WEBHOOK_URLS: 'where every run\'s end is POSTed (Standard Webhooks), comma-separated; with WEBHOOK_SECRET',
   WEBHOOK_SECRET: 'the key webhooks are signed with: whsec_ and base64, e.g. whsec_$(openssl rand -base64 32)',
 } satisfies Record<keyof z.input<typeof ServerEnvSchema>, string>;

@@ -108,6 +108,8 @@ export const ServerEnvSchema = z.object({
   ALLOWED_URL_HOSTS: list,
   /** Browser origins allowed to call the bridge (CORS); none by default. */
   CORS_ORIGINS: list,
+  /** Turns traces on: the OTLP collector (`@opentelemetry/sdk-node` reads it and the other `OTEL_*` variables itself). */
+  OTEL_EXPORTER_OTLP_ENDPOINT: optional(httpsUrl),
   /** Where every run's end is POSTed (Standard Webhooks), comma-separated; with `WEBHOOK_SECRET`. */
   WEBHOOK_URLS: list.pipe(z.array(httpsUrl)),
   /** The key the webhooks are signed with: `whsec_` and base64. */

@@ -22,6 +22,8 @@ export interface OutboxEntry {
   nextAt: number;
   /** A process is delivering it until then; after, anyone may (that process died). */
   claimedUntil?: number;
+  /** Which process (a token of its sender) holds the claim. */
+  claimedBy?: string;
 }
 
 /**
@@ -31,7 +33,7 @@ export interface OutboxEntry {
  *
  * @example
  * await outbox.add(entries);
- * for (const entry of await outbox.due(Date.now())) if (await outbox.claim(entry, Date.now() + 15_000)) send(entry);
+ * for (const entry of (await outbox.due(Date.now())).due) if (await outbox.claim(entry, owner, Date.now(), Date.now() + 15_000)) send(entry);
  */
 @injectable()
 export class WebhookOutbox {
@@ -58,14 +60,15 @@ export class WebhookOutbox {
     return { due, nextAt: later.length > 0 ? Math.min(...later) : undefined };
   }
 
-  /** Takes the entry for this process until `until`; false when another took it first or it is gone. */
-  async claim(entry: OutboxEntry, now: number, until: number): Promise<boolean> {
+  /** Takes the entry for `owner` until `until`; false when another holds it or it is gone. */
+  async claim(entry: OutboxEntry, owner: string, now: number, until: number): Promise<boolean> {
     let claimed = false;
     await this.queue.update(entry.threadId, (entries) => {
       const current = entries.find((e) => e.id === entry.id);
-      if (!current || (current.claimedUntil ?? 0) > now || current.nextAt > now) return entries;
+      const held = current && current.claimedBy !== owner && (current.claimedUntil ?? 0) > now;
+      if (!current || held || current.nextAt > now) return entries;
       claimed = true;
-      return entries.map((e) => (e === current ? { ...e, claimedUntil: until } : e));
+      return entries.map((e) => (e === current ? { ...e, claimedUntil: until, claimedBy: owner } : e));
     });
     return claimed;
   }
@@ -77,7 +80,7 @@ export class WebhookOutbox {
   /** A failed attempt: tried again at `nextAt`, by any process. */
   failed(entry: OutboxEntry, nextAt: number): Promise<void> {
     return this.queue.update(entry.threadId, (entries) =>
-      entries.map((e) => (e.id === entry.id ? { ...e, attempts: e.attempts + 1, nextAt, claimedUntil: undefined } : e)),
+      entries.map((e) => (e.id === entry.id ? { ...e, attempts: e.attempts + 1, nextAt, claimedUntil: undefined, claimedBy: undefined } : e)),
     );
   }
 }

@@ -8,6 +8,7 @@ import { TOKENS } from '../tokens.js';
 import { errorMessage } from '../translate/values.js';
 import { GIVE_UP_AFTER_MS, retryDelayMs } from './backoff.js';
 import { runEndPayload } from './payload.js';
+import { postJson } from './post.js';
 import type { OutboxEntry, WebhookOutbox } from './webhook-outbox.js';
 
 /** A receiver that has not answered by then has failed the attempt. */
@@ -36,13 +37,18 @@ export class WebhookSender implements RunEndListener {
   private readonly settings: NonNullable<ResolvedConfig['webhooks']>;
   private readonly signer: Webhook;
   private timer?: NodeJS.Timeout;
-  private sending?: Promise<void>;
-  private again = false;
+  /** When the timer fires (epoch ms). */
+  private timerAt = Infinity;
+  private reading?: Promise<void>;
   private stopped = true;
   /** Run endings the outbox could not take yet (storage away), oldest first. */
   private readonly unstored: OutboxEntry[][] = [];
+  /** Entries this process stored, claimed from birth, waiting for a free slot: sent with no outbox read. */
+  private readonly ready: OutboxEntry[] = [];
   /** The entries this process is sending now. */
   private readonly inFlight = new Set<string>();
+  /** This process's name on its claims. */
+  private readonly owner = randomUUID();
 
   constructor(
     @inject(TOKENS.Config) private readonly config: ResolvedConfig,
@@ -59,79 +65,86 @@ export class WebhookSender implements RunEndListener {
     const now = Date.now();
     const webhookId = `msg_${randomUUID()}`;
     const body = JSON.stringify(runEndPayload(end, new Date(now)));
-    const entries = this.settings.urls.map((url, i): OutboxEntry => ({ id: `${webhookId}.${i}`, threadId: end.threadId, webhookId, url, body, createdAt: now, attempts: 0, nextAt: now }));
+    // Claimed by this process as they are written: the other processes leave them to it.
+    const entries = this.settings.urls.map((url, i): OutboxEntry => ({ id: `${webhookId}.${i}`, threadId: end.threadId, webhookId, url, body, createdAt: now, attempts: 0, nextAt: now, claimedUntil: now + CLAIM_MS, claimedBy: this.owner }));
     void this.store(entries);
-  }
-
-  /** Into the outbox, then sent; with storage away, kept here and stored by a later pass. */
-  private async store(entries: OutboxEntry[]): Promise<void> {
-    try {
-      await this.outbox.add(entries);
-      this.kick();
-    } catch (error) {
-      this.unstored.push(entries);
-      this.config.logger.warn(`Webhook ${entries[0]?.webhookId}: the outbox could not be written (tried again in ${POLL_MS / 1000} s): ${errorMessage(error)}`);
-    }
   }
 
   /** Sends what the outbox holds (what a crash left too), then whatever comes. Idempotent. */
   start(): void {
     if (!this.stopped) return;
     this.stopped = false;
-    this.kick();
+    this.wakeBy(Date.now());
   }
 
   stop(): void {
     this.stopped = true;
     clearTimeout(this.timer);
+    this.timerAt = Infinity;
   }
 
-  /** A pass over the outbox now (or right after the one under way). */
-  private kick(): void {
-    if (this.stopped) return;
-    if (this.sending) {
-      this.again = true;
-      return;
+  /** Into the outbox, then sent; with storage away, kept here and stored by a later read. */
+  private async store(entries: OutboxEntry[]): Promise<void> {
+    try {
+      await this.outbox.add(entries);
+      this.ready.push(...entries);
+      this.dispatch();
+    } catch (error) {
+      this.unstored.push(entries);
+      this.wakeBy(Date.now() + POLL_MS);
+      this.config.logger.warn(`Webhook ${entries[0]?.webhookId}: the outbox could not be written (tried again in ${POLL_MS / 1000} s): ${errorMessage(error)}`);
     }
-    clearTimeout(this.timer);
-    this.sending = this.pass().finally(() => {
-      this.sending = undefined;
-      if (this.again) {
-        this.again = false;
-        this.kick();
-      }
+  }
+
+  /** Sends the ready entries while fewer than `PARALLEL` are in flight: a receiver that hangs holds up its own slots only. */
+  private dispatch(): void {
+    if (this.stopped) return;
+    while (this.inFlight.size < PARALLEL && this.ready.length > 0) this.launch(this.ready.shift()!);
+  }
+
+  private launch(entry: OutboxEntry): void {
+    this.inFlight.add(entry.id);
+    void this.send(entry).finally(() => {
+      this.inFlight.delete(entry.id);
+      this.dispatch();
     });
   }
 
+  /** The outbox is read by then at the latest (now, when the outbox was not reachable a moment ago). */
+  private wakeBy(at: number): void {
+    if (this.stopped || at >= this.timerAt) return;
+    clearTimeout(this.timer);
+    this.timerAt = at;
+    this.timer = setTimeout(() => {
+      this.timerAt = Infinity;
+      this.reading ??= this.read().finally(() => (this.reading = undefined));
+    }, Math.max(0, at - Date.now()));
+    this.timer.unref();
+  }
+
   /**
-   * Starts sending what is due (up to `PARALLEL` at once, none waiting on another: a receiver that
-   * hangs holds up its own deliveries only), then sleeps until the next is due (or `POLL_MS`).
+   * Reads the outbox: stores what storage refused before, and takes what is due that nobody is
+   * sending (retries, and what a process that died left); then sleeps until the next is due, at
+   * most `POLL_MS`.
    */
-  private async pass(): Promise<void> {
-    let wakeAt = Date.now() + POLL_MS;
+  private async read(): Promise<void> {
+    let next = Date.now() + POLL_MS;
     try {
       while (this.unstored.length > 0) {
         await this.outbox.add(this.unstored[0]);
-        this.unstored.shift();
+        this.ready.push(...this.unstored.shift()!);
       }
+      this.dispatch();
       const { due, nextAt } = await this.outbox.due(Date.now());
-      for (const entry of due) {
-        if (this.inFlight.size >= PARALLEL) break;
-        if (this.inFlight.has(entry.id)) continue;
-        this.inFlight.add(entry.id);
-        void this.send(entry).finally(() => {
-          this.inFlight.delete(entry.id);
-          this.kick();
-        });
-      }
-      if (nextAt !== undefined) wakeAt = Math.min(wakeAt, nextAt);
+      const ready = new Set(this.ready.map((entry) => entry.id));
+      const free = due.filter((entry) => !this.inFlight.has(entry.id) && !ready.has(entry.id));
+      // Unclaimed yet: claimed at the attempt (`send`).
+      for (const entry of free.slice(0, Math.max(0, PARALLEL - this.inFlight.size))) this.launch({ ...entry, claimedUntil: undefined });
+      if (nextAt !== undefined) next = Math.min(next, nextAt);
     } catch (error) {
-      // Storage away: the next pass tries again.
       this.config.logger.warn(`Webhooks: the outbox could not be read: ${errorMessage(error)}`);
     }
-    if (this.stopped) return;
-    this.timer = setTimeout(() => this.kick(), Math.max(0, wakeAt - Date.now()));
-    this.timer.unref();
+    this.wakeBy(next);
   }
 
   private async send(entry: OutboxEntry): Promise<void> {
@@ -145,7 +158,9 @@ export class WebhookSender implements RunEndListener {
 
   private async attempt(entry: OutboxEntry): Promise<void> {
     const now = Date.now();
-    if (!(await this.outbox.claim(entry, now, now + CLAIM_MS))) return;
+    // Claimed at birth, if that claim still covers an attempt; else claimed now (or taken by another).
+    const covered = (entry.claimedUntil ?? 0) - ATTEMPT_TIMEOUT_MS > now;
+    if (!covered && !(await this.outbox.claim(entry, this.owner, now, now + CLAIM_MS))) return;
     const failure = await this.post(entry);
     // Each counted once the outbox holds what it means.
     if (failure === undefined) {
@@ -161,6 +176,7 @@ export class WebhookSender implements RunEndListener {
       return;
     }
     await this.outbox.failed(entry, nextAt);
+    this.wakeBy(nextAt);
     this.metrics.webhookAttempt('retried');
     this.config.logger.warn(`Webhook ${entry.webhookId} to ${entry.url} failed (${failure}); attempt ${entry.attempts + 2} in ${Math.round((nextAt - Date.now()) / 1000)} s`);
   }
@@ -168,21 +184,14 @@ export class WebhookSender implements RunEndListener {
   /** One signed POST; undefined when a `2xx` answered, else why not. */
   private async post(entry: OutboxEntry): Promise<string | undefined> {
     const at = new Date();
+    const headers = {
+      'webhook-id': entry.webhookId,
+      'webhook-timestamp': String(Math.floor(at.getTime() / 1000)),
+      'webhook-signature': this.signer.sign(entry.webhookId, at, entry.body),
+    };
     try {
-      const response = await fetch(entry.url, {
-        method: 'POST',
-        headers: {
-          'content-type': 'application/json',
-          'webhook-id': entry.webhookId,
-          'webhook-timestamp': String(Math.floor(at.getTime() / 1000)),
-          'webhook-signature': this.signer.sign(entry.webhookId, at, entry.body),
-        },
-        body: entry.body,
-        signal: AbortSignal.timeout(ATTEMPT_TIMEOUT_MS),
-        redirect: 'manual',
-      });
-      await response.body?.cancel();
-      return response.ok ? undefined : `HTTP ${response.status}`;
+      const status = await postJson(entry.url, headers, entry.body, ATTEMPT_TIMEOUT_MS);
+      return status >= 200 && status < 300 ? undefined : `HTTP ${status}`;
     } catch (error) {
       return errorMessage(error);
     }
