@@ -76,6 +76,16 @@ describe('mastra-agui-bridge (the bin)', () => {
     expect(existsSync(join(cwd, '.data'))).toBe(false);
   });
 
+  it('a bad WEBHOOK_SECRET or webhook URL stops the start with the variable at fault, before anything listens', async () => {
+    const secret = await bin([], { WEBHOOK_URLS: 'http://127.0.0.1:9/hooks', WEBHOOK_SECRET: 'not-a-secret', PORT: '0' });
+    expect(secret.code).toBe(1);
+    expect(secret.stderr).toContain('Invalid environment: WEBHOOK_SECRET: must be');
+    const url = await bin([], { WEBHOOK_URLS: 'ftp://example.com/hooks', WEBHOOK_SECRET: `whsec_${Buffer.alloc(32, 7).toString('base64')}`, PORT: '0' });
+    expect(url.code).toBe(1);
+    expect(url.stderr).toContain('Invalid environment: WEBHOOK_URLS.0: must be an http(s):// URL');
+    expect(existsSync(join(cwd, '.data'))).toBe(false);
+  });
+
   it('token without AUTH_JWT_SECRET says what it needs (exit 2)', async () => {
     const { code, stderr } = await bin(['token', '--sub', 'alice'], { AUTH_JWT_SECRET: '' });
     expect(code).toBe(2);
