@@ -110,7 +110,7 @@ export class WebhookSender implements RunEndListener {
     });
   }
 
-  /** The outbox is read by then at the latest (now, when the outbox was not reachable a moment ago). */
+  /** Reads the outbox at `at` at the latest (an earlier wake-up stands). */
   private wakeBy(at: number): void {
     if (this.stopped || at >= this.timerAt) return;
     clearTimeout(this.timer);
