@@ -51,6 +51,25 @@ describe('traces over OTLP/HTTP (JSON)', { timeout: 60_000 }, () => {
     expect(run.attributes).toMatchObject({ 'agui.thread_id': input.threadId, 'agui.run_id': input.runId, 'agui.agent_id': 'demo', 'agui.resource_id': RESOURCE, 'agui.outcome': 'success' });
   });
 
+  it("Mastra's own spans (the agent, the model call, the tool) are in the run span, in the same trace", async () => {
+    const caller = callerSpan();
+    const input = await tracedRun(server, 'what is the weather in Oslo', caller.traceparent);
+    const named = (prefix: string) => (all: ReceivedSpan[]) => inTrace(caller.traceId)(all).find((s) => s.name.startsWith(prefix));
+    const spans = await receiver.waitFor((all) => all.some(runSpan(input.runId)) && !!named('execute_tool')(all) && !!named('invoke_agent')(all) && !!named('chat')(all));
+    const byId = new Map(inTrace(caller.traceId)(spans).map((s) => [s.spanId, s]));
+    /** Whether `span` descends from `ancestor` (through its parents). */
+    const under = (span: ReceivedSpan, ancestor: ReceivedSpan) => {
+      for (let at = byId.get(span.parentSpanId ?? ''); at; at = byId.get(at.parentSpanId ?? '')) if (at.spanId === ancestor.spanId) return true;
+      return false;
+    };
+    const run = spans.find(runSpan(input.runId))!;
+    const agent = named('invoke_agent')(spans)!;
+    expect(agent.parentSpanId).toBe(run.spanId);
+    expect(under(named('chat')(spans)!, agent)).toBe(true);
+    expect(named('execute_tool')(spans)!.name).toBe('execute_tool get_weather');
+    expect(under(named('execute_tool')(spans)!, agent)).toBe(true);
+  });
+
   it('every log line of the request carries its trace_id and span_id', async () => {
     const caller = callerSpan();
     await tracedRun(server, 'hello logs', caller.traceparent);

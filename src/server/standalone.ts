@@ -18,6 +18,7 @@ import { serverLogger } from './server-logger.js';
 import { serveMetrics } from './metrics-route.js';
 import { pinoLogger } from '../observability/pino-logger.js';
 import { createStorage, initStorage } from './storage.js';
+import { mastraSpans, tracingWanted } from './tracing.js';
 import { errorMessage } from '../translate/values.js';
 import { redactInternals } from '../translate/failure.js';
 
@@ -124,7 +125,8 @@ export async function startServer(env: ServerEnv, bridgeConfig: BridgeConfig = {
   const onModelCall = callLog ? (call: object) => appendFileSync(callLog, `${JSON.stringify(call)}\n`) : undefined;
   const demo = createDemoAgent({ storage, delayMs: env.DEMO_DELAY_MS, slowTaskMs: env.SLOW_TASK_MS, model: env.MODEL, onModelCall });
   const workflows = { [DEMO_WORKFLOW_ID]: createDemoWorkflow({ delayMs: env.DEMO_DELAY_MS }) };
-  const mastra = new Mastra({ agents: { demo }, workflows, storage, logger: false, backgroundTasks: { enabled: true }, ...(scaleOut && { pubsub: scaleOut.pubsub }) });
+  const observability = tracingWanted(process.env) ? await mastraSpans() : undefined;
+  const mastra = new Mastra({ agents: { demo }, workflows, storage, logger: false, backgroundTasks: { enabled: true }, ...(scaleOut && { pubsub: scaleOut.pubsub }), ...(observability && { observability }) });
   const resolveResourceId = authFromEnv(env);
   const warning = exposureWarning(env, resolveResourceId !== undefined);
   if (warning) log.warn(`warning: ${warning}`);

@@ -30,3 +30,13 @@ export async function startTracing(env: NodeJS.ProcessEnv): Promise<(() => Promi
   sdk.start();
   return () => sdk.shutdown();
 }
+
+/**
+ * Mastra's own spans (agent run, model call, each tool call) as OpenTelemetry spans under the
+ * active one, the run's `agui.run`: `@mastra/observability` with `@mastra/otel-bridge`, which reads
+ * the ambient context and writes to the provider `startTracing` registered. Loaded with tracing only.
+ */
+export async function mastraSpans() {
+  const [{ Observability }, { OtelBridge }] = await Promise.all([import('@mastra/observability'), import('@mastra/otel-bridge')]);
+  return new Observability({ configs: { default: { serviceName: process.env.OTEL_SERVICE_NAME ?? SERVICE_NAME, bridge: new OtelBridge() } } });
+}
