@@ -37,6 +37,8 @@ export async function startTracing(env: NodeJS.ProcessEnv): Promise<(() => Promi
  * the ambient context and writes to the provider `startTracing` registered. Loaded with tracing only.
  */
 export async function mastraSpans() {
-  const [{ Observability }, { OtelBridge }] = await Promise.all([import('@mastra/observability'), import('@mastra/otel-bridge')]);
-  return new Observability({ configs: { default: { serviceName: process.env.OTEL_SERVICE_NAME ?? SERVICE_NAME, bridge: new OtelBridge() } } });
+  const [{ Observability }, { OtelBridge }, { SpanType }] = await Promise.all([import('@mastra/observability'), import('@mastra/otel-bridge'), import('@mastra/core/observability')]);
+  // A span per streamed chunk would outnumber the rest many times over: the model call and its steps say enough.
+  const excludeSpanTypes = [SpanType.MODEL_CHUNK];
+  return new Observability({ configs: { default: { serviceName: process.env.OTEL_SERVICE_NAME ?? SERVICE_NAME, bridge: new OtelBridge(), excludeSpanTypes } } });
 }
