@@ -36,6 +36,12 @@ export interface RunEndListener {
   runEnded(end: RunEnd): void;
 }
 
+/** Why a run failed: its `RUN_ERROR`'s code and message, else the error it reported; none when it did not fail. */
+export function failureOf(end: Pick<RunEnd, 'terminal' | 'error'>): RunEnd['error'] {
+  if (end.terminal?.type === EventType.RUN_ERROR) return { code: end.terminal.code ?? 'RUN_FAILED', message: end.terminal.message };
+  return end.error;
+}
+
 /** The name of the bridge's tracer (its instrumentation scope). */
 export const TRACER_NAME = 'mastra-agui-bridge';
 
@@ -62,7 +68,7 @@ export class TrackedRun {
   /** A streamed run's end, from its terminal event; none written means it broke (the handler ends the stream with `RUN_ERROR`). */
   ended(terminal: Event | undefined): void {
     if (!terminal) this.endWith({ outcome: 'error', error: { code: 'RUN_FAILED', message: 'The run ended without a terminal event' } });
-    else this.endWith({ outcome: terminalOutcome(terminal) ?? 'error', terminal, ...(terminal.type === EventType.RUN_ERROR && { error: { code: terminal.code ?? 'RUN_FAILED', message: terminal.message } }) });
+    else this.endWith({ outcome: terminalOutcome(terminal) ?? 'error', terminal });
   }
 
   /** The end of a run the bridge did not stream (one a signal woke: Mastra streams it). */
@@ -70,7 +76,8 @@ export class TrackedRun {
     if (this.done) return;
     this.done = true;
     this.span.setAttribute('agui.outcome', end.outcome);
-    if (end.error) this.span.setStatus({ code: SpanStatusCode.ERROR, message: `${end.error.code}: ${end.error.message}` });
+    const failure = failureOf(end);
+    if (failure) this.span.setStatus({ code: SpanStatusCode.ERROR, message: `${failure.code}: ${failure.message}` });
     this.span.end();
     this.report({ ...this.run, ...end });
   }

@@ -1,22 +1,16 @@
 import { context, isSpanContextValid, propagation, ROOT_CONTEXT, trace } from '@opentelemetry/api';
 
 /**
- * The W3C `traceparent` of the active span, to send along with work another process (or a later
- * run) will do: undefined when nothing is traced (no SDK registered, or no span active).
+ * `{ traceparent }` of the active span, to store or send with work another process (or a later
+ * run) will do; `{}` when nothing is traced (no SDK registered, or no span active).
  *
  * @example
- * const entry = { ...message, traceparent: currentTraceparent() };
+ * await inbox.add({ ...entry, ...withTraceparent() });
  */
-export function currentTraceparent(): string | undefined {
+export function withTraceparent(): { traceparent?: string } {
   const carrier: { traceparent?: string } = {};
   propagation.inject(context.active(), carrier);
-  return carrier.traceparent;
-}
-
-/** `{ traceparent }` of the active span, or nothing: to spread into what is stored. */
-export function withTraceparent(): { traceparent?: string } {
-  const traceparent = currentTraceparent();
-  return traceparent ? { traceparent } : {};
+  return carrier.traceparent ? { traceparent: carrier.traceparent } : {};
 }
 
 /**

@@ -1,5 +1,5 @@
 import { EventType } from '@ag-ui/core';
-import type { RunEnd } from '../observability/run-tracker.js';
+import { failureOf, type RunEnd } from '../observability/run-tracker.js';
 
 /** What a run's end is called in a webhook. */
 export type WebhookType = 'run.finished' | 'run.interrupted' | 'run.failed' | 'run.cancelled';
@@ -38,10 +38,8 @@ export function runEndPayload(end: RunEnd, at: Date): WebhookPayload {
   if (terminal?.type === EventType.RUN_FINISHED) {
     if (terminal.result !== undefined) data.result = terminal.result;
     if (terminal.outcome?.type === 'interrupt') data.interrupts = terminal.outcome.interrupts;
-  } else if (terminal?.type === EventType.RUN_ERROR) {
-    data.error = { code: terminal.code ?? 'RUN_FAILED', message: terminal.message };
-  } else if (end.error) {
-    data.error = end.error;
   }
+  const failure = failureOf(end);
+  if (failure) data.error = failure;
   return { type: TYPES[outcome], timestamp: at.toISOString(), data };
 }

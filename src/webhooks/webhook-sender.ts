@@ -138,8 +138,8 @@ export class WebhookSender implements RunEndListener {
       const { due, nextAt } = await this.outbox.due(Date.now());
       const ready = new Set(this.ready.map((entry) => entry.id));
       const free = due.filter((entry) => !this.inFlight.has(entry.id) && !ready.has(entry.id));
-      // Unclaimed yet: claimed at the attempt (`send`).
-      for (const entry of free.slice(0, Math.max(0, PARALLEL - this.inFlight.size))) this.launch({ ...entry, claimedUntil: undefined });
+      // Their claims have lapsed (`due`): each is claimed again at its attempt.
+      for (const entry of free.slice(0, Math.max(0, PARALLEL - this.inFlight.size))) this.launch(entry);
       if (nextAt !== undefined) next = Math.min(next, nextAt);
     } catch (error) {
       this.config.logger.warn(`Webhooks: the outbox could not be read: ${errorMessage(error)}`);
