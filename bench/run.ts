@@ -112,7 +112,7 @@ const AS_STARTED_PLAN: AsStartedPlan = {
 /** Traces exported and webhooks on, each beside neither, at 1 and 16 streams (issue 31). */
 const TELEMETRY_PLAN: TelemetryPlan = quick
   ? { levels: [{ concurrency: 1, streams: 4, words: 200 }, { concurrency: 16, streams: 16, words: 200 }], reps: 2, warmupRounds: 1 }
-  : { levels: [{ concurrency: 1, streams: 40, words: 200 }, { concurrency: 16, streams: 96, words: 200 }], reps: Number(option('reps') ?? 7), warmupRounds: 2 };
+  : { levels: [{ concurrency: 1, streams: 40, words: 200 }, { concurrency: 16, streams: 96, words: 200 }], reps: Number(option('reps') ?? 8), warmupRounds: 2 };
 
 /** 10,000 followers of one thread, on one process and on two (issue 30). */
 const FOLLOWERS_PLAN: FollowersPlan = {
@@ -183,8 +183,8 @@ async function main(): Promise<void> {
   if (runs('longthread')) partial.longThread = await runLongThreadPhase(LONG_THREAD_PLAN);
   if (runs('asstarted')) partial.asStarted = await runAsStartedPhase(AS_STARTED_PLAN, profile);
   if (runs('followers')) partial.followers = await runFollowersPhase(FOLLOWERS_PLAN, profile);
-  if (runs('telemetry')) partial.telemetry = await runTelemetryPhase(TELEMETRY_PLAN);
-  const profileDirs = { ...partial.http?.profileDirs, ...partial.scale?.profileDirs, ...partial.asStarted?.profileDirs, ...partial.followers?.profileDirs };
+  if (runs('telemetry')) partial.telemetry = await runTelemetryPhase(TELEMETRY_PLAN, profile);
+  const profileDirs = { ...partial.http?.profileDirs, ...partial.scale?.profileDirs, ...partial.asStarted?.profileDirs, ...partial.followers?.profileDirs, ...partial.telemetry?.profileDirs };
   if (Object.keys(profileDirs).length > 0) partial.profiles = profileSplits(profileDirs);
   const report: BenchReport = { ...partial, budget: evaluateBudget(partial) };
   const markdown = renderMarkdown(report);

@@ -68,6 +68,9 @@ describe('traces over OTLP/HTTP (JSON)', { timeout: 60_000 }, () => {
     expect(under(named('chat')(spans)!, agent)).toBe(true);
     expect(named('execute_tool')(spans)!.name).toBe('execute_tool get_weather');
     expect(under(named('execute_tool')(spans)!, agent)).toBe(true);
+    // `MASTRA_SPANS=on` (the default) leaves Mastra's inner spans out.
+    const kinds = new Set(inTrace(caller.traceId)(spans).map((s) => s.name.split(' ')[0]));
+    for (const inner of ['processor_run', 'memory_operation', 'model_step', 'model_inference']) expect(kinds).not.toContain(inner);
   });
 
   it('every log line of the request carries its trace_id and span_id', async () => {
@@ -138,6 +141,41 @@ describe('traces over OTLP/HTTP (protobuf), and none without an endpoint', { tim
     await tracedRun(server, 'hello untraced', caller.traceparent);
     await vi.waitFor(() => expect(server.output().stdout).toContain('stream closed'));
     expect(server.output().stdout).not.toContain('trace_id');
+  });
+});
+
+describe("MASTRA_SPANS: how much of Mastra's span tree a trace holds", { timeout: 60_000 }, () => {
+  let receiver: OtlpReceiver;
+  let all: ServerProcess;
+  let off: ServerProcess;
+  beforeAll(async () => {
+    receiver = await startOtlpReceiver();
+    const fast = { ...OTEL(receiver), DEMO_DELAY_MS: '0' };
+    [all, off] = await Promise.all([
+      startServerProcess({ ...fast, DATABASE_URL: `file:/tmp/traces-${uid('db')}.db`, MASTRA_SPANS: 'all', OTEL_SERVICE_NAME: 'bridge-all' }),
+      startServerProcess({ ...fast, DATABASE_URL: `file:/tmp/traces-${uid('db')}.db`, MASTRA_SPANS: 'off' }),
+    ]);
+  });
+  afterAll(async () => {
+    for (const server of [all, off]) if (server) killIfRunning(server);
+    await receiver?.close();
+  });
+
+  it("all: Mastra's processors, memory and model steps too", async () => {
+    const caller = callerSpan();
+    await tracedRun(all, 'hello all', caller.traceparent);
+    const kinds = (spans: ReceivedSpan[]) => new Set(inTrace(caller.traceId)(spans).map((s) => s.name.split(' ')[0]));
+    const spans = await receiver.waitFor((received) => ['invoke_agent', 'processor_run', 'memory_operation', 'model_step'].every((kind) => kinds(received).has(kind)));
+    expect(inTrace(caller.traceId)(spans).every((s) => s.service === 'bridge-all')).toBe(true);
+  });
+
+  it("off: the bridge's spans only", async () => {
+    const caller = callerSpan();
+    const input = await tracedRun(off, 'hello off', caller.traceparent);
+    // The server span ends last, once the response has been written.
+    const spans = inTrace(caller.traceId)(await receiver.waitFor((received) => received.some((s) => s.traceId === caller.traceId && s.name === 'POST /agui/run')));
+    expect(spans.find(runSpan(input.runId))).toBeDefined();
+    expect(spans.map((s) => s.name).sort()).toEqual(['POST /agui/run', 'agui.run']);
   });
 });
 

@@ -260,31 +260,49 @@ function asStartedTable(result: AsStartedResult): string[] {
   return lines;
 }
 
-/** Issue 31: traces exported cost at most 5 %, webhooks at most 3 %, of events/s. */
-const TELEMETRY_MIN_RATIOS = { traced: 0.95, webhooks: 0.97 } as const;
+/**
+ * Issue 31: traces exported cost at most 5 %, webhooks at most 3 %, of events/s. Traces are held
+ * to it as `npm start` traces (with Mastra's spans) and with the bridge's own spans only.
+ */
+const TELEMETRY_LINES = [
+  { name: 'traced', line: 'traces exported (with Mastra’s spans) vs neither', min: 0.95 },
+  { name: 'tracedBridgeOnly', line: 'traces exported (`MASTRA_SPANS=off`) vs neither', min: 0.95 },
+  { name: 'webhooks', line: 'webhooks on vs neither', min: 0.97 },
+] as const;
 
 function telemetryBudget(result: TelemetryResult): BudgetLine[] {
   return result.levels.flatMap((level) =>
-    (['traced', 'webhooks'] as const).map((name) => ({
-      line: `${name === 'traced' ? 'traces exported' : 'webhooks on'} vs neither, ${level.concurrency} stream${level.concurrency > 1 ? 's' : ''} (events/s)`,
-      target: `≥ ${formatRatio(TELEMETRY_MIN_RATIOS[name], 2)}`,
+    TELEMETRY_LINES.map(({ name, line, min }) => ({
+      line: `${line}, ${level.concurrency} stream${level.concurrency > 1 ? 's' : ''} (events/s)`,
+      target: `≥ ${formatRatio(min, 2)}`,
       measured: formatRatio(level.ratios[name], 3),
-      pass: level.ratios[name] >= TELEMETRY_MIN_RATIOS[name],
+      pass: level.ratios[name] >= min,
     })),
   );
 }
 
+/** How the telemetry table names each server, and what its ratio is taken against. */
+const TELEMETRY_ROWS = [
+  ['off', 'bridge: neither'],
+  ['traced', 'bridge: traces with Mastra’s spans (default)'],
+  ['tracedBridgeOnly', 'bridge: traces, `MASTRA_SPANS=off`'],
+  ['webhooks', 'bridge: webhooks'],
+  ['mastra', 'Mastra’s route: untraced'],
+  ['mastraTraced', 'Mastra’s route: its spans, same SDK'],
+] as const;
+
 function telemetryTable(result: TelemetryResult): string[] {
   const lines = [
-    '### Traces exported and webhooks on, beside neither (the standalone server, 200-word answers)',
+    '### Traces and webhooks, beside neither (the standalone server and Mastra’s route, 200-word answers)',
     '',
-    row(['streams at once', 'server', 'events/s', 'server CPU per run', 'events/s ÷ neither (median pair)']),
+    row(['streams at once', 'server', 'events/s', 'server CPU per run', 'events/s ÷ untraced of its kind (median pair)']),
     row(['---:', '---', '---:', '---:', '---:']),
   ];
   for (const level of result.levels) {
-    for (const name of ['off', 'traced', 'webhooks'] as const) {
+    for (const [name, label] of TELEMETRY_ROWS) {
       const t = level.servers[name];
-      lines.push(row([level.concurrency, name, formatNumber(t.eventsPerSec), `${t.cpuMsPerRun.toFixed(1)} ms`, name === 'off' ? '' : formatRatio(level.ratios[name], 3)]));
+      const ratio = name === 'off' || name === 'mastra' ? '' : formatRatio(level.ratios[name], 3);
+      lines.push(row([level.concurrency, label, formatNumber(t.eventsPerSec), `${t.cpuMsPerRun.toFixed(1)} ms`, ratio]));
     }
   }
   lines.push('', `Received: ${result.received.traceExports} trace exports, ${result.received.webhooks} webhooks.`);

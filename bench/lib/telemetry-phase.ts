@@ -1,14 +1,18 @@
 /**
  * The cost of what operators turn on (issue 31): the standalone server with traces exported (to
- * an OTLP/HTTP receiver in this process, `http/protobuf`, the SDK's default), with webhooks on (to a
- * receiver here answering 200), and with neither, side by side in the same rounds (rotated each
- * repetition), at 1 and 16 streams. Events/s is compared per repetition; each server's CPU per run
- * is read from `/proc`.
+ * an OTLP/HTTP receiver in this process, `http/protobuf`, the SDK's default) with Mastra's spans
+ * (`MASTRA_SPANS=on`, the default) and with the bridge's spans only (`off`), with webhooks on (to a
+ * receiver here answering 200), and with none of them; beside them Mastra's own route with and
+ * without the same tracing, for what Mastra's spans cost Mastra itself. All side by side in the same
+ * rounds (forward and backward in turn), at 1 and 16 streams. Events/s is compared per repetition with
+ * the untraced server of the same kind; each server's CPU per run is read from `/proc`.
  */
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { resolve } from 'node:path';
 import type { RoundResult, RoundSpec } from '../load.js';
-import { BenchProcess, cpuMsOf, startStandalone, type BenchServer } from './procs.js';
+import { REPO_ROOT } from './fixtures.js';
+import { BenchProcess, cpuMsOf, startServer, startStandalone, type BenchServer } from './procs.js';
 import { median } from './stats.js';
 
 export interface TelemetryPlan {
@@ -17,7 +21,11 @@ export interface TelemetryPlan {
   warmupRounds: number;
 }
 
-type Name = 'off' | 'traced' | 'webhooks';
+const NAMES = ['off', 'traced', 'tracedBridgeOnly', 'webhooks', 'mastra', 'mastraTraced'] as const;
+type Name = (typeof NAMES)[number];
+/** The servers compared with another, and which: each bridge with the bare bridge, Mastra's traced route with its bare one. */
+const BASELINE = { traced: 'off', tracedBridgeOnly: 'off', webhooks: 'off', mastraTraced: 'mastra' } as const satisfies Partial<Record<Name, Name>>;
+type Compared = keyof typeof BASELINE;
 
 export interface TelemetryTarget {
   eventsPerSec: number;
@@ -30,8 +38,8 @@ export interface TelemetryLevel {
   streams: number;
   words: number;
   servers: Record<Name, TelemetryTarget>;
-  /** Median over the repetitions of each server's events/s ÷ the `off` server's in the same repetition. */
-  ratios: { traced: number; webhooks: number };
+  /** Median over the repetitions of each server's events/s ÷ its baseline's (`BASELINE`) in the same repetition. */
+  ratios: Record<Compared, number>;
 }
 
 export interface TelemetryResult {
@@ -39,7 +47,11 @@ export interface TelemetryResult {
   levels: TelemetryLevel[];
   /** What the receivers got: spans exported (bodies) and webhooks delivered. */
   received: { traceExports: number; webhooks: number };
+  /** Main-thread CPU profiles written with `--profile`, per server. */
+  profileDirs?: Record<string, string>;
 }
+
+const MASTRA_ROUTE = 'bench/servers/mastra-route.ts';
 
 /** A secret for the bench's webhooks (what `WEBHOOK_SECRET` looks like). */
 const SECRET = `whsec_${Buffer.from('the bench webhook secret, 32 byt').toString('base64')}`;
@@ -66,31 +78,37 @@ async function sink(): Promise<{ url: string; count: () => number; close: () => 
   };
 }
 
-export async function runTelemetryPhase(plan: TelemetryPlan): Promise<TelemetryResult> {
-  log('telemetry: the standalone server with traces exported, with webhooks, and with neither…');
+export async function runTelemetryPhase(plan: TelemetryPlan, profile = false): Promise<TelemetryResult> {
+  log('telemetry: the standalone server traced (with and without Mastra’s spans), with webhooks, with neither; Mastra’s route traced and not…');
   const [otlp, hooks] = await Promise.all([sink(), sink()]);
-  const named = (name: Name) => (server: BenchServer) => ({ ...server, name });
-  const servers: Array<BenchServer & { name: Name }> = await Promise.all([
-    startStandalone('off').then(named('off')),
-    startStandalone('traced', { env: { OTEL_EXPORTER_OTLP_ENDPOINT: otlp.url } }).then(named('traced')),
-    startStandalone('webhooks', { env: { WEBHOOK_URLS: `${hooks.url}/hooks`, WEBHOOK_SECRET: SECRET } }).then(named('webhooks')),
-  ]);
+  const profileDirs = profile ? Object.fromEntries(NAMES.map((name) => [`telemetry-${name}`, resolve(REPO_ROOT, `bench/results/profiles/telemetry-${name}`)])) : undefined;
+  const flags = (name: Name) => (profileDirs ? ['--cpu-prof', `--cpu-prof-dir=${profileDirs[`telemetry-${name}`]}`] : []);
+  const traced = { OTEL_EXPORTER_OTLP_ENDPOINT: otlp.url };
+  const start: Record<Name, () => Promise<BenchServer>> = {
+    off: () => startStandalone('off', { flags: flags('off') }),
+    traced: () => startStandalone('traced', { env: traced, flags: flags('traced') }),
+    tracedBridgeOnly: () => startStandalone('tracedBridgeOnly', { env: { ...traced, MASTRA_SPANS: 'off' }, flags: flags('tracedBridgeOnly') }),
+    webhooks: () => startStandalone('webhooks', { env: { WEBHOOK_URLS: `${hooks.url}/hooks`, WEBHOOK_SECRET: SECRET }, flags: flags('webhooks') }),
+    mastra: () => startServer('mastra', MASTRA_ROUTE, { env: { BENCH_STORAGE: 'libsql' }, flags: flags('mastra') }),
+    mastraTraced: () => startServer('mastraTraced', MASTRA_ROUTE, { env: { BENCH_STORAGE: 'libsql', ...traced }, flags: flags('mastraTraced') }),
+  };
+  const servers = await Promise.all(NAMES.map(async (name) => ({ ...(await start[name]()), name })));
   const load = new BenchProcess('bench/load.ts');
   await load.ready();
   const round = async (server: BenchServer & { name: Name }, level: Omit<RoundSpec, 'target' | 'origin'>) => {
     const before = cpuMsOf(server.process.pid);
-    const result = await load.request<RoundResult>({ cmd: 'round', target: 'bridge', origin: server.origin, ...level }, 'round');
+    const target = server.name.startsWith('mastra') ? 'mastra' : 'bridge';
+    const result = await load.request<RoundResult>({ cmd: 'round', target, origin: server.origin, ...level }, 'round');
     return { ...result, cpuMs: cpuMsOf(server.process.pid) - before };
   };
   const levels: TelemetryLevel[] = [];
   try {
     for (let i = 0; i < plan.warmupRounds; i++) for (const server of servers) await round(server, { concurrency: 16, streams: 64, words: 200 });
     for (const level of plan.levels) {
-      const measured: Record<Name, Array<RoundResult & { cpuMs: number }>> = { off: [], traced: [], webhooks: [] };
+      const measured = Object.fromEntries(NAMES.map((name) => [name, []])) as unknown as Record<Name, Array<RoundResult & { cpuMs: number }>>;
       for (let rep = 0; rep < plan.reps; rep++) {
-        // Rotated: each server goes first, second and third in turn.
-        const order = servers.map((_, i) => servers[(i + rep) % servers.length]);
-        for (const server of order) measured[server.name].push(await round(server, level));
+        // Forward, then backward: a drift of the machine's speed over two repetitions weighs on every server alike.
+        for (const server of rep % 2 === 0 ? servers : [...servers].reverse()) measured[server.name].push(await round(server, level));
         log(`telemetry: c=${level.concurrency} rep ${rep + 1}/${plan.reps}: ${servers.map((s) => `${s.name} ${measured[s.name][rep].eventsPerSec.toFixed(0)} events/s`).join(', ')}`);
       }
       const summary = (name: Name): TelemetryTarget => ({
@@ -98,13 +116,18 @@ export async function runTelemetryPhase(plan: TelemetryPlan): Promise<TelemetryR
         cpuMsPerRun: median(measured[name].map((r) => r.cpuMs / level.streams)),
         errors: measured[name].flatMap((r) => r.errors),
       });
-      const ratio = (name: Name) => median(measured[name].map((r, i) => r.eventsPerSec / measured.off[i].eventsPerSec));
-      levels.push({ ...level, servers: { off: summary('off'), traced: summary('traced'), webhooks: summary('webhooks') }, ratios: { traced: ratio('traced'), webhooks: ratio('webhooks') } });
+      const ratio = (name: Compared) => median(measured[name].map((r, i) => r.eventsPerSec / measured[BASELINE[name]][i].eventsPerSec));
+      const compared = Object.keys(BASELINE) as Compared[];
+      levels.push({
+        ...level,
+        servers: Object.fromEntries(NAMES.map((name) => [name, summary(name)])) as Record<Name, TelemetryTarget>,
+        ratios: Object.fromEntries(compared.map((name) => [name, ratio(name)])) as Record<Compared, number>,
+      });
     }
   } finally {
     await Promise.all([load.stop(), ...servers.map((s) => s.process.stop())]);
   }
   const received = { traceExports: otlp.count(), webhooks: hooks.count() };
   await Promise.all([otlp.close(), hooks.close()]);
-  return { plan, levels, received };
+  return { plan, levels, received, profileDirs };
 }

@@ -3,7 +3,7 @@
  * the same demo agent (scripted model, `DEMO_DELAY_MS`, default 0 here = no timers) and 50-step
  * workflow (`steps-workflow.ts`), the same
  * memory setting (on: an in-memory store, each request on a thread of its own) and the same
- * Mastra options as the bridge's standalone server.
+ * Mastra options as the bridge's standalone server (Mastra's spans too, with an OTLP endpoint set).
  *
  * Each server runs in its own process, prints `READY <port>` once it listens, and answers the
  * orchestrator over IPC: `{ cmd: 'mem' }` → memory after a full GC, `{ cmd: 'exit' }` → exits
@@ -18,6 +18,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createDemoAgent } from '../../src/demo/agent.js';
+import { mastraSpans, startTracing, tracingWanted } from '../../src/server/tracing.js';
 import { BENCH_WORKFLOW_ID, createStepsWorkflow } from './steps-workflow.js';
 
 /** The resource every bench request runs as. */
@@ -33,7 +34,9 @@ export async function createBenchMastra(): Promise<{ mastra: Mastra; demo: Agent
   const demo = createDemoAgent({ storage, delayMs, slowTaskMs: 100 });
   // The workflow phase's 50-step workflow, on the bridge's `/run` and Mastra's workflow route alike.
   const workflows = { [BENCH_WORKFLOW_ID]: createStepsWorkflow(50) };
-  const mastra = new Mastra({ agents: { demo }, workflows, storage, logger: false, backgroundTasks: { enabled: true } });
+  // The telemetry phase's traced Mastra route: the SDK and Mastra's spans as the bridge's server sets them up.
+  const observability = tracingWanted(process.env) && (await startTracing(process.env)) ? await mastraSpans('on') : undefined;
+  const mastra = new Mastra({ agents: { demo }, workflows, storage, logger: false, backgroundTasks: { enabled: true }, ...(observability && { observability }) });
   return { mastra, demo };
 }
 

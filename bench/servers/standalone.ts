@@ -38,6 +38,7 @@ const server = await startServer(
     // bench servers log nothing per request.
     ...(process.env.BENCH_AS_STARTED !== '1' && { RATE_LIMIT_PER_MINUTE: '0', MAX_STREAMS_PER_RESOURCE: '0', MAX_STREAMS: '0', MAX_RUNS_PER_RESOURCE: '0', LOG_LEVEL: 'warn' }),
     ...(given('REDIS_URL') && { REDIS_URL: given('REDIS_URL'), REDIS_PREFIX: given('REDIS_PREFIX') }),
+    ...(given('MASTRA_SPANS') && { MASTRA_SPANS: given('MASTRA_SPANS') }),
     ...(given('WEBHOOK_URLS') && { WEBHOOK_URLS: given('WEBHOOK_URLS'), WEBHOOK_SECRET: given('WEBHOOK_SECRET') }),
   }),
 );

@@ -24,7 +24,13 @@ describe('readServerEnv', () => {
       ALLOWED_URL_HOSTS: [],
       CORS_ORIGINS: [],
       WEBHOOK_URLS: [],
+      MASTRA_SPANS: 'on',
     });
+  });
+
+  it("reads MASTRA_SPANS: on, all or off, and refuses anything else", () => {
+    expect(readServerEnv({ MASTRA_SPANS: 'all' }).MASTRA_SPANS).toBe('all');
+    expect(() => readServerEnv({ MASTRA_SPANS: 'some' })).toThrow(/MASTRA_SPANS/);
   });
 
   it('reads the limits (0: no cap), the timeouts and the lists', () => {

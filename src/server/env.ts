@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { parseApiKeys } from '../auth/api-keys.js';
 import { isWebhookSecret, WEBHOOK_SECRET_RULE } from '../config.js';
+import { MASTRA_SPAN_DETAILS } from './tracing.js';
 import { DEFAULT_DATABASE_TIMEOUT_MS, parseDatabaseUrl } from './storage.js';
 
 const port = z.coerce.number().int().min(0).max(65535);
@@ -110,6 +111,8 @@ export const ServerEnvSchema = z.object({
   CORS_ORIGINS: list,
   /** Turns traces on: the OTLP collector (`@opentelemetry/sdk-node` reads it and the other `OTEL_*` variables itself). */
   OTEL_EXPORTER_OTLP_ENDPOINT: optional(httpsUrl),
+  /** With traces on, how much of Mastra's own span tree they hold: `on` (agent, model, tool, workflow), `all`, or `off`. */
+  MASTRA_SPANS: z.enum(MASTRA_SPAN_DETAILS).default('on'),
   /** Where every run's end is POSTed (Standard Webhooks), comma-separated; with `WEBHOOK_SECRET`. */
   WEBHOOK_URLS: list.pipe(z.array(httpsUrl)),
   /** The key the webhooks are signed with: `whsec_` and base64. */

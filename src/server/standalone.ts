@@ -125,7 +125,7 @@ export async function startServer(env: ServerEnv, bridgeConfig: BridgeConfig = {
   const onModelCall = callLog ? (call: object) => appendFileSync(callLog, `${JSON.stringify(call)}\n`) : undefined;
   const demo = createDemoAgent({ storage, delayMs: env.DEMO_DELAY_MS, slowTaskMs: env.SLOW_TASK_MS, model: env.MODEL, onModelCall });
   const workflows = { [DEMO_WORKFLOW_ID]: createDemoWorkflow({ delayMs: env.DEMO_DELAY_MS }) };
-  const observability = tracingWanted(process.env) ? await mastraSpans() : undefined;
+  const observability = tracingWanted(process.env) ? await mastraSpans(env.MASTRA_SPANS) : undefined;
   const mastra = new Mastra({ agents: { demo }, workflows, storage, logger: false, backgroundTasks: { enabled: true }, ...(scaleOut && { pubsub: scaleOut.pubsub }), ...(observability && { observability }) });
   const resolveResourceId = authFromEnv(env);
   const warning = exposureWarning(env, resolveResourceId !== undefined);

@@ -1,3 +1,5 @@
+import { trace, TraceFlags } from '@opentelemetry/api';
+
 /** The service name spans carry when `OTEL_SERVICE_NAME` does not say another. */
 const SERVICE_NAME = 'mastra-agui-bridge';
 
@@ -32,13 +34,39 @@ export async function startTracing(env: NodeJS.ProcessEnv): Promise<(() => Promi
 }
 
 /**
+ * How much of Mastra's own span tree a trace holds (`MASTRA_SPANS`): `on`, the agent run, each
+ * model call, tool call and workflow step; `all`, also its processors, memory reads and writes and
+ * each model step; `off`, the bridge's spans only (Mastra's observability costs CPU per run even
+ * for traces that are not sampled: docs/performance.md).
+ */
+export const MASTRA_SPAN_DETAILS = ['on', 'all', 'off'] as const;
+export type MastraSpanDetail = (typeof MASTRA_SPAN_DETAILS)[number];
+
+/**
+ * Whether the span active now is sampled: Mastra's sampler, so that its spans follow the
+ * decision the OpenTelemetry sampler took for the run's span (`OTEL_TRACES_SAMPLER`) instead of
+ * taking one of their own. Where no span is active (a run nobody's request started), Mastra samples.
+ */
+export function activeSpanSampled(): boolean {
+  const span = trace.getActiveSpan();
+  return span === undefined || (span.spanContext().traceFlags & TraceFlags.SAMPLED) !== 0;
+}
+
+/**
  * Mastra's own spans (agent run, model call, each tool call) as OpenTelemetry spans under the
  * active one, the run's `agui.run`: `@mastra/observability` with `@mastra/otel-bridge`, which reads
- * the ambient context and writes to the provider `startTracing` registered. Loaded with tracing only.
+ * the ambient context and writes to the provider `startTracing` registered. Loaded with tracing
+ * only; undefined for `off`.
+ *
+ * @example
+ * const observability = tracingWanted(process.env) ? await mastraSpans('on') : undefined;
+ * const mastra = new Mastra({ agents, ...(observability && { observability }) });
  */
-export async function mastraSpans() {
-  const [{ Observability }, { OtelBridge }, { SpanType }] = await Promise.all([import('@mastra/observability'), import('@mastra/otel-bridge'), import('@mastra/core/observability')]);
-  // A span per streamed chunk would outnumber the rest many times over: the model call and its steps say enough.
-  const excludeSpanTypes = [SpanType.MODEL_CHUNK];
-  return new Observability({ configs: { default: { serviceName: process.env.OTEL_SERVICE_NAME ?? SERVICE_NAME, bridge: new OtelBridge(), excludeSpanTypes } } });
+export async function mastraSpans(detail: MastraSpanDetail) {
+  if (detail === 'off') return undefined;
+  const [{ Observability }, { OtelBridge }, { SpanType, SamplingStrategyType }] = await Promise.all([import('@mastra/observability'), import('@mastra/otel-bridge'), import('@mastra/core/observability')]);
+  // A span per streamed chunk would outnumber the rest many times over: the model call says enough.
+  const inner = [SpanType.PROCESSOR_RUN, SpanType.MEMORY_OPERATION, SpanType.MODEL_STEP, SpanType.MODEL_INFERENCE];
+  const excludeSpanTypes = [SpanType.MODEL_CHUNK, ...(detail === 'on' ? inner : [])];
+  return new Observability({ configs: { default: { serviceName: process.env.OTEL_SERVICE_NAME ?? SERVICE_NAME, bridge: new OtelBridge(), excludeSpanTypes, sampling: { type: SamplingStrategyType.CUSTOM, sampler: activeSpanSampled } } } });
 }
