@@ -9,7 +9,7 @@
 import type { RoundResult, RoundSpec } from '../load.js';
 import { resolve } from 'node:path';
 import { REPO_ROOT } from './fixtures.js';
-import { BenchProcess, cpuMsOf, startServer, startStandalone, type BenchServer } from './procs.js';
+import { BenchProcess, startServer, startStandalone, withCpu, type BenchServer } from './procs.js';
 import { median, percentile } from './stats.js';
 
 export interface AsStartedPlan {
@@ -81,11 +81,10 @@ export async function runAsStartedPhase(plan: AsStartedPlan, profile = false): P
   const load = new BenchProcess('bench/load.ts');
   await load.ready();
   const round = async (server: BenchServer & { name: Name }, level: Omit<RoundSpec, 'target' | 'origin'>): Promise<MeasuredRound> => {
-    const before = cpuMsOf(server.process.pid);
     // The load's target names the input format: a baseline bridge takes the bridge's.
     const target = server.name === 'mastra' ? 'mastra' : 'bridge';
-    const result = await load.request<RoundResult>({ cmd: 'round', target, origin: server.origin, resourcePerStream: true, ...level }, 'round');
-    return { ...result, cpuMs: cpuMsOf(server.process.pid) - before, streams: level.streams };
+    const result = await withCpu(server.process.pid, () => load.request<RoundResult>({ cmd: 'round', target, origin: server.origin, resourcePerStream: true, ...level }, 'round'));
+    return { ...result, streams: level.streams };
   };
   const levels: AsStartedLevel[] = [];
   try {

@@ -13,7 +13,7 @@
 import { resolve } from 'node:path';
 import type { RoundResult, Target } from '../load.js';
 import { REPO_ROOT } from './fixtures.js';
-import { BenchProcess, cpuMsOf, rssOf, startServer, type BenchServer } from './procs.js';
+import { BenchProcess, rssOf, startServer, withCpu, type BenchServer, type Measured } from './procs.js';
 import { median, percentile } from './stats.js';
 
 export const TARGETS: readonly Target[] = ['bridge', 'mastra', 'agui'];
@@ -91,14 +91,6 @@ export interface HttpResult {
 
 type FloorRound = { eventsPerSec: number; events: number };
 /** A round with the CPU time its process spent on it. */
-type Measured<R> = R & { cpuMs: number };
-
-/** Runs `round` and adds the CPU time process `pid` spent meanwhile. */
-async function withCpu<R>(pid: number, round: () => Promise<R>): Promise<Measured<R>> {
-  const before = cpuMsOf(pid);
-  const result = await round();
-  return { ...result, cpuMs: cpuMsOf(pid) - before };
-}
 
 const cpuUsPerEvent = (rounds: Array<Measured<{ events: number }>>) => median(rounds.map((r) => (r.cpuMs * 1000) / r.events));
 type Server = BenchServer & { name: ServerName; kind: Target };

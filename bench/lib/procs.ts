@@ -163,6 +163,16 @@ export function cpuMsOf(pid: number): number {
   return ((Number(fields[11]) + Number(fields[12])) * 1000) / TICKS_PER_SECOND;
 }
 
+/** A round's result with the CPU time (ms) its server spent meanwhile. */
+export type Measured<R> = R & { cpuMs: number };
+
+/** Runs `round` and adds the CPU time process `pid` spent meanwhile (from `/proc`). */
+export async function withCpu<R>(pid: number, round: () => Promise<R>): Promise<Measured<R>> {
+  const before = cpuMsOf(pid);
+  const result = await round();
+  return { ...result, cpuMs: cpuMsOf(pid) - before };
+}
+
 /** The command name of a process (`/proc/<pid>/comm`), or undefined when it is gone or unreadable. */
 function commOf(pid: number): string | undefined {
   try {

@@ -12,7 +12,7 @@ import type { AddressInfo } from 'node:net';
 import { resolve } from 'node:path';
 import type { RoundResult, RoundSpec } from '../load.js';
 import { REPO_ROOT } from './fixtures.js';
-import { BenchProcess, cpuMsOf, startServer, startStandalone, type BenchServer } from './procs.js';
+import { BenchProcess, startServer, startStandalone, withCpu, type BenchServer, type Measured } from './procs.js';
 import { median } from './stats.js';
 
 export interface TelemetryPlan {
@@ -96,16 +96,14 @@ export async function runTelemetryPhase(plan: TelemetryPlan, profile = false): P
   const load = new BenchProcess('bench/load.ts');
   await load.ready();
   const round = async (server: BenchServer & { name: Name }, level: Omit<RoundSpec, 'target' | 'origin'>) => {
-    const before = cpuMsOf(server.process.pid);
     const target = server.name.startsWith('mastra') ? 'mastra' : 'bridge';
-    const result = await load.request<RoundResult>({ cmd: 'round', target, origin: server.origin, ...level }, 'round');
-    return { ...result, cpuMs: cpuMsOf(server.process.pid) - before };
+    return withCpu(server.process.pid, () => load.request<RoundResult>({ cmd: 'round', target, origin: server.origin, ...level }, 'round'));
   };
   const levels: TelemetryLevel[] = [];
   try {
     for (let i = 0; i < plan.warmupRounds; i++) for (const server of servers) await round(server, { concurrency: 16, streams: 64, words: 200 });
     for (const level of plan.levels) {
-      const measured = Object.fromEntries(NAMES.map((name) => [name, []])) as unknown as Record<Name, Array<RoundResult & { cpuMs: number }>>;
+      const measured = Object.fromEntries(NAMES.map((name) => [name, []])) as unknown as Record<Name, Array<Measured<RoundResult>>>;
       for (let rep = 0; rep < plan.reps; rep++) {
         // Forward, then backward: a drift of the machine's speed over two repetitions weighs on every server alike.
         for (const server of rep % 2 === 0 ? servers : [...servers].reverse()) measured[server.name].push(await round(server, level));

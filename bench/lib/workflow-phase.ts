@@ -8,7 +8,7 @@
  */
 import type { RoundResult } from '../load.js';
 import { BENCH_WORKFLOW_ID } from '../servers/steps-workflow.js';
-import { BenchProcess, cpuMsOf, startServer, type BenchServer } from './procs.js';
+import { BenchProcess, startServer, withCpu, type BenchServer, type Measured } from './procs.js';
 import { median, percentile } from './stats.js';
 
 export interface WorkflowPlan {
@@ -47,13 +47,12 @@ export interface WorkflowResult {
 
 const SERVERS = { bridge: 'bench/servers/bridge.ts', mastra: 'bench/servers/mastra-route.ts' } as const;
 type Name = keyof typeof SERVERS;
-type Measured = RoundResult & { cpuMs: number };
 
 function log(message: string): void {
   process.stderr.write(`${message}\n`);
 }
 
-function summarise(rounds: Measured[]): WorkflowTargetSummary {
+function summarise(rounds: Measured<RoundResult>[]): WorkflowTargetSummary {
   const samples = rounds.flatMap((r) => r.samples);
   const runsPerSec = rounds.map((r) => (r.samples.length * 1000) / r.elapsedMs);
   const pick = (key: 'ttfe' | 'ttlb') => ({ p50: percentile(samples.map((s) => s[key]), 50), p99: percentile(samples.map((s) => s[key]), 99) });
@@ -74,16 +73,14 @@ export async function runWorkflowPhase(plan: WorkflowPlan): Promise<WorkflowResu
   const servers = (await Promise.all((Object.keys(SERVERS) as Name[]).map((name) => startServer(name, SERVERS[name])))) as Array<BenchServer & { name: Name }>;
   const load = new BenchProcess('bench/load.ts');
   await load.ready();
-  const round = async (server: BenchServer & { name: Name }, concurrency: number, streams: number): Promise<Measured> => {
-    const before = cpuMsOf(server.process.pid);
-    const result = await load.request<RoundResult>({ cmd: 'round', target: server.name, origin: server.origin, concurrency, streams, words: 0, workflow: BENCH_WORKFLOW_ID }, 'round');
-    return { ...result, cpuMs: cpuMsOf(server.process.pid) - before };
+  const round = async (server: BenchServer & { name: Name }, concurrency: number, streams: number): Promise<Measured<RoundResult>> => {
+    return withCpu(server.process.pid, () => load.request<RoundResult>({ cmd: 'round', target: server.name, origin: server.origin, concurrency, streams, words: 0, workflow: BENCH_WORKFLOW_ID }, 'round'));
   };
   const levels: WorkflowLevel[] = [];
   try {
     for (let i = 0; i < plan.warmupRounds; i++) for (const server of servers) await round(server, 4, 8);
     for (const { concurrency, streams } of plan.levels) {
-      const measured: Record<Name, Measured[]> = { bridge: [], mastra: [] };
+      const measured: Record<Name, Measured<RoundResult>[]> = { bridge: [], mastra: [] };
       for (let rep = 0; rep < plan.reps; rep++) {
         for (const server of rep % 2 === 0 ? servers : [...servers].reverse()) measured[server.name].push(await round(server, concurrency, streams));
         log(`workflow: c=${concurrency} rep ${rep + 1}/${plan.reps}: ${servers.map((s) => `${s.name} ${((measured[s.name][rep].samples.length * 1000) / measured[s.name][rep].elapsedMs).toFixed(1)} runs/s`).join(', ')}`);
