@@ -2,6 +2,7 @@ import type { Mastra } from '@mastra/core';
 import { registerApiRoute, type ApiRoute } from '@mastra/core/server';
 import { Hono, type Context, type MiddlewareHandler } from 'hono';
 import { cors } from 'hono/cors';
+import { storageReady } from './agents/mastra.js';
 import { authenticatorOf } from './auth/bearer-auth.js';
 import { resolveConfig, type BridgeConfig, type ResolvedConfig } from './config.js';
 import { createServices } from './container.js';
@@ -16,6 +17,7 @@ import { httpMetrics } from './observability/http-metrics.js';
 import { BridgeMetrics } from './observability/metrics.js';
 import { requestLog } from './observability/request-log.js';
 import { serverSpan } from './observability/server-span.js';
+import { errorMessage } from './translate/values.js';
 import { WIND_DOWN_MS } from './threads/thread-control.js';
 
 /** How often a drain looks whether the runs in flight have ended. */
@@ -70,7 +72,8 @@ export interface Bridge {
   /**
    * Sends again the messages a crash left acknowledged and unanswered (the durable inbox), in
    * their order and under their ids; answers how many. Call once at start-up, after the server
-   * listens. The standalone server does.
+   * listens. The standalone server does. On a new database it first waits for the storage's
+   * tables, which another process starting at the same time may be creating.
    */
   recover(mastra: Mastra): Promise<number>;
 }
@@ -165,7 +168,12 @@ export function createBridge(config: BridgeConfig = {}): Bridge {
       return app;
     },
     subscriptionCount: () => [...services.values()].reduce((sum, s) => sum + s.hub.subscriptionCount, 0),
-    recover: (mastra) => servicesFor(mastra).recovery.recover(),
+    recover: async (mastra) => {
+      // Several processes started at once on a new database: one of them creates the tables, the
+      // others wait for it instead of failing their first read.
+      await storageReady(mastra, { onRetry: (error, waitMs) => resolved.logger.warn(`storage is not ready (${errorMessage(error)}); trying again in ${waitMs} ms`) });
+      return servicesFor(mastra).recovery.recover();
+    },
     drain: async (graceMs) => {
       draining = true;
       // A run stopped on an interrupt is not in flight: it waits on a person, and survives the restart.

@@ -10,6 +10,7 @@ import { assistantText, runInput, runStrict, userMessage } from './support/agui.
 import { checkSamples, SAMPLE_OPTIONS, sampleModules, tsBlockWith, type SampleModule } from './support/doc-samples.js';
 import { npm, packPackage, readmeInstallLine } from './support/package.js';
 import { freePort } from './support/ports.js';
+import { isolatedPostgres, isolatedRedisPrefix, POSTGRES_URL, REDIS_URL } from './support/services.js';
 import { killIfRunning, REPO_ROOT, startNodeProcess, type ServerProcess } from './support/process.js';
 import { http } from './support/server.js';
 
@@ -112,6 +113,42 @@ serve({ fetch: app.fetch, hostname: '127.0.0.1', port: 0 }, ({ port }) => consol
       expect(assistantText(run.events)).toBe('Echo: hello from a packed bridge');
       expect(run.terminal.type).toBe(EventType.RUN_FINISHED);
     }, 60_000);
+
+    it('three processes from docs/scaling.md’s sample started at once on a new database all serve, recover() included', async () => {
+      const [db, redis] = await Promise.all([isolatedPostgres('library-race'), isolatedRedisPrefix('library-race')]);
+      let started: ServerProcess[] = [];
+      try {
+        writeFileSync(
+          join(project, 'scale-out.mjs'),
+          `import { serve } from '@hono/node-server';
+import { Mastra } from '@mastra/core';
+import { PostgresStore } from '@mastra/pg';
+import { createBridge, createScaleOut } from 'mastra-agui-bridge';
+import { createDemoAgent } from 'mastra-agui-bridge/demo';
+
+const scaleOut = await createScaleOut({ url: process.env.REDIS_URL, prefix: process.env.REDIS_PREFIX });
+const storage = new PostgresStore({ id: 'app', connectionString: process.env.POSTGRES_URL, schemaName: process.env.SCHEMA });
+const mastra = new Mastra({ agents: { demo: createDemoAgent({ delayMs: 0 }) }, storage, pubsub: scaleOut.pubsub, logger: false });
+const bridge = createBridge({ scaleOut });
+const server = serve({ fetch: bridge.app(mastra).fetch, hostname: '127.0.0.1', port: 0 }, async ({ port }) => {
+  await bridge.recover(mastra);
+  console.log(\`listening on http://127.0.0.1:\${port}/agui\`);
+});
+process.on('SIGTERM', () => server.close(() => process.exit(0)));
+`,
+        );
+        const env = { POSTGRES_URL, SCHEMA: db.schema, REDIS_URL, REDIS_PREFIX: redis.prefix };
+        // Each would exit on a failed recover() (an unhandled rejection) before it says it listens.
+        started = await Promise.all([1, 2, 3].map(() => startNodeProcess(['scale-out.mjs'], project, env)));
+        for (const [i, server] of started.entries()) {
+          const run = await runStrict(`${server.url}/run`, runInput({ messages: [userMessage(`hello from process ${i}`)] }));
+          expect(assistantText(run.events)).toBe(`Echo: hello from process ${i}`);
+        }
+      } finally {
+        for (const server of started) killIfRunning(server);
+        await Promise.all([db.cleanup(), redis.cleanup()]);
+      }
+    }, 120_000);
 
     it('runs the docs’ standalone library sample and client sample as written (on a free port)', async () => {
       const port = await freePort();

@@ -1,4 +1,5 @@
 import type { Mastra } from '@mastra/core';
+import { setTimeout as delay } from 'node:timers/promises';
 import type { Agent } from '@mastra/core/agent';
 import type { MessageListInput } from '@mastra/core/agent/message-list';
 import type { createTool } from '@mastra/core/tools';
@@ -228,3 +229,35 @@ export function jsonSchemaInput(parameters: unknown): ToolInputSchema {
 }
 
 type ToolInputSchema = NonNullable<Parameters<typeof createTool>[0]['inputSchema']>;
+
+/** How `storageReady` tries: attempts, the first wait (doubled after each failure), and who hears of a retry. */
+export interface StorageReadyOptions {
+  attempts?: number;
+  firstWaitMs?: number;
+  onRetry?: (error: unknown, waitMs: number) => void;
+}
+
+/**
+ * Waits until Mastra's storage has its tables, trying its `init()` again while it fails.
+ * Processes started together on a new PostgreSQL database race on the same `CREATE` statements.
+ * The losers' init then fails once ("multiple primary keys", "already exists") while the winner
+ * finishes. Mastra's storage tries its init again on its next call; this makes that call before
+ * the bridge's first read, so that nothing in between fails. About 6 s of tries by default, then
+ * the last error.
+ *
+ * @example
+ * await storageReady(mastra, { onRetry: (error, waitMs) => log.warn(`storage not ready; again in ${waitMs} ms`) });
+ */
+export async function storageReady(mastra: Mastra, { attempts = 8, firstWaitMs = 50, onRetry }: StorageReadyOptions = {}): Promise<void> {
+  const storage = mastra.getStorage();
+  if (!storage) return;
+  for (let attempt = 1, waitMs = firstWaitMs; ; attempt++, waitMs *= 2) {
+    try {
+      return await storage.init();
+    } catch (error) {
+      if (attempt >= attempts) throw error;
+      onRetry?.(error, waitMs);
+      await delay(waitMs);
+    }
+  }
+}

@@ -23,6 +23,20 @@ async function listed(storage: InMemoryStore): Promise<unknown> {
 }
 
 describe('MastraInbox', () => {
+  it('a storage whose first init failed (another process creating its tables) is read again by the next call', async () => {
+    class FirstInitFails extends InMemoryStore {
+      private failures = 1;
+      override async init(): Promise<void> {
+        if (this.failures-- > 0) throw new Error('relation "idx_om_lookup_key" already exists');
+        return super.init();
+      }
+    }
+    const inbox = inboxOn(new FirstInitFails());
+    await expect(inbox.pending()).rejects.toThrow(/already exists/);
+    await inbox.add(entry('a', 't1', 1));
+    expect((await inbox.pending()).map((e) => e.id)).toEqual(['a']);
+  });
+
   it('keeps entries in Mastra storage, across instances, oldest first over every thread', async () => {
     const storage = new InMemoryStore();
     const inbox = inboxOn(storage);

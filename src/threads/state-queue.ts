@@ -154,9 +154,18 @@ export class ThreadStateQueue<T extends QueueEntry> {
     return threads.filter((threadId) => !gone.has(threadId));
   }
 
-  /** Mastra's thread-state domain, looked up once; none without storage (nothing to keep then). */
+  /**
+   * Mastra's thread-state domain, looked up once; none without storage (nothing to keep then). A
+   * lookup that failed (storage unreachable, or its tables being created by another process) is
+   * tried again by the next call, not kept.
+   */
   private state(): Promise<ThreadStateStorage | undefined> {
-    this.domain ??= (async () => (await this.mastra.getStorage()?.getStore('threadState')) ?? undefined)();
-    return this.domain;
+    if (this.domain) return this.domain;
+    const domain = (async () => (await this.mastra.getStorage()?.getStore('threadState')) ?? undefined)();
+    this.domain = domain;
+    domain.catch(() => {
+      if (this.domain === domain) this.domain = undefined;
+    });
+    return domain;
   }
 }
