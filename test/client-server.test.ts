@@ -289,6 +289,26 @@ describe('BridgeClient helpers against the real server', () => {
     await sse.close();
   });
 
+  it('idempotencyKey: a send made again with the same key gets the first answer, and the thread holds the message once', async () => {
+    const { client, threadId, sse } = await setup();
+    const idempotencyKey = uid('key');
+    const first = await client.sendMessage(threadId, 'only once', { idempotencyKey });
+    const again = await client.sendMessage(threadId, 'only once', { idempotencyKey });
+    expect(again).toEqual(first);
+    await sse.waitForCount('RUN_FINISHED', 1);
+    // Another key is another request.
+    const other = await client.sendMessage(threadId, 'only once', { idempotencyKey: uid('key') });
+    expect(other.signalId).not.toBe(first.signalId);
+    await sse.waitForCount('RUN_FINISHED', 2);
+    expect(roleAndText(await client.messages(threadId, { format: 'agui' }))).toEqual([
+      ['user', 'only once'],
+      ['assistant', 'Echo: only once'],
+      ['user', 'only once'],
+      ['assistant', 'Echo: only once'],
+    ]);
+    await sse.close();
+  });
+
   it('approve and decline: pendingApprovals lists the call, the run resumes on the stream', async () => {
     const { client, threadId, sse } = await setup();
     await client.sendMessage(threadId, 'delete report.pdf');

@@ -348,6 +348,12 @@ describe('BridgeClient requests', () => {
     await client.listThreads({ limit: 5 });
     expect(seen[1].url).toBe('http://x/agui/threads?resourceId=u+1&agentId=demo&limit=5');
     expect(seen[1].init.body).toBeUndefined();
+    // A steering call's idempotencyKey is its Idempotency-Key header, never part of the body.
+    await client.approve('t', 'call-1', { idempotencyKey: 'k-1', resumeData: { ok: true } });
+    expect(seen[2].init.headers).toMatchObject({ 'Idempotency-Key': 'k-1', Authorization: 'Bearer k' });
+    expect(JSON.parse(seen[2].init.body as string)).toEqual({ resourceId: 'u 1', agentId: 'demo', toolCallId: 'call-1', approved: true, resumeData: { ok: true } });
+    await client.sendMessage('t', 'hi');
+    expect(seen[3].init.headers).not.toHaveProperty('Idempotency-Key');
   });
 
   it('maps a non-JSON error answer (a proxy in between) to code HTTP_<status>', async () => {

@@ -39,6 +39,20 @@ export interface PageOptions {
   offset?: number;
 }
 
+/**
+ * For the steering calls that take one (send, queue, signal, notify, approve, decline): a key made
+ * once per request and sent as its `Idempotency-Key` header. Sent again with the same key after a
+ * timeout or a dropped connection, the request gets the first answer (marked as a replay) and
+ * changes nothing: the message is sent once. 1 to 256 printable ASCII characters.
+ *
+ * @example
+ * const key = crypto.randomUUID();
+ * await client.sendMessage('t1', 'book the 9:40 train', { idempotencyKey: key }); // and on a retry, the same key
+ */
+export interface Idempotent {
+  idempotencyKey?: string;
+}
+
 type Query = Record<string, string | number | undefined>;
 
 /**
@@ -123,26 +137,27 @@ export class BridgeClient {
 
   /**
    * Sends a user message now: wakes an idle thread, or joins the active run (`POST /send-message`).
+   * With `idempotencyKey`, safe to send again after a timeout (`Idempotent`).
    * @example const { action, runId } = await client.sendMessage('t1', 'hello'); // 'wake' on an idle thread
    */
-  sendMessage(threadId: string, message: MessageInput, routing: RoutingOptions = {}): Promise<SignalDecision> {
-    return this.signalRoute(threadId, 'send-message', { message, ...routing });
+  sendMessage(threadId: string, message: MessageInput, { idempotencyKey, ...routing }: RoutingOptions & Idempotent = {}): Promise<SignalDecision> {
+    return this.signalRoute(threadId, 'send-message', { message, ...routing }, idempotencyKey);
   }
 
   /**
    * Queues a user message for after the active run (or runs it now when idle) (`POST /queue-message`).
    * @example const { signalId } = await client.queueMessage('t1', 'and then summarise');
    */
-  queueMessage(threadId: string, message: MessageInput, routing: RoutingOptions = {}): Promise<SignalDecision> {
-    return this.signalRoute(threadId, 'queue-message', { message, ...routing });
+  queueMessage(threadId: string, message: MessageInput, { idempotencyKey, ...routing }: RoutingOptions & Idempotent = {}): Promise<SignalDecision> {
+    return this.signalRoute(threadId, 'queue-message', { message, ...routing }, idempotencyKey);
   }
 
   /**
    * Sends a raw Mastra signal (`POST /signals`).
    * @example await client.signal('t1', { type: 'reactive', contents: 'The user scrolled to pricing', tagName: 'page_event' });
    */
-  signal(threadId: string, signal: SignalInput): Promise<SignalDecision> {
-    return this.signalRoute(threadId, 'signals', { ...signal });
+  signal(threadId: string, signal: SignalInput, { idempotencyKey }: Idempotent = {}): Promise<SignalDecision> {
+    return this.signalRoute(threadId, 'signals', { ...signal }, idempotencyKey);
   }
 
   /**
@@ -157,8 +172,8 @@ export class BridgeClient {
    * Pushes a notification; Mastra decides whether it wakes the agent (`POST /notifications`).
    * @example await client.notify('t1', { source: 'ci', kind: 'build', summary: 'Build #7 failed', priority: 'high' });
    */
-  notify(threadId: string, notification: NotificationInput): Promise<NotificationAnswer> {
-    return this.signalRoute(threadId, 'notifications', { ...notification });
+  notify(threadId: string, notification: NotificationInput, { idempotencyKey }: Idempotent = {}): Promise<NotificationAnswer> {
+    return this.signalRoute(threadId, 'notifications', { ...notification }, idempotencyKey);
   }
 
   /**
@@ -175,16 +190,16 @@ export class BridgeClient {
    * Approves a tool call that waits for approval; the run resumes on the thread stream (`POST /tool-approval`).
    * @example const [call] = await client.pendingApprovals('t1'); await client.approve('t1', call.toolCallId);
    */
-  approve(threadId: string, toolCallId: string, options: { resumeData?: unknown } = {}): Promise<ToolApprovalAnswer> {
-    return this.signalRoute(threadId, 'tool-approval', { toolCallId, approved: true, ...options });
+  approve(threadId: string, toolCallId: string, { idempotencyKey, ...options }: { resumeData?: unknown } & Idempotent = {}): Promise<ToolApprovalAnswer> {
+    return this.signalRoute(threadId, 'tool-approval', { toolCallId, approved: true, ...options }, idempotencyKey);
   }
 
   /**
    * Declines a tool call that waits for approval; the model hears the reason (`POST /tool-approval`).
    * @example await client.decline('t1', call.toolCallId, { reason: 'not that file' });
    */
-  decline(threadId: string, toolCallId: string, options: { reason?: string } = {}): Promise<ToolApprovalAnswer> {
-    return this.signalRoute(threadId, 'tool-approval', { toolCallId, approved: false, ...options });
+  decline(threadId: string, toolCallId: string, { idempotencyKey, ...options }: { reason?: string } & Idempotent = {}): Promise<ToolApprovalAnswer> {
+    return this.signalRoute(threadId, 'tool-approval', { toolCallId, approved: false, ...options }, idempotencyKey);
   }
 
   /**
@@ -243,16 +258,16 @@ export class BridgeClient {
     return { ...(this.resourceId !== undefined && { resourceId: this.resourceId }), ...(this.agentId !== undefined && { agentId: this.agentId }) };
   }
 
-  private signalRoute<T>(threadId: string, route: string, body: Record<string, unknown>): Promise<T> {
-    return this.request('POST', `${this.thread(threadId)}/${route}`, { body: { ...this.target(), ...body } });
+  private signalRoute<T>(threadId: string, route: string, body: Record<string, unknown>, idempotencyKey?: string): Promise<T> {
+    return this.request('POST', `${this.thread(threadId)}/${route}`, { body: { ...this.target(), ...body }, ...(idempotencyKey !== undefined && { headers: { 'Idempotency-Key': idempotencyKey } }) });
   }
 
-  private async request<T>(method: string, path: string, options: { query?: Query; body?: Record<string, unknown> } = {}): Promise<T> {
+  private async request<T>(method: string, path: string, options: { query?: Query; body?: Record<string, unknown>; headers?: Record<string, string> } = {}): Promise<T> {
     const params = new URLSearchParams();
     for (const [key, value] of Object.entries(options.query ?? {})) if (value !== undefined) params.set(key, String(value));
     const qs = params.toString();
     const url = `${this.baseUrl}${path}${qs ? `?${qs}` : ''}`;
-    const headers: Record<string, string> = { Accept: 'application/json', ...this.headers };
+    const headers: Record<string, string> = { Accept: 'application/json', ...this.headers, ...options.headers };
     if (options.body !== undefined) headers['Content-Type'] = 'application/json';
     const response = await this.fetchFn(url, { method, headers, ...(options.body !== undefined && { body: JSON.stringify(options.body) }) });
     if (!response.ok) throw await requestError(response, `${method} ${url}`);

@@ -10,7 +10,7 @@
  * import { BridgeAgent, BridgeClient } from 'mastra-agui-bridge/client';
  */
 export { BridgeAgent, type BridgeAgentConfig, type BridgeRunParameters } from './agent.js';
-export { BridgeClient, type BridgeClientConfig, type PageOptions } from './client.js';
+export { BridgeClient, type BridgeClientConfig, type Idempotent, type PageOptions } from './client.js';
 export { BridgeRequestError } from './errors.js';
 export {
   followThreadEvents,
