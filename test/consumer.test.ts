@@ -76,15 +76,15 @@ describe('the packed package, installed with the README line', () => {
         join(project, 'require.cjs'),
         `const { createBridge, RunTranslator } = require('mastra-agui-bridge');
 const { BridgeAgent, BridgeClient } = require('mastra-agui-bridge/client');
-const { createDemoAgent } = require('mastra-agui-bridge/demo');
+const { createDemoAgent, createScriptedModel } = require('mastra-agui-bridge/demo');
 const bridge = createBridge({});
-console.log(JSON.stringify({ routes: bridge.routes().length, translator: typeof RunTranslator, agent: typeof BridgeAgent, client: typeof BridgeClient, demo: createDemoAgent({ delayMs: 0 }).id }));
+console.log(JSON.stringify({ routes: bridge.routes().length, translator: typeof RunTranslator, agent: typeof BridgeAgent, client: typeof BridgeClient, demo: createDemoAgent({ delayMs: 0 }).id, scripted: createScriptedModel().provider }));
 bridge.shutdown();
 `,
       );
       const { stdout } = await node(process.execPath, ['require.cjs'], { cwd: project, timeout: 60_000 });
       const result = JSON.parse(stdout) as Record<string, unknown>;
-      expect(result).toMatchObject({ translator: 'function', agent: 'function', client: 'function', demo: 'demo' });
+      expect(result).toMatchObject({ translator: 'function', agent: 'function', client: 'function', demo: 'demo', scripted: 'demo' });
       expect(result.routes).toBeGreaterThan(10);
     }, 60_000);
 
@@ -171,6 +171,12 @@ process.on('SIGTERM', () => server.close(() => process.exit(0)));
       server.child.kill('SIGTERM');
       expect(await server.exited).toEqual({ code: 0, signal: null });
     }, 120_000);
+
+    it('runs docs/demo-agent.md’s scripted model behind an agent of the reader’s own, as written', async () => {
+      writeFileSync(join(project, 'scripted.mjs'), `${sample('docs/demo-agent.md', 'createScriptedModel({ delayMs: 0 })')}\nconsole.log(text);\n`);
+      const { stdout } = await node(process.execPath, ['scripted.mjs'], { cwd: project, timeout: 60_000 });
+      expect(stdout.trim()).toBe('Echo: hello there');
+    }, 60_000);
 
     describe('TypeScript: the samples of README.md and docs/ type-check against the package', () => {
       // CopilotKit's blocks are checked by docs-compile.test.ts, beside the example that installs it.

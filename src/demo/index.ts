@@ -10,7 +10,11 @@
  * const demo = createDemoAgent({ storage, delayMs: 0 });
  * const mastra = new Mastra({ agents: { demo }, workflows: { [DEMO_WORKFLOW_ID]: createDemoWorkflow() }, storage });
  *
+ * // Or the scripted model alone, behind an agent of your own (tests with no API key):
+ * const mine = new Agent({ id: 'support', name: 'Support', instructions: '…', model: createScriptedModel({ delayMs: 0 }) });
+ *
  * @module
  */
 export { createDemoAgent, type DemoAgentOptions } from './agent.js';
+export { createScriptedModel, type ScriptedModelOptions } from './scripted-model.js';
 export { createDemoWorkflow, DEMO_WORKFLOW_ID, type DemoWorkflowOptions } from './workflow.js';

@@ -1,4 +1,7 @@
+import { Agent } from '@mastra/core/agent';
+import { InMemoryStore } from '@mastra/core/storage';
 import { describe, expect, it } from 'vitest';
+import { createDemoAgent } from './agent.js';
 import { createScriptedModel } from './scripted-model.js';
 
 const prompt = (text: string, system = 'Answer the user.') => [
@@ -26,5 +29,18 @@ describe('createScriptedModel', () => {
     const feedback = 'Answer the user.\n[Processor Feedback] Your previous response was not accepted: too short. Please try again with the feedback in mind.';
     expect(await answer(model, 'a draft', feedback)).toBe('Revised: a draft');
     expect(await answer(model, 'a draft')).toBe('Echo: a draft');
+  });
+
+  it('answers generate() as it streams: an agent of your own, reasoning, and a tool call and its result', async () => {
+    const mine = new Agent({ id: 'support', name: 'Support', instructions: 'Help the user.', model: createScriptedModel({ delayMs: 0 }) });
+    expect((await mine.generate('hello there')).text).toBe('Echo: hello there');
+    const thought = await mine.generate('think about tea');
+    expect([thought.reasoningText, thought.text]).toEqual(['Let me think about that step by step.', 'Here is my answer to: think about tea']);
+    const weather = await createDemoAgent({ delayMs: 0, storage: new InMemoryStore() }).generate('What is the weather in Lisbon?');
+    expect(weather.toolCalls.map((c) => c.payload.toolName)).toEqual(['get_weather']);
+    expect(weather.text).toMatch(/^The tool get_weather returned \{"city":"Lisbon"/);
+    const model = createScriptedModel({ delayMs: 0 });
+    await new Agent({ id: 'counted', name: 'Counted', instructions: '…', model }).generate('hi');
+    expect(model.doGenerateCalls).toHaveLength(0);
   });
 });

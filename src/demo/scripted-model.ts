@@ -5,6 +5,9 @@ import { MastraLanguageModelV2Mock } from '@mastra/core/test-utils/llm-mock';
 type DoStream = Extract<NonNullable<NonNullable<ConstructorParameters<typeof MastraLanguageModelV2Mock>[0]>['doStream']>, (...args: never[]) => unknown>;
 /** A part of a model's stream, as Mastra's model interface (AI SDK v2) types it. */
 type StreamPart = Awaited<ReturnType<DoStream>>['stream'] extends ReadableStream<infer P> ? P : never;
+type DoGenerate = Extract<NonNullable<NonNullable<ConstructorParameters<typeof MastraLanguageModelV2Mock>[0]>['doGenerate']>, (...args: never[]) => unknown>;
+/** What a model answers to `generate()`: the whole answer at once. */
+type Generated = Awaited<ReturnType<DoGenerate>>;
 type PromptMessage = { role: string; content: unknown };
 type CallOptions = {
   prompt: PromptMessage[];
@@ -40,6 +43,11 @@ const RESEARCHER_TOOL = 'agent-researcher';
  */
 export function createScriptedModel(options: ScriptedModelOptions = {}): MastraLanguageModelV2Mock {
   const delayMs = options.delayMs ?? 20;
+  const answer = (call: CallOptions): StreamPart[] => {
+    options.onCall?.({ lastRole: call.prompt.at(-1)?.role, input: latestInput(call.prompt) });
+    const callId = `call-${randomUUID().slice(0, 8)}`;
+    return options.persona === 'researcher' ? researcherScript(call, callId) : script(call, callId);
+  };
   const model: MastraLanguageModelV2Mock = new MastraLanguageModelV2Mock({
     provider: 'demo',
     modelId: 'scripted',
@@ -48,13 +56,35 @@ export function createScriptedModel(options: ScriptedModelOptions = {}): MastraL
       // that runs for days would keep every conversation it ever answered. Keep none.
       model.doStreamCalls.length = 0;
       const call = callOptions as unknown as CallOptions;
-      options.onCall?.({ lastRole: call.prompt.at(-1)?.role, input: latestInput(call.prompt) });
-      const callId = `call-${randomUUID().slice(0, 8)}`;
-      const parts = options.persona === 'researcher' ? researcherScript(call, callId) : script(call, callId);
-      return { stream: toStream(parts, delayMs, call.abortSignal), request: { body: '{}' }, response: { headers: {} } };
+      return { stream: toStream(answer(call), delayMs, call.abortSignal), request: { body: '{}' }, response: { headers: {} } };
+    },
+    // `generate()` (and Mastra's non-streaming calls): the same answer, whole.
+    doGenerate: async (callOptions) => {
+      model.doGenerateCalls.length = 0;
+      return { ...generated(answer(callOptions as unknown as CallOptions)), request: { body: '{}' }, response: { headers: {} } };
     },
   });
   return model;
+}
+
+/** A script's parts as one answer: each text and reasoning joined, tool calls as they are. */
+function generated(parts: StreamPart[]): Pick<Generated, 'content' | 'finishReason' | 'usage' | 'warnings'> {
+  const result: Pick<Generated, 'content' | 'finishReason' | 'usage' | 'warnings'> = { content: [], finishReason: 'stop', usage: USAGE, warnings: [] };
+  const open = new Map<string, { text: string }>();
+  for (const part of parts) {
+    if (part.type === 'text-start' || part.type === 'reasoning-start') {
+      const item = { type: part.type === 'text-start' ? ('text' as const) : ('reasoning' as const), text: '' };
+      open.set(part.id, item);
+      result.content.push(item);
+    } else if (part.type === 'text-delta' || part.type === 'reasoning-delta') {
+      open.get(part.id)!.text += part.delta;
+    } else if (part.type === 'tool-call') {
+      result.content.push(part);
+    } else if (part.type === 'finish') {
+      result.finishReason = part.finishReason;
+    }
+  }
+  return result;
 }
 
 /** Decides the model's answer for one call. Exported for unit tests of the script itself. */
