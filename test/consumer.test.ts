@@ -189,6 +189,20 @@ process.on('SIGTERM', () => server.close(() => process.exit(0)));
         return checkSamples(dir, list, { ...common, ...options }, ext);
       };
 
+      it('every createBridge option carries its documentation in the packed types (what an editor shows on hover)', () => {
+        const file = join(project, 'options.ts');
+        writeFileSync(file, "import { createBridge } from 'mastra-agui-bridge';\nexport const options: Parameters<typeof createBridge>[0] = {};\n");
+        const program = ts.createProgram([file], { ...common, module: ts.ModuleKind.Node16, moduleResolution: ts.ModuleResolutionKind.Node16, noEmit: true });
+        const checker = program.getTypeChecker();
+        const declaration = program.getSourceFile(file)!.statements.find(ts.isVariableStatement)!.declarationList.declarations[0];
+        const options = checker.getNonNullableType(checker.getTypeAtLocation(declaration.name)).getProperties();
+        expect(options.length).toBeGreaterThan(20);
+        const undocumented = options.filter((option) => ts.displayPartsToString(option.getDocumentationComment(checker)).trim() === '').map((option) => option.name);
+        expect(undocumented).toEqual([]);
+        const withoutExample = options.filter((option) => !option.getJsDocTags(checker).some((tag) => tag.name === 'example')).map((option) => option.name);
+        expect(withoutExample).toEqual([]);
+      });
+
       it('moduleResolution bundler', () => {
         expect(check('bundler', { module: ts.ModuleKind.ESNext, moduleResolution: ts.ModuleResolutionKind.Bundler })).toEqual([]);
       }, 120_000);
