@@ -8,7 +8,7 @@ import ts from 'typescript';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { assistantText, runInput, runStrict, userMessage } from './support/agui.js';
 import { checkSamples, SAMPLE_OPTIONS, sampleModules, tsBlockWith, type SampleModule } from './support/doc-samples.js';
-import { npm, packPackage, readmeInstallLine } from './support/package.js';
+import { installLine, npm, packPackage } from './support/package.js';
 import { freePort } from './support/ports.js';
 import { isolatedPostgres, isolatedRedisPrefix, POSTGRES_URL, REDIS_URL } from './support/services.js';
 import { killIfRunning, REPO_ROOT, startNodeProcess, type ServerProcess } from './support/process.js';
@@ -28,7 +28,7 @@ beforeAll(async () => {
   tarball = await packPackage();
   project = mkdtempSync(join(tmpdir(), 'bridge-consumer-'));
   writeFileSync(join(project, 'package.json'), JSON.stringify({ name: 'consumer', private: true, type: 'module' }));
-  const line = readmeInstallLine().map((word) => (word === 'mastra-agui-bridge' ? tarball : word));
+  const line = installLine().map((word) => (word === 'mastra-agui-bridge' ? tarball : word));
   await npm(project, [...line, '--prefer-offline', '--no-audit', '--no-fund']);
 }, 300_000);
 
@@ -67,7 +67,9 @@ describe('the packed package, installed with the README line', () => {
 
   describe('with what the samples import (the host app’s own packages)', () => {
     beforeAll(async () => {
-      const extras = ['@mastra/libsql@~1.23.1', '@mastra/pg@~1.27.1', 'pg@^8.23.1', 'redis@^6.3.1', '@mastra/hono@1.7.9', '@ag-ui/client@1.0.0', 'rxjs@7.8.1'];
+      // The client's peers as docs/client.md's install line names them (the rest is the README's).
+      const client = installLine('docs/client.md').filter((word) => /^(@ag-ui\/client|rxjs)(@|$)/.test(word));
+      const extras = ['@mastra/libsql@~1.23.1', '@mastra/pg@~1.27.1', 'pg@^8.23.1', 'redis@^6.3.1', '@mastra/hono@1.7.9', ...client];
       await npm(project, ['install', ...extras, '--prefer-offline', '--no-audit', '--no-fund']);
     }, 300_000);
 
@@ -201,6 +203,15 @@ process.on('SIGTERM', () => server.close(() => process.exit(0)));
         expect(undocumented).toEqual([]);
         const withoutExample = options.filter((option) => !option.getJsDocTags(checker).some((tag) => tag.name === 'example')).map((option) => option.name);
         expect(withoutExample).toEqual([]);
+      });
+
+      it('the client’s declarations check with skipLibCheck: false, installed as docs/client.md says', () => {
+        const file = join(project, 'client-use.ts');
+        writeFileSync(file, "import { BridgeAgent, BridgeClient } from 'mastra-agui-bridge/client';\nexport const agent = new BridgeAgent({ baseUrl: '/agui', threadId: 't' });\nexport const client = new BridgeClient({ baseUrl: '/agui' });\n");
+        const program = ts.createProgram([file], { ...common, skipLibCheck: false, module: ts.ModuleKind.Node16, moduleResolution: ts.ModuleResolutionKind.Node16, noEmit: true });
+        // Other packages' declarations are theirs to keep; the package's own and the reader's file are checked.
+        const ours = ts.getPreEmitDiagnostics(program).filter((d) => !d.file || d.file.fileName === file || d.file.fileName.includes('node_modules/mastra-agui-bridge/'));
+        expect(ours.map((d) => ts.flattenDiagnosticMessageText(d.messageText, '\n').split('\n')[0])).toEqual([]);
       });
 
       it('moduleResolution bundler', () => {

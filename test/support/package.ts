@@ -48,12 +48,13 @@ export async function packPackage(): Promise<string> {
 }
 
 /**
- * The README's install line for library users (`npm install mastra-agui-bridge …`), as its words:
- * the consumer test installs exactly these, with the tarball for the package's name.
+ * A page's install line for library users (`npm install mastra-agui-bridge …`; the README's by
+ * default), as its words: the consumer test installs exactly these, with the tarball for the
+ * package's name.
  */
-export function readmeInstallLine(): string[] {
-  const readme = readFileSync(join(REPO_ROOT, 'README.md'), 'utf8');
-  const line = /^npm install mastra-agui-bridge( .*)?$/m.exec(readme)?.[0];
-  if (!line) throw new Error('README.md has no `npm install mastra-agui-bridge …` line');
+export function installLine(page = 'README.md'): string[] {
+  const text = readFileSync(join(REPO_ROOT, page), 'utf8');
+  const line = /^npm install mastra-agui-bridge( .*)?$/m.exec(text)?.[0];
+  if (!line) throw new Error(`${page} has no \`npm install mastra-agui-bridge …\` line`);
   return line.split(/\s+/).slice(1);
 }
