@@ -15,6 +15,20 @@
  *
  * @module
  */
+import type { MastraModelConfig } from '@mastra/core/llm';
+import { createScriptedModel as scriptedModel, type ScriptedModelOptions } from './scripted-model.js';
+
 export { createDemoAgent, type DemoAgentOptions } from './agent.js';
-export { createScriptedModel, type ScriptedModelOptions } from './scripted-model.js';
+export type { ScriptedModelOptions };
+
+/**
+ * The demo's scripted model: a real `LanguageModelV2` that answers from the script in
+ * docs/demo-agent.md, streamed or whole (`generate()`), with no API key. Typed as the model an
+ * `Agent` takes, so that it compiles under any of your compiler options.
+ *
+ * @example
+ * const support = new Agent({ id: 'support', name: 'Support', instructions: 'Help the user.', model: createScriptedModel({ delayMs: 0 }) });
+ * const { text } = await support.generate('hello there'); // 'Echo: hello there'
+ */
+export const createScriptedModel: (options?: ScriptedModelOptions) => MastraModelConfig = scriptedModel;
 export { createDemoWorkflow, DEMO_WORKFLOW_ID, type DemoWorkflowOptions } from './workflow.js';

@@ -17,7 +17,7 @@ import { isUnavailable } from '../translate/failure.js';
  * `createBridge({ scaleOut })`.
  *
  * @example
- * const scaleOut = await createScaleOut({ url: process.env.REDIS_URL });
+ * const scaleOut = await createScaleOut({ url: process.env.REDIS_URL! });
  * const mastra = new Mastra({ agents, storage: new PostgresStore({ id: 'app', connectionString }), pubsub: scaleOut.pubsub });
  * const bridge = createBridge({ scaleOut });
  * // at shutdown, after the server closed:

@@ -109,6 +109,9 @@ export const SAMPLE_OPTIONS: ts.CompilerOptions = {
   lib: ['lib.es2023.d.ts', 'lib.dom.d.ts', 'lib.dom.iterable.d.ts'],
   types: ['node'],
   strict: true,
+  // What strict readers turn on too: a sample must compile under them as written.
+  noUncheckedIndexedAccess: true,
+  exactOptionalPropertyTypes: true,
   esModuleInterop: true,
   skipLibCheck: true,
   experimentalDecorators: true,

@@ -124,7 +124,7 @@ const consoleLogger: PubSubLogger = {
  *   keys `<keyPrefix>:lease:<key>`, changed only by scripts that check the owner.
  *
  * @example
- * const pubsub = new RedisPubSub({ url: process.env.REDIS_URL, streamIdleTtlMs: 7 * 24 * 3600_000 });
+ * const pubsub = new RedisPubSub({ url: process.env.REDIS_URL!, streamIdleTtlMs: 7 * 24 * 3600_000 });
  * const mastra = new Mastra({ agents, storage, pubsub });
  * // at shutdown (Mastra's shutdown() does not close its pubsub)
  * await mastra.shutdown();
