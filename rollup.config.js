@@ -12,14 +12,18 @@ const declarations = (name) => [
   { file: `dist/${name}.d.cts`, format: 'es' },
 ];
 
+// Rollup names a shared chunk after one of its modules: the one that holds createBridge (what the
+// entries share) is named for what it is, not after whichever module rollup picked.
+const chunk = (ext) => (info) => `chunks/${info.moduleIds.some((id) => id.endsWith('/src/bridge.ts')) ? 'bridge' : '[name]'}-[hash].${ext}`;
+
 export default [
   {
     input: { index: 'src/index.ts', demo: 'src/demo/index.ts', server: 'src/server/main.ts' },
     external,
     plugins: [esbuild({ target: 'node20', tsconfig: 'tsconfig.json' })],
     output: [
-      { dir: 'dist', format: 'es', entryFileNames: '[name].js', chunkFileNames: 'chunks/[name]-[hash].js', sourcemap: true },
-      { dir: 'dist', format: 'cjs', entryFileNames: '[name].cjs', chunkFileNames: 'chunks/[name]-[hash].cjs', sourcemap: true },
+      { dir: 'dist', format: 'es', entryFileNames: '[name].js', chunkFileNames: chunk('js'), sourcemap: true },
+      { dir: 'dist', format: 'cjs', entryFileNames: '[name].cjs', chunkFileNames: chunk('cjs'), sourcemap: true },
     ],
   },
   {

@@ -72,7 +72,8 @@ describe('mastra-agui-bridge (the bin)', () => {
     const { code, stdout, stderr } = await bin([], { MODEL: 'openai/gpt-5-mini', OPENAI_API_KEY: '', PORT: '0' });
     expect(code).toBe(1);
     expect(stdout).toBe('');
-    expect(stderr).toContain('Invalid environment: MODEL=openai/gpt-5-mini needs OPENAI_API_KEY');
+    // One plain line for a person, also when stderr is not a terminal (here a pipe): no JSON, no stack.
+    expect(stderr).toMatch(/^mastra-agui-bridge: Invalid environment: MODEL=openai\/gpt-5-mini needs OPENAI_API_KEY[^\n]*\n$/);
     expect(existsSync(join(cwd, '.data'))).toBe(false);
   });
 

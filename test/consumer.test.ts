@@ -1,5 +1,5 @@
 import { execFile } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { promisify } from 'node:util';
@@ -49,14 +49,25 @@ describe('the packed package, installed with the README line', () => {
     for (const name of ['@mastra/libsql', '@mastra/pg', 'pg', 'redis', 'tsx', 'esbuild', 'typescript']) expect(installed(name), name).toBe(false);
   });
 
+  it('has no install script (the checkout’s `prepare` stays out of the packed manifest); the chunk the entries share is named bridge-*', () => {
+    const manifest = JSON.parse(readFileSync(join(project, 'node_modules/mastra-agui-bridge/package.json'), 'utf8')) as { scripts?: Record<string, string> };
+    for (const script of ['preinstall', 'install', 'postinstall', 'prepare']) expect(manifest.scripts?.[script], script).toBeUndefined();
+    const chunks = readdirSync(join(project, 'node_modules/mastra-agui-bridge/dist/chunks')).filter((file) => /\.(c?js)$/.test(file));
+    expect(chunks.filter((file) => file.startsWith('bridge-'))).toHaveLength(2);
+    expect(chunks.filter((file) => file.startsWith('pino-logger'))).toEqual([]);
+  });
+
   it('the bin, without @mastra/libsql, stops and says what to install', async () => {
     const bin = join(project, 'node_modules/mastra-agui-bridge/bin/mastra-agui-bridge.js');
-    const failed = await node(process.execPath, [bin], { cwd: project, env: { ...process.env, PORT: '0', npm_lifecycle_event: '' }, timeout: 60_000 }).then(
+    const failed = await node(process.execPath, [bin], { cwd: project, env: { ...process.env, PORT: '0', npm_lifecycle_event: '', npm_command: '' }, timeout: 60_000 }).then(
       () => undefined,
       (error: { code?: number; stderr?: string }) => error,
     );
     expect(failed?.code).toBe(1);
-    expect(failed?.stderr).toContain('@mastra/libsql is not installed; a LibSQL DATABASE_URL (the default) needs it: npm install @mastra/libsql@~1.23.1');
+    expect(failed?.stderr).toBe('mastra-agui-bridge: @mastra/libsql is not installed; a LibSQL DATABASE_URL (the default) needs it: npm install @mastra/libsql@~1.23.1\n');
+    // Run through npx, the hint is npx's.
+    const viaNpx = await node(process.execPath, [bin], { cwd: project, env: { ...process.env, PORT: '0', npm_lifecycle_event: 'npx', npm_command: 'exec' }, timeout: 60_000 }).catch((error: { stderr?: string }) => error);
+    expect(viaNpx.stderr).toContain('needs it: npx -p mastra-agui-bridge -p @mastra/libsql@~1.23.1 mastra-agui-bridge');
   }, 60_000);
 
   it('createScaleOut without redis says what to install', async () => {

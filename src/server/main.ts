@@ -71,12 +71,10 @@ async function serve(): Promise<void> {
 }
 
 // A command line it does not take: the reason and the usage hint on stderr, exit 2. Any other
-// failure: one line on stderr (the environment may be what failed, so no LOG_LEVEL), no stack.
+// failure to start: one plain line on stderr, no stack, also when stderr is not a terminal (a
+// person reads it, in a container's log as on a terminal), exit 1.
 main().catch((error: unknown) => {
-  if (error instanceof UsageError) {
-    process.stderr.write(`mastra-agui-bridge: ${error.message}\nTry 'mastra-agui-bridge --help'.\n`);
-    process.exit(2);
-  }
-  serverLogger({}, process.stderr).fatal(error instanceof Error ? error.message : String(error));
-  process.exit(1);
+  const usage = error instanceof UsageError;
+  process.stderr.write(`mastra-agui-bridge: ${error instanceof Error ? error.message : String(error)}\n${usage ? "Try 'mastra-agui-bridge --help'.\n" : ''}`);
+  process.exit(usage ? 2 : 1);
 });

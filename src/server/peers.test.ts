@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
-import { describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { REDIS_PEER } from '../redis/pubsub/connections.js';
-import { importPeer, OPTIONAL_PEERS } from './peers.js';
+import { importPeer, installHint, OPTIONAL_PEERS } from './peers.js';
 
 const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as {
   peerDependencies: Record<string, string>;
@@ -17,7 +17,13 @@ describe('optional peer dependencies', () => {
     for (const name of Object.keys(pkg.peerDependencies)) expect(pkg.dependencies).not.toHaveProperty(name);
   });
 
+  afterEach(() => {
+    vi.unstubAllEnvs();
+  });
+
   it('a missing one is an error that says what needs it and how to install it', async () => {
+    // Not run through npx (which `npx vitest` would be).
+    vi.stubEnv('npm_command', 'test');
     const missing = Object.assign(new Error("Cannot find package '@mastra/pg' imported from /app/dist/server.js"), { code: 'ERR_MODULE_NOT_FOUND' });
     const error = await importPeer('@mastra/pg', () => Promise.reject(missing), 'a postgres: DATABASE_URL').catch((e: unknown) => e);
     expect(error).toBeInstanceOf(Error);
@@ -35,5 +41,11 @@ describe('optional peer dependencies', () => {
   it('loads the peer when it is installed', async () => {
     const { LibSQLStore } = await importPeer('@mastra/libsql', () => import('@mastra/libsql'), 'x');
     expect(typeof LibSQLStore).toBe('function');
+  });
+
+  it('the install hint for a server run with npx runs it again with the peer beside it', () => {
+    expect(installHint('@mastra/pg@~1.27.1', { npm_command: 'exec' })).toBe('npx -p mastra-agui-bridge -p @mastra/pg@~1.27.1 mastra-agui-bridge');
+    expect(installHint('@mastra/pg@~1.27.1', { npm_command: 'start' })).toBe('npm install @mastra/pg@~1.27.1');
+    expect(installHint('@mastra/pg@~1.27.1', {})).toBe('npm install @mastra/pg@~1.27.1');
   });
 });

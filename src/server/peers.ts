@@ -25,8 +25,21 @@ export async function importPeer<T>(name: OptionalPeer, load: () => Promise<T>, 
     return await load();
   } catch (error) {
     if (!isMissing(error, name)) throw error;
-    throw new Error(`${name} is not installed; ${usedFor} needs it: npm install ${name}@${OPTIONAL_PEERS[name]}`, { cause: error });
+    throw new Error(`${name} is not installed; ${usedFor} needs it: ${installHint(`${name}@${OPTIONAL_PEERS[name]}`)}`, { cause: error });
   }
+}
+
+/**
+ * How to add the package `spec`: `npm install` it, or, for a server run with `npx` (npm sets
+ * `npm_command=exec`), run it again with the package beside it, as an install would not reach
+ * npx's cache.
+ *
+ * @example
+ * installHint('@mastra/pg@~1.27.1'); // 'npm install @mastra/pg@~1.27.1'
+ * installHint('@mastra/pg@~1.27.1', { npm_command: 'exec' }); // 'npx -p mastra-agui-bridge -p @mastra/pg@~1.27.1 mastra-agui-bridge'
+ */
+export function installHint(spec: string, env: NodeJS.ProcessEnv = process.env): string {
+  return env.npm_command === 'exec' ? `npx -p mastra-agui-bridge -p ${spec} mastra-agui-bridge` : `npm install ${spec}`;
 }
 
 /** Node's "cannot find" for the package itself (not for something it imports in turn). */
