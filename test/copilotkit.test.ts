@@ -76,6 +76,17 @@ describe('CopilotKit runtime 1.75 in front of the bridge (examples/copilotkit)',
     return { core, agent, events, types: events.map((e) => e.type), hooks, errors };
   }
 
+  it('answers a browser’s CORS preflight from a page on an allowed origin (Vite’s dev server by default), and no other', async () => {
+    const preflight = (origin: string) =>
+      fetch(runtimeUrl, { method: 'OPTIONS', headers: { origin, 'access-control-request-method': 'POST', 'access-control-request-headers': 'content-type,authorization' } });
+    const allowed = await preflight('http://localhost:5173');
+    expect(allowed.status).toBeLessThan(300);
+    expect(allowed.headers.get('access-control-allow-origin')).toBe('http://localhost:5173');
+    expect(allowed.headers.get('access-control-allow-headers')?.toLowerCase()).toContain('authorization');
+    const other = await preflight('https://elsewhere.example');
+    expect(other.headers.get('access-control-allow-origin')).toBeNull();
+  });
+
   it('streams an echo run from the bridge and ends it with RUN_FINISHED', async () => {
     const run = await send('hello from CopilotKit');
     expect(run.errors).toEqual([]);

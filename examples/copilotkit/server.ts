@@ -10,13 +10,24 @@ import { createCopilotNodeHandler } from '@copilotkit/runtime/v2/node';
 
 export const COPILOTKIT_PATH = '/api/copilotkit';
 
+/** A page served by Vite's dev server (`npm run dev`), the usual other origin while developing. */
+const DEV_ORIGINS = ['http://localhost:5173', 'http://127.0.0.1:5173'];
+
+export interface RuntimeOptions {
+  /**
+   * Browser origins whose pages may call the runtime (CORS, preflights answered); default Vite's dev
+   * server. A page served from the runtime's own origin needs none.
+   */
+  corsOrigins?: string[];
+}
+
 /**
  * A fetch handler `(Request) => Promise<Response>`: mount it as a Next.js route
  * (`export const POST = handler`), in Hono (`app.post(path, (c) => handler(c.req.raw))`) or in Node
  * (below). The bridge's `/run` is a plain AG-UI endpoint, so CopilotKit's own `HttpAgent` is all
  * it needs; `demo` is the bridge's default agent, `draft-and-send` its demo workflow.
  */
-export function createCopilotKitHandler(bridgeUrl: string) {
+export function createCopilotKitHandler(bridgeUrl: string, { corsOrigins = DEV_ORIGINS }: RuntimeOptions = {}) {
   // One HttpAgent per bridge agent or workflow: `?agentId=` names it (the demo server's workflow,
   // `draft-and-send`, suspends for a person; CopilotKit carries its interrupt like an approval's).
   const agents = {
@@ -28,12 +39,14 @@ export function createCopilotKitHandler(bridgeUrl: string) {
   const runtime = new CopilotRuntime({ agents: agents as unknown as AgentsConfig });
   // Single-route mode: one POST route taking `{ method: 'agent/run', params: { agentId }, body: RunAgentInput }`
   // (the frontend's `runtimeTransport: 'single'`; `useSingleEndpoint` on the React provider).
-  return createCopilotRuntimeHandler({ runtime, basePath: COPILOTKIT_PATH, mode: 'single-route' });
+  // A page on another origin sends a preflight (`OPTIONS`) first: without `cors` it is answered 405.
+  const cors = { origin: corsOrigins, allowHeaders: ['Content-Type', 'Authorization'], allowMethods: ['POST', 'OPTIONS'] };
+  return createCopilotRuntimeHandler({ runtime, basePath: COPILOTKIT_PATH, mode: 'single-route', cors });
 }
 
 /** Serves the handler with node:http; resolves once listening (port 0 picks a free port). */
-export function listen(bridgeUrl: string, port = 4000, hostname = '127.0.0.1'): Promise<Server> {
-  const server = createServer(createCopilotNodeHandler(createCopilotKitHandler(bridgeUrl)));
+export function listen(bridgeUrl: string, port = 4000, hostname = '127.0.0.1', options: RuntimeOptions = {}): Promise<Server> {
+  const server = createServer(createCopilotNodeHandler(createCopilotKitHandler(bridgeUrl, options)));
   return new Promise((resolve, reject) => {
     server.once('error', reject);
     server.listen(port, hostname, () => resolve(server));
@@ -42,7 +55,8 @@ export function listen(bridgeUrl: string, port = 4000, hostname = '127.0.0.1'): 
 
 if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
   const bridgeUrl = process.env.BRIDGE_URL ?? 'http://127.0.0.1:4111/agui';
-  const server = await listen(bridgeUrl, Number(process.env.PORT ?? 4000));
+  const corsOrigins = process.env.CORS_ORIGINS?.split(',').map((origin) => origin.trim()).filter(Boolean);
+  const server = await listen(bridgeUrl, Number(process.env.PORT ?? 4000), '127.0.0.1', { ...(corsOrigins && { corsOrigins }) });
   const { port } = server.address() as import('node:net').AddressInfo;
   console.log(`CopilotKit runtime on http://127.0.0.1:${port}${COPILOTKIT_PATH} -> ${bridgeUrl}`);
 }
