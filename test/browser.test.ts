@@ -1,4 +1,5 @@
-import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { SignJWT } from 'jose';
@@ -22,6 +23,7 @@ import { useStandaloneServer } from './support/standalone.js';
 if (!hasChromium) console.warn(`[browser tests] skipped: ${CHROMIUM_PATH} is missing (install it: apt-get install -y chromium)`);
 
 const ARTIFACTS = new URL('./artifacts/', import.meta.url);
+const require = createRequire(import.meta.url);
 
 interface PageWindow {
   bridgeDemo: {
@@ -70,8 +72,8 @@ describe.skipIf(!hasChromium)(`the demo page in chromium${hasChromium ? '' : ` (
   });
 
   /** Opens the page for a fresh resource (so a new thread), through the proxy, and waits until it is live. */
-  async function openPage(resourceId = uid('page-user'), viewport = { width: 1280, height: 900 }, query = ''): Promise<{ page: Page; resourceId: string; threadId: string }> {
-    context = await browser.newContext({ viewport });
+  async function openPage(resourceId = uid('page-user'), viewport = { width: 1280, height: 900 }, query = '', colorScheme: 'light' | 'dark' = 'light'): Promise<{ page: Page; resourceId: string; threadId: string }> {
+    context = await browser.newContext({ viewport, colorScheme });
     const page = await context.newPage();
     page.on('pageerror', (error) => problems.push(`pageerror: ${error.message}`));
     page.on('console', (message) => {
@@ -91,6 +93,18 @@ describe.skipIf(!hasChromium)(`the demo page in chromium${hasChromium ? '' : ` (
       const demo = (window as unknown as PageWindow).bridgeDemo;
       return !demo.running && demo.log.at(-1)?.type === 'RUN_FINISHED';
     });
+
+  /** axe-core's WCAG 2.0 / 2.1 A and AA findings on the page as it is now: rule, why, and where. */
+  async function axeViolations(page: Page): Promise<string[]> {
+    // Evaluated, not added as a <script>: the page's Content-Security-Policy refuses inline scripts.
+    await page.evaluate(readFileSync(require.resolve('axe-core/axe.min.js'), 'utf8'));
+    const violations = await page.evaluate(async () => {
+      const axe = (window as unknown as { axe: { run(context: Document, options: object): Promise<{ violations: Array<{ id: string; help: string; nodes: Array<{ target: string[]; failureSummary?: string }> }> }> } }).axe;
+      const result = await axe.run(document, { runOnly: { type: 'tag', values: ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa'] } });
+      return result.violations.flatMap((v) => v.nodes.map((n) => `${v.id}: ${n.target.join(' ')}: ${(n.failureSummary ?? v.help).split('\n').slice(1).join(' ').trim()}`));
+    });
+    return violations;
+  }
 
   /** Types a message and sends it with the Send button; waits for the run it starts to end (unless told not to). */
   async function send(page: Page, text: string, wait = true): Promise<void> {
@@ -138,6 +152,23 @@ describe.skipIf(!hasChromium)(`the demo page in chromium${hasChromium ? '' : ` (
     const partial = await page.evaluate(() => [...(window as unknown as { seenTexts: Set<string> }).seenTexts].filter((t) => t && !t.endsWith('today?')));
     expect(partial.length).toBeGreaterThan(0);
     expect(await page.textContent('#action-status')).toMatch(/^Sent · wake/);
+  });
+
+  it('passes axe-core’s WCAG 2.1 AA checks (contrast included), at 1280 and 390 px, light and dark, with a tool card, a run and a notice on it', async () => {
+    const looks = [
+      { viewport: { width: 1280, height: 900 }, colorScheme: 'light' },
+      { viewport: { width: 390, height: 844 }, colorScheme: 'light' },
+      { viewport: { width: 1280, height: 900 }, colorScheme: 'dark' },
+    ] as const;
+    for (const { viewport, colorScheme } of looks) {
+      const { page } = await openPage(uid('a11y'), viewport, '', colorScheme);
+      await send(page, 'What is the weather in Lisbon?');
+      await send(page, 'please fail', false);
+      await page.waitForSelector('#transcript .notice.error');
+      expect(await axeViolations(page), `${viewport.width} px, ${colorScheme}`).toEqual([]);
+      await context?.close();
+      context = undefined;
+    }
   });
 
   it('asks for a deletion, shows Approve / Decline, and approving resumes the run ("Deleted as requested")', async () => {

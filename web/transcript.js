@@ -152,6 +152,8 @@ export class Transcript {
     if (entry?.key === key) return;
     if (!entry) {
       const node = document.createElement('li');
+      // An entry of the conversation log (role="log" on the list): an article, as a feed's are.
+      node.setAttribute('role', 'article');
       node.dataset.id = item.id;
       entry = { node };
       this.rendered.set(item.id, entry);
@@ -169,6 +171,7 @@ export class Transcript {
     const shown = this.root.querySelector(':scope > .empty');
     if (empty && !shown) {
       const li = document.createElement('li');
+      li.setAttribute('role', 'note');
       li.className = 'empty';
       li.textContent = 'No messages yet. Say hello, or try one of the suggestions below.';
       this.root.prepend(li);
