@@ -171,6 +171,16 @@ describe.skipIf(!hasChromium)(`the demo page in chromium${hasChromium ? '' : ` (
     }
   });
 
+  it('names a new thread after its first message (its date beside it in the list), and keeps that name', async () => {
+    const { page } = await openPage();
+    expect(await page.textContent('#thread-title')).toBe('New chat');
+    await send(page, 'What is the weather in Lisbon?');
+    await page.waitForFunction(() => document.querySelector('#threads .thread[aria-pressed="true"] .thread-title')?.textContent === 'What is the weather in Lisbon?');
+    expect(await page.textContent('#thread-title')).toBe('What is the weather in Lisbon?');
+    await send(page, 'and in Oslo?');
+    expect(await page.$$eval('#threads .thread-title', (titles) => titles.map((t) => t.textContent))).toEqual(['What is the weather in Lisbon?']);
+  });
+
   it('asks for a deletion, shows Approve / Decline, and approving resumes the run ("Deleted as requested")', async () => {
     const { page } = await openPage();
     await send(page, 'Please delete report.pdf');
@@ -287,6 +297,8 @@ describe.skipIf(!hasChromium)(`the demo page in chromium${hasChromium ? '' : ` (
     // In order: the delegating call's card, then the sub-agent's answer, then the agent's summary.
     const order = await page.$$eval('#transcript > .item', (nodes) => nodes.map((n) => n.className.split(' ').slice(1).join(' ')));
     expect(order.slice(-3)).toEqual(['tool', 'assistant subagent', 'assistant']);
+    // The delegating card does not repeat the answer shown under it as raw JSON.
+    expect(await page.$$eval('#transcript > .item.tool', (cards) => cards.map((c) => c.querySelector('.result')?.textContent ?? null))).toEqual([null]);
   });
 
   it('nests a sub-agent’s own tool call, and its approval: the card names the sub-agent’s tool, approving resumes it', async () => {

@@ -274,10 +274,27 @@ function renderThreads(threads) {
 
 function createThread() {
   return attempt('Could not create a thread', async () => {
-    const thread = await app.client.createThread({ title: `Chat ${new Date().toLocaleString([], { dateStyle: 'medium', timeStyle: 'short' })}` });
+    const thread = await app.client.createThread({ title: NEW_TITLE });
     await loadThreads(thread.id);
     say('New thread created.');
   });
+}
+
+/** What a thread is called until its first message names it (the list shows its date beside it). */
+const NEW_TITLE = 'New chat';
+
+/** Names a new thread after its first message, as chat apps do. */
+async function nameAfter(text) {
+  if (app.thread?.title !== NEW_TITLE) return;
+  const title = text.length > 60 ? `${text.slice(0, 59).trimEnd()}…` : text;
+  try {
+    app.thread = await app.client.updateThread(app.threadId, { title });
+    ui.title.textContent = title;
+    renderThreads(await app.client.listThreads({ limit: 50 }));
+  } catch (error) {
+    // A name is a nicety: the thread keeps "New chat", and the conversation goes on.
+    console.warn('could not name the thread', error);
+  }
 }
 
 async function openThread(thread) {
@@ -674,6 +691,7 @@ async function submitMessage(queue) {
     const answer = queue ? await app.client.queueMessage(app.threadId, text) : await app.client.sendMessage(app.threadId, text);
     ui.message.value = '';
     say(`${queue ? 'Queued' : 'Sent'} · ${describeDecision(answer)}`);
+    void nameAfter(text);
   } catch (error) {
     say(`Could not send: ${describeError(error)}`, 'error');
   } finally {

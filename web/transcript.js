@@ -241,7 +241,10 @@ function renderTool(item) {
   head.append(el('span', 'icon', '⚙'), el('span', 'title', item.name), el('span', `chip status-${item.status}`, statusLabel(item.status)));
   card.append(head);
   if (item.args) card.append(el('div', 'label', 'Arguments'), el('pre', 'args', pretty(item.args)));
-  if (item.result !== undefined) card.append(el('div', 'label', 'Result'), el('pre', 'result', pretty(item.result)));
+  // A delegation's result is the sub-agent's answer, shown under the card as the sub-agent's own
+  // bubble (and summed up by the agent after it): not a third time here, unless it failed.
+  const delegated = item.name.startsWith('agent-') && item.status === 'done';
+  if (item.result !== undefined && !delegated) card.append(el('div', 'label', 'Result'), el('pre', 'result', pretty(item.result)));
   return card;
 }
 
