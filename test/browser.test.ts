@@ -151,7 +151,7 @@ describe.skipIf(!hasChromium)(`the demo page in chromium${hasChromium ? '' : ` (
     expect(await bubbles(page, 'assistant')).toEqual(['Echo: hello from chromium, how are you today?']);
     const partial = await page.evaluate(() => [...(window as unknown as { seenTexts: Set<string> }).seenTexts].filter((t) => t && !t.endsWith('today?')));
     expect(partial.length).toBeGreaterThan(0);
-    expect(await page.textContent('#action-status')).toMatch(/^Sent · wake/);
+    expect(await page.textContent('#action-status')).toBe('Sent: the agent is answering it.');
   });
 
   it('passes axe-core’s WCAG 2.1 AA checks (contrast included), at 1280 and 390 px, light and dark, with a tool card, a run and a notice on it', async () => {
@@ -374,7 +374,7 @@ describe.skipIf(!hasChromium)(`the demo page in chromium${hasChromium ? '' : ` (
     await waitForBubble(page, 'assistant', 'Echo: w0', 'prefix');
     await page.fill('#message', 'queued follow-up');
     await page.click('#queue');
-    await page.waitForFunction(() => document.querySelector('#action-status')?.textContent?.startsWith('Queued · deliver'));
+    await page.waitForFunction(() => document.querySelector('#action-status')?.textContent === 'Queued: the agent answers it after the current answer.');
     await waitForBubble(page, 'assistant', 'Echo: queued follow-up');
     await idle(page);
     expect(await bubbles(page, 'user')).toEqual([longMessage(30), 'queued follow-up']);

@@ -222,13 +222,28 @@ async function attempt(failure, action) {
   }
 }
 
-function describeDecision(answer) {
-  if (!answer) return 'done';
-  if (answer.skipped) return `skipped (${answer.reason})`;
-  const action = answer.action ?? answer.decision?.action ?? 'accepted';
-  const run = answer.runId ? ` · run ${answer.runId.slice(0, 8)}` : '';
-  const meaning = { wake: 'started a run', deliver: 'joined the active run', persist: 'stored for later', discard: 'discarded', blocked: 'blocked' }[action] ?? action;
-  return `${action}: ${meaning}${run}`;
+/**
+ * What happened to a message, a signal or a notification, in words a person reads (Mastra's
+ * decision: `wake`, `deliver`, `persist`, …), for the line under the composer or the panel.
+ */
+function describeDecision(answer, what = 'message') {
+  if (!answer) return 'Done.';
+  if (answer.skipped) return 'Unchanged since the last time: not sent again.';
+  const action = answer.action ?? answer.decision?.action;
+  const sentences = {
+    message: { wake: 'Sent: the agent is answering it.', deliver: 'Sent into the answer in progress.', persist: 'Saved: the agent reads it on its next turn.' },
+    queued: { wake: 'Sent: nothing was running, so the agent is answering it now.', deliver: 'Queued: the agent answers it after the current answer.', persist: 'Queued: the agent reads it on its next turn.' },
+    state: { wake: 'State sent: the agent is looking at it.', deliver: 'State sent into the answer in progress.', persist: 'State saved for the agent’s next turn.' },
+    notification: {
+      deliver: 'Notification delivered to the agent.',
+      wake: 'Notification delivered: the agent is looking at it.',
+      queue: 'Notification queued: the agent gets it after the current answer.',
+      defer: 'Notification held: it is delivered later.',
+      summarize: 'Notification held: the agent will get a summary of what waits.',
+      persist: 'Notification stored, not sent to the agent.',
+    },
+  }[what];
+  return sentences[action] ?? { discard: 'Dropped by the agent’s rules: not delivered.', blocked: 'Not sent: blocked.' }[action] ?? 'Done.';
 }
 
 // ── threads ──────────────────────────────────────────────────────────────
@@ -690,7 +705,7 @@ async function submitMessage(queue) {
     }
     const answer = queue ? await app.client.queueMessage(app.threadId, text) : await app.client.sendMessage(app.threadId, text);
     ui.message.value = '';
-    say(`${queue ? 'Queued' : 'Sent'} · ${describeDecision(answer)}`);
+    say(describeDecision(answer, queue ? 'queued' : 'message'));
     void nameAfter(text);
   } catch (error) {
     say(`Could not send: ${describeError(error)}`, 'error');
@@ -735,7 +750,7 @@ ui.notifyForm.addEventListener('submit', async (event) => {
       summary: form.get('summary'),
       priority: form.get('priority'),
     });
-    say(`Notification ${answer.record?.status ?? 'sent'} · ${describeDecision(answer)}`);
+    say(describeDecision(answer, 'notification'));
   });
 });
 
@@ -744,7 +759,7 @@ ui.stateForm.addEventListener('submit', async (event) => {
   const form = new FormData(ui.stateForm);
   await attempt('Could not send state', async () => {
     const answer = await app.client.state(app.threadId, { id: form.get('id'), cacheKey: form.get('cacheKey'), contents: form.get('contents') });
-    say(`State · ${describeDecision(answer)}`);
+    say(describeDecision(answer, 'state'));
   });
 });
 

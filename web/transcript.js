@@ -231,6 +231,11 @@ function render(item, node) {
   }
 }
 
+/** A notification summary's "ci: 2, github: 1" as a reader says it: "2 from ci, 1 from github". */
+function fromSources(text) {
+  return text.replace(/([^,:]+):\s*(\d+)/g, (_, source, count) => `${count} from ${source.trim()}`);
+}
+
 function statusLabel(status) {
   return { calling: 'running', done: 'done', failed: 'failed', waiting: 'needs approval', approved: 'approved', declined: 'declined' }[status] ?? status;
 }
@@ -285,11 +290,18 @@ function renderActivity(item) {
     const type = item.activityType.slice('signal.'.length);
     const attributes = content.attributes ?? {};
     const icon = { notification: '✉', state: '◧', reactive: '↯' }[type] ?? '•';
-    const title = type === 'notification' ? `Notification · ${attributes.source ?? ''}${attributes.kind ? ` / ${attributes.kind}` : ''}` : `${type[0].toUpperCase()}${type.slice(1)} signal · <${content.tagName ?? type}>`;
+    // Mastra sums up notifications it held back as one signal (`notification-summary`): how many
+    // wait, from which source ("ci: 2, github: 1").
+    const summary = content.tagName === 'notification-summary';
+    const title = summary
+      ? `${attributes.pending ?? ''} notification${Number(attributes.pending) === 1 ? '' : 's'} waiting`.trim()
+      : type === 'notification'
+        ? `Notification · ${attributes.source ?? ''}${attributes.kind ? ` / ${attributes.kind}` : ''}`
+        : `${type[0].toUpperCase()}${type.slice(1)} signal · <${content.tagName ?? type}>`;
     head.append(el('span', 'icon', icon), el('span', 'title', title));
     if (attributes.priority) head.append(el('span', `chip priority-${attributes.priority}`, attributes.priority));
-    card.append(head, el('div', 'signal-text', textOf(content.contents)));
-    const extra = Object.entries(attributes).filter(([k]) => !['source', 'kind', 'type', 'priority', 'id', 'status'].includes(k));
+    card.append(head, el('div', 'signal-text', summary ? fromSources(textOf(content.contents)) : textOf(content.contents)));
+    const extra = Object.entries(attributes).filter(([k]) => !['source', 'kind', 'type', 'priority', 'id', 'status', 'pending'].includes(k));
     if (extra.length > 0) card.append(el('div', 'meta', extra.map(([k, v]) => `${k}=${v}`).join(' · ')));
     return card;
   }
