@@ -562,6 +562,11 @@ describe.skipIf(!hasChromium)('the demo page on a server that requires a token',
       await page.goto(`${s.origin}/`);
       await page.waitForSelector('#token-form:not([hidden])');
       expect(await page.textContent('#action-status')).toMatch(/requires an access token/);
+      // Signed out: the page says so (not "connecting" forever), says how to get a token, and waits for one.
+      expect(await page.getAttribute('#connection', 'data-state')).toBe('signed out');
+      expect(await page.textContent('#token-form')).toContain('npm start -- token --sub');
+      expect(await page.isDisabled('#message')).toBe(true);
+      expect(await page.isDisabled('#send')).toBe(true);
 
       await page.fill('#token', 'not-a-valid-token');
       await page.click('#token-form button[type="submit"]');
@@ -574,6 +579,10 @@ describe.skipIf(!hasChromium)('the demo page on a server that requires a token',
       await page.waitForSelector('#connection[data-state="live"]');
       expect(await page.isHidden('#token-form')).toBe(true);
       expect(await page.inputValue('#resource')).toBe(subject);
+      // The token names the resource: another one would be refused, so the box is not editable.
+      expect(await page.getAttribute('#resource', 'readonly')).not.toBeNull();
+      expect(await page.isDisabled('#resource-form button')).toBe(true);
+      expect(await page.isDisabled('#message')).toBe(false);
       await page.waitForFunction((who) => document.querySelector('#action-status')?.textContent === `Signed in as ${who}.`, subject);
       await page.fill('#message', 'hello with a token');
       await page.click('#send');
@@ -582,6 +591,7 @@ describe.skipIf(!hasChromium)('the demo page on a server that requires a token',
       await page.reload();
       await page.waitForSelector('#connection[data-state="live"]');
       expect(await page.isHidden('#token-form')).toBe(true);
+      expect(await page.getAttribute('#resource', 'readonly')).not.toBeNull();
       expect(errors).toEqual([]);
     } finally {
       await context.close();

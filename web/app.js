@@ -175,13 +175,17 @@ function tokenResource(token) {
   }
 }
 
-/** Shows the token form; `why` says why (no token yet, or what happened to the last one). */
+/**
+ * Shows the token form; `why` says why (no token yet, or what happened to the last one). Until a
+ * token is taken the page is signed out: nothing to connect to, nothing to send.
+ */
 function askForToken(why, tone = 'error') {
   app.token = undefined;
   store.set('token', null);
   ui.tokenForm.hidden = false;
   ui.token.value = '';
   ui.token.focus();
+  signedIn(false);
   say(why, tone);
 }
 
@@ -189,9 +193,29 @@ function useToken(token) {
   app.token = token;
   store.set('token', token);
   ui.tokenForm.hidden = true;
-  const resource = tokenResource(token) ?? ui.resource.value.trim();
+  const fromToken = tokenResource(token);
+  const resource = fromToken ?? ui.resource.value.trim();
   setResource(resource);
   store.set('resource', resource);
+  signedIn(true, fromToken !== undefined);
+}
+
+/**
+ * Signed in or out (servers with auth on). Signed out, the composer and the resource wait for a
+ * token. Signed in with a token that names its resource, the resource is that one: another would be
+ * refused (`403`), so the box is read-only.
+ */
+function signedIn(yes, resourceFromToken = false) {
+  ui.message.disabled = ui.send.disabled = ui.queue.disabled = !yes;
+  ui.message.placeholder = yes ? 'Message the agent… (Enter sends, Shift+Enter for a new line)' : 'Sign in with your access token first (above)';
+  const locked = !yes || resourceFromToken;
+  ui.resource.readOnly = locked;
+  ui.resourceForm.querySelector('button').disabled = locked;
+  ui.resource.title = resourceFromToken ? 'The resource your token names' : '';
+  if (!yes) {
+    app.agent?.disconnect();
+    showConnection({ state: 'signed out' });
+  }
 }
 
 /** Whether `error` is the server refusing the token: then the page asks for another one. */
@@ -809,4 +833,7 @@ ui.tokenForm.addEventListener('submit', async (event) => {
 
 setResource(app.resourceId);
 if (auth && !app.token) askForToken('This server requires an access token: enter yours to load your threads.', 'info');
-else loadAgents().then((listed) => listed && loadThreads());
+else {
+  if (app.token) signedIn(true, tokenResource(app.token) !== undefined);
+  loadAgents().then((listed) => listed && loadThreads());
+}
