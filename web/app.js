@@ -104,6 +104,7 @@ const transcript = new Transcript(ui.transcript, () => ({
   messages: app.agent?.messages ?? [],
   notices: app.notices,
   streaming: app.streaming,
+  running: app.running,
   approvals: new Map([...[...app.approvals].map(([id, a]) => [id, a.state]), ...[...app.resumes.values()].filter((r) => r.toolCallId).map((r) => [r.toolCallId, 'waiting'])]),
 }));
 

@@ -45,8 +45,9 @@ function answeredStatus(status, approval) {
  * @param {object} m an AG-UI message
  * @param {Map<string, string>} results tool message content by tool call id
  * @param {Map<string, string>} approvals `waiting`, `approved` or `declined` by tool call id (calls with no result yet)
+ * @param {boolean} running whether a run is going on the thread
  */
-function itemsOf(m, results, approvals) {
+function itemsOf(m, results, approvals, running) {
   switch (m.role) {
     case 'user':
       return [{ id: m.id, kind: 'user', text: textOf(m.content), attributes: m.metadata?.attributes }];
@@ -58,7 +59,9 @@ function itemsOf(m, results, approvals) {
         name: call.function.name,
         args: call.function.arguments,
         result: results.get(call.id),
-        status: results.has(call.id) ? answeredStatus(resultStatus(results.get(call.id)), approvals.get(call.id)) : (approvals.get(call.id) ?? 'calling'),
+        // A call with no result and no approval waiting is running only while a run is: else its run
+        // was stopped or failed (live, or read back from the history in a new tab).
+        status: results.has(call.id) ? answeredStatus(resultStatus(results.get(call.id)), approvals.get(call.id)) : (approvals.get(call.id) ?? (running ? 'calling' : 'stopped')),
       }));
       return [...(text ? [{ id: m.id, kind: 'assistant', text }] : []), ...calls];
     }
@@ -76,7 +79,7 @@ function itemsOf(m, results, approvals) {
  * The items to show: each message's, each notice after the message it follows (at the end when
  * that message is gone, e.g. replaced by a snapshot).
  */
-function itemsOfView({ messages, notices, streaming, approvals }) {
+export function itemsOfView({ messages, notices, streaming, approvals, running }) {
   const results = new Map(messages.filter((m) => m.role === 'tool').map((m) => [m.toolCallId, m.content]));
   // The bridge names a delegation's sub-agent run after its call (`subagent-<toolCallId>`), made by a tool `agent-<name>`.
   const subagents = new Map(
@@ -92,7 +95,7 @@ function itemsOfView({ messages, notices, streaming, approvals }) {
   for (const m of messages) {
     // A sub-agent's work (AG-UI's `subagentRunId`: its reasoning, calls and answer) shows under the call that delegated to it.
     const by = m.subagentRunId === undefined ? undefined : (subagents.get(m.subagentRunId) ?? 'Sub-agent');
-    const own = itemsOf(m, results, approvals);
+    const own = itemsOf(m, results, approvals, running);
     items.push(...(by ? own.map((item) => ({ ...item, subagent: by })) : own), ...(noticesAfter.get(m.id) ?? []));
     noticesAfter.delete(m.id);
   }
@@ -237,7 +240,7 @@ function fromSources(text) {
 }
 
 function statusLabel(status) {
-  return { calling: 'running', done: 'done', failed: 'failed', waiting: 'needs approval', approved: 'approved', declined: 'declined' }[status] ?? status;
+  return { calling: 'running', done: 'done', failed: 'failed', waiting: 'needs approval', approved: 'approved', declined: 'declined', stopped: 'stopped' }[status] ?? status;
 }
 
 function renderTool(item) {

@@ -1,0 +1,47 @@
+import { describe, expect, it } from 'vitest';
+
+// The demo page's transcript model (web/transcript.js), without a browser: which items a thread's
+// messages show, and in which state.
+interface Item {
+  kind: string;
+  name?: string;
+  status?: string;
+}
+interface View {
+  messages: object[];
+  notices: object[];
+  streaming: Set<string>;
+  approvals: Map<string, string>;
+  running: boolean;
+}
+// A computed path: the page's plain JavaScript is not part of the TypeScript project.
+const transcript = '../web/transcript.js';
+const { itemsOfView } = (await import(transcript)) as { itemsOfView: (view: View) => Item[] };
+
+const call = (id: string, name = 'get_weather') => ({ id, type: 'function', function: { name, arguments: '{"city":"Oslo"}' } });
+const view = (messages: object[], running: boolean, approvals = new Map<string, string>()): View => ({ messages, notices: [], streaming: new Set(), approvals, running });
+const tools = (items: Item[]) => items.filter((i) => i.kind === 'tool').map((i) => [i.name, i.status]);
+
+describe('the demo page’s transcript', () => {
+  const asked = [
+    { id: 'u1', role: 'user', content: 'weather in Oslo, and research tides' },
+    { id: 'a1', role: 'assistant', content: '', toolCalls: [call('c1'), call('c2', 'agent-researcher'), call('c3', 'delete_file')] },
+    { id: 't1', role: 'tool', toolCallId: 'c1', content: '{"city":"Oslo","tempC":12}' },
+  ];
+
+  it('a call with no result is running while a run is going on', () => {
+    expect(tools(itemsOfView(view(asked, true)))).toEqual([
+      ['get_weather', 'done'],
+      ['agent-researcher', 'calling'],
+      ['delete_file', 'calling'],
+    ]);
+  });
+
+  it('with no run going on (it was stopped or failed, live or read back in a new tab), it is stopped; one waiting for approval still waits', () => {
+    expect(tools(itemsOfView(view(asked, false, new Map([['c3', 'waiting']]))))).toEqual([
+      ['get_weather', 'done'],
+      ['agent-researcher', 'stopped'],
+      ['delete_file', 'waiting'],
+    ]);
+  });
+});
