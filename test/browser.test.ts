@@ -151,7 +151,8 @@ describe.skipIf(!hasChromium)(`the demo page in chromium${hasChromium ? '' : ` (
     expect(await bubbles(page, 'assistant')).toEqual(['Echo: hello from chromium, how are you today?']);
     const partial = await page.evaluate(() => [...(window as unknown as { seenTexts: Set<string> }).seenTexts].filter((t) => t && !t.endsWith('today?')));
     expect(partial.length).toBeGreaterThan(0);
-    expect(await page.textContent('#action-status')).toBe('Sent: the agent is answering it.');
+    // Said beside the composer, where the message was sent.
+    expect(await page.textContent('#composer-status')).toBe('Sent: the agent is answering it.');
   });
 
   it('passes axe-core’s WCAG 2.1 AA checks (contrast included), at 1280 and 390 px, light and dark, with a tool card, a run and a notice on it', async () => {
@@ -374,7 +375,7 @@ describe.skipIf(!hasChromium)(`the demo page in chromium${hasChromium ? '' : ` (
     await waitForBubble(page, 'assistant', 'Echo: w0', 'prefix');
     await page.fill('#message', 'queued follow-up');
     await page.click('#queue');
-    await page.waitForFunction(() => document.querySelector('#action-status')?.textContent === 'Queued: the agent answers it after the current answer.');
+    await page.waitForFunction(() => document.querySelector('#composer-status')?.textContent === 'Queued: the agent answers it after the current answer.');
     await waitForBubble(page, 'assistant', 'Echo: queued follow-up');
     await idle(page);
     expect(await bubbles(page, 'user')).toEqual([longMessage(30), 'queued follow-up']);
@@ -507,7 +508,9 @@ describe.skipIf(!hasChromium)(`the demo page in chromium${hasChromium ? '' : ` (
     await page.waitForSelector('#approvals form.resume');
     expect((await http(`${server.url}/threads/${threadId}/abort`, { body: { agentId: 'draft-and-send', resourceId } })).body).toEqual({ aborted: true });
     await page.click('#approvals form.resume button:has-text("Approve")');
-    await page.waitForFunction(() => /^Could not answer the step: .*RUN_NOT_FOUND/.test(document.querySelector('#action-status')?.textContent ?? ''));
+    await page.waitForFunction(() => /^Could not answer the step: .*RUN_NOT_FOUND/.test(document.querySelector('#composer-status')?.textContent ?? ''));
+    // Seen where the step was answered: beside the composer, inside the window (not at the sidebar's foot).
+    expect(await page.$eval('#composer-status', (line) => { const box = line.getBoundingClientRect(); return box.height > 0 && box.top >= 0 && box.bottom <= window.innerHeight; })).toBe(true);
     expect(await page.$$('#approvals form.resume')).toHaveLength(0);
   });
 
@@ -561,7 +564,7 @@ describe.skipIf(!hasChromium)('the demo page on a server that requires a token',
       page.on('pageerror', (error) => errors.push(error.message));
       await page.goto(`${s.origin}/`);
       await page.waitForSelector('#token-form:not([hidden])');
-      expect(await page.textContent('#action-status')).toMatch(/requires an access token/);
+      expect(await page.textContent('#token-status')).toMatch(/requires an access token/);
       // Signed out: the page says so (not "connecting" forever), says how to get a token, and waits for one.
       expect(await page.getAttribute('#connection', 'data-state')).toBe('signed out');
       expect(await page.textContent('#token-form')).toContain('npm start -- token --sub');
@@ -570,7 +573,9 @@ describe.skipIf(!hasChromium)('the demo page on a server that requires a token',
 
       await page.fill('#token', 'not-a-valid-token');
       await page.click('#token-form button[type="submit"]');
-      await page.waitForFunction(() => /The token was refused/.test(document.querySelector('#action-status')?.textContent ?? ''));
+      await page.waitForFunction(() => /The token was refused/.test(document.querySelector('#token-status')?.textContent ?? ''));
+      // Said in the form, where the token was typed, and seen there.
+      expect(await page.isVisible('#token-status')).toBe(true);
       expect(await page.isVisible('#token-form')).toBe(true);
 
       const subject = uid('token-user');

@@ -44,6 +44,8 @@ const ui = {
   stateHelp: $('#state-help'),
   picker: $('#agent'),
   status: $('#action-status'),
+  composerStatus: $('#composer-status'),
+  tokenStatus: $('#token-status'),
 };
 
 const store = {
@@ -187,7 +189,7 @@ function askForToken(why, tone = 'error') {
   ui.token.value = '';
   ui.token.focus();
   signedIn(false);
-  say(why, tone);
+  say(why, tone, ui.tokenStatus);
 }
 
 function useToken(token) {
@@ -228,22 +230,29 @@ function tokenRefused(error) {
 
 // ── status line ──────────────────────────────────────────────────────────
 
-function say(text, tone = 'info') {
-  ui.status.textContent = text;
-  ui.status.dataset.tone = tone;
+/**
+ * Says what happened where it happened: `where` is the status line beside the action (the
+ * composer's for messages, approvals and steps; the token form's; the side panel's by default).
+ */
+function say(text, tone = 'info', where = ui.status) {
+  where.textContent = text;
+  where.dataset.tone = tone;
 }
+
+/** Says it beside the composer (messages, runs, approvals and steps: the chat's own actions). */
+const sayInChat = (text, tone) => say(text, tone, ui.composerStatus);
 
 function describeError(error) {
   const details = error instanceof BridgeRequestError ? error.details?.map((d) => `${d.path}: ${d.message}`).join('; ') : undefined;
   return `${error?.message ?? error}${details ? ` (${details})` : ''}`;
 }
 
-/** Runs a page action; a failure is said in the status line as `<failure>: <reason>`. */
-async function attempt(failure, action) {
+/** Runs a page action; a failure is said as `<failure>: <reason>`, in `where` (the side panel's line by default). */
+async function attempt(failure, action, where = ui.status) {
   try {
     return await action();
   } catch (error) {
-    say(`${failure}: ${describeError(error)}`, 'error');
+    say(`${failure}: ${describeError(error)}`, 'error', where);
   }
 }
 
@@ -606,11 +615,11 @@ async function answerApproval(toolCallId, approved, card) {
     // The resumed run may have streamed the result before this answer came back: it is kept all the same.
     const answered = app.approvals.get(toolCallId);
     if (answered) answered.state = approved ? 'approved' : 'declined';
-    say(approved ? 'Approved: the run resumes.' : 'Declined: the agent is told so.');
+    sayInChat(approved ? 'Approved: the run resumes.' : 'Declined: the agent is told so.');
   } catch (error) {
     // Nothing waits for this answer any more (answered elsewhere: 409; gone: 404): drop the card.
     if (error instanceof BridgeRequestError && (error.code === 'CONFLICT' || error.code === 'TOOL_CALL_NOT_FOUND')) app.approvals.delete(toolCallId);
-    say(`Approval failed: ${describeError(error)}`, 'error');
+    sayInChat(`Approval failed: ${describeError(error)}`, 'error');
   }
   renderApprovals();
 }
@@ -689,12 +698,12 @@ async function answerResume(resume, payload, card) {
   for (const control of card.querySelectorAll('button, input, select')) control.disabled = true;
   try {
     await startRun({ messages: [], resume: [{ interruptId: resume.id, status: 'resolved', payload }] });
-    say(payload.approved === false ? 'Declined: the workflow goes on without it.' : 'Answered: the workflow goes on.');
+    sayInChat(payload.approved === false ? 'Declined: the workflow goes on without it.' : 'Answered: the workflow goes on.');
   } catch (error) {
     // Not waiting any more (answered elsewhere, superseded): the card goes; else it stays, with why.
     if (error instanceof BridgeRequestError && error.code === 'RUN_NOT_FOUND') app.resumes.delete(resume.id);
     else if (app.resumes.has(resume.id)) app.resumes.set(resume.id, { ...resume, error: `Not accepted: ${describeError(error)}` });
-    say(`Could not answer the step: ${describeError(error)}`, 'error');
+    sayInChat(`Could not answer the step: ${describeError(error)}`, 'error');
     renderApprovals();
   }
 }
@@ -726,14 +735,14 @@ async function submitMessage(queue) {
     if (isWorkflow()) {
       await startRun({ messages: [{ id: crypto.randomUUID(), role: 'user', content: text }] });
       ui.message.value = '';
-      return say(`Started ${app.target.id}.`);
+      return sayInChat(`Started ${app.target.id}.`);
     }
     const answer = queue ? await app.client.queueMessage(app.threadId, text) : await app.client.sendMessage(app.threadId, text);
     ui.message.value = '';
-    say(describeDecision(answer, queue ? 'queued' : 'message'));
+    sayInChat(describeDecision(answer, queue ? 'queued' : 'message'));
     void nameAfter(text);
   } catch (error) {
-    say(`Could not send: ${describeError(error)}`, 'error');
+    sayInChat(`Could not send: ${describeError(error)}`, 'error');
   } finally {
     ui.send.disabled = ui.queue.disabled = false;
     ui.message.focus();
@@ -761,8 +770,8 @@ for (const chip of document.querySelectorAll('[data-try]')) {
 ui.stop.addEventListener('click', () =>
   attempt('Could not stop', async () => {
     const { aborted } = await app.client.abort(app.threadId);
-    say(aborted ? 'Run stopped.' : 'Nothing was running.');
-  }),
+    sayInChat(aborted ? 'Run stopped.' : 'Nothing was running.');
+  }, ui.composerStatus),
 );
 
 ui.notifyForm.addEventListener('submit', async (event) => {
