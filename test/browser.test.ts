@@ -371,14 +371,18 @@ describe.skipIf(!hasChromium)(`the demo page in chromium${hasChromium ? '' : ` (
 
   it('queues a message while the agent answers (it runs next), and Stop cancels a run', async () => {
     const { page } = await openPage();
-    await send(page, longMessage(30), false);
+    await send(page, longMessage(60), false);
     await waitForBubble(page, 'assistant', 'Echo: w0', 'prefix');
     await page.fill('#message', 'queued follow-up');
     await page.click('#queue');
     await page.waitForFunction(() => document.querySelector('#composer-status')?.textContent === 'Queued: the agent answers it after the current answer.');
+    // Shown at once, marked as queued, before the run that reads it starts.
+    await page.waitForSelector('#transcript .item.user.pending');
+    expect(await page.$$eval('#transcript .item.user.pending', (items) => items.map((i) => [i.querySelector('.who')?.textContent, i.querySelector('.bubble')?.textContent]))).toEqual([['You · queued', 'queued follow-up']]);
     await waitForBubble(page, 'assistant', 'Echo: queued follow-up');
     await idle(page);
-    expect(await bubbles(page, 'user')).toEqual([longMessage(30), 'queued follow-up']);
+    expect(await bubbles(page, 'user')).toEqual([longMessage(60), 'queued follow-up']);
+    expect(await page.$$('#transcript .item.user.pending')).toHaveLength(0);
 
     await send(page, longMessage(60), false);
     await waitForBubble(page, 'assistant', 'Echo: w0', 'prefix');

@@ -83,6 +83,8 @@ const app = {
   notices: [],
   /** Ids of the messages and tool calls still streaming. */
   streaming: new Set(),
+  /** Messages sent into a busy thread or queued, shown at once until the run reads them: `{ id, text, state }`. */
+  pending: [],
   /**
    * Calls waiting for an approval, or answered here, by tool call id until their result arrives:
    * `{ toolCallId, toolName, args, message, state }`, `state` being `waiting`, `approved` or `declined`.
@@ -105,6 +107,7 @@ const app = {
 const transcript = new Transcript(ui.transcript, () => ({
   messages: app.agent?.messages ?? [],
   notices: app.notices,
+  pending: app.pending,
   streaming: app.streaming,
   running: app.running,
   approvals: new Map([...[...app.approvals].map(([id, a]) => [id, a.state]), ...[...app.resumes.values()].filter((r) => r.toolCallId).map((r) => [r.toolCallId, 'waiting'])]),
@@ -348,6 +351,7 @@ async function nameAfter(text) {
 
 async function openThread(thread) {
   app.agent?.disconnect();
+  app.pending = [];
   app.thread = thread;
   app.threadId = thread.id;
   store.set('thread', { ...store.get('thread'), [app.resourceId]: thread.id });
@@ -740,6 +744,12 @@ async function submitMessage(queue) {
     const answer = queue ? await app.client.queueMessage(app.threadId, text) : await app.client.sendMessage(app.threadId, text);
     ui.message.value = '';
     sayInChat(describeDecision(answer, queue ? 'queued' : 'message'));
+    // A message the agent has yet to read (it answers something else now) shows at once, marked.
+    const waiting = { deliver: queue ? 'queued' : 'sent, read at the next step', persist: 'saved for the next turn' }[answer.action];
+    if (waiting) {
+      app.pending.push({ id: answer.signalId, text, state: waiting });
+      transcript.schedule();
+    }
     void nameAfter(text);
   } catch (error) {
     sayInChat(`Could not send: ${describeError(error)}`, 'error');

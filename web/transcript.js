@@ -79,7 +79,7 @@ function itemsOf(m, results, approvals, running) {
  * The items to show: each message's, each notice after the message it follows (at the end when
  * that message is gone, e.g. replaced by a snapshot).
  */
-export function itemsOfView({ messages, notices, streaming, approvals, running }) {
+export function itemsOfView({ messages, notices, streaming, approvals, running, pending = [] }) {
   const results = new Map(messages.filter((m) => m.role === 'tool').map((m) => [m.toolCallId, m.content]));
   // The bridge names a delegation's sub-agent run after its call (`subagent-<toolCallId>`), made by a tool `agent-<name>`.
   const subagents = new Map(
@@ -100,6 +100,9 @@ export function itemsOfView({ messages, notices, streaming, approvals, running }
     noticesAfter.delete(m.id);
   }
   for (const rest of noticesAfter.values()) items.push(...rest);
+  // Sent or queued, not yet read by a run: last, marked, until the thread holds the message.
+  const held = new Set(messages.filter((m) => m.role === 'user').map((m) => m.id));
+  for (const p of pending) if (!held.has(p.id)) items.push({ id: `pending-${p.id}`, kind: 'user', text: p.text, pending: p.state });
   for (const item of items) if (streaming.has(item.id)) item.streaming = true;
   return items;
 }
@@ -163,7 +166,7 @@ export class Transcript {
     }
     entry.key = key;
     const { node } = entry;
-    node.className = `item ${item.kind}${item.subagent ? ' subagent' : ''}${item.streaming ? ' streaming' : ''}`;
+    node.className = `item ${item.kind}${item.subagent ? ' subagent' : ''}${item.streaming ? ' streaming' : ''}${item.pending ? ' pending' : ''}`;
     node.dataset.kind = item.kind;
     if (item.activityType) node.dataset.activity = item.activityType;
     if (item.status) node.dataset.status = item.status;
@@ -196,7 +199,7 @@ function render(item, node) {
     case 'user':
     case 'assistant': {
       // Built once, then only the text changes: a screen reader hears additions, not the whole bubble again.
-      if (!node.querySelector('.bubble')) node.replaceChildren(el('span', 'who', item.kind === 'user' ? 'You' : (item.subagent ?? 'Agent')), el('div', 'bubble'));
+      if (!node.querySelector('.bubble')) node.replaceChildren(el('span', 'who', item.kind === 'user' ? `You${item.pending ? ` · ${item.pending}` : ''}` : (item.subagent ?? 'Agent')), el('div', 'bubble'));
       const bubble = node.querySelector('.bubble');
       if (bubble.textContent !== item.text) bubble.textContent = item.text;
       const attributes = item.attributes && Object.keys(item.attributes).length > 0 ? Object.entries(item.attributes).map(([k, v]) => `${k}=${v}`).join(' · ') : '';
