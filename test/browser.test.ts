@@ -172,6 +172,25 @@ describe.skipIf(!hasChromium)(`the demo page in chromium${hasChromium ? '' : ` (
     }
   });
 
+  it('at 390 px, a tab bar switches between the chat and the threads and panels; picking a thread goes back to the chat', async () => {
+    const { page } = await openPage(uid('narrow'), { width: 390, height: 844 });
+    expect(await page.isVisible('.tabbar')).toBe(true);
+    expect(await page.isVisible('#message')).toBe(true);
+    expect(await page.isVisible('#threads')).toBe(false);
+    await page.click('.tabbar button[data-view="panels"]');
+    expect(await page.isVisible('#threads')).toBe(true);
+    expect(await page.isVisible('#notify-form')).toBe(true);
+    expect(await page.isVisible('#message')).toBe(false);
+    expect(await page.getAttribute('.tabbar button[data-view="panels"]', 'aria-pressed')).toBe('true');
+    await page.click('#threads .thread');
+    expect(await page.isVisible('#message')).toBe(true);
+    expect(await page.getAttribute('.tabbar button[data-view="chat"]', 'aria-pressed')).toBe('true');
+    // A wide window has no tab bar: both views side by side.
+    await page.setViewportSize({ width: 1280, height: 900 });
+    expect(await page.isVisible('.tabbar')).toBe(false);
+    expect(await page.isVisible('#threads')).toBe(true);
+  });
+
   it('names a new thread after its first message (its date beside it in the list), and keeps that name', async () => {
     const { page } = await openPage();
     expect(await page.textContent('#thread-title')).toBe('New chat');

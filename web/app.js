@@ -317,7 +317,10 @@ function renderThreads(threads) {
       when.className = 'thread-when';
       when.textContent = new Date(thread.updatedAt).toLocaleString([], { dateStyle: 'short', timeStyle: 'short' });
       button.append(title, when);
-      button.addEventListener('click', () => openThread(thread));
+      button.addEventListener('click', () => {
+        showView('chat');
+        void openThread(thread);
+      });
       li.append(button);
       return li;
     }),
@@ -816,6 +819,13 @@ ui.resourceForm.addEventListener('submit', async (event) => {
   await loadThreads();
 });
 ui.newThread.addEventListener('click', () => createThread());
+
+/** Narrow screens: which view shows, the chat or the threads and panels (the tab bar). */
+function showView(view) {
+  document.querySelector('.layout').dataset.view = view;
+  for (const tab of document.querySelectorAll('.tabbar button')) tab.setAttribute('aria-pressed', String(tab.dataset.view === view));
+}
+for (const tab of document.querySelectorAll('.tabbar button')) tab.addEventListener('click', () => showView(tab.dataset.view));
 
 // For devtools and the browser tests: read-only views of what the page holds.
 window.bridgeDemo = {
