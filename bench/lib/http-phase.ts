@@ -90,8 +90,6 @@ export interface HttpResult {
 }
 
 type FloorRound = { eventsPerSec: number; events: number };
-/** A round with the CPU time its process spent on it. */
-
 const cpuUsPerEvent = (rounds: Array<Measured<{ events: number }>>) => median(rounds.map((r) => (r.cpuMs * 1000) / r.events));
 type Server = BenchServer & { name: ServerName; kind: Target };
 

@@ -1,5 +1,5 @@
-import type { Mastra } from '@mastra/core';
 import { setTimeout as delay } from 'node:timers/promises';
+import type { Mastra } from '@mastra/core';
 import type { Agent } from '@mastra/core/agent';
 import type { MessageListInput } from '@mastra/core/agent/message-list';
 import type { createTool } from '@mastra/core/tools';
