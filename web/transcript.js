@@ -6,6 +6,10 @@
 // One <li> per item (a message's text, each of its tool calls, an activity, a notice), rebuilt only
 // when that item changed, so a streamed answer only grows its bubble's text.
 
+/** The prefix of the tool through which Mastra hands work to a sub-agent (`agent-<name>`). */
+const DELEGATION = 'agent-';
+const isDelegation = (toolName) => toolName.startsWith(DELEGATION);
+
 /** Parses JSON text, or returns it unchanged. */
 function parseMaybe(text) {
   if (typeof text !== 'string') return text;
@@ -83,7 +87,7 @@ export function itemsOfView({ messages, notices, streaming, approvals, running, 
   const results = new Map(messages.filter((m) => m.role === 'tool').map((m) => [m.toolCallId, m.content]));
   // The bridge names a delegation's sub-agent run after its call (`subagent-<toolCallId>`), made by a tool `agent-<name>`.
   const subagents = new Map(
-    messages.flatMap((m) => (m.toolCalls ?? []).filter((c) => c.function.name.startsWith('agent-')).map((c) => [`subagent-${c.id}`, c.function.name.slice('agent-'.length)])),
+    messages.flatMap((m) => (m.toolCalls ?? []).filter((c) => isDelegation(c.function.name)).map((c) => [`subagent-${c.id}`, c.function.name.slice(DELEGATION.length)])),
   );
   const noticesAfter = new Map();
   // A notice is a line (`text`), or a workflow run's step timeline (`steps`).
@@ -254,7 +258,7 @@ function renderTool(item) {
   if (item.args) card.append(el('div', 'label', 'Arguments'), el('pre', 'args', pretty(item.args)));
   // A delegation's result is the sub-agent's answer, shown under the card as the sub-agent's own
   // bubble (and summed up by the agent after it): not a third time here, unless it failed.
-  const delegated = item.name.startsWith('agent-') && item.status === 'done';
+  const delegated = isDelegation(item.name) && item.status === 'done';
   if (item.result !== undefined && !delegated) card.append(el('div', 'label', 'Result'), el('pre', 'result', pretty(item.result)));
   return card;
 }

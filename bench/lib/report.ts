@@ -301,7 +301,7 @@ function telemetryTable(result: TelemetryResult): string[] {
   for (const level of result.levels) {
     for (const [name, label] of TELEMETRY_ROWS) {
       const t = level.servers[name];
-      const ratio = name === 'off' || name === 'mastra' ? '' : formatRatio(level.ratios[name], 3);
+      const ratio = name in level.ratios ? formatRatio(level.ratios[name as keyof typeof level.ratios], 3) : '';
       lines.push(row([level.concurrency, label, formatNumber(t.eventsPerSec), `${t.cpuMsPerRun.toFixed(1)} ms`, ratio]));
     }
   }

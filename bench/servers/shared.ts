@@ -18,7 +18,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createDemoAgent } from '../../src/demo/agent.js';
-import { mastraSpans, startTracing, tracingWanted } from '../../src/server/tracing.js';
+import { mastraSpans, startTracing } from '../../src/server/tracing.js';
 import { BENCH_WORKFLOW_ID, createStepsWorkflow } from './steps-workflow.js';
 
 /** The resource every bench request runs as. */
@@ -35,7 +35,7 @@ export async function createBenchMastra(): Promise<{ mastra: Mastra; demo: Agent
   // The workflow phase's 50-step workflow, on the bridge's `/run` and Mastra's workflow route alike.
   const workflows = { [BENCH_WORKFLOW_ID]: createStepsWorkflow(50) };
   // The telemetry phase's traced Mastra route: the SDK and Mastra's spans as the bridge's server sets them up.
-  const observability = tracingWanted(process.env) && (await startTracing(process.env)) ? await mastraSpans('on') : undefined;
+  const observability = (await startTracing(process.env)) ? await mastraSpans('on') : undefined;
   const mastra = new Mastra({ agents: { demo }, workflows, storage, logger: false, backgroundTasks: { enabled: true }, ...(observability && { observability }) });
   return { mastra, demo };
 }

@@ -18,11 +18,11 @@ export async function npm(cwd: string, args: string[]): Promise<string> {
   }
 }
 
-/** What `npm pack` reads besides `files`: the build's inputs (`prepare` builds). */
+/** What `npm pack` reads besides `files`: the build's inputs (`prepack` builds). */
 const BUILD_INPUTS = ['package.json', 'rollup.config.js', 'tsconfig.json', 'src', 'scripts'];
 
 /**
- * Packs the package as `npm pack` (and so `npm publish`) does, `prepare` building `dist/` first,
+ * Packs the package as `npm pack` (and so `npm publish`) does, `prepack` building `dist/` first,
  * but in a copy of the checkout: the checkout's own `dist/` (which `npm start` and other tests
  * use) is left alone. Returns the tarball's path; its folder is the caller's to remove.
  *
