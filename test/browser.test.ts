@@ -1,5 +1,4 @@
-import { mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { createRequire } from 'node:module';
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { SignJWT } from 'jose';
@@ -8,7 +7,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { readServerEnv } from '../src/server/env.js';
 import { startServer, type RunningServer } from '../src/server/standalone.js';
 import { uid } from './support/agui.js';
-import { CHROMIUM_PATH, hasChromium, isEventStream, launchChromium, startCutProxy, type CutProxy, type ProxiedRequest } from './support/browser.js';
+import { axeViolations, CHROMIUM_PATH, hasChromium, isEventStream, launchChromium, startCutProxy, type CutProxy, type ProxiedRequest } from './support/browser.js';
 import { http, silentLogger } from './support/server.js';
 import { openSse } from './support/sse.js';
 import { useStandaloneServer } from './support/standalone.js';
@@ -23,7 +22,6 @@ import { useStandaloneServer } from './support/standalone.js';
 if (!hasChromium) console.warn(`[browser tests] skipped: ${CHROMIUM_PATH} is missing (install it: apt-get install -y chromium)`);
 
 const ARTIFACTS = new URL('./artifacts/', import.meta.url);
-const require = createRequire(import.meta.url);
 
 interface PageWindow {
   bridgeDemo: {
@@ -93,18 +91,6 @@ describe.skipIf(!hasChromium)(`the demo page in chromium${hasChromium ? '' : ` (
       const demo = (window as unknown as PageWindow).bridgeDemo;
       return !demo.running && demo.log.at(-1)?.type === 'RUN_FINISHED';
     });
-
-  /** axe-core's WCAG 2.0 / 2.1 A and AA findings on the page as it is now: rule, why, and where. */
-  async function axeViolations(page: Page): Promise<string[]> {
-    // Evaluated, not added as a <script>: the page's Content-Security-Policy refuses inline scripts.
-    await page.evaluate(readFileSync(require.resolve('axe-core/axe.min.js'), 'utf8'));
-    const violations = await page.evaluate(async () => {
-      const axe = (window as unknown as { axe: { run(context: Document, options: object): Promise<{ violations: Array<{ id: string; help: string; nodes: Array<{ target: string[]; failureSummary?: string }> }> }> } }).axe;
-      const result = await axe.run(document, { runOnly: { type: 'tag', values: ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa'] } });
-      return result.violations.flatMap((v) => v.nodes.map((n) => `${v.id}: ${n.target.join(' ')}: ${(n.failureSummary ?? v.help).split('\n').slice(1).join(' ').trim()}`));
-    });
-    return violations;
-  }
 
   /** Types a message and sends it with the Send button; waits for the run it starts to end (unless told not to). */
   async function send(page: Page, text: string, wait = true): Promise<void> {

@@ -35,4 +35,14 @@ describe('the TypeScript in README and docs/', () => {
     });
     expect(problems).toEqual([]);
   }, 600_000);
+
+  it('type-checks the TSX blocks (React components, against the CopilotKit example’s React)', async () => {
+    await installExample('copilotkit');
+    const modules = sampleModules({ jsx: true });
+    expect(modules.length).toBeGreaterThan(0);
+    const tsxDir = join(dir, 'tsx');
+    mkdirSync(tsxDir, { recursive: true });
+    const options = { ...SAMPLE_OPTIONS, module: ts.ModuleKind.ESNext, moduleResolution: ts.ModuleResolutionKind.Bundler, jsx: ts.JsxEmit.ReactJSX };
+    expect(checkSamples(tsxDir, modules, options, '.tsx')).toEqual([]);
+  }, 600_000);
 });

@@ -1,9 +1,13 @@
-// CopilotKit's runtime (v2) in front of the bridge. This is the code docs/client.md shows;
-// test/copilotkit.test.ts runs it against a real bridge.
+// CopilotKit's runtime (v2) in front of the bridge, and the React app (web/, once built into dist/)
+// on the same origin. This is the code docs/client.md shows; test/copilotkit.test.ts and
+// test/copilotkit-page.test.ts run it against a real bridge.
 //
 //   npx tsx examples/copilotkit/server.ts      (BRIDGE_URL defaults to http://127.0.0.1:4111/agui, PORT to 4000)
-import { createServer, type Server } from 'node:http';
-import { pathToFileURL } from 'node:url';
+import { existsSync } from 'node:fs';
+import { readFile } from 'node:fs/promises';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { extname, resolve, sep } from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import { HttpAgent } from '@ag-ui/client';
 import { CopilotRuntime, createCopilotRuntimeHandler, type AgentsConfig } from '@copilotkit/runtime/v2';
 import { createCopilotNodeHandler } from '@copilotkit/runtime/v2/node';
@@ -19,6 +23,35 @@ export interface RuntimeOptions {
    * server. A page served from the runtime's own origin needs none.
    */
   corsOrigins?: string[];
+  /**
+   * The built React app (`npm run build`) served at `/`; default `dist/` beside this file, when it
+   * exists. The runtime's endpoint stays at COPILOTKIT_PATH.
+   */
+  staticDir?: string;
+}
+
+const BUILT_APP = fileURLToPath(new URL('./dist', import.meta.url));
+const CONTENT_TYPES: Record<string, string> = {
+  '.html': 'text/html; charset=utf-8',
+  '.js': 'text/javascript; charset=utf-8',
+  '.css': 'text/css; charset=utf-8',
+  '.svg': 'image/svg+xml',
+  '.woff2': 'font/woff2',
+};
+
+/**
+ * Answers a GET for a file of the built app, `index.html` for `/`. A path that leaves `dir` (`..`)
+ * or names no file is 404.
+ */
+async function serveFile(dir: string, request: IncomingMessage, response: ServerResponse): Promise<void> {
+  const path = decodeURIComponent(new URL(request.url ?? '/', 'http://local').pathname);
+  const file = resolve(dir, `.${path.endsWith('/') ? `${path}index.html` : path}`);
+  const body = file.startsWith(resolve(dir) + sep) && request.method === 'GET' ? await readFile(file).catch(() => undefined) : undefined;
+  if (!body) {
+    response.writeHead(404, { 'content-type': 'text/plain' }).end('not found');
+    return;
+  }
+  response.writeHead(200, { 'content-type': CONTENT_TYPES[extname(file)] ?? 'application/octet-stream' }).end(body);
 }
 
 /**
@@ -44,9 +77,17 @@ export function createCopilotKitHandler(bridgeUrl: string, { corsOrigins = DEV_O
   return createCopilotRuntimeHandler({ runtime, basePath: COPILOTKIT_PATH, mode: 'single-route', cors });
 }
 
-/** Serves the handler with node:http; resolves once listening (port 0 picks a free port). */
+/**
+ * Serves the handler with node:http, and the built app at `/` when there is one; resolves once
+ * listening (port 0 picks a free port).
+ */
 export function listen(bridgeUrl: string, port = 4000, hostname = '127.0.0.1', options: RuntimeOptions = {}): Promise<Server> {
-  const server = createServer(createCopilotNodeHandler(createCopilotKitHandler(bridgeUrl, options)));
+  const runtime = createCopilotNodeHandler(createCopilotKitHandler(bridgeUrl, options));
+  const staticDir = options.staticDir ?? (existsSync(BUILT_APP) ? BUILT_APP : undefined);
+  const server = createServer((request, response) => {
+    if (!staticDir || request.url?.startsWith(COPILOTKIT_PATH)) return void runtime(request, response);
+    void serveFile(staticDir, request, response);
+  });
   return new Promise((resolve, reject) => {
     server.once('error', reject);
     server.listen(port, hostname, () => resolve(server));
@@ -59,4 +100,5 @@ if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) 
   const server = await listen(bridgeUrl, Number(process.env.PORT ?? 4000), '127.0.0.1', { ...(corsOrigins && { corsOrigins }) });
   const { port } = server.address() as import('node:net').AddressInfo;
   console.log(`CopilotKit runtime on http://127.0.0.1:${port}${COPILOTKIT_PATH} -> ${bridgeUrl}`);
+  if (existsSync(BUILT_APP)) console.log(`The React app on http://127.0.0.1:${port}/`);
 }

@@ -1,6 +1,9 @@
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import net from 'node:net';
-import type { Browser } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
+
+const require = createRequire(import.meta.url);
 
 /** Debian's chromium: the browser tests drive it with playwright-core (no bundled browser download). */
 export const CHROMIUM_PATH = '/usr/bin/chromium';
@@ -12,6 +15,17 @@ export async function launchChromium(): Promise<Browser> {
   return chromium.launch({
     executablePath: CHROMIUM_PATH,
     args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+  });
+}
+
+/** axe-core's WCAG 2.0 / 2.1 A and AA findings on the page as it is now: rule, why, and where. */
+export async function axeViolations(page: Page): Promise<string[]> {
+  // Evaluated, not added as a <script>: a Content-Security-Policy may refuse inline scripts.
+  await page.evaluate(readFileSync(require.resolve('axe-core/axe.min.js'), 'utf8'));
+  return page.evaluate(async () => {
+    const axe = (window as unknown as { axe: { run(context: Document, options: object): Promise<{ violations: Array<{ id: string; help: string; nodes: Array<{ target: string[]; failureSummary?: string }> }> }> } }).axe;
+    const result = await axe.run(document, { runOnly: { type: 'tag', values: ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa'] } });
+    return result.violations.flatMap((v) => v.nodes.map((n) => `${v.id}: ${n.target.join(' ')}: ${(n.failureSummary ?? v.help).split('\n').slice(1).join(' ').trim()}`));
   });
 }
 

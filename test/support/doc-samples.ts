@@ -44,6 +44,7 @@ export function tsBlockWith(page: string, marker: string): string {
 }
 
 const isTs = (block: DocBlock) => block.lang === 'ts' || block.lang === 'typescript';
+const isTsx = (block: DocBlock) => block.lang === 'tsx';
 
 /** One module of samples: its text, and where each of its lines comes from (page:line). */
 export interface SampleModule {
@@ -54,12 +55,15 @@ export interface SampleModule {
   imports: string[];
 }
 
-/** The samples of README.md and docs/, one module per block that imports, the blocks after it added. */
-export function sampleModules(): SampleModule[] {
+/**
+ * The samples of README.md and docs/, one module per block that imports, the blocks after it added:
+ * the TypeScript blocks, or with `jsx` the TSX ones (React components: check them with `.tsx`).
+ */
+export function sampleModules({ jsx = false } = {}): SampleModule[] {
   const modules: Array<{ name: string; text: string[]; origin: string[] }> = [];
   for (const page of PAGES) {
     let current: { name: string; text: string[]; origin: string[] } | undefined;
-    for (const { line, code } of blocks(page).filter(isTs)) {
+    for (const { line, code } of blocks(page).filter(jsx ? isTsx : isTs)) {
       const lines = code.split('\n');
       const continues = current !== undefined && !/^\s*import\s/m.test(code);
       if (!continues) modules.push((current = { name: `${page.replace(/[/.]/g, '_')}_${line}`, text: [], origin: [] }));

@@ -1,0 +1,67 @@
+// A CopilotKit (v2) app in front of the bridge: CopilotKit's chat, the agent's shared state beside
+// it, a card for a delegation to a sub-agent, and approvals answered through CopilotKit's interrupt UI. The runtime (../server.ts) serves
+// this page and the runtime endpoint from one origin; `npm run dev` serves it from Vite with the
+// endpoint proxied to the runtime.
+import { CopilotChat, CopilotKitProvider, useAgent, useInterrupt, UseAgentUpdate } from '@copilotkit/react-core/v2';
+import { Approval } from './Approval';
+import { delegationCard } from './Delegation';
+
+/** The runtime's single-route endpoint (server.ts's COPILOTKIT_PATH), on this page's origin. */
+const RUNTIME_URL = import.meta.env.VITE_RUNTIME_URL ?? '/api/copilotkit';
+/** The bridge's demo agent, as the runtime registers it. */
+const AGENT_ID = 'demo';
+
+const LABELS = { chatInputPlaceholder: 'Try “remember tea”, “research bees” or “delete notes.txt”' };
+/** CopilotKit 1.74's icon-only input buttons have no accessible name (axe: button-name): give them one. */
+const INPUT = { sendButton: { 'aria-label': 'Send' }, addMenuButton: { 'aria-label': 'Add attachments or tools' } };
+const TOOL_RENDERERS = [delegationCard];
+
+export function App() {
+  return (
+    <CopilotKitProvider runtimeUrl={RUNTIME_URL} useSingleEndpoint agentId={AGENT_ID} renderToolCalls={TOOL_RENDERERS}>
+      <div className="layout">
+        <main className="chat">
+          <h1>Mastra agent over AG-UI</h1>
+          <CopilotChat agentId={AGENT_ID} labels={LABELS} input={INPUT} />
+        </main>
+        <SharedState />
+      </div>
+      <Approvals />
+    </CopilotKitProvider>
+  );
+}
+
+/** The agent's working memory, which the bridge streams as AG-UI state (`remember …` adds a fact). */
+function SharedState() {
+  const { agent } = useAgent({ agentId: AGENT_ID, updates: [UseAgentUpdate.OnStateChanged] });
+  const facts = factsOf(agent.state);
+  return (
+    <aside className="state" aria-labelledby="state-title">
+      <h2 id="state-title">What the agent remembers</h2>
+      {facts.length > 0 ? (
+        <ul id="facts">
+          {facts.map((fact) => (
+            <li key={fact}>{fact}</li>
+          ))}
+        </ul>
+      ) : (
+        <p>Nothing yet: say “remember …”.</p>
+      )}
+    </aside>
+  );
+}
+
+/** The demo agent's state is `{ facts: string[] }`; anything else shows as nothing remembered. */
+function factsOf(state: unknown): string[] {
+  const facts = (state as { facts?: unknown } | undefined)?.facts;
+  return Array.isArray(facts) ? facts.filter((fact): fact is string => typeof fact === 'string') : [];
+}
+
+/**
+ * A run that stops for a person ends with an AG-UI interrupt (`RUN_FINISHED`, outcome `interrupt`);
+ * CopilotKit shows the card in the chat, and `resolve` resumes the run with the answer.
+ */
+function Approvals() {
+  useInterrupt({ render: ({ interrupt, resolve }) => <Approval interrupt={interrupt} onAnswer={(approved) => void resolve({ approved })} /> });
+  return null;
+}

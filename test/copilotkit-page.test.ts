@@ -1,0 +1,147 @@
+import type { Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { Browser, Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { axeViolations, CHROMIUM_PATH, hasChromium, launchChromium } from './support/browser.js';
+import { installExample } from './support/examples.js';
+import { npm } from './support/package.js';
+import { http, useTestBridge } from './support/server.js';
+
+// examples/copilotkit's React app (CopilotKit v2's chat, `useAgent` for the shared state,
+// `useInterrupt` for approvals), built with Vite and served by the example's runtime in front of a
+// real bridge, driven in real chromium as a person would: type, press Enter, click.
+//
+// The example's server is imported by a computed path: the root `tsc` leaves examples/ out (see
+// test/copilotkit.test.ts).
+/** Screenshots for a person to look at (gitignored). */
+const ARTIFACTS = join(import.meta.dirname, 'artifacts');
+
+interface ServerModule {
+  listen(bridgeUrl: string, port: number, hostname?: string, options?: { staticDir?: string }): Promise<Server>;
+}
+
+describe.skipIf(!hasChromium)(`examples/copilotkit's React app in chromium${hasChromium ? '' : ` (skipped: ${CHROMIUM_PATH} is missing)`}`, () => {
+  const bridge = useTestBridge({ delayMs: 0 });
+  let runtime: Server;
+  let origin: string;
+  let browser: Browser;
+  let built: string;
+
+  beforeAll(async () => {
+    const dir = await installExample('copilotkit');
+    // A build of its own, so that a build in the example's dist/ (or another test run's) is left alone.
+    built = mkdtempSync(join(tmpdir(), 'copilotkit-app-'));
+    await npm(dir, ['run', 'build', '--', '--outDir', built, '--logLevel', 'warn']);
+    process.env.COPILOTKIT_TELEMETRY_DISABLED = 'true'; // keep the runtime off the network
+    const server: ServerModule = await import(join(dir, 'server.ts'));
+    runtime = await server.listen(bridge.base, 0, '127.0.0.1', { staticDir: built });
+    origin = `http://127.0.0.1:${(runtime.address() as AddressInfo).port}`;
+    browser = await launchChromium();
+    mkdirSync(ARTIFACTS, { recursive: true });
+  }, 600_000); // a first run installs the example (about a minute here; more on a cold npm cache)
+
+  afterAll(async () => {
+    await browser?.close();
+    runtime?.closeAllConnections();
+    await new Promise((resolve) => (runtime ? runtime.close(resolve) : resolve(undefined)));
+    if (built) rmSync(built, { recursive: true, force: true });
+  });
+
+  /** A fresh tab on the app (a fresh CopilotKit thread); fails the test on any page error. */
+  async function openApp(viewport = { width: 1280, height: 900 }, colorScheme: 'light' | 'dark' = 'light'): Promise<{ page: Page; errors: string[] }> {
+    const page = await browser.newPage({ viewport, colorScheme });
+    const errors: string[] = [];
+    page.on('pageerror', (error) => void errors.push(error.message));
+    page.on('console', (message) => void (message.type() === 'error' && errors.push(message.text())));
+    await page.goto(origin);
+    return { page, errors };
+  }
+
+  /** Types into CopilotKit's chat input and presses Enter, as a person sends a message. */
+  async function say(page: Page, text: string): Promise<void> {
+    const input = page.getByRole('textbox');
+    await input.fill(text);
+    await input.press('Enter');
+  }
+
+  /** The agent's thread as the bridge stores it: the one this tab's CopilotKit agent ran on. */
+  async function storedThread(): Promise<string> {
+    const threads = await http(`${bridge.base}/threads?resourceId=default`);
+    const [latest] = threads.body as Array<{ id: string }>; // newest first
+    return latest.id;
+  }
+
+  it('chats: a message typed in CopilotKit’s input is answered by the bridge’s agent', async () => {
+    const { page, errors } = await openApp();
+    await say(page, 'hello from the React app');
+    await page.getByText('Echo: hello from the React app').waitFor();
+    expect(errors).toEqual([]);
+    await page.close();
+  });
+
+  it('shows the agent’s shared state: “remember …” adds a fact beside the chat, equal to what the bridge stores', async () => {
+    const { page, errors } = await openApp();
+    await say(page, 'remember tea, no sugar');
+    await page.getByText('Noted: tea, no sugar').waitFor();
+    await say(page, 'remember the window seat');
+    await page.locator('#facts li', { hasText: 'the window seat' }).waitFor();
+    expect(await page.locator('#facts li').allInnerTexts()).toEqual(['tea, no sugar', 'the window seat']);
+    const stored = await http(`${bridge.base}/threads/${await storedThread()}/state`);
+    expect(stored.body).toEqual({ state: { facts: ['tea, no sugar', 'the window seat'] } });
+    expect(errors).toEqual([]);
+    await page.close();
+  });
+
+  it.each([
+    ['Approve', 'Deleted as requested: {"deleted":"notes.txt"}'],
+    ['Decline', 'I did not delete the file: Tool call was not approved by the user'],
+  ])('an approval in CopilotKit’s interrupt UI: %s resumes the run with that answer', async (button, answer) => {
+    const { page, errors } = await openApp();
+    await say(page, 'delete notes.txt');
+    const card = page.getByRole('region', { name: 'Allow delete_file?' });
+    await card.waitFor();
+    expect(await card.locator('pre').innerText()).toBe(JSON.stringify({ path: 'notes.txt' }, null, 2));
+    const pending = () => http(`${bridge.base}/threads/${threadId}/pending-approvals`).then((r) => r.body);
+    const threadId = await storedThread();
+    expect(await pending()).toEqual([expect.objectContaining({ toolName: 'delete_file', args: { path: 'notes.txt' } })]);
+    await card.getByRole('button', { name: button }).click();
+    await page.getByText(answer).waitFor();
+    // Answered once, and the card leaves with the interrupt.
+    await card.waitFor({ state: 'detached' });
+    expect(await pending()).toEqual([]);
+    expect(errors).toEqual([]);
+    await page.close();
+  });
+
+  it('shows a delegation to the researcher sub-agent as a card, then the sub-agent’s answer and the summary', async () => {
+    const { page, errors } = await openApp();
+    await say(page, 'research bees');
+    const card = page.getByRole('region', { name: 'Delegated to the researcher' });
+    await card.getByText('Researcher · done').waitFor();
+    expect(await card.innerText()).toContain('research bees');
+    await page.getByText('Summary: Findings on bees: three sources agree, and none disagrees.').waitFor();
+    await page.getByText('Findings on bees: three sources agree, and none disagrees.', { exact: true }).waitFor();
+    expect(errors).toEqual([]);
+    await page.close();
+  });
+
+  it('passes axe-core’s WCAG 2.1 AA checks with an approval card and remembered facts on it, at 1280 and 390 px, light and dark', async () => {
+    const looks = [
+      [{ width: 1280, height: 900 }, 'light'],
+      [{ width: 390, height: 844 }, 'dark'],
+    ] as const;
+    for (const [viewport, colorScheme] of looks) {
+      const { page } = await openApp(viewport, colorScheme);
+      await say(page, 'remember tea');
+      await page.locator('#facts li', { hasText: 'tea' }).waitFor();
+      await say(page, 'delete notes.txt');
+      await page.getByRole('region', { name: 'Allow delete_file?' }).waitFor();
+      expect(await axeViolations(page), `${viewport.width} px, ${colorScheme}`).toEqual([]);
+      await page.screenshot({ path: join(ARTIFACTS, `copilotkit-${viewport.width}-${colorScheme}.png`) });
+      await page.close();
+    }
+  });
+});
