@@ -74,6 +74,18 @@ describe.skipIf(!hasChromium)(`examples/copilotkit's React app in chromium${hasC
     return latest.id;
   }
 
+  it('serves the built app beside the runtime, and nothing outside it', async () => {
+    const page = await fetch(`${origin}/`);
+    expect(page.status).toBe(200);
+    expect(page.headers.get('content-type')).toBe('text/html; charset=utf-8');
+    expect(await page.text()).toContain('<div id="root"></div>');
+    for (const path of ['/%2e%2e/server.ts', '/..%2fserver.ts', '/%E0%A4%A', '/no-such-file.js']) {
+      const answer = await fetch(`${origin}${path}`);
+      expect(answer.status, path).toBe(404);
+    }
+    expect((await fetch(`${origin}/`)).status).toBe(200); // still serving
+  });
+
   it('chats: a message typed in CopilotKit’s input is answered by the bridge’s agent', async () => {
     const { page, errors } = await openApp();
     await say(page, 'hello from the React app');

@@ -39,15 +39,26 @@ const CONTENT_TYPES: Record<string, string> = {
   '.woff2': 'font/woff2',
 };
 
+/** The file a request path names inside `dir` (`index.html` for a folder); none for a path that leaves it or is not a path. */
+function fileOf(dir: string, url: string): string | undefined {
+  let path: string;
+  try {
+    path = decodeURIComponent(new URL(url, 'http://local').pathname);
+  } catch {
+    return undefined; // `%E0`: not a path
+  }
+  const file = resolve(dir, `.${path.endsWith('/') ? `${path}index.html` : path}`);
+  return file.startsWith(resolve(dir) + sep) ? file : undefined;
+}
+
 /**
  * Answers a GET for a file of the built app, `index.html` for `/`. A path that leaves `dir` (`..`)
  * or names no file is 404.
  */
 async function serveFile(dir: string, request: IncomingMessage, response: ServerResponse): Promise<void> {
-  const path = decodeURIComponent(new URL(request.url ?? '/', 'http://local').pathname);
-  const file = resolve(dir, `.${path.endsWith('/') ? `${path}index.html` : path}`);
-  const body = file.startsWith(resolve(dir) + sep) && request.method === 'GET' ? await readFile(file).catch(() => undefined) : undefined;
-  if (!body) {
+  const file = fileOf(dir, request.url ?? '/');
+  const body = file && request.method === 'GET' ? await readFile(file).catch(() => undefined) : undefined;
+  if (!file || !body) {
     response.writeHead(404, { 'content-type': 'text/plain' }).end('not found');
     return;
   }
