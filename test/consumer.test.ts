@@ -13,6 +13,7 @@ import { freePort } from './support/ports.js';
 import { isolatedPostgres, isolatedRedisPrefix, POSTGRES_URL, REDIS_URL } from './support/services.js';
 import { killIfRunning, REPO_ROOT, startNodeProcess, type ServerProcess } from './support/process.js';
 import { http } from './support/server.js';
+import { openSse } from './support/sse.js';
 
 // The package as a library user gets it: `npm pack` (prepare builds it), the tarball installed
 // into an empty project with the README's install line (npm's cache first: no network once the
@@ -184,6 +185,53 @@ process.on('SIGTERM', () => server.close(() => process.exit(0)));
       server.child.kill('SIGTERM');
       expect(await server.exited).toEqual({ code: 0, signal: null });
     }, 120_000);
+
+    it('under `mastra build`: docs/mounting.md’s lifecycle sample serves runs, and on SIGTERM a run in flight finishes, the streams end, the server exits and the run is stored', async () => {
+      await npm(project, ['install', 'mastra@1.31.0', '--prefer-offline', '--no-audit', '--no-fund']);
+      // The sample as written, after what it takes as given: the reader's agent and storage.
+      const given = [
+        "import { LibSQLStore } from '@mastra/libsql';",
+        "import { createDemoAgent } from 'mastra-agui-bridge/demo';",
+        'const storage = new LibSQLStore({ id: "app", url: `file:${process.env.APP_DB}` });',
+        'const supportAgent = createDemoAgent({ storage, delayMs: 20 });',
+      ];
+      mkdirSync(join(project, 'src/mastra'), { recursive: true });
+      writeFileSync(join(project, 'src/mastra/index.ts'), [...given, tsBlockWith('docs/mounting.md', "process.once('SIGTERM'")].join('\n'));
+      const quiet = { ...process.env, MASTRA_TELEMETRY_DISABLED: '1' };
+      await node(join(project, 'node_modules/.bin/mastra'), ['build'], { cwd: project, env: quiet, timeout: 300_000, maxBuffer: 64 * 1024 * 1024 });
+
+      // Mastra's generated server, as `mastra start` / `node .mastra/output/index.mjs` runs it.
+      const env = { MASTRA_TELEMETRY_DISABLED: '1', APP_DB: join(project, 'mastra-app.db') };
+      const mastraReady = /Mastra API running \{ url: '(http:\/\/[^']+)\/api' \}/;
+      const start = async () => startNodeProcess(['.mastra/output/index.mjs'], project, { ...env, PORT: String(await freePort()) }, mastraReady);
+      const server = await start();
+      servers.push(server);
+      const base = `${server.url}/agui`;
+      const threadId = 'mastra-build-thread';
+      const follower = await openSse(`${base}/threads/${threadId}/events`);
+      const words = Array.from({ length: 40 }, (_, i) => `word${i}`).join(' ');
+      // SIGTERM once the answer has begun: Mastra's handler and the sample's run side by side.
+      let signalled = false;
+      const run = await runStrict(`${base}/run`, runInput({ threadId, messages: [userMessage(words)] }), (event) => {
+        if (event.type !== EventType.TEXT_MESSAGE_CONTENT || signalled) return;
+        signalled = true;
+        server.child.kill('SIGTERM');
+      });
+      expect(signalled).toBe(true);
+      expect(run.terminal.type).toBe(EventType.RUN_FINISHED);
+      expect(assistantText(run.events)).toBe(`Echo: ${words}`);
+      // Ended by the bridge's shutdown() (a complete response), not cut when the process exits: so
+      // Mastra's drain completes without waiting out its drainTimeout.
+      expect(await follower.ended).toEqual({ kind: 'done' });
+      expect(await server.exited).toEqual({ code: 0, signal: null });
+
+      const again = await start();
+      servers.push(again);
+      const history = await http(`${again.url}/agui/threads/${threadId}/messages`);
+      expect(JSON.stringify(history.body)).toContain(`Echo: ${words}`);
+      again.child.kill('SIGTERM');
+      expect(await again.exited).toEqual({ code: 0, signal: null });
+    }, 600_000);
 
     it('runs docs/demo-agent.md’s scripted model behind an agent of the reader’s own, as written', async () => {
       writeFileSync(join(project, 'scripted.mjs'), `${sample('docs/demo-agent.md', 'createScriptedModel({ delayMs: 0 })')}\nconsole.log(text);\n`);

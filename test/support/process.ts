@@ -22,11 +22,15 @@ export function startServerProcess(env: Record<string, string>): Promise<ServerP
   return startNodeProcess(['--import', 'tsx', 'src/server/main.ts'], REPO_ROOT, { HOST: '127.0.0.1', PORT: '0', ...env });
 }
 
+/** What the bridge's servers and samples print once they listen; the URL is its first group. */
+const LISTENING = /listening on (http:\/\/\S+)/;
+
 /**
  * Spawns `node <args>` in `cwd` (this process's environment with `env` over it) and resolves once
- * it printed `listening on <url>`. Rejects if it exits first (with what it printed).
+ * it printed `listening on <url>` (or what `ready` matches, the URL its first group). Rejects if it
+ * exits first (with what it printed).
  */
-export function startNodeProcess(args: string[], cwd: string, env: Record<string, string> = {}): Promise<ServerProcess> {
+export function startNodeProcess(args: string[], cwd: string, env: Record<string, string> = {}, ready = LISTENING): Promise<ServerProcess> {
   const child = spawn(process.execPath, args, { cwd, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
   let stdout = '';
   let stderr = '';
@@ -40,7 +44,7 @@ export function startNodeProcess(args: string[], cwd: string, env: Record<string
     let started = false;
     child.stdout!.on('data', (chunk: string) => {
       stdout += chunk;
-      const match = /listening on (http:\/\/\S+)/.exec(stdout);
+      const match = ready.exec(stdout);
       if (match && !started) {
         started = true;
         resolve({ url: match[1], child, output: () => ({ stdout, stderr }), exited });
