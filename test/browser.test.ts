@@ -187,8 +187,8 @@ describe.skipIf(!hasChromium)(`the demo page in chromium${hasChromium ? '' : ` (
     expect(await page.$$eval('#threads .thread-title', (titles) => titles.map((t) => t.textContent))).toEqual(['What is the weather in Lisbon?']);
   });
 
-  it('asks for a deletion, shows Approve / Decline, and approving resumes the run ("Deleted as requested")', async () => {
-    const { page } = await openPage();
+  it('asks for a deletion, shows Approve / Decline, and approving resumes the run ("Deleted as requested"); a new tab says it was approved too', async () => {
+    const { page, resourceId } = await openPage();
     await send(page, 'Please delete report.pdf');
     await page.waitForSelector('#approvals .approval');
     expect(await page.textContent('#approvals .approval')).toContain('delete_file');
@@ -202,6 +202,11 @@ describe.skipIf(!hasChromium)(`the demo page in chromium${hasChromium ? '' : ` (
     expect(await page.getAttribute('#transcript .item.tool', 'data-status')).toBe('approved');
     expect(await page.textContent('#transcript .item.tool .chip')).toBe('approved');
     expect(await page.textContent('#transcript .item.tool .result')).toContain('"deleted": "report.pdf"');
+    // A tab that did not click (here, opened after: the history) reads it from the result's metadata.
+    await context?.close();
+    const { page: fresh } = await openPage(resourceId);
+    await fresh.waitForSelector('#transcript .item.tool[data-status="approved"]');
+    expect(await fresh.textContent('#transcript .item.tool .chip')).toBe('approved');
   });
 
   it('lists pending approvals on load (a reload in a new tab) and declining tells the agent', async () => {

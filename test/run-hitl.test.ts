@@ -53,6 +53,13 @@ describe('tool approval', () => {
     expect(results).toHaveLength(1);
     expect(results[0].toolCallId).toBe(toolCallId);
     expect(JSON.parse(results[0].content)).toEqual({ deleted: 'notes.txt' });
+    // Every follower and a reloaded page can tell the call was approved, not only the tab that clicked.
+    expect(results[0].metadata).toEqual({ approval: 'approved' });
+    expect(agent.messages.find((m) => m.role === 'tool')?.metadata).toEqual({ approval: 'approved' });
+    const history = await http(`${tb.base}/threads/${agent.threadId}/messages?resourceId=default&format=agui`);
+    expect(history.body.filter((m: { role: string }) => m.role === 'tool')).toEqual([
+      { id: `tool-result-${toolCallId}`, role: 'tool', toolCallId, content: results[0].content, metadata: { approval: 'approved' } },
+    ]);
     expect(assistantText(run.events)).toMatch(/^Deleted as requested/);
     expect(run.terminal.type).toBe(EventType.RUN_FINISHED);
     expect(run.terminal).not.toHaveProperty('outcome.type', 'interrupt');
@@ -76,6 +83,7 @@ describe('tool approval', () => {
     expect(results[0].toolCallId).toBe(toolCallId);
     const content = JSON.parse(results[0].content) as { declined: boolean; message: string; reason?: string };
     expect(content.declined).toBe(true);
+    expect(results[0].metadata).toEqual({ approval: 'declined' });
     expect(content.message).toMatch(message);
     // A reason is there only when the user gave one (not Mastra's own sentence for the model).
     expect(content.reason).toBe(content.message.endsWith('.') ? undefined : 'no');
@@ -86,7 +94,7 @@ describe('tool approval', () => {
     // A reloaded page reads the decline from history exactly as the live stream gave it.
     const history = await http(`${tb.base}/threads/${agent.threadId}/messages?resourceId=default&format=agui`);
     expect(history.body.filter((m: { role: string }) => m.role === 'tool')).toEqual([
-      { id: `tool-result-${toolCallId}`, role: 'tool', toolCallId, content: results[0].content },
+      { id: `tool-result-${toolCallId}`, role: 'tool', toolCallId, content: results[0].content, metadata: { approval: 'declined' } },
     ]);
   });
 

@@ -44,4 +44,12 @@ describe('the demo page’s transcript', () => {
       ['delete_file', 'waiting'],
     ]);
   });
+
+  it('an answered approval shows as the result’s metadata says, in a tab that did not answer it (another tab, a reload)', () => {
+    const approved = [...asked, { id: 't3', role: 'tool', toolCallId: 'c3', content: '{"deleted":"notes.txt"}', metadata: { approval: 'approved' } }];
+    expect(tools(itemsOfView(view(approved, false)))[2]).toEqual(['delete_file', 'approved']);
+    // Without the mark, a result is only done: the tab cannot tell an approval from any other call.
+    const unmarked = [...asked, { id: 't3', role: 'tool', toolCallId: 'c3', content: '{"deleted":"notes.txt"}' }];
+    expect(tools(itemsOfView(view(unmarked, false)))[2]).toEqual(['delete_file', 'done']);
+  });
 });

@@ -48,7 +48,7 @@ function answeredStatus(status, approval) {
  * What one message shows, in order.
  * @param {object} m an AG-UI message
  * @param {Map<string, string>} results tool message content by tool call id
- * @param {Map<string, string>} approvals `waiting`, `approved` or `declined` by tool call id (calls with no result yet)
+ * @param {Map<string, string>} approvals `waiting`, `approved` or `declined` by tool call id (answered here, or said on the result)
  * @param {boolean} running whether a run is going on the thread
  */
 function itemsOf(m, results, approvals, running) {
@@ -84,7 +84,11 @@ function itemsOf(m, results, approvals, running) {
  * that message is gone, e.g. replaced by a snapshot).
  */
 export function itemsOfView({ messages, notices, streaming, approvals, running, pending = [] }) {
-  const results = new Map(messages.filter((m) => m.role === 'tool').map((m) => [m.toolCallId, m.content]));
+  const toolMessages = messages.filter((m) => m.role === 'tool');
+  const results = new Map(toolMessages.map((m) => [m.toolCallId, m.content]));
+  // How an approval was answered: as the bridge says on the result (in every tab, and after a
+  // reload), else as answered in this tab.
+  const answered = new Map([...approvals, ...toolMessages.filter((m) => m.metadata?.approval).map((m) => [m.toolCallId, m.metadata.approval])]);
   // The bridge names a delegation's sub-agent run after its call (`subagent-<toolCallId>`), made by a tool `agent-<name>`.
   const subagents = new Map(
     messages.flatMap((m) => (m.toolCalls ?? []).filter((c) => isDelegation(c.function.name)).map((c) => [`subagent-${c.id}`, c.function.name.slice(DELEGATION.length)])),
@@ -99,7 +103,7 @@ export function itemsOfView({ messages, notices, streaming, approvals, running, 
   for (const m of messages) {
     // A sub-agent's work (AG-UI's `subagentRunId`: its reasoning, calls and answer) shows under the call that delegated to it.
     const by = m.subagentRunId === undefined ? undefined : (subagents.get(m.subagentRunId) ?? 'Sub-agent');
-    const own = itemsOf(m, results, approvals, running);
+    const own = itemsOf(m, results, answered, running);
     items.push(...(by ? own.map((item) => ({ ...item, subagent: by })) : own), ...(noticesAfter.get(m.id) ?? []));
     noticesAfter.delete(m.id);
   }

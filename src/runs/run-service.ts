@@ -336,6 +336,7 @@ export class RunService {
       runId: input.runId,
       interruptRunId: plan.resume[0]?.runId ?? input.runId,
       resumedToolCalls: plan.resume.map((target) => target.toolCallId),
+      approvalToolCalls: plan.resume.filter((target) => target.requiresApproval).map((target) => target.toolCallId),
       frontendTools,
       frontendToolMode: options.frontendToolMode,
       appendsTo: plan.announcement.appendsTo,

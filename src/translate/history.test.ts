@@ -71,6 +71,7 @@ describe('toAguiMessages', () => {
       role: 'tool',
       toolCallId: call(5),
       content: '{"declined":true,"message":"The call to delete_file was declined: not today","reason":"not today"}',
+      metadata: { approval: 'declined' },
     });
     expect(out[13]).toEqual({
       id: `tool-result-${call(8)}`,
@@ -163,7 +164,7 @@ describe('toAguiMessages', () => {
         ],
       },
       { id: 'tool-result-c-result', role: 'tool', toolCallId: 'c-result', content: '{"error":"{\\"code\\":1}"}' },
-      { id: 'tool-result-c-output-denied', role: 'tool', toolCallId: 'c-output-denied', content: '{"declined":true,"message":"The call to tool was declined."}' },
+      { id: 'tool-result-c-output-denied', role: 'tool', toolCallId: 'c-output-denied', content: '{"declined":true,"message":"The call to tool was declined."}', metadata: { approval: 'declined' } },
       { id: 'g1', role: 'activity', activityType: 'signal.reminder', content: { tagName: 'reminder', contents: 'tick', attributes: {} } },
     ]);
   });

@@ -254,7 +254,8 @@ function subagentMessages(invocation: ToolInvocation, rows: MastraDBMessage[] | 
       if (!calls.toolCalls.some((call) => call.id === inner.toolCallId)) {
         calls.toolCalls.push({ id: inner.toolCallId, type: 'function', function: { name: inner.toolName, arguments: stringifyArgs(inner.args) } });
       }
-      const result = toolResultMessage(inner, undefined);
+      // A sub-agent's approvals are not marked: the live stream cannot tell which of its calls asked.
+      const result = toolResultMessage(inner, undefined, false);
       if (result) results.set(inner.toolCallId, { ...result, subagentRunId: subagent });
     }
   }
@@ -290,13 +291,20 @@ function stringifyArgs(args: unknown): string {
 /**
  * The tool message for a finished invocation, exactly as the live stream's `TOOL_CALL_RESULT`
  * made it (errors and declines included, in `content`; the event has no `error` field, so neither
- * has this), so a page reads a reloaded thread as it read the run. Its id is the one the client
+ * has this; an answered approval in `metadata.approval`), so a page reads a reloaded thread as it
+ * read the run. Its id is the one the client
  * gave its own tool message, if it sent one, else `tool-result-<toolCallId>`. Calls still waiting
  * (`call`, `partial-call`, `approval-requested`, `approval-responded`) have no result yet, so the
  * client sees them pending.
  */
-function toolResultMessage(invocation: ToolInvocation, clientId: string | undefined): Message | undefined {
-  const base = { id: clientId ?? toolResultMessageId(invocation.toolCallId), role: 'tool' as const, toolCallId: invocation.toolCallId };
+function toolResultMessage(invocation: ToolInvocation, clientId: string | undefined, marksApproval = true): Message | undefined {
+  const approval = marksApproval ? approvalOf(invocation) : undefined;
+  const base = {
+    id: clientId ?? toolResultMessageId(invocation.toolCallId),
+    role: 'tool' as const,
+    toolCallId: invocation.toolCallId,
+    ...(approval && { metadata: { approval } }),
+  };
   switch (invocation.state) {
     case 'result':
       return { ...base, content: invocation.isError ? toolErrorContent(invocation.result) : toolResultContent(invocation.result, false) };
@@ -307,6 +315,13 @@ function toolResultMessage(invocation: ToolInvocation, clientId: string | undefi
     default:
       return undefined;
   }
+}
+
+/** How a call that asked for approval was answered: Mastra keeps the answer on the call. */
+function approvalOf(invocation: ToolInvocation): 'approved' | 'declined' | undefined {
+  if (invocation.state === 'output-denied') return 'declined';
+  if (!invocation.approval) return undefined;
+  return invocation.approval.approved === false ? 'declined' : 'approved';
 }
 
 /**

@@ -544,6 +544,15 @@ describe('RunTranslator: stream scenarios', () => {
     expect(only(events, EventType.TOOL_CALL_RESULT).content).toBe(JSON.stringify(result.result));
   });
 
+  it('approval-approved with approvalToolCalls: the result says the call was approved (metadata.approval), as history does', () => {
+    const { chunks } = fixture('approval-approved');
+    const result = firstChunk(chunks, 'tool-result').payload;
+    const marked = translate(chunks, { resumedToolCalls: [result.toolCallId], approvalToolCalls: [result.toolCallId] });
+    expect(only(marked, EventType.TOOL_CALL_RESULT).metadata).toEqual({ approval: 'approved' });
+    // A call not known to have waited for an approval says nothing of one.
+    expect(only(translate(chunks, { resumedToolCalls: [result.toolCallId] }), EventType.TOOL_CALL_RESULT)).not.toHaveProperty('metadata');
+  });
+
   it('approval-declined: the result says the call was declined, with the reason', () => {
     const { chunks } = fixture('approval-declined');
     const events = translate(chunks);
@@ -556,6 +565,7 @@ describe('RunTranslator: stream scenarios', () => {
     expect(result.content).toContain('declined');
     expect(result.content).toContain(reason);
     expect(JSON.parse(result.content as string)).toMatchObject({ declined: true, reason });
+    expect(result.metadata).toEqual({ approval: 'declined' });
     // A declined call is still shown before its result.
     expect(indexOf(events, (e) => e.type === EventType.TOOL_CALL_START)).toBeLessThan(indexOf(events, (e) => e.type === EventType.TOOL_CALL_RESULT));
   });
@@ -815,6 +825,8 @@ describe('RunTranslator: thread subscription scenarios', () => {
       EventType.TOOL_CALL_RESULT,
     ]);
     expect(only(second, EventType.TOOL_CALL_RESULT)).toMatchObject({ toolCallId: approval.toolCallId, content: JSON.stringify(result.result) });
+    // A translator of its own has not seen the approval: only the thread translator, which saw it, marks the result.
+    expect(only(second, EventType.TOOL_CALL_RESULT)).not.toHaveProperty('metadata');
     expect(textOf(second)).toBe(deltaText(after, 'text-delta'));
     expect(only(second, EventType.RUN_FINISHED).outcome).toBeUndefined();
   });

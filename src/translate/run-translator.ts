@@ -29,6 +29,13 @@ export interface RunTranslatorOptions {
    */
   resumedToolCalls?: Iterable<string>;
   /**
+   * Calls that waited for an approval before this run (it resumes them, or a thread stream saw them
+   * pause): their result says how they were answered, `metadata.approval` (`approved` | `declined`),
+   * as history's tool message does. Calls that ask for approval in this run count too. A sub-agent's
+   * own calls carry no such mark (history has none for them either).
+   */
+  approvalToolCalls?: Iterable<string>;
+  /**
    * A result for a call this run never showed answers a call the client already holds (a later
    * bracket of a thread stream: the paused call, or one from before a restart): re-announce it
    * without arguments, as a resumed call. Default: announce it with its arguments (`/run`).
@@ -97,6 +104,7 @@ export class RunTranslator {
   private readonly frontendTools: ReadonlySet<string>;
   private readonly returnFrontendCalls: boolean;
   private readonly resumedToolCalls: Set<string>;
+  private readonly approvalToolCalls: Set<string>;
   private readonly unseenCallsAreResumed: boolean;
   private readonly inputMessages?: Message[];
 
@@ -139,6 +147,7 @@ export class RunTranslator {
     this.frontendTools = options.frontendTools ?? new Set();
     this.returnFrontendCalls = options.frontendToolMode === 'return';
     this.resumedToolCalls = new Set(options.resumedToolCalls);
+    this.approvalToolCalls = new Set(options.approvalToolCalls);
     this.unseenCallsAreResumed = options.unseenCallsAreResumed ?? false;
     this.numbering = MessageNumbering.start(options.runId);
     this.appendsTo = options.appendsTo;
@@ -448,12 +457,14 @@ export class RunTranslator {
   }
 
   /** The call's result; `failure` says why it failed, for a delegation's `SUBAGENT_ERROR`. */
-  private emitResult(toolCallId: string, content: string, out: Event[], failure?: string): void {
+  private emitResult(toolCallId: string, content: string, out: Event[], failure?: string, declined = false): void {
     const call = this.toolCalls.get(toolCallId);
     if (!call || call.resolved) return;
     call.resolved = true;
+    // A delegation that paused for its sub-agent's approval was not itself approved: the sub-agent's call was.
+    const approval = declined ? 'declined' : this.approvalToolCalls.has(toolCallId) && !this.delegations.has(toolCallId) ? 'approved' : undefined;
     this.delegations.end(toolCallId, failure, out);
-    out.push({ type: EventType.TOOL_CALL_RESULT, messageId: toolResultMessageId(toolCallId), toolCallId, content, role: 'tool' });
+    out.push({ type: EventType.TOOL_CALL_RESULT, messageId: toolResultMessageId(toolCallId), toolCallId, content, role: 'tool', ...(approval && { metadata: { approval } }) });
   }
 
   private toolResult(payload: { toolCallId: string; toolName: string; args?: unknown; result: unknown; isError?: boolean }, out: Event[]): void {
@@ -470,7 +481,7 @@ export class RunTranslator {
 
   private toolDenied(payload: { toolCallId: string; toolName: string; args?: unknown; approval?: { reason?: string } }, out: Event[]): void {
     this.answeredCall(payload, out);
-    this.emitResult(payload.toolCallId, declinedContent(payload.toolName, payload.approval?.reason), out);
+    this.emitResult(payload.toolCallId, declinedContent(payload.toolName, payload.approval?.reason), out, undefined, true);
   }
 
   /**
@@ -495,6 +506,7 @@ export class RunTranslator {
   ): void {
     const call = this.ensureCall(payload, out);
     call.resolved = true; // answered in the next run, not in this one
+    if (reason === 'tool_approval') this.approvalToolCalls.add(payload.toolCallId);
     const id = interruptId(this.interruptRunId, payload.toolCallId);
     // A delegation's call pauses for what its sub-agent asked: the interrupt is the sub-agent's.
     const subagent = this.delegations.has(payload.toolCallId) ? subagentRunId(payload.toolCallId) : undefined;

@@ -141,6 +141,8 @@ describe('ThreadTranslator on recorded subscription chunks', () => {
     expect(calls).toHaveLength(1);
     expect(JSON.parse(calls[0].function.arguments)).toEqual({ path: 'a.txt' });
     expect(messages.filter((m) => m.role === 'tool')).toHaveLength(1);
+    // The stream saw the call ask for approval: its result, in the next bracket, says it was approved.
+    expect(messages.find((m) => m.role === 'tool')?.metadata).toEqual({ approval: 'approved' });
   });
 
   it('a resumption this translator never saw paused (the process restarted) does not repeat the arguments either', () => {
@@ -149,6 +151,8 @@ describe('ThreadTranslator on recorded subscription chunks', () => {
     const [run] = bracketsOf(translate(input.slice(resumeAt)));
     expect(run.slice(0, 4).map((e) => e.type)).toEqual([EventType.RUN_STARTED, EventType.TOOL_CALL_START, EventType.TOOL_CALL_END, EventType.TOOL_CALL_RESULT]);
     expect(run.at(-1)?.type).toBe(EventType.RUN_FINISHED);
+    // Nor does it know the call waited for an approval (history does: docs/event-mapping.md).
+    expect(run[3]).not.toHaveProperty('metadata');
   });
 
   it('signal-abort: open messages are closed and the bracket ends cancelled', () => {

@@ -53,6 +53,8 @@ export class ThreadTranslator {
    * message of its own (Mastra going on after a background task) is stored as part of it.
    */
   private lastAnswer?: MessagePosition;
+  /** Calls this stream saw ask for an approval: their result, in a later bracket, says how they were answered. */
+  private readonly awaitingApproval = new Set<string>();
   /** The bracket the latest `push` ended showed what Mastra did not keep (`RunTranslator.retracts`). */
   private retracting = false;
   /** The bracket the latest `push` ended was cut by an abort: its run, and what its cut step showed. */
@@ -138,6 +140,7 @@ export class ThreadTranslator {
     if (isSignalEcho(chunk)) this.lastAnswer = undefined;
     const out = run.push(chunk);
     const paused = isPause(chunk);
+    if (chunk.type === 'tool-call-approval') this.awaitingApproval.add(chunk.payload.toolCallId);
     if (paused || run.finished) this.lastAnswer = run.position() ?? this.lastAnswer;
     if (paused || run.finished) Object.assign(this.workflowActivities, run.workflowActivities);
     if (paused) {
@@ -170,6 +173,7 @@ export class ThreadTranslator {
       threadId: this.threadId,
       runId,
       resumedToolCalls: paused,
+      approvalToolCalls: this.awaitingApproval,
       // A result for a call this bracket never streamed answers a call from before it (the paused
       // bracket, or the client's history after a restart): the client has its arguments already.
       unseenCallsAreResumed: true,
