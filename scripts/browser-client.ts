@@ -11,11 +11,28 @@
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
-import { build } from 'esbuild';
+import { build, type Plugin } from 'esbuild';
+
+/**
+ * zod's translations of its error messages (~400 kB): `@ag-ui/core` imports zod's `z` object, which
+ * holds them all, so a bundler cannot leave them out. The client never switches zod's language (the
+ * English messages are imported on their own and stay), so the bundle gets an empty module instead.
+ */
+const withoutZodLocales: Plugin = {
+  name: 'without-zod-locales',
+  setup(build) {
+    build.onResolve({ filter: /\/locales\/index\.js$/ }, (args) => (/[/\\]node_modules[/\\]zod[/\\]/.test(args.importer) ? { path: 'zod-locales', namespace: 'empty' } : undefined));
+    build.onLoad({ filter: /.*/, namespace: 'empty' }, () => ({ contents: 'export {};', loader: 'js' }));
+  },
+};
 
 /** Bundles `src/client/index.ts` of the package at `root` for browsers; resolves with the code. */
 export async function bundleBrowserClient(root: string): Promise<string> {
   const result = await build({
+    // One zod: `@ag-ui/client` pins zod 3.25 for its `zod/v4` API, which the package's zod 4 also
+    // answers; bundled twice it was a quarter of the bundle.
+    alias: { zod: './node_modules/zod' },
+    plugins: [withoutZodLocales],
     entryPoints: [join(root, 'src', 'client', 'index.ts')],
     absWorkingDir: root,
     bundle: true,

@@ -69,6 +69,10 @@ describe('the standalone server serves the demo page', () => {
     const client = await import(pathToFileURL(file).href);
     expect(Object.keys(client)).toEqual(expect.arrayContaining(['BridgeAgent', 'BridgeClient', 'BridgeRequestError', 'followThreadEvents', 'SseParser']));
     expect(new client.BridgeAgent({ baseUrl: '/agui', threadId: 't1' }).url).toBe('/agui/run');
+    // One zod, without its translations (scripts/browser-client.ts): German's “invalid input” is not in it, English is.
+    expect(code).not.toContain('Ungültige Eingabe');
+    expect(code).toContain('Invalid input');
+    expect(code.match(/major:4,minor:\d+/g)).toHaveLength(1); // zod's version object: one zod
     // Made once: the second request gets the same bundle.
     expect(await (await fetch(`${origin}/ui/client.js`)).text()).toBe(code);
   });

@@ -33,9 +33,19 @@ export interface BridgeClientConfig {
   fetch?: FetchFn;
 }
 
-/** Paging of list routes: `limit` items per page, `offset` pages skipped. */
+/**
+ * Paging of list routes, as the routes take it (API.md): `limit` items per page, and `offset` the
+ * page, counted from 0. `offset` counts pages, not items: the routes pass it to Mastra's storage,
+ * which pages that way.
+ *
+ * @example
+ * await client.listThreads({ limit: 20 });            // threads 1–20, newest first
+ * await client.listThreads({ limit: 20, offset: 1 }); // threads 21–40 (page 1), not 2–21
+ */
 export interface PageOptions {
+  /** Items per page. Without it, all of them (and `offset` is ignored). */
   limit?: number;
+  /** Which page of `limit` items, from 0 (needs `limit`). */
   offset?: number;
 }
 
