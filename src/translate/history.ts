@@ -292,10 +292,9 @@ function stringifyArgs(args: unknown): string {
  * The tool message for a finished invocation, exactly as the live stream's `TOOL_CALL_RESULT`
  * made it (errors and declines included, in `content`; the event has no `error` field, so neither
  * has this; an answered approval in `metadata.approval`), so a page reads a reloaded thread as it
- * read the run. Its id is the one the client
- * gave its own tool message, if it sent one, else `tool-result-<toolCallId>`. Calls still waiting
- * (`call`, `partial-call`, `approval-requested`, `approval-responded`) have no result yet, so the
- * client sees them pending.
+ * read the run. Its id is the one the client gave its own tool message, if it sent one, else
+ * `tool-result-<toolCallId>`. Calls still waiting (`call`, `partial-call`, `approval-requested`,
+ * `approval-responded`) have no result yet, so the client sees them pending.
  */
 function toolResultMessage(invocation: ToolInvocation, clientId: string | undefined, marksApproval = true): Message | undefined {
   const approval = marksApproval ? approvalOf(invocation) : undefined;

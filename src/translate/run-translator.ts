@@ -457,7 +457,8 @@ export class RunTranslator {
   }
 
   /** The call's result; `failure` says why it failed, for a delegation's `SUBAGENT_ERROR`. */
-  private emitResult(toolCallId: string, content: string, out: Event[], failure?: string, declined = false): void {
+  /** `failure`: the call failed with this message (a delegation's sub-agent errs); `declined`: its approval was declined. */
+  private emitResult(toolCallId: string, content: string, out: Event[], { failure, declined = false }: { failure?: string; declined?: boolean } = {}): void {
     const call = this.toolCalls.get(toolCallId);
     if (!call || call.resolved) return;
     call.resolved = true;
@@ -471,17 +472,17 @@ export class RunTranslator {
     this.answeredCall(payload, out);
     // A call sent to the background answers the model with a placeholder; its result is the task's.
     if (this.backgroundCalls.has(payload.toolCallId)) return;
-    this.emitResult(payload.toolCallId, toolResultContent(payload.result, payload.isError), out, payload.isError ? errorMessage(payload.result) : undefined);
+    this.emitResult(payload.toolCallId, toolResultContent(payload.result, payload.isError), out, { failure: payload.isError ? errorMessage(payload.result) : undefined });
   }
 
   private toolError(payload: { toolCallId: string; toolName: string; args?: unknown; error: unknown }, out: Event[]): void {
     this.answeredCall(payload, out);
-    this.emitResult(payload.toolCallId, toolErrorContent(payload.error), out, errorMessage(payload.error));
+    this.emitResult(payload.toolCallId, toolErrorContent(payload.error), out, { failure: errorMessage(payload.error) });
   }
 
   private toolDenied(payload: { toolCallId: string; toolName: string; args?: unknown; approval?: { reason?: string } }, out: Event[]): void {
     this.answeredCall(payload, out);
-    this.emitResult(payload.toolCallId, declinedContent(payload.toolName, payload.approval?.reason), out, undefined, true);
+    this.emitResult(payload.toolCallId, declinedContent(payload.toolName, payload.approval?.reason), out, { declined: true });
   }
 
   /**

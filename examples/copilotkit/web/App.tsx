@@ -1,7 +1,7 @@
 // A CopilotKit (v2) app in front of the bridge: CopilotKit's chat, the agent's shared state beside
-// it, a card for a delegation to a sub-agent, and approvals answered through CopilotKit's interrupt UI. The runtime (../server.ts) serves
-// this page and the runtime endpoint from one origin; `npm run dev` serves it from Vite with the
-// endpoint proxied to the runtime.
+// it, a card for a delegation to a sub-agent, and approvals answered through CopilotKit's interrupt
+// UI. The runtime (../server.ts) serves this page and the runtime endpoint from one origin;
+// `npm run dev` serves it from Vite with the endpoint proxied to the runtime.
 import { CopilotChat, CopilotKitProvider, useAgent, useInterrupt, UseAgentUpdate } from '@copilotkit/react-core/v2';
 import { Approval } from './Approval';
 import { delegationCard } from './Delegation';

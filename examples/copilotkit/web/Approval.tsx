@@ -10,7 +10,7 @@ interface ToolApproval {
 /** One approval card: what the agent wants to do, and the two answers. */
 export function Approval({ interrupt, onAnswer }: { interrupt: Interrupt | null; onAnswer: (approved: boolean) => void }) {
   const [answer, setAnswer] = useState<boolean>();
-  if (!interrupt) return <></>;
+  if (!interrupt) return null;
   const { toolName, args } = (interrupt.metadata ?? {}) as ToolApproval;
   const answerWith = (approved: boolean) => {
     setAnswer(approved);
@@ -31,6 +31,7 @@ export function Approval({ interrupt, onAnswer }: { interrupt: Interrupt | null;
           </button>
         </div>
       ) : (
+        // Until the resumed run takes the interrupt away (and the card with it): no second answer.
         <p role="status">{answer ? 'Approved' : 'Declined'}: the agent goes on.</p>
       )}
     </section>
