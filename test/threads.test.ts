@@ -157,14 +157,13 @@ describe.each(['memory', 'libsql'] as const)('thread CRUD (%s storage)', (storag
     expect(res.body).toEqual([]);
   });
 
-  it('GET /threads without resourceId is 400 INVALID_INPUT with details', async () => {
+  it('GET /threads without resourceId lists the `default` resource’s threads, as every other route takes it', async () => {
+    const t = await createThread(b.base, { title: 'no resource named' });
+    expect(t.resourceId).toBe('default');
     const res = await http(`${b.base}/threads`);
-    expect(res.status).toBe(400);
-    expect(res.body).toEqual({
-      error: expect.any(String),
-      code: 'INVALID_INPUT',
-      details: [{ path: 'query.resourceId', message: expect.any(String) }],
-    });
+    expect(res.status).toBe(200);
+    expect(res.body.map((x: { id: string }) => x.id)).toContain(t.id);
+    expect(res.body.every((x: { resourceId: string }) => x.resourceId === 'default')).toBe(true);
   });
 
   it('PATCH replaces the title and merges metadata: existing keys kept, null removes a key', async () => {
@@ -445,7 +444,7 @@ describe('resolveResourceId hook', () => {
     // Alice claims to be bob in the body: the thread is hers anyway.
     const t = await createThread(b.base, { resourceId: bob['x-user'], title: 'claimed' }, alice);
     expect(t.resourceId).toBe(alice['x-user']);
-    // Listing: the query's resourceId is required by the schema but does not choose whose threads.
+    // Listing: a resourceId in the query does not choose whose threads either.
     const mine = await http(`${b.base}/threads?resourceId=${bob['x-user']}`, { headers: alice });
     expect(mine.body.map((x: { id: string }) => x.id)).toEqual([t.id]);
     expect((await http(`${b.base}/threads?resourceId=${alice['x-user']}`, { headers: bob })).body).toEqual([]);

@@ -100,7 +100,7 @@ describe('buildOpenApiDocument', () => {
     const send = operationOf('POST', '/threads/{threadId}/send-message')!;
     expect(send.parameters).toContainEqual(expect.objectContaining({ name: 'idempotency-key', in: 'header', required: false }));
     const list = operationOf('GET', '/threads')!;
-    expect(list.parameters).toContainEqual(expect.objectContaining({ name: 'resourceId', in: 'query', required: true }));
+    expect(list.parameters).toContainEqual(expect.objectContaining({ name: 'resourceId', in: 'query', required: false }));
     expect(list.parameters).toContainEqual(expect.objectContaining({ name: 'limit', in: 'query', required: false }));
   });
 

@@ -155,7 +155,8 @@ function pageInRange(q: { limit?: number; offset?: number }, ctx: z.RefinementCt
 
 export const ListThreadsQuerySchema = z
   .object({
-    resourceId: id,
+    // Optional, as on every other route: without it (and without a resolveResourceId hook), `default`.
+    resourceId: id.optional(),
     agentId: id.optional(),
     limit: intParam(1).optional(),
     offset: intParam(0).optional(),
