@@ -60,6 +60,11 @@ export async function startTestBridge(options: TestBridgeOptions = {}): Promise<
   const server: ServerType = await new Promise((resolve) => {
     const s = serve({ fetch: app.fetch, hostname: '127.0.0.1', port: 0 }, () => resolve(s));
   });
+  // The server runs in the test's own process: a test that blocks the event loop for seconds (a
+  // synchronous type check) delays both sides' idle timers, and at Node's 5 s default the server
+  // could close a kept-alive socket just as the client reuses it (ECONNRESET). The client's pool
+  // (undici, about 4 s) now always lets go first.
+  (server as { keepAliveTimeout?: number }).keepAliveTimeout = 60_000;
   const { port } = server.address() as AddressInfo;
   return {
     base: `http://127.0.0.1:${port}${bridge.config.prefix}`,
