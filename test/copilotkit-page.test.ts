@@ -6,22 +6,16 @@ import { join } from 'node:path';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { axeViolations, CHROMIUM_PATH, hasChromium, launchChromium } from './support/browser.js';
-import { installExample } from './support/examples.js';
+import { installExample, type CopilotKitServerModule } from './support/examples.js';
 import { npm } from './support/package.js';
 import { http, useTestBridge } from './support/server.js';
 
 // examples/copilotkit's React app (CopilotKit v2's chat, `useAgent` for the shared state,
 // `useInterrupt` for approvals), built with Vite and served by the example's runtime in front of a
 // real bridge, driven in real chromium as a person would: type, press Enter, click.
-//
-// The example's server is imported by a computed path: the root `tsc` leaves examples/ out (see
-// test/copilotkit.test.ts).
+
 /** Screenshots for a person to look at (gitignored). */
 const ARTIFACTS = join(import.meta.dirname, 'artifacts');
-
-interface ServerModule {
-  listen(bridgeUrl: string, port: number, hostname?: string, options?: { staticDir?: string }): Promise<Server>;
-}
 
 describe.skipIf(!hasChromium)(`examples/copilotkit's React app in chromium${hasChromium ? '' : ` (skipped: ${CHROMIUM_PATH} is missing)`}`, () => {
   const bridge = useTestBridge({ delayMs: 0 });
@@ -36,7 +30,7 @@ describe.skipIf(!hasChromium)(`examples/copilotkit's React app in chromium${hasC
     built = mkdtempSync(join(tmpdir(), 'copilotkit-app-'));
     await npm(dir, ['run', 'build', '--', '--outDir', built, '--logLevel', 'warn']);
     process.env.COPILOTKIT_TELEMETRY_DISABLED = 'true'; // keep the runtime off the network
-    const server: ServerModule = await import(join(dir, 'server.ts'));
+    const server: CopilotKitServerModule = await import(join(dir, 'server.ts'));
     runtime = await server.listen(bridge.base, 0, '127.0.0.1', { staticDir: built });
     origin = `http://127.0.0.1:${(runtime.address() as AddressInfo).port}`;
     browser = await launchChromium();
@@ -155,5 +149,5 @@ describe.skipIf(!hasChromium)(`examples/copilotkit's React app in chromium${hasC
       await page.screenshot({ path: join(ARTIFACTS, `copilotkit-${viewport.width}-${colorScheme}.png`) });
       await page.close();
     }
-  });
+  }, 120_000); // two tabs, four runs and two axe passes: beyond the default 30 s on a loaded machine
 });

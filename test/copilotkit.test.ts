@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createDemoWorkflow, DEMO_WORKFLOW_ID } from '../src/demo/workflow.js';
 import { assistantText, runInput, runStrict, uid, userMessage } from './support/agui.js';
-import { installExample } from './support/examples.js';
+import { installExample, type CopilotKitServerModule } from './support/examples.js';
 import { http, useTestBridge } from './support/server.js';
 
 // examples/copilotkit (docs/client.md's CopilotKit section) run for real: the bridge, CopilotKit's
@@ -27,10 +27,6 @@ interface CopilotKitCore {
   connectAgent(params: { agent: AbstractAgent }): Promise<unknown>;
   subscribe(subscriber: { onError?: (event: CopilotKitError) => void }): { unsubscribe(): void };
 }
-interface ServerModule {
-  COPILOTKIT_PATH: string;
-  listen(bridgeUrl: string, port: number): Promise<Server>;
-}
 interface ClientModule {
   createCopilotKit(runtimeUrl: string, options?: { headers?: Record<string, string> }): { core: CopilotKitCore; agent: AbstractAgent };
   sendAndAnswer(runtimeUrl: string, text: string, approved: boolean, options?: { agentId?: string }): Promise<{ interrupts: Array<{ id: string; reason: string; metadata?: Record<string, unknown> }>; messages: AbstractAgent['messages']; threadId: string }>;
@@ -48,7 +44,7 @@ describe('CopilotKit runtime 1.75 in front of the bridge (examples/copilotkit)',
     const dir = await installExample('copilotkit');
     // CopilotKit reports usage by default; keep the test off the network.
     process.env.COPILOTKIT_TELEMETRY_DISABLED = 'true';
-    const server: ServerModule = await import(join(dir, 'server.ts'));
+    const server: CopilotKitServerModule = await import(join(dir, 'server.ts'));
     client = await import(join(dir, 'client.ts'));
     runtime = await server.listen(bridge.base, 0);
     runtimeUrl = `http://127.0.0.1:${(runtime.address() as AddressInfo).port}${server.COPILOTKIT_PATH}`;

@@ -15,6 +15,9 @@ import { REPO_ROOT } from './support/process.js';
 const dir = join(REPO_ROOT, 'examples', 'copilotkit', '.doc-samples');
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
+/** A bundler's module settings, as a reader's app (and the example) resolves packages. */
+const BUNDLER_OPTIONS: ts.CompilerOptions = { ...SAMPLE_OPTIONS, module: ts.ModuleKind.ESNext, moduleResolution: ts.ModuleResolutionKind.Bundler };
+
 describe('the TypeScript in README and docs/', () => {
   it('type-checks, block by block, with the imports each shows', async () => {
     await installExample('copilotkit');
@@ -23,9 +26,7 @@ describe('the TypeScript in README and docs/', () => {
     const modules = sampleModules();
     expect(modules.length).toBeGreaterThan(10);
     const problems = checkSamples(dir, modules, {
-      ...SAMPLE_OPTIONS,
-      module: ts.ModuleKind.ESNext,
-      moduleResolution: ts.ModuleResolutionKind.Bundler,
+      ...BUNDLER_OPTIONS,
       baseUrl: REPO_ROOT,
       paths: {
         'mastra-agui-bridge': ['src/index.ts'],
@@ -42,7 +43,6 @@ describe('the TypeScript in README and docs/', () => {
     expect(modules.length).toBeGreaterThan(0);
     const tsxDir = join(dir, 'tsx');
     mkdirSync(tsxDir, { recursive: true });
-    const options = { ...SAMPLE_OPTIONS, module: ts.ModuleKind.ESNext, moduleResolution: ts.ModuleResolutionKind.Bundler, jsx: ts.JsxEmit.ReactJSX };
-    expect(checkSamples(tsxDir, modules, options, '.tsx')).toEqual([]);
+    expect(checkSamples(tsxDir, modules, { ...BUNDLER_OPTIONS, jsx: ts.JsxEmit.ReactJSX }, '.tsx')).toEqual([]);
   }, 600_000);
 });

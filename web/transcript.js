@@ -245,6 +245,14 @@ function render(item, node) {
   }
 }
 
+/** A signal card's title: how many notifications wait, which notification, or which signal. */
+function signalTitle(type, content, summary) {
+  const attributes = content.attributes ?? {};
+  if (summary) return `${attributes.pending ?? ''} notification${Number(attributes.pending) === 1 ? '' : 's'} waiting`.trim();
+  if (type === 'notification') return `Notification · ${attributes.source ?? ''}${attributes.kind ? ` / ${attributes.kind}` : ''}`;
+  return `${type[0].toUpperCase()}${type.slice(1)} signal · <${content.tagName ?? type}>`;
+}
+
 /** A notification summary's "ci: 2, github: 1" as a reader says it: "2 from ci, 1 from github". */
 function fromSources(text) {
   return text.replace(/([^,:]+):\s*(\d+)/g, (_, source, count) => `${count} from ${source.trim()}`);
@@ -307,12 +315,7 @@ function renderActivity(item) {
     // Mastra sums up notifications it held back as one signal (`notification-summary`): how many
     // wait, from which source ("ci: 2, github: 1").
     const summary = content.tagName === 'notification-summary';
-    const title = summary
-      ? `${attributes.pending ?? ''} notification${Number(attributes.pending) === 1 ? '' : 's'} waiting`.trim()
-      : type === 'notification'
-        ? `Notification · ${attributes.source ?? ''}${attributes.kind ? ` / ${attributes.kind}` : ''}`
-        : `${type[0].toUpperCase()}${type.slice(1)} signal · <${content.tagName ?? type}>`;
-    head.append(el('span', 'icon', icon), el('span', 'title', title));
+    head.append(el('span', 'icon', icon), el('span', 'title', signalTitle(type, content, summary)));
     if (attributes.priority) head.append(el('span', `chip priority-${attributes.priority}`, attributes.priority));
     card.append(head, el('div', 'signal-text', summary ? fromSources(textOf(content.contents)) : textOf(content.contents)));
     const extra = Object.entries(attributes).filter(([k]) => !['source', 'kind', 'type', 'priority', 'id', 'status', 'pending'].includes(k));

@@ -456,8 +456,10 @@ export class RunTranslator {
     return this.ensureCall(payload, out);
   }
 
-  /** The call's result; `failure` says why it failed, for a delegation's `SUBAGENT_ERROR`. */
-  /** `failure`: the call failed with this message (a delegation's sub-agent errs); `declined`: its approval was declined. */
+  /**
+   * The call's result. `failure` says why it failed, for a delegation's `SUBAGENT_ERROR`; `declined`:
+   * its approval was declined (the result says how an approval was answered, `metadata.approval`).
+   */
   private emitResult(toolCallId: string, content: string, out: Event[], { failure, declined = false }: { failure?: string; declined?: boolean } = {}): void {
     const call = this.toolCalls.get(toolCallId);
     if (!call || call.resolved) return;

@@ -1,4 +1,5 @@
 import { existsSync, mkdirSync, rmSync, statSync } from 'node:fs';
+import type { Server } from 'node:http';
 import { setTimeout as delay } from 'node:timers/promises';
 import { join } from 'node:path';
 import { npm } from './package.js';
@@ -39,4 +40,14 @@ export async function installExample(name: string): Promise<string> {
   } finally {
     rmSync(lock, { recursive: true, force: true });
   }
+}
+
+/**
+ * What examples/copilotkit/server.ts exports, for the tests that run it. They import it by a
+ * computed path: the root `tsc` leaves examples/ out, whose node_modules a fresh clone lacks
+ * (`tsc -p examples/copilotkit` checks the file itself).
+ */
+export interface CopilotKitServerModule {
+  COPILOTKIT_PATH: string;
+  listen(bridgeUrl: string, port: number, hostname?: string, options?: { staticDir?: string }): Promise<Server>;
 }
