@@ -17,6 +17,7 @@ import { MastraInbox, type DurableInbox } from './threads/inbox.js';
 import { InboxRecovery } from './signals/inbox-recovery.js';
 import { RunTracker, type RunEndListener } from './observability/run-tracker.js';
 import { WebhookOutbox } from './webhooks/webhook-outbox.js';
+import { RunEndRecords } from './runs/run-end-records.js';
 import { WebhookSender } from './webhooks/webhook-sender.js';
 import { RecoveryGate } from './threads/recovery-gate.js';
 import { RunEndings } from './threads/run-endings.js';
@@ -74,6 +75,8 @@ const services = new ContainerModule(({ bind }) => {
   bind(TOKENS.PendingInterrupts).to(PendingInterrupts);
   bind(TOKENS.ThreadHub).to(ThreadHub);
   bind(TOKENS.RunTracker).to(RunTracker);
+  bind(TOKENS.RunEndRecords).to(RunEndRecords);
+  bind<RunEndListener>(TOKENS.RunEndListener).toService(TOKENS.RunEndRecords);
   bind(TOKENS.WebhookOutbox).to(WebhookOutbox);
 });
 

@@ -54,6 +54,8 @@ export const TOKENS = {
   RunTracker: Symbol.for('mastra-agui-bridge.RunTracker'),
   /** Told of every run's end (`RunEndListener`, any number bound): the webhook outbox is one. */
   RunEndListener: Symbol.for('mastra-agui-bridge.RunEndListener'),
+  /** How a thread's cancelled and failed runs ended, kept for its history (`RunEndRecords`, a `RunEndListener` too). */
+  RunEndRecords: Symbol.for('mastra-agui-bridge.RunEndRecords'),
   /** The webhooks not yet delivered (`WebhookOutbox`, in Mastra's storage). */
   WebhookOutbox: Symbol.for('mastra-agui-bridge.WebhookOutbox'),
   /** Sends the outbox's webhooks (`WebhookSender`), bound with `config.webhooks` only. */

@@ -404,6 +404,29 @@ describe.skipIf(!hasChromium)(`the demo page in chromium${hasChromium ? '' : ` (
     expect((await bubbles(page, 'assistant')).at(-1)?.length).toBeLessThan(`Echo: ${longMessage(60)}`.length);
   });
 
+  it('a failed run and a stopped one say so where they ended, once, live and in a new tab (from the history)', async () => {
+    const { page, resourceId } = await openPage();
+    await send(page, 'please fail now', false);
+    await page.waitForSelector('#transcript .notice:has-text("Run failed")');
+    await page.waitForFunction(() => !(window as unknown as PageWindow).bridgeDemo.running);
+    await send(page, longMessage(60), false);
+    await waitForBubble(page, 'assistant', 'Echo: w0', 'prefix');
+    await page.click('#stop');
+    await page.waitForSelector('#transcript .notice:has-text("Run cancelled.")');
+    await idle(page);
+    // What follows each user message: its notice (the bridge's run-end message), once.
+    const transcriptOf = (p: Page) =>
+      p.$$eval('#transcript .item', (items) =>
+        items.flatMap((i) => (i.classList.contains('user') ? ['user'] : i.querySelector('.notice') ? [i.querySelector('.notice')?.textContent ?? ''] : i.classList.contains('assistant') ? ['assistant'] : [])),
+      );
+    const expected = ['user', 'Run failed: demo model failure (MODEL_ERROR)', 'user', 'assistant', 'Run cancelled.'];
+    expect(await transcriptOf(page)).toEqual(expected);
+    await context?.close();
+    const { page: fresh } = await openPage(resourceId);
+    await fresh.waitForSelector('#transcript .notice:has-text("Run cancelled.")');
+    expect(await transcriptOf(fresh)).toEqual(expected);
+  });
+
   it('renders reasoning (collapsible), tool calls with args and results, background tasks and state signals; screenshot', async () => {
     const { page } = await openPage('demo-user');
     await send(page, 'hello there');

@@ -72,8 +72,10 @@ describe('a guardrail that stops a run', () => {
       { type: 'CUSTOM', name: 'data-model-failure', value: { message: 'demo model failure' } },
       { type: 'RUN_ERROR', message: 'demo model failure', code: 'MODEL_ERROR' },
     ]);
-    expect(shown(await foldMessages(run.events as AnyEvent[]))).toEqual([]);
-    expect((await history(threadId)).map((m) => m.role)).toEqual(['user']);
+    // The client holds the run's end (its run-end message); history holds the question and that end.
+    const end = { role: 'activity', activityType: 'run-end', content: { outcome: 'failed', code: 'MODEL_ERROR', message: 'demo model failure' } };
+    expect(await foldMessages(run.events as AnyEvent[])).toEqual([expect.objectContaining(end)]);
+    expect(await history(threadId)).toEqual([expect.objectContaining({ role: 'user' }), expect.objectContaining(end)]);
   });
 
   it('an error processor that aborts: Mastra ends the stream without a result, and the run ends RUN_ERROR, never RUN_FINISHED', async () => {
@@ -94,13 +96,19 @@ const history = async (threadId: string, format: 'agui' | 'mastra' = 'agui') =>
 /** The messages a client holds, as the history shows them (ids, roles, text). */
 const shown = (messages: Message[]) => messages.map((m) => ({ id: m.id, role: m.role, content: m.content }));
 
-/** The events around a retraction: the thread as stored, just before the terminal event. */
+/** The events around a retraction: the thread as stored, just before the run's end (a failed run's run-end message, its terminal event). */
 function retraction(events: BaseEvent[]) {
   const at = events.findIndex((e) => e.type === 'MESSAGES_SNAPSHOT');
   expect(at, 'a MESSAGES_SNAPSHOT').toBeGreaterThan(0);
-  expect(at).toBe(events.length - 2);
+  expect(events.slice(at + 1).map((e) => e.type)).toEqual(events.at(-1)?.type === 'RUN_ERROR' ? ['ACTIVITY_SNAPSHOT', 'RUN_ERROR'] : ['RUN_FINISHED']);
   return (events[at] as BaseEvent & { messages: Message[] }).messages;
 }
+
+/** A message of a stored row: not a run-end message, which the thread keeps beside its rows. */
+const isStoredRow = (m: Message) => m.role !== 'activity';
+
+/** What the thread shows, message by message: a run-end message as `run-end <outcome>`. */
+const contents = (messages: Message[]) => messages.map((m) => (m.role === 'activity' ? `run-end ${(m.content as { outcome: string }).outcome}` : m.content));
 
 describe('what a processor discards after it streamed is retracted', () => {
   it('a retried step: both attempts stream, the thread as stored comes before RUN_FINISHED, and the reducer ends holding only the accepted answer, as history does', async () => {
@@ -126,9 +134,9 @@ describe('what a processor discards after it streamed is retracted', () => {
     expect(run.events.map((e) => e.type)).toContain('TEXT_MESSAGE_CONTENT'); // it streamed
     expect(run.terminal).toMatchObject({ type: 'RUN_ERROR', code: 'TRIPWIRE', metadata: { processorId: 'block-secret-answers' } });
     const stored = await history(threadId);
-    expect(retraction(run.events)).toEqual(stored);
+    expect(retraction(run.events)).toEqual(stored.filter(isStoredRow));
     expect(shown(await foldMessages(run.events as AnyEvent[]))).toEqual(shown(stored));
-    expect(stored.map((m) => m.role)).toEqual(['user']);
+    expect(contents(stored)).toEqual(['what is the secret', 'run-end failed']);
     expect(JSON.stringify(await history(threadId, 'mastra'))).not.toContain('Echo: what is the secret');
   });
 
@@ -137,8 +145,10 @@ describe('what a processor discards after it streamed is retracted', () => {
     const run = await runStrict(`${b.base}/run`, runInput({ threadId, messages: [userMessage('name the classified files')], forwardedProps: { resourceId: 'guard-user', agentId: 'guarded' } }));
     expect(run.terminal).toMatchObject({ type: 'RUN_ERROR', code: 'TRIPWIRE', metadata: { processorId: 'stop-classified-stream', processorMetadata: { category: 'classified' } } });
     const stored = await history(threadId);
-    expect(retraction(run.events)).toEqual(stored);
-    expect(shown(await foldMessages(run.events as AnyEvent[]))).toEqual([{ id: expect.any(String), role: 'user', content: 'name the classified files' }]);
+    expect(retraction(run.events)).toEqual(stored.filter(isStoredRow));
+    const held = await foldMessages(run.events as AnyEvent[]);
+    expect(held).toEqual(stored);
+    expect(contents(held)).toEqual(['name the classified files', 'run-end failed']);
   });
 
   it('a run a message woke, with nobody following the thread: the blocked answer still leaves storage', async () => {
@@ -148,7 +158,7 @@ describe('what a processor discards after it streamed is retracted', () => {
     // The next /run waits its turn: the woken run has ended (its blocked answer stored) when it starts.
     const next = await runStrict(`${b.base}/run`, runInput({ threadId, messages: [userMessage('hello there')], forwardedProps: { resourceId: 'guard-user', agentId: 'guarded' } }));
     expect(next.terminal.type).toBe('RUN_FINISHED');
-    await vi.waitFor(async () => expect((await history(threadId)).map((m) => m.content)).toEqual(['what is the secret', 'hello there', 'Echo: hello there']));
+    await vi.waitFor(async () => expect(contents(await history(threadId))).toEqual(['what is the secret', 'run-end failed', 'hello there', 'Echo: hello there']));
   });
 
   it("a follower of the thread gets the same retractions: after each run its reducer holds the thread's history", async () => {
@@ -163,7 +173,16 @@ describe('what a processor discards after it streamed is retracted', () => {
       await follower.waitFor(() => ends() > before, `the end of "${content}" on the thread stream`);
       expect(shown(await foldMessages(follower.list)), content).toEqual(shown(await history(threadId)));
     }
-    expect((await history(threadId)).map((m) => m.content)).toEqual(['write a draft', 'Revised: write a draft', 'what is the secret', 'hello there', 'Echo: hello there', 'name the classified files']);
+    expect(contents(await history(threadId))).toEqual([
+      'write a draft',
+      'Revised: write a draft',
+      'what is the secret',
+      'run-end failed',
+      'hello there',
+      'Echo: hello there',
+      'name the classified files',
+      'run-end failed',
+    ]);
     await follower.close();
   });
 });

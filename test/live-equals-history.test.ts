@@ -70,7 +70,10 @@ describe('live equals history, per demo script', () => {
     t.agent.addMessage(userMessage('please fail'));
     const r = await run(t);
     expect(r.terminal.type).toBe(EventType.RUN_ERROR);
-    await expectLiveEqualsHistory(t, 1);
+    const stored = await expectLiveEqualsHistory(t, 1);
+    // The question, then how its run ended: a tab that loads the thread shows the failure, not an unanswered question.
+    expect(stored.map((m) => m.role)).toEqual(['user', 'activity']);
+    expect(stored[1]).toMatchObject({ role: 'activity', activityType: 'run-end', content: { outcome: 'failed', code: 'MODEL_ERROR', message: 'demo model failure' } });
   });
 
   it.each([
@@ -243,7 +246,8 @@ describe('live equals history after a cut (an abort mid-run)', () => {
       },
     });
     agent.addMessage(userMessage(text));
-    const r = await runAgentStrict(agent, { runId: uid('run'), forwardedProps: { resourceId: t.resourceId } });
+    const runId = uid('run');
+    const r = await runAgentStrict(agent, { runId, forwardedProps: { resourceId: t.resourceId } });
     expect(aborting, 'the abort was sent').toBeDefined();
     expect((await aborting) as { body: unknown }).toMatchObject({ body: { aborted: true } });
     expect(r.terminal).toMatchObject({ type: EventType.RUN_FINISHED, outcome: { type: 'cancelled' } });
@@ -251,6 +255,8 @@ describe('live equals history after a cut (an abort mid-run)', () => {
     const stored = (await http(`${slow.base}/threads/${t.threadId}/messages?resourceId=${t.resourceId}&format=agui`)).body as Message[];
     expect(agent.messages).toEqual(stored);
     expect(await foldMessages(t.sse.list)).toEqual(stored);
+    // The run's end says so, last: a tab that loads the thread shows "cancelled" where the live one did.
+    expect(stored.at(-1)).toEqual({ id: `run-end-${runId}`, role: 'activity', activityType: 'run-end', content: { outcome: 'cancelled' } });
     await t.sse.close();
   }
 

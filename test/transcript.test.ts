@@ -3,9 +3,12 @@ import { describe, expect, it } from 'vitest';
 // The demo page's transcript model (web/transcript.js), without a browser: which items a thread's
 // messages show, and in which state.
 interface Item {
+  id: string;
   kind: string;
   name?: string;
   status?: string;
+  tone?: string;
+  text?: string;
 }
 interface View {
   messages: object[];
@@ -51,5 +54,20 @@ describe('the demo page’s transcript', () => {
     // Without the mark, a result is only done: the tab cannot tell an approval from any other call.
     const unmarked = [...asked, { id: 't3', role: 'tool', toolCallId: 'c3', content: '{"deleted":"notes.txt"}' }];
     expect(tools(itemsOfView(view(unmarked, false)))[2]).toEqual(['delete_file', 'done']);
+  });
+
+  it('a run-end message is a notice where the run ended: cancelled, or failed with its message and code', () => {
+    const ends = [
+      { id: 'u1', role: 'user', content: 'hello' },
+      { id: 'run-end-r1', role: 'activity', activityType: 'run-end', content: { outcome: 'failed', code: 'MODEL_ERROR', message: 'demo model failure' } },
+      { id: 'u2', role: 'user', content: 'again' },
+      { id: 'run-end-r2', role: 'activity', activityType: 'run-end', content: { outcome: 'cancelled' } },
+    ];
+    expect(itemsOfView(view(ends, false)).map(({ id, kind, tone, text }) => ({ id, kind, tone, text }))).toEqual([
+      { id: 'u1', kind: 'user', tone: undefined, text: 'hello' },
+      { id: 'run-end-r1', kind: 'notice', tone: 'error', text: 'Run failed: demo model failure (MODEL_ERROR)' },
+      { id: 'u2', kind: 'user', tone: undefined, text: 'again' },
+      { id: 'run-end-r2', kind: 'notice', tone: 'info', text: 'Run cancelled.' },
+    ]);
   });
 });

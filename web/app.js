@@ -8,7 +8,7 @@
 // thread's events into `agent.messages`, which the transcript renders. A `BridgeClient` makes the
 // REST and signal calls.
 import { BridgeAgent, BridgeClient, BridgeRequestError } from './client.js';
-import { Transcript } from './transcript.js';
+import { runEndNotice, Transcript } from './transcript.js';
 
 const prefix = document.querySelector('meta[name="agui-prefix"]')?.content ?? '/agui';
 const baseUrl = prefix.startsWith('%') ? '/agui' : prefix;
@@ -79,8 +79,13 @@ const app = {
   thread: undefined,
   /** @type {BridgeAgent | undefined} follows the open thread; `agent.messages` is the transcript */
   agent: undefined,
-  /** Lines only the page adds (cancelled and failed runs): `{ id, after, tone, text }`, after message `after`. */
+  /**
+   * Lines only the page adds (a run that ended without the bridge's run-end message, a workflow's
+   * step timeline): `{ id, after, tone, text }`, after message `after`.
+   */
   notices: [],
+  /** The open run showed its run-end message (cancelled or failed): the page adds no notice of its own. */
+  runEndShown: false,
   /** Ids of the messages and tool calls still streaming. */
   streaming: new Set(),
   /** Messages sent into a busy thread or queued, shown at once until the run reads them: `{ id, text, state }`. */
@@ -420,6 +425,7 @@ function follower(agent) {
     onRunStartedEvent: mine(({ event }) => {
       if (isSnapshotRun(event)) return;
       setRunning(true);
+      app.runEndShown = false;
       // A new run answers whatever step was waiting (a resume: no new message), or supersedes it.
       if (app.resumes.size > 0) {
         app.resumes.clear();
@@ -430,17 +436,20 @@ function follower(agent) {
     }),
     onStepStartedEvent: mine(({ event }) => setStep(event.stepName, 'running')),
     onStepFinishedEvent: mine(({ event }) => setStep(event.stepName, 'done')),
+    onActivitySnapshotEvent: mine(({ event }) => {
+      if (event.activityType === 'run-end') app.runEndShown = true;
+    }),
     onRunFinishedEvent: mine(({ event, outcome, interrupts }) => {
       if (!isSnapshotRun(event)) endRun();
       if (outcome === 'interrupt') addApprovals(interrupts);
-      if (outcome === 'cancelled') addNotice('info', 'Run cancelled.');
+      if (outcome === 'cancelled') noticeUnlessShown({ outcome });
       endTimeline(outcome === 'cancelled' ? 'cancelled' : undefined);
       checkpoint(agent);
     }),
     onRunErrorEvent: mine(({ event }) => {
       endRun();
       endTimeline('failed');
-      addNotice('error', `Run failed: ${event.message}${event.code ? ` (${event.code})` : ''}`);
+      noticeUnlessShown({ outcome: 'failed', code: event.code, message: event.message });
       checkpoint(agent);
     }),
     onTextMessageStartEvent: mine(({ event }) => streaming(event.messageId, true)),
@@ -528,6 +537,16 @@ function endTimeline(cut) {
   if (cut) for (const step of timeline.steps) if (step.status === 'running') step.status = cut;
   transcript.schedule();
   app.timeline = undefined;
+}
+
+/**
+ * A run that ended cancelled or failed without the bridge's run-end message (a workflow's run, or
+ * one whose process was lost): the page says so itself, in this tab only.
+ */
+function noticeUnlessShown(end) {
+  if (app.runEndShown) return;
+  const { tone, text } = runEndNotice(end);
+  addNotice(tone, text);
 }
 
 function addNotice(tone, text) {

@@ -1,6 +1,6 @@
 // The conversation as DOM. It renders what it is given: the AG-UI messages `@ag-ui/client`'s
 // reducer folds the thread stream into (`agent.messages`: user, assistant, reasoning, tool and
-// activity messages), the page's notices (cancelled and failed runs), which messages are still
+// activity messages; a run-end message shows as a notice), the page's own notices, which messages are still
 // streaming, and the state of calls that wait for an approval. It reads no events.
 //
 // One <li> per item (a message's text, each of its tool calls, an activity, a notice), rebuilt only
@@ -72,11 +72,19 @@ function itemsOf(m, results, approvals, running) {
     case 'reasoning':
       return [{ id: m.id, kind: 'reasoning', text: textOf(m.content) }];
     case 'activity':
+      // How a run that did not finish ended: the bridge's run-end message, live and in history alike.
+      if (m.activityType === 'run-end') return [{ id: m.id, kind: 'notice', ...runEndNotice(m.content ?? {}) }];
       return [{ id: m.id, kind: 'activity', activityType: m.activityType, content: m.content }];
     default:
       // tool results show on their call; system and developer messages are not shown
       return [];
   }
+}
+
+/** The notice a run-end message shows: "Run cancelled.", or "Run failed: <message> (<code>)". */
+export function runEndNotice({ outcome, code, message }) {
+  if (outcome === 'cancelled') return { tone: 'info', text: 'Run cancelled.' };
+  return { tone: 'error', text: `Run failed: ${message ?? 'no reason given'}${code ? ` (${code})` : ''}` };
 }
 
 /**

@@ -78,12 +78,14 @@ export interface WokenOutput extends FinishingOutput {
   readonly status: string;
   /** Set when a processor stopped the run (`abort`); the step it blocked is the last of `steps`. */
   readonly tripwire?: unknown;
+  /** Why the run failed, when it did. */
+  readonly error?: unknown;
   readonly messageId?: string;
   readonly steps?: Promise<ReadonlyArray<{ content: ReadonlyArray<{ type?: unknown; text?: unknown }> }>>;
 }
 
 /** A run a signal woke, for whoever watches it (metrics). */
-export type OnWake = (run: { runId: string; output: WokenOutput }) => void;
+export type OnWake = (run: { runId: string; output: WokenOutput; signalId?: string }) => void;
 
 /** What Mastra's signal methods return. */
 type Sent = { accepted: Promise<{ action: SignalDecision['action']; runId?: string; output?: WokenOutput }>; signal: { id: string } };
@@ -96,7 +98,7 @@ async function decision(sent: Sent, onWake?: OnWake): Promise<SignalDecision> {
   } catch (error) {
     throw new BridgeError(409, 'CONFLICT', `Mastra refused the signal: ${(error as Error).message}`);
   }
-  if (onWake && accepted.action === 'wake' && accepted.runId && accepted.output) onWake({ runId: accepted.runId, output: accepted.output });
+  if (onWake && accepted.action === 'wake' && accepted.runId && accepted.output) onWake({ runId: accepted.runId, output: accepted.output, signalId: sent.signal.id });
   return { action: accepted.action, ...('runId' in accepted && accepted.runId && { runId: accepted.runId }), signalId: sent.signal.id };
 }
 

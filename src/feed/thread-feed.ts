@@ -8,6 +8,7 @@ import { endsRun, isLostRemoteRun, topLevelRunId, type MastraChunk } from '../tr
 import { closeRun, shapesRun } from '../translate/close-run.js';
 import { LOST_RUN } from '../translate/failure.js';
 import { beforeTerminal, blockedStep, type BlockedStep, type CutStep } from '../translate/retraction.js';
+import { withStoredRunEnd } from '../translate/run-end.js';
 import { ThreadTranslator, type RunAnnouncement } from '../translate/thread-translator.js';
 import { errorMessage } from '../translate/values.js';
 import { WorkflowActivities, type WorkflowActivityContent } from '../translate/workflow-activity.js';
@@ -458,12 +459,13 @@ export class ThreadFeed {
     // Most chunks need no read: they go out at once, unless a batch before them still waits.
     if (!concerned && !retracting && !cut && this.waitingForRead === 0) return this.publish(events);
     // Waited for before the terminal batch goes out, in order with the batches after it.
-    const woundDown = cut && this.options.runEnded?.(cut.runId);
+    const ended = cut?.runId ?? retracting;
+    const woundDown = ended === undefined ? undefined : this.options.runEnded?.(ended);
     this.waitingForRead++;
     this.reads = this.reads
       .then(async () => {
         const withState = concerned && state ? await state.around(chunk, events) : events;
-        this.publish(retracting ? await this.retracted(chunk, withState) : cut ? await this.afterCut(cut, withState, woundDown) : withState);
+        this.publish(retracting ? await this.retracted(chunk, withState, woundDown) : cut ? await this.afterCut(cut, withState, woundDown) : withState);
       })
       .catch((error: unknown) => {
         // The run's own events still go out; only what the read adds is missing until the next bracket.
@@ -473,11 +475,17 @@ export class ThreadFeed {
       .finally(() => this.waitingForRead--);
   }
 
-  /** A run's terminal batch after the answer a guardrail blocked is forgotten, with the thread as stored before its end. */
-  private async retracted(chunk: MastraChunk, events: Event[]): Promise<Event[]> {
+  /**
+   * A run's terminal batch after the answer a guardrail blocked is forgotten, with the thread as
+   * stored before its end. Once the run has wound down here its `/run` has kept how it ended, in
+   * words this stream cannot read (a blocked step's reason): its run-end message says what history does.
+   */
+  private async retracted(chunk: MastraChunk, events: Event[], woundDown?: Promise<void>): Promise<Event[]> {
+    await woundDown;
     const step = blockedStep(chunk);
     if (step) await this.options.dropBlockedStep?.(step);
-    return beforeTerminal(events, await this.options.loadHistory());
+    const history = await this.options.loadHistory();
+    return beforeTerminal(withStoredRunEnd(events, history), history);
   }
 
   /**

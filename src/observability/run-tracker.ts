@@ -13,6 +13,8 @@ export interface RunIdentity {
   threadId: string;
   runId: string;
   resourceId: string;
+  /** The message (or signal) the run answers, as the thread stores it, when it answers one. */
+  inputId?: string;
 }
 
 /** A run that ended, whoever started it: what the metrics count and the webhooks tell. */

@@ -17,6 +17,8 @@ import { selectNewMessages, tailIds, toMastraMessages, type MastraInputMessage }
 import { endAsCancelled, RunTranslator } from '../translate/run-translator.js';
 import type { WorkflowActivityContent } from '../translate/workflow-activity.js';
 import { beforeTerminal, blockedStep } from '../translate/retraction.js';
+import { runEndIn } from '../translate/run-end.js';
+import type { RunEndRecords } from './run-end-records.js';
 import { errorMessage } from '../translate/values.js';
 import { runFailure } from '../translate/failure.js';
 import { ResultCapture } from './result-capture.js';
@@ -158,6 +160,7 @@ export class RunService {
     @inject(TOKENS.Resumer) private readonly resumer: Resumer,
     @inject(TOKENS.InboxCuts) private readonly cuts: InboxCuts,
     @inject(TOKENS.RunTracker) private readonly tracker: RunTracker,
+    @inject(TOKENS.RunEndRecords) private readonly runEnds: RunEndRecords,
   ) {
     metrics.trackOpenRuns(() => this.active.size);
   }
@@ -323,7 +326,8 @@ export class RunService {
     tracked: TrackedRun,
   ): Promise<void> {
     const counted = countedSink(this.metrics, sink);
-    const write = counted.write;
+    const stored = plan.memory && !readOnly(options) ? { threadId: input.threadId, resourceId: options.resourceId, agentId: agent.id } : undefined;
+    const write = this.keepingRunEnd(counted.write, stored, plan.inboxId);
     const controller = new AbortController();
     const signal = controller.signal;
     const onClientAbort = () => controller.abort(clientSignal.reason);
@@ -334,7 +338,7 @@ export class RunService {
     const translator = new RunTranslator({
       threadId: input.threadId,
       runId: input.runId,
-      interruptRunId: plan.resume[0]?.runId ?? input.runId,
+      mastraRunId: plan.resume[0]?.runId ?? input.runId,
       resumedToolCalls: plan.resume.map((target) => target.toolCallId),
       approvalToolCalls: plan.resume.filter((target) => target.requiresApproval).map((target) => target.toolCallId),
       frontendTools,
@@ -345,7 +349,6 @@ export class RunService {
     const { state: stateOf } = plan;
     const state = stateOf && new StateEvents(() => stateOf.store.read(stateOf.scope));
     await write([...translator.start(), ...((await state?.opening()) ?? [])]);
-    const stored = plan.memory && !readOnly(options) ? { threadId: input.threadId, resourceId: options.resourceId, agentId: agent.id } : undefined;
     const context: PipeContext = { translator, capture, write, runId: input.runId, frontendTools, options, signal, state, stored, startedAt: Date.now() };
     const { threadId, runId, context: agUiContext, state: clientState, forwardedProps, tools } = input;
     const shape: RunShape = {
@@ -409,6 +412,19 @@ export class RunService {
     }
   }
 
+  /**
+   * `write`, with the run's end (the batch with its run-end message: cancelled or failed) kept in
+   * the thread, after its input `inputId`, before the batch goes out, so that a client that loads
+   * the thread on seeing it finds it. A run that stores nothing keeps nothing.
+   */
+  private keepingRunEnd(write: EventSink, stored: ThreadScope | undefined, inputId: string | undefined): EventSink {
+    if (!stored) return write;
+    return (events) => {
+      const end = runEndIn(events);
+      return end ? this.runEnds.keep(stored, end, inputId).then(() => write(events)) : write(events);
+    };
+  }
+
   /** What the run's workflow calls showed, kept for history and for their resume, before the run's end is written. */
   private async keepWorkflowActivities({ translator, stored }: PipeContext): Promise<void> {
     const activities = translator.workflowActivities;
@@ -469,7 +485,7 @@ export class RunService {
 
   /** Whether an abort cut the run between two steps; if so, the end in `events` is made cancelled. */
   private cutBetweenSteps({ mastraRunId }: PipeContext, events: Event[]): boolean {
-    return mastraRunId !== undefined && this.endings.wasCut(mastraRunId) && endAsCancelled(events);
+    return mastraRunId !== undefined && this.endings.wasCut(mastraRunId) && endAsCancelled(events, mastraRunId);
   }
 
   /**

@@ -13,8 +13,9 @@ import { outputFinished, sendMessage, sendSignal, withId, type AgentMessage, typ
 import { isAnswered } from './signal-router.js';
 import { setTimeout as delay } from 'node:timers/promises';
 import type { RecoveryGate } from '../threads/recovery-gate.js';
-import { statusOutcome, type BridgeMetrics } from '../observability/metrics.js';
+import type { BridgeMetrics } from '../observability/metrics.js';
 import type { RunTracker } from '../observability/run-tracker.js';
+import { wokenEnd } from './woken-end.js';
 import { randomUUID } from 'node:crypto';
 import { inTraceOf } from '../observability/trace-context.js';
 import { errorMessage } from '../translate/values.js';
@@ -193,7 +194,7 @@ export class InboxRecovery implements InboxCuts {
       for await (const _chunk of output.fullStream) {
         // drained: the run stores its answer as it goes
       }
-      tracked.endWith({ outcome: statusOutcome(output.status) });
+      tracked.endWith(wokenEnd(output));
     } catch (error) {
       tracked.endWith({ outcome: 'error', error: { code: 'RUN_FAILED', message: errorMessage(error) } });
       throw error;
@@ -202,10 +203,10 @@ export class InboxRecovery implements InboxCuts {
 
   /** Tracks the run a recovered message woke (Mastra streams it): its span, metrics and webhook. */
   private trackWoken(agent: Agent, entry: InboxEntry): OnWake {
-    return ({ runId, output }) => {
-      const tracked = this.tracker.start({ agentId: agent.id, origin: 'recovery', threadId: entry.threadId, runId, resourceId: entry.resourceId });
+    return ({ runId, output, signalId }) => {
+      const tracked = this.tracker.start({ agentId: agent.id, origin: 'recovery', threadId: entry.threadId, runId, resourceId: entry.resourceId, inputId: signalId });
       void outputFinished(output).then(
-        () => tracked.endWith({ outcome: statusOutcome(output.status) }),
+        () => tracked.endWith(wokenEnd(output)),
         (error: unknown) => tracked.endWith({ outcome: 'error', error: { code: 'RUN_FAILED', message: errorMessage(error) } }),
       );
     };

@@ -8,8 +8,10 @@ import { AgentProvider } from '../agents/agent-provider.js';
 import { listNotifications, outputFinished, sendMessage, sendNotification, sendStateSignal, withId, type OnWake, type Routing, type SignalDecision, type SignalTarget, type WokenOutput } from '../agents/mastra.js';
 import type { ResolvedConfig } from '../config.js';
 import { conflict, notFound, type BridgeError } from '../errors.js';
-import { statusOutcome, type BridgeMetrics, type RunOutcome } from '../observability/metrics.js';
-import type { RunEnd, RunTracker } from '../observability/run-tracker.js';
+import type { BridgeMetrics, RunOutcome } from '../observability/metrics.js';
+import type { RunTracker } from '../observability/run-tracker.js';
+import { wokenRunFailure } from '../translate/failure.js';
+import { wokenEnd } from './woken-end.js';
 import { withTraceparent } from '../observability/trace-context.js';
 import type { DurableInbox, InboxCuts, InboxEntry } from '../threads/inbox.js';
 import type { RecoveryGate } from '../threads/recovery-gate.js';
@@ -104,7 +106,7 @@ export class SignalRouter {
     const { resourceId: _r, agentId: _a, ...notification } = body;
     const result = await sendNotification(agent, notification, { resourceId: scope.resourceId, threadId: scope.threadId });
     const accepted = result.accepted ? await result.accepted : undefined;
-    if (accepted?.action === 'wake') this.watchWoken(agent, scope)(accepted);
+    if (accepted?.action === 'wake') this.watchWoken(agent, scope)({ ...accepted, ...(result.signal && { signalId: result.signal.id }) });
     // The signal's routing when one was sent, else what the delivery policy did with the record.
     this.metrics.signalDecision('notification', accepted?.action ?? result.decision.action);
     // Delivered or summarised now, it is a signal a run is to answer: kept as any other.
@@ -237,21 +239,21 @@ export class SignalRouter {
 
   /**
    * Counts a run a signal woke, and its end: Mastra streams that run itself, so its end is read
-   * from the output's status once it settles.
+   * from the output once it settles (`wokenEnd`).
    */
   private watchWoken(agent: Agent, scope: ThreadScope): OnWake {
-    return ({ runId, output }) => {
-      const tracked = this.tracker.start({ agentId: agent.id, origin: 'signal', threadId: scope.threadId, runId, resourceId: scope.resourceId });
+    return ({ runId, output, signalId }) => {
+      const tracked = this.tracker.start({ agentId: agent.id, origin: 'signal', threadId: scope.threadId, runId, resourceId: scope.resourceId, inputId: signalId });
       const finished = outputFinished(output);
       this.endings.track(runId, finished);
-      const outcome = finished.then(
-        () => statusOutcome(output.status),
-        (): RunOutcome => 'error',
+      const end = finished.then(
+        () => wokenEnd(output),
+        (error: unknown) => ({ outcome: 'error' as const, error: wokenRunFailure({ error }) }),
       );
-      this.woken.set(runId, outcome);
-      void outcome.then((ended) => {
+      this.woken.set(runId, end.then(({ outcome }) => outcome));
+      void end.then((ended) => {
         this.woken.delete(runId);
-        tracked.endWith({ outcome: ended, ...(ended === 'error' && { error: wokenFailure(output) }) });
+        tracked.endWith(ended);
         // No client may follow the thread: the answer a guardrail blocked leaves storage here too.
         if (output.tripwire) void this.dropBlockedAnswer({ ...scope, agentId: agent.id }, output);
       });
@@ -307,10 +309,6 @@ function routing(body: Routing): Routing {
   return { ...(body.ifActive && { ifActive: body.ifActive }), ...(body.ifIdle && { ifIdle: body.ifIdle }) };
 }
 
-/** Why a run a signal woke failed, in the codes a streamed run's `RUN_ERROR` uses. */
-function wokenFailure(output: WokenOutput): NonNullable<RunEnd['error']> {
-  return output.tripwire ? { code: 'TRIPWIRE', message: 'A guardrail stopped the run' } : { code: 'RUN_FAILED', message: `The run ended ${output.status}` };
-}
 
 /** A decision after which a run is to answer the signal (`persist` and `discard` keep it unanswered). */
 export const isAnswered = (action: SignalDecision['action']) => action === 'wake' || action === 'deliver';

@@ -12,6 +12,7 @@ import type { ThreadLocks } from './thread-locks.js';
 import { subagentThreads, toAguiMessages, toThreadMessage, type HistoryContext, type StoredBackgroundTask, type ThreadMessage, type ToolMessageIds } from '../translate/history.js';
 import { cutStepMessage, textOf, type BlockedStep, type CutStep } from '../translate/retraction.js';
 import type { WorkflowActivityContent } from '../translate/workflow-activity.js';
+import type { RunEndContent, StoredRunEnd } from '../translate/run-end.js';
 
 /**
  * The thread metadata key under which the bridge keeps the ids clients gave their tool messages
@@ -42,8 +43,14 @@ export interface LatestWorkflowRun {
 /** The thread metadata key of what each workflow tool call's activity showed last (`WorkflowActivities`). */
 const WORKFLOW_ACTIVITIES_KEY = 'mastra-agui-bridge:workflowActivities';
 
+/** The thread metadata key of how its latest runs that did not finish as asked ended (`StoredRunEnd`, by run-end message id). */
+const RUN_ENDS_KEY = 'mastra-agui-bridge:runEnds';
+
+/** How many run ends a thread keeps: the latest, for its recent history (a thread's metadata is read with every load). */
+const KEPT_RUN_ENDS = 50;
+
 /** Metadata only the bridge writes: never shown, never written by a PATCH. */
-const INTERNAL_KEYS = [TOOL_MESSAGE_IDS_KEY, WORKFLOW_RUN_KEY, WORKFLOW_ACTIVITIES_KEY];
+const INTERNAL_KEYS = [TOOL_MESSAGE_IDS_KEY, WORKFLOW_RUN_KEY, WORKFLOW_ACTIVITIES_KEY, RUN_ENDS_KEY];
 
 function withoutInternal(metadata: Record<string, unknown> | undefined): Record<string, unknown> {
   const rest = { ...metadata };
@@ -205,8 +212,41 @@ export class ThreadStore {
     const { memory, thread } = await this.load(scope);
     const tasks = include.backgroundTasks ? this.backgroundTasks(scope) : Promise.resolve([]);
     const [stored, backgroundTasks] = await Promise.all([this.recall(memory, scope, page), tasks]);
-    const subagents = await this.subagents(memory, stored);
-    return { stored, context: { ...contextOf(thread, backgroundTasks), ...(subagents.size > 0 && { subagents }) } };
+    const [subagents, runEnds] = await Promise.all([this.subagents(memory, stored), this.runEndsOf(thread, memory, scope, page, stored)]);
+    return { stored, context: { ...contextOf(thread, backgroundTasks), ...(subagents.size > 0 && { subagents }), ...(runEnds && { runEnds }) } };
+  }
+
+  /**
+   * Keeps how a run ended that did not finish as asked (its run-end message: `runEndActivity`):
+   * history places it after what the run stored, found from the stored message `after` (the input
+   * it answered), else from the time, now. The latest `KEPT_RUN_ENDS`.
+   */
+  async rememberRunEnd(scope: ThreadScope, id: string, content: RunEndContent, after?: string): Promise<void> {
+    const end: StoredRunEnd = { content, at: Date.now(), ...(after !== undefined && { after }) };
+    await this.writeInternal(scope, RUN_ENDS_KEY, (kept) => {
+      const ends = Object.entries({ ...(kept as Record<string, StoredRunEnd> | undefined), [id]: end });
+      return Object.fromEntries(ends.sort(([, a], [, b]) => a.at - b.at).slice(-KEPT_RUN_ENDS));
+    });
+  }
+
+  /**
+   * The run ends that belong with a page of `stored`: each goes with the row it follows
+   * (`placeRunEnds`), the input its run answered when that is stored, else the last row created
+   * before it. A page then holds those after its first row (any before it, on the first page) and
+   * before the next page's first row. Two reads at most, only for a page of a thread with run ends.
+   */
+  private async runEndsOf(thread: StorageThreadType, memory: MastraMemory, scope: ThreadScope, page: Page, stored: MastraDBMessage[]): Promise<Record<string, StoredRunEnd> | undefined> {
+    const ends = thread.metadata?.[RUN_ENDS_KEY] as Record<string, StoredRunEnd> | undefined;
+    if (!ends || Object.keys(ends).length === 0 || page.limit === undefined) return ends;
+    const { limit, offset = 0 } = page;
+    const here = new Set(stored.map((row) => row.id));
+    const anchors = Object.values(ends).flatMap(({ after }) => (after !== undefined && !here.has(after) ? [after] : []));
+    const next = stored.length >= limit ? this.recall(memory, scope, { limit: 1, offset: (offset + 1) * limit }) : Promise.resolve([]);
+    const [elsewhere, [following]] = await Promise.all([this.storedIds(scope, anchors, memory), next]);
+    const from = offset > 0 ? (stored[0] ? new Date(stored[0].createdAt).getTime() : Infinity) : -Infinity;
+    const until = following ? new Date(following.createdAt).getTime() : Infinity;
+    const belongs = ({ after, at }: StoredRunEnd) => (after !== undefined && here.has(after)) || (!elsewhere.has(after ?? '') && at >= from && at < until);
+    return Object.fromEntries(Object.entries(ends).filter(([, end]) => belongs(end)));
   }
 
   /**

@@ -122,3 +122,18 @@ export const LOST_RUN = { code: 'UNAVAILABLE', message: 'The run stopped before 
 export function runFailure(error: unknown, code: string): { code: string; message: string } {
   return isUnavailable(error) ? { code: 'UNAVAILABLE', message: UNAVAILABLE_MESSAGE } : { code, message: redactInternals(errorMessage(error)) };
 }
+
+/**
+ * Why a run Mastra streamed itself (one a signal woke) failed, in the words its `RUN_ERROR` on the
+ * thread's stream used: a guardrail's reason (`TRIPWIRE`), else the error Mastra kept on the output.
+ *
+ * @example
+ * wokenRunFailure({ error: new Error('model down') }); // { code: 'MODEL_ERROR', message: 'model down' }
+ */
+export function wokenRunFailure(output: { tripwire?: unknown; error?: unknown }): { code: string; message: string } {
+  if (output.tripwire) return { code: 'TRIPWIRE', message: (output.tripwire as { reason?: string }).reason || GUARDRAIL_STOPPED };
+  return runFailure(output.error ?? 'The run failed', 'MODEL_ERROR');
+}
+
+/** What a run a guardrail stopped without a reason says. */
+export const GUARDRAIL_STOPPED = 'The run was stopped by a guardrail';

@@ -14,6 +14,7 @@ import type { ContentPart, Message, PartSource, ToolCall } from '@ag-ui/core';
 import type { MastraDBMessage } from '@mastra/core/agent/message-list';
 import { delegatedAgent } from './delegations.js';
 import { WORKFLOW_ACTIVITY, workflowActivityId, type WorkflowActivityContent } from './workflow-activity.js';
+import { placeRunEnds, type StoredRunEnd } from './run-end.js';
 import { backgroundTaskId, MessageNumbering, subagentCallsId, subagentReasoningId, subagentRunId, subagentTextId, toolResultMessageId, type MessagePosition } from './ids.js';
 import { declinedContent, errorMessage, toolErrorContent, toolResultContent } from './values.js';
 
@@ -52,6 +53,8 @@ export interface HistoryContext {
   subagents?: ReadonlyMap<string, MastraDBMessage[]>;
   /** The activity each workflow tool call showed last (`WorkflowActivities`), by tool call id. */
   workflowActivities?: Readonly<Record<string, WorkflowActivityContent>>;
+  /** How the thread's runs that did not finish as asked ended (`StoredRunEnd`), by run-end message id: the live stream showed each before its end. */
+  runEnds?: Readonly<Record<string, StoredRunEnd>>;
 }
 
 /**
@@ -85,6 +88,8 @@ export function subagentThreads(stored: MastraDBMessage[]): Map<string, { thread
  *   task's `activity` message (`background-task-<taskId>`) closes its segment.
  * - signal rows: type `user` → user message; other types → `activity` message with
  *   `activityType: 'signal.<type>'` and `content: { tagName, contents, attributes }`.
+ * - a run that was cancelled or failed: its run-end `activity` message (`runEndActivity`), after the
+ *   input it answered and its answer (`HistoryContext.runEnds`, `placeRunEnds`).
  * - rows with nothing to show are dropped; output ids are unique (`-2`, `-3`… on collision).
  *
  * @example
@@ -101,7 +106,8 @@ export function toAguiMessages(stored: MastraDBMessage[], context: HistoryContex
     ids.add(candidate);
     return candidate;
   };
-  return stored.flatMap((row) => rowToAgui(row, extras).map((message) => ({ ...message, id: unique(message.id) })));
+  const rows = stored.map((row) => ({ id: row.id, role: row.role, createdAt: row.createdAt, messages: rowToAgui(row, extras).map((message) => ({ ...message, id: unique(message.id) })) }));
+  return placeRunEnds(rows, context.runEnds ?? {});
 }
 
 /**

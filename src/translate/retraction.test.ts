@@ -33,6 +33,11 @@ describe('beforeTerminal', () => {
     expect(beforeTerminal(events, snapshot).map((e) => e.type)).toEqual([EventType.STEP_FINISHED, EventType.MESSAGES_SNAPSHOT, EventType.RUN_ERROR]);
   });
 
+  it('puts it before the run-end message that goes with the terminal event: the message stays on the list the snapshot sets', () => {
+    const events = new RunTranslator({ threadId: 't', runId: 'r' }).fail('no', 'TRIPWIRE');
+    expect(beforeTerminal(events, snapshot).map((e) => e.type)).toEqual([EventType.RUN_STARTED, EventType.MESSAGES_SNAPSHOT, EventType.ACTIVITY_SNAPSHOT, EventType.RUN_ERROR]);
+  });
+
   it('appends it to a batch with no terminal event', () => {
     expect(beforeTerminal([], snapshot)).toEqual([{ type: EventType.MESSAGES_SNAPSHOT, messages: snapshot }]);
   });

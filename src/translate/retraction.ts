@@ -1,6 +1,7 @@
 import { EventType, type Event, type Message } from '@ag-ui/core';
 import type { MastraDBMessage } from '@mastra/core/memory';
 import type { MastraChunk } from './chunks.js';
+import { runEndIn } from './run-end.js';
 
 /**
  * The step a guardrail blocked after it streamed: Mastra's stored message `messageId` ends with it
@@ -38,14 +39,17 @@ export function textOf(parts: StepContent): string {
 
 /**
  * Retracts what a run showed and Mastra did not keep (a step a processor turned down or blocked):
- * `MESSAGES_SNAPSHOT` with the thread as stored, just before the run's terminal event. AG-UI's
- * reducer drops the messages a snapshot leaves out, so every client ends holding the history.
+ * `MESSAGES_SNAPSHOT` with the thread as stored, just before the run's end (its run-end message,
+ * `runEndActivity`, and its terminal event). AG-UI's reducer drops the messages a snapshot leaves
+ * out, so every client ends holding the history.
  *
  * @example
  * if (translator.finished && translator.retracts) write(beforeTerminal(events, await history()));
  */
 export function beforeTerminal(events: Event[], messages: Message[]): Event[] {
-  const at = events.findLastIndex((e) => e.type === EventType.RUN_FINISHED || e.type === EventType.RUN_ERROR);
+  const terminal = events.findLastIndex((e) => e.type === EventType.RUN_FINISHED || e.type === EventType.RUN_ERROR);
+  // Before the run's end as a whole: its run-end message stays on the client's list, stored or not yet.
+  const at = terminal > 0 && runEndIn([events[terminal - 1]]) ? terminal - 1 : terminal;
   const snapshot: Event = { type: EventType.MESSAGES_SNAPSHOT, messages };
   return at < 0 ? [...events, snapshot] : [...events.slice(0, at), snapshot, ...events.slice(at)];
 }

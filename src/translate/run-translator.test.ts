@@ -468,8 +468,14 @@ describe('RunTranslator: stream scenarios', () => {
     expect(perChunk.slice(at + 1).map((p) => p.chunk.type)).toEqual(['step-finish', 'finish']);
     expect(perChunk.slice(at + 1).flatMap((p) => p.events)).toEqual([]);
     expect(end).toEqual([]);
-    // The open step is closed before the error, not left dangling.
-    expect(types(perChunk[at].events)).toEqual([EventType.STEP_FINISHED, EventType.RUN_ERROR]);
+    // The open step is closed before the error, not left dangling; the run-end message says it failed.
+    expect(types(perChunk[at].events)).toEqual([EventType.STEP_FINISHED, EventType.ACTIVITY_SNAPSHOT, EventType.RUN_ERROR]);
+    expect(only(events, EventType.ACTIVITY_SNAPSHOT)).toEqual({
+      type: EventType.ACTIVITY_SNAPSHOT,
+      messageId: `run-end-${IDS.runId}`,
+      activityType: 'run-end',
+      content: { outcome: 'failed', code: 'MODEL_ERROR', message: error.message },
+    });
   });
 
   it('approval-request: the run finishes with an interrupt naming the call and its response schema', () => {
@@ -500,7 +506,7 @@ describe('RunTranslator: stream scenarios', () => {
   it('approval-request: the interrupt id names the Mastra run when it differs from the AG-UI run', () => {
     const { chunks } = fixture('approval-request');
     const approval = firstChunk(chunks, 'tool-call-approval');
-    const events = translate(chunks, { runId: 'agui-run', interruptRunId: approval.runId });
+    const events = translate(chunks, { runId: 'agui-run', mastraRunId: approval.runId });
     const finished = only(events, EventType.RUN_FINISHED);
     expect(finished.runId).toBe('agui-run');
     expect(finished.outcome).toMatchObject({ interrupts: [{ id: `${approval.runId}::${approval.payload.toolCallId}` }] });
@@ -631,7 +637,8 @@ describe('RunTranslator: stream scenarios', () => {
     const events = translate(chunks);
 
     const abort = perChunk.find((p) => p.chunk.type === 'abort');
-    expect(types(abort?.events ?? [])).toEqual([EventType.TEXT_MESSAGE_END, EventType.STEP_FINISHED, EventType.RUN_FINISHED]);
+    expect(types(abort?.events ?? [])).toEqual([EventType.TEXT_MESSAGE_END, EventType.STEP_FINISHED, EventType.ACTIVITY_SNAPSHOT, EventType.RUN_FINISHED]);
+    expect(only(events, EventType.ACTIVITY_SNAPSHOT)).toMatchObject({ messageId: `run-end-${IDS.runId}`, activityType: 'run-end', content: { outcome: 'cancelled' } });
     expect(terminal(events)).toEqual({ type: EventType.RUN_FINISHED, ...IDS, outcome: { type: 'cancelled' } });
     expect(perChunk.find((p) => p.chunk.type === 'finish')?.events).toEqual([]);
     expect(end).toEqual([]);

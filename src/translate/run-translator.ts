@@ -3,9 +3,10 @@ import { WorkflowActivities, type WorkflowActivityContent } from './workflow-act
 import { EventType, type Event, type Interrupt, type Message, type RunFinishedEvent, type RunFinishedOutcome, type TokenUsage } from '@ag-ui/core';
 import { CAPTURED_TOOL_RESULTS, WORKING_MEMORY_TOOL, isDataChunk, isLostRemoteRun, isSignalEcho, type CapturedToolResult, type MastraChunk, type SignalEchoChunk } from './chunks.js';
 import { backgroundTaskId, interruptId, MessageNumbering, subagentRunId, toolResultMessageId, type MessagePosition } from './ids.js';
-import { LOST_RUN, runFailure } from './failure.js';
+import { GUARDRAIL_STOPPED, LOST_RUN, runFailure } from './failure.js';
 import { declinedContent, errorMessage, signalText, toolErrorContent, toolResultContent, toTokenUsage } from './values.js';
 import type { CutStep } from './retraction.js';
+import { runEndActivity } from './run-end.js';
 
 /** A run of another process that stopped before its end was published (its process died, or it lost Redis). */
 
@@ -13,8 +14,11 @@ export interface RunTranslatorOptions {
   threadId: string;
   /** The AG-UI run id written on `RUN_STARTED` and the terminal event. */
   runId: string;
-  /** The Mastra run id that interrupt ids name, when it differs from `runId` (a resumed run). Default `runId`. */
-  interruptRunId?: string;
+  /**
+   * The Mastra run id, when it differs from `runId` (a resumed run): interrupt ids and the run-end
+   * message name it, as the thread's stream and history do. Default `runId`.
+   */
+  mastraRunId?: string;
   /** Names of tools the client executes (AG-UI `RunAgentInput.tools`). */
   frontendTools?: ReadonlySet<string>;
   /**
@@ -100,7 +104,7 @@ const STREAMS = {
 export class RunTranslator {
   private readonly threadId: string;
   private readonly runId: string;
-  private readonly interruptRunId: string;
+  private readonly mastraRunId: string;
   private readonly frontendTools: ReadonlySet<string>;
   private readonly returnFrontendCalls: boolean;
   private readonly resumedToolCalls: Set<string>;
@@ -143,7 +147,7 @@ export class RunTranslator {
   constructor(options: RunTranslatorOptions) {
     this.threadId = options.threadId;
     this.runId = options.runId;
-    this.interruptRunId = options.interruptRunId ?? options.runId;
+    this.mastraRunId = options.mastraRunId ?? options.runId;
     this.frontendTools = options.frontendTools ?? new Set();
     this.returnFrontendCalls = options.frontendToolMode === 'return';
     this.resumedToolCalls = new Set(options.resumedToolCalls);
@@ -212,12 +216,13 @@ export class RunTranslator {
     return out;
   }
 
-  /** Closes everything still open and ends the run with `RUN_ERROR`. */
+  /** Closes everything still open and ends the run with its run-end message and `RUN_ERROR`. */
   fail(message: string, code = 'INTERNAL_ERROR', metadata?: Record<string, unknown>): Event[] {
     if (this.terminated) return [];
     const out = this.start();
     this.closeAll(out);
     this.terminated = true;
+    out.push(runEndActivity(this.mastraRunId, { outcome: 'failed', code, message }));
     out.push({ type: EventType.RUN_ERROR, message, code, ...(metadata && { metadata }) });
     return out;
   }
@@ -229,15 +234,16 @@ export class RunTranslator {
   private tripped({ reason, processorId, metadata }: Tripwire): Event[] {
     if (this.shownInStep) this.discarded = true;
     const said = processorId === undefined ? undefined : { processorId, ...(metadata !== undefined && { processorMetadata: metadata }) };
-    return this.fail(reason || 'The run was stopped by a guardrail', 'TRIPWIRE', said);
+    return this.fail(reason || GUARDRAIL_STOPPED, 'TRIPWIRE', said);
   }
 
-  /** Ends the run as cancelled (the client or an operator aborted it). */
+  /** Ends the run as cancelled (the client or an operator aborted it), after its run-end message. */
   cancel(): Event[] {
     if (this.terminated) return [];
     const out = this.start();
     this.closeAll(out);
     this.terminated = true;
+    out.push(runEndActivity(this.mastraRunId, { outcome: 'cancelled' }));
     out.push({ type: EventType.RUN_FINISHED, threadId: this.threadId, runId: this.runId, outcome: { type: 'cancelled' } });
     return out;
   }
@@ -510,7 +516,7 @@ export class RunTranslator {
     const call = this.ensureCall(payload, out);
     call.resolved = true; // answered in the next run, not in this one
     if (reason === 'tool_approval') this.approvalToolCalls.add(payload.toolCallId);
-    const id = interruptId(this.interruptRunId, payload.toolCallId);
+    const id = interruptId(this.mastraRunId, payload.toolCallId);
     // A delegation's call pauses for what its sub-agent asked: the interrupt is the sub-agent's.
     const subagent = this.delegations.has(payload.toolCallId) ? subagentRunId(payload.toolCallId) : undefined;
     if (subagent) this.delegations.suspend(payload.toolCallId, id, out);
@@ -657,16 +663,17 @@ function trippedStep(payload: { stepResult?: { reason?: unknown }; output?: { st
 }
 
 /**
- * Turns the `RUN_FINISHED` that ends `events` into a cancelled one: the run was cut between two
- * steps (an abort that found no step streaming), and Mastra ended it with a plain `finish`.
- * Answers whether it did; an interrupt's end is left as it is.
+ * Turns the `RUN_FINISHED` that ends `events` into a cancelled one, after Mastra run `runId`'s
+ * run-end message: the run was cut between two steps (an abort that found no step streaming), and
+ * Mastra ended it with a plain `finish`. Answers whether it did; an interrupt's end is left as it is.
  *
  * @example
- * if (endings.wasCut(runId)) endAsCancelled(events);
+ * if (endings.wasCut(runId)) endAsCancelled(events, runId);
  */
-export function endAsCancelled(events: Event[]): boolean {
+export function endAsCancelled(events: Event[], runId: string): boolean {
   const end = events.at(-1);
   if (end?.type !== EventType.RUN_FINISHED || (end as RunFinishedEvent).outcome) return false;
   (end as RunFinishedEvent).outcome = { type: 'cancelled' };
+  events.splice(-1, 0, runEndActivity(runId, { outcome: 'cancelled' }));
   return true;
 }

@@ -55,8 +55,8 @@ export class ThreadTranslator {
   private lastAnswer?: MessagePosition;
   /** Calls this stream saw ask for an approval: their result, in a later bracket, says how they were answered. */
   private readonly awaitingApproval = new Set<string>();
-  /** The bracket the latest `push` ended showed what Mastra did not keep (`RunTranslator.retracts`). */
-  private retracting = false;
+  /** The run whose bracket the latest `push` ended, if it showed what Mastra did not keep (`RunTranslator.retracts`). */
+  private retracting?: string;
   /** The bracket the latest `push` ended was cut by an abort: its run, and what its cut step showed. */
   private cut?: { runId: string; step?: CutStep };
 
@@ -81,10 +81,10 @@ export class ThreadTranslator {
   }
 
   /**
-   * Whether the bracket the latest `push` ended showed what Mastra did not keep: the caller sends
-   * the thread as stored before its terminal event (`beforeTerminal`).
+   * The run whose bracket the latest `push` ended, if it showed what Mastra did not keep: the
+   * caller sends the thread as stored before its terminal event (`beforeTerminal`).
    */
-  get endedRetracting(): boolean {
+  get endedRetracting(): string | undefined {
     return this.retracting;
   }
 
@@ -103,7 +103,7 @@ export class ThreadTranslator {
   }
 
   push(chunk: MastraChunk): Event[] {
-    this.retracting = false;
+    this.retracting = undefined;
     this.cut = undefined;
     const runId = topLevelRunId(chunk);
     // Task-manager chunks name no run: they belong to the open bracket, or get one of their own.
@@ -148,8 +148,8 @@ export class ThreadTranslator {
       this.ended = { runId: this.runId as string, paused: new Set([chunk.payload.toolCallId]) };
       this.run = undefined;
     } else if (run.finished) {
-      this.retracting = run.retracts;
-      const cutBetweenSteps = chunk.type !== 'abort' && this.wasCut(this.runId as string) && endAsCancelled(out);
+      this.retracting = run.retracts ? this.runId : undefined;
+      const cutBetweenSteps = chunk.type !== 'abort' && this.wasCut(this.runId as string) && endAsCancelled(out, this.runId as string);
       if (chunk.type === 'abort' || cutBetweenSteps) this.cut = { runId: this.runId as string, step: run.cutStep };
       this.ended = { runId: this.runId as string, paused: new Set() };
       this.run = undefined;
