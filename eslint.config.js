@@ -4,16 +4,33 @@
 import tseslint from 'typescript-eslint';
 
 /**
- * `promise.catch(() => {})` says nothing of why the failure does not matter: an empty callback to
- * `.catch` needs a comment inside saying so (or a log line at debug).
+ * `promise.catch(() => {})` and `promise.catch(() => undefined)` say nothing of why the failure
+ * does not matter: an empty callback to `.catch` needs a comment inside saying so (or a log line at
+ * debug); one that turns the failure into `undefined` needs a comment on its statement's lines or
+ * on the line above it.
  */
 const emptyCatchCallback = {
-  meta: { type: 'suggestion', messages: { empty: 'An empty .catch() callback must say in a comment why nothing is to be done, or log at debug' } },
+  meta: {
+    type: 'suggestion',
+    messages: {
+      empty: 'An empty .catch() callback must say in a comment why nothing is to be done, or log at debug',
+      undefined: 'A .catch() that turns the failure into undefined must say in a comment (on its statement, or on the line above) why that is enough',
+    },
+  },
   create(context) {
+    const { sourceCode } = context;
+    /** Whether a comment sits on the lines of the statement holding `node` (a trailing one too), or ends on the line above it. */
+    const explained = (node) => {
+      const statement = sourceCode.getAncestors(node).findLast((a) => /Statement$|Declaration$/.test(a.type) && a.type !== 'BlockStatement') ?? node;
+      const { start, end } = statement.loc;
+      return sourceCode.getAllComments().some((c) => c.loc.end.line === start.line - 1 || (c.loc.start.line >= start.line && c.loc.start.line <= end.line));
+    };
     return {
       'CallExpression[callee.property.name="catch"] > :function.arguments'(fn) {
-        if (fn.body.type === 'BlockStatement' && fn.body.body.length === 0 && context.sourceCode.getCommentsInside(fn.body).length === 0) {
+        if (fn.body.type === 'BlockStatement' && fn.body.body.length === 0 && sourceCode.getCommentsInside(fn.body).length === 0) {
           context.report({ node: fn, messageId: 'empty' });
+        } else if (fn.body.type === 'Identifier' && fn.body.name === 'undefined' && !explained(fn)) {
+          context.report({ node: fn, messageId: 'undefined' });
         }
       },
     };

@@ -17,7 +17,7 @@ import { httpMetrics } from './observability/http-metrics.js';
 import { BridgeMetrics } from './observability/metrics.js';
 import { requestLog } from './observability/request-log.js';
 import { serverSpan } from './observability/server-span.js';
-import { errorMessage } from './translate/values.js';
+import { errorMessage } from './text.js';
 import { WIND_DOWN_MS } from './threads/thread-control.js';
 
 /** How often a drain looks whether the runs in flight have ended. */

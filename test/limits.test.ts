@@ -58,7 +58,7 @@ describe('open event streams and concurrent runs', () => {
     await s1.close();
     await expect
       .poll(async () => {
-        const again = await follow(alice, threadId).catch(() => undefined);
+        const again = await follow(alice, threadId).catch(() => undefined); // refused: polled again
         if (!again) return false;
         await again.waitForComment('connected');
         await again.close();

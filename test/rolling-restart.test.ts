@@ -27,6 +27,7 @@ function followAcross(url: string) {
   const loop = (async () => {
     while (!stopped) {
       const last = all().at(-1)?.id;
+      // Refused while a process restarts: tried again, as a browser's EventSource would.
       const opened = await openSse(url, last === undefined ? {} : { lastEventId: last }).catch(() => undefined);
       if (!opened) {
         // The balancer had no backend for a moment: again, shortly (as an EventSource's retry).

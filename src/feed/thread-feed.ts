@@ -10,7 +10,7 @@ import { LOST_RUN } from '../translate/failure.js';
 import { beforeTerminal, blockedStep, type BlockedStep, type CutStep } from '../translate/retraction.js';
 import { withStoredRunEnd } from '../translate/run-end.js';
 import { ThreadTranslator, type RunAnnouncement } from '../translate/thread-translator.js';
-import { errorMessage } from '../translate/values.js';
+import { errorMessage } from '../text.js';
 import { WorkflowActivities, type WorkflowActivityContent } from '../translate/workflow-activity.js';
 import type { ThreadEventLog } from './event-log.js';
 import type { FeedSink } from './feed-sink.js';
@@ -381,9 +381,10 @@ export class ThreadFeed {
    */
   private async settleLostRun(runId: string): Promise<void> {
     if (!(await this.leaseLapsed(runId))) return;
+    // Unreadable storage settles the run all the same: as failed, with no snapshot after it.
     const [history, state] = await Promise.all([this.options.loadHistory().catch(() => undefined), this.loadState().catch(() => undefined)]);
     const open = this.openShape ?? [];
-    const ended = await this.options.latestRunEnded?.().catch(() => undefined);
+    const ended = await this.options.latestRunEnded?.().catch(() => undefined); // then the history tells
     const finished = ended ?? (history !== undefined && answers(history, messageIdsOf(open)));
     const { threadId } = this.options;
     const events = closeRun(open, finished ? { finished: true } : { error: LOST_RUN });
@@ -657,6 +658,7 @@ export class ThreadFeed {
   private async replayFromStore(client: Client, id: number): Promise<boolean> {
     if (!this.log.fetch || id >= this.log.baseId) return false;
     client.loading = true;
+    // Not fetched (the store is away): the client gets a snapshot instead, as for an id out of reach.
     const older = await this.log.fetch(id).catch(() => undefined);
     client.loading = false;
     if (!older) return false;

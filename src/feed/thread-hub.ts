@@ -12,7 +12,7 @@ import type { ThreadScope, ThreadStore } from '../threads/thread-store.js';
 import { WIND_DOWN_MS } from '../threads/thread-control.js';
 import { THREAD_LEASE_TTL_MS, threadLeaseKey, threadLeaseOwner, type HolderWatch } from '../threads/thread-lease.js';
 import { TOKENS } from '../tokens.js';
-import { errorMessage } from '../translate/values.js';
+import { errorMessage } from '../text.js';
 import type { ThreadEventLogs } from './event-log.js';
 import type { FeedSink } from './feed-sink.js';
 import { ThreadFeed, type AttachOptions, type FeedMetrics } from './thread-feed.js';

@@ -1,7 +1,7 @@
 import type { RedisClientType } from 'redis';
 import { consoleLogger, type BridgeLogger } from '../logger.js';
 import { isUnavailable } from '../translate/failure.js';
-import { errorMessage } from '../translate/values.js';
+import { errorMessage } from '../text.js';
 import { failFastThenReconnect } from './pubsub/reconnect.js';
 import { HANDSHAKE_TIMEOUTS, loadRedis } from './pubsub/connections.js';
 import { RepeatedFailures } from './pubsub/repeated-failures.js';

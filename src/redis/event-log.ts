@@ -6,7 +6,7 @@ import { TOKENS } from '../tokens.js';
 import type { NumberedEvent, NumberedListener, ThreadEventLog, ThreadEventLogs } from '../feed/event-log.js';
 import { ReplayRing } from '../feed/replay-ring.js';
 import { isUnavailable } from '../translate/failure.js';
-import { errorMessage } from '../translate/values.js';
+import { errorMessage } from '../text.js';
 import type { RedisConnection } from './connection.js';
 import { LuaScript } from './pubsub/lua.js';
 import { RepeatedFailures } from './pubsub/repeated-failures.js';
@@ -419,6 +419,7 @@ class SharedLog implements ThreadEventLog {
     this.filling = previous.then(async () => {
       if (this.closed) return;
       if (firstId > this.last + 1) {
+        // Not read (Redis away): handled as a gap, which the feed fills with a snapshot.
         const missing = await this.read(this.last, firstId - 1).catch(() => undefined);
         if (missing && missing.length > 0) this.take(missing[0].id, missing.map((m) => m.event));
         if (!missing) await this.skipGap(firstId - 1);
@@ -437,6 +438,7 @@ class SharedLog implements ThreadEventLog {
    * the feed can give its clients what they missed as a snapshot.
    */
   private async skipGap(upTo: number): Promise<void> {
+    // Not read (Redis away): the ring starts over after the gap, holding nothing of it.
     const entries = (await this.redis.client.xRange(this.keys.stream, entryId(this.last + 1), entryId(upTo)).catch(() => undefined)) ?? [];
     const held = entries.map((entry) => ({ id: idOf(entry.id), event: JSON.parse(entry.message.e) as Event }));
     this.restartAt((held[0]?.id ?? upTo + 1) - 1);

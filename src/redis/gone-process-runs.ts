@@ -1,7 +1,7 @@
 import type { Event } from '@mastra/core/events';
 import type { BridgeLogger } from '../logger.js';
 import type { HolderWatch } from '../threads/thread-lease.js';
-import { errorMessage } from '../translate/values.js';
+import { errorMessage } from '../text.js';
 import type { PublishedEvent } from './pubsub/index.js';
 import type { LeasedRun } from './pubsub/leases.js';
 import { threadKeyOfTopic } from './thread-runs.js';

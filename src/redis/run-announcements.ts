@@ -3,7 +3,7 @@ import type { ResolvedConfig } from '../config.js';
 import type { BridgeLogger } from '../logger.js';
 import type { RunAnnouncement, RunAnnouncements } from '../runs/run-announcements.js';
 import { TOKENS } from '../tokens.js';
-import { errorMessage } from '../translate/values.js';
+import { errorMessage } from '../text.js';
 import type { RedisConnection } from './connection.js';
 import { redisKeys, type RedisKeys } from './keys.js';
 

@@ -17,7 +17,7 @@ import { InProcessThreadControl, APPROVAL_MEMORY_MS, type AbortOptions, type Thr
 import type { RunEndings } from '../threads/run-endings.js';
 import type { AnsweredCall, CallAnswer } from '../threads/answer-call.js';
 import { threadLeaseKey } from '../threads/thread-lease.js';
-import { errorMessage } from '../translate/values.js';
+import { errorMessage } from '../text.js';
 import type { RedisConnection } from './connection.js';
 import { inTraceOf, withTraceparent } from '../observability/trace-context.js';
 import { RelayedOutput, relayOutput } from './output-relay.js';

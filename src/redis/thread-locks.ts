@@ -4,7 +4,7 @@ import type { ResolvedConfig } from '../config.js';
 import type { BridgeLogger } from '../logger.js';
 import { InProcessThreadLocks, type ThreadLocks } from '../threads/thread-locks.js';
 import { TOKENS } from '../tokens.js';
-import { errorMessage } from '../translate/values.js';
+import { errorMessage } from '../text.js';
 import type { RedisConnection } from './connection.js';
 import { redisKeys, type RedisKeys } from './keys.js';
 import { LuaScript } from './pubsub/lua.js';

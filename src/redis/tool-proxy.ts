@@ -4,7 +4,7 @@ import type { BridgeLogger } from '../logger.js';
 import { conflict, notFound } from '../errors.js';
 import { toolCancelled, toolTimedOut, type ToolCallAnswer, type ToolProxy } from '../runs/tool-proxy.js';
 import { TOKENS } from '../tokens.js';
-import { errorMessage } from '../translate/values.js';
+import { errorMessage } from '../text.js';
 import type { RedisConnection } from './connection.js';
 import { redisKeys, type RedisKeys } from './keys.js';
 import { LuaScript } from './pubsub/lua.js';

@@ -4,7 +4,7 @@ import type { ResolvedConfig } from '../config.js';
 import { failureOf, type RunEnd, type RunEndListener } from '../observability/run-tracker.js';
 import { TOKENS } from '../tokens.js';
 import { runEndActivity, type RunEndContent } from '../translate/run-end.js';
-import { errorMessage } from '../translate/values.js';
+import { errorMessage } from '../text.js';
 import { ThreadStore, type ThreadScope } from '../threads/thread-store.js';
 
 /**

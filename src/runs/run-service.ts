@@ -19,7 +19,7 @@ import type { WorkflowActivityContent } from '../translate/workflow-activity.js'
 import { beforeTerminal, blockedStep } from '../translate/retraction.js';
 import { runEndIn } from '../translate/run-end.js';
 import type { RunEndRecords } from './run-end-records.js';
-import { errorMessage } from '../translate/values.js';
+import { errorMessage } from '../text.js';
 import { runFailure } from '../translate/failure.js';
 import { ResultCapture } from './result-capture.js';
 import type { RunAnnouncement, RunAnnouncements } from './run-announcements.js';

@@ -62,6 +62,7 @@ export function servePage(app: Hono, prefix: string, auth: string): void {
     const file = c.req.param('file');
     const type = PAGE_TYPES[extname(file)];
     if (!type || !/^[\w-]+\.\w+$/.test(file)) return c.notFound();
+    // A file the page does not have is a 404, like any other path.
     const body = await readFile(join(dir, file)).catch(() => undefined);
     return body ? c.body(body, 200, { ...headers, 'Content-Type': type }) : c.notFound();
   });

@@ -2,7 +2,7 @@ import type { MastraStorage } from '@mastra/core/storage';
 import type { Context, Hono } from 'hono';
 import type { BridgeLogger } from '../logger.js';
 import type { RedisClient } from '../redis/connection.js';
-import { errorMessage } from '../translate/values.js';
+import { errorMessage } from '../text.js';
 
 /** What `/readyz` checks, each given this long to answer. */
 const CHECK_TIMEOUT_MS = 2000;

@@ -19,7 +19,7 @@ import { serveMetrics } from './metrics-route.js';
 import { pinoLogger } from '../observability/pino-logger.js';
 import { createStorage, initStorage } from './storage.js';
 import { mastraSpans, tracingWanted } from './tracing.js';
-import { errorMessage } from '../translate/values.js';
+import { errorMessage } from '../text.js';
 import { redactInternals } from '../translate/failure.js';
 
 /** A running standalone bridge. */

@@ -18,7 +18,7 @@ import type { RunTracker } from '../observability/run-tracker.js';
 import { wokenEnd } from './woken-end.js';
 import { randomUUID } from 'node:crypto';
 import { inTraceOf } from '../observability/trace-context.js';
-import { errorMessage } from '../translate/values.js';
+import { errorMessage } from '../text.js';
 
 /** How often answered messages are swept out of the durable inbox. */
 const SETTLE_EVERY_MS = 5_000;
@@ -339,6 +339,7 @@ export class InboxRecovery implements InboxCuts {
   private async standing(entries: InboxEntry[]): Promise<Standing> {
     const [{ threadId, resourceId, agentId }] = entries;
     const scope = { threadId, resourceId, agentId };
+    // The tail unread: the whole history is read instead, which throws if storage is really away.
     const tail = await this.threads.tail(scope, STANDING_ROWS).catch(() => undefined);
     const stored = tail && tellsStanding(tail, entries) ? tail : (await this.threads.history(scope, {}, { backgroundTasks: false })).stored;
     const position = new Map(stored.map((m, i) => [m.id, i]));

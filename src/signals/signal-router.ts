@@ -23,7 +23,7 @@ import type { RunEndings } from '../threads/run-endings.js';
 import { sendPastFinishingRun } from '../threads/finishing-run.js';
 import { SUPERSEDED_BY_ABORT, SUPERSEDED_BY_INPUT, type PendingInterrupts } from '../threads/pending-interrupts.js';
 import { lastStep } from '../translate/retraction.js';
-import { errorMessage } from '../translate/values.js';
+import { errorMessage } from '../text.js';
 
 export interface PendingApproval {
   runId: string;

@@ -120,6 +120,7 @@ function keepUntilSettled(map: Map<string, Promise<void>>, runId: string, promis
 /** Resolves once `settled` has, or at `deadline` (ms since the epoch). */
 async function until(settled: Promise<void>, deadline: number): Promise<void> {
   const timeout = new AbortController();
+  // The delay rejects when it is aborted below, after the race: nothing waits on it by then.
   await Promise.race([settled, delay(Math.max(0, deadline - Date.now()), undefined, { signal: timeout.signal }).catch(() => undefined)]);
   timeout.abort();
 }

@@ -4,7 +4,7 @@
  * { code: "UNAVAILABLE" }` and heals; anything else is the model's or a defect. Pure: it only reads
  * the error and its `cause` chain.
  */
-import { errorMessage } from './values.js';
+import { errorMessage } from '../text.js';
 
 /** Socket and DNS errors of Node, and PostgreSQL's "connection exception" / "cannot connect now" SQLSTATEs. */
 const UNREACHABLE_CODES = new Set([

@@ -16,7 +16,8 @@ import { delegatedAgent } from './delegations.js';
 import { WORKFLOW_ACTIVITY, workflowActivityId, type WorkflowActivityContent } from './workflow-activity.js';
 import { placeRunEnds, type StoredRunEnd } from './run-end.js';
 import { backgroundTaskId, MessageNumbering, subagentCallsId, subagentReasoningId, subagentRunId, subagentTextId, toolResultMessageId, type MessagePosition } from './ids.js';
-import { declinedContent, errorMessage, toolErrorContent, toolResultContent } from './values.js';
+import { declinedContent, toolErrorContent, toolResultContent } from './values.js';
+import { errorMessage } from '../text.js';
 
 type StoredPart = MastraDBMessage['content']['parts'][number];
 type ToolInvocation = Extract<StoredPart, { type: 'tool-invocation' }>['toolInvocation'];

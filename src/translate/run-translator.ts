@@ -4,7 +4,8 @@ import { EventType, type Event, type Interrupt, type Message, type RunFinishedEv
 import { CAPTURED_TOOL_RESULTS, WORKING_MEMORY_TOOL, isDataChunk, isLostRemoteRun, isSignalEcho, type CapturedToolResult, type MastraChunk, type SignalEchoChunk } from './chunks.js';
 import { backgroundTaskId, interruptId, MessageNumbering, subagentRunId, toolResultMessageId, type MessagePosition } from './ids.js';
 import { GUARDRAIL_STOPPED, LOST_RUN, runFailure } from './failure.js';
-import { declinedContent, errorMessage, signalText, toolErrorContent, toolResultContent, toTokenUsage } from './values.js';
+import { declinedContent, signalText, toolErrorContent, toolResultContent, toTokenUsage } from './values.js';
+import { errorMessage } from '../text.js';
 import type { CutStep } from './retraction.js';
 import { runEndActivity } from './run-end.js';
 

@@ -1,29 +1,6 @@
 import type { TokenUsage } from '@ag-ui/core';
 import { DEFAULT_TOOL_DECLINE_REASON } from '@mastra/core/agent';
-
-/** Text of a value for a tool result or an error: strings as they are, everything else as JSON. */
-export function jsonText(value: unknown): string {
-  if (typeof value === 'string') return value;
-  if (value === undefined) return 'null';
-  try {
-    // `undefined` for functions and symbols: the content of a tool result must still be a string.
-    return JSON.stringify(value) ?? String(value);
-  } catch {
-    return String(value);
-  }
-}
-
-/** The human-readable message of whatever a tool, a model or Mastra threw. */
-export function errorMessage(error: unknown): string {
-  if (typeof error === 'string') return error;
-  if (error && typeof error === 'object') {
-    const e = error as { message?: unknown; cause?: { message?: unknown } };
-    // Mastra wraps tool failures: the cause carries the tool's own message.
-    if (typeof e.cause?.message === 'string' && e.cause.message) return e.cause.message;
-    if (typeof e.message === 'string' && e.message) return e.message;
-  }
-  return jsonText(error);
-}
+import { errorMessage, jsonText } from '../text.js';
 
 /** A finished call's result content: the result as JSON text (a string as it is), or the error. */
 export function toolResultContent(result: unknown, isError: boolean | undefined): string {

@@ -1,6 +1,6 @@
 import { EventType, type Event, type Interrupt, type RunStartedEvent } from '@ag-ui/core';
 import { workflowInterruptId } from './ids.js';
-import { errorMessage } from './values.js';
+import { errorMessage } from '../text.js';
 
 /** A workflow run's result (Mastra's `WorkflowResult`), as far as the translator reads it. */
 export interface WorkflowResult {

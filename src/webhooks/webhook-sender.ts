@@ -5,7 +5,7 @@ import type { ResolvedConfig } from '../config.js';
 import type { BridgeMetrics } from '../observability/metrics.js';
 import type { RunEnd, RunEndListener } from '../observability/run-tracker.js';
 import { TOKENS } from '../tokens.js';
-import { errorMessage } from '../translate/values.js';
+import { errorMessage } from '../text.js';
 import { GIVE_UP_AFTER_MS, retryDelayMs } from './backoff.js';
 import { runEndPayload } from './payload.js';
 import { postJson } from './post.js';

@@ -32,7 +32,7 @@ import { TOKENS } from '../tokens.js';
 import { runFailure } from '../translate/failure.js';
 import { parseWorkflowInterruptId } from '../translate/ids.js';
 import { WorkflowTranslator, workflowInterrupts, type SuspendedStepFacts } from '../translate/workflow-translator.js';
-import { errorMessage } from '../translate/values.js';
+import { errorMessage } from '../text.js';
 import { lastUserText, workflowInput } from './workflow-input.js';
 
 /** What a prepared workflow run starts: a new run with its input, or a suspended one resumed. */

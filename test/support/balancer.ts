@@ -32,6 +32,7 @@ export async function startBalancer(backends: string[]): Promise<Balancer> {
     const order = balancer.backends.map((_, i) => balancer.backends[(next + i) % balancer.backends.length]);
     next++;
     for (const [i, backend] of order.entries()) {
+      // A backend that is down: the next one is tried, as a load balancer does.
       const answer = await forward(backend, req, body).catch(() => undefined);
       if (!answer || (answer.statusCode === 503 && i < order.length - 1)) {
         answer?.resume();

@@ -35,6 +35,7 @@ export function testRedis(name: string) {
       return connection;
     },
     async cleanup(): Promise<void> {
+      // Redis already gone (a test stopped it): nothing left to clean.
       const admin = await connectRedis(url, prefix, quietLogger).catch(() => undefined);
       if (admin) {
         for await (const keys of admin.client.scanIterator({ MATCH: `${prefix}:*`, COUNT: 500 })) if (keys.length > 0) await admin.client.unlink(keys);

@@ -2,7 +2,7 @@ import { EventType, type Event } from '@ag-ui/core';
 import { RunAgentInputSchema } from '@ag-ui/core/schemas';
 import type { PreparedRun } from '../../runs/run-service.js';
 import { invalidInput } from '../../errors.js';
-import { errorMessage } from '../../translate/values.js';
+import { errorMessage } from '../../text.js';
 import { runFailure } from '../../translate/failure.js';
 import { requestId } from '../../observability/context.js';
 import { encoderFor, EventStream } from '../../sse/event-stream.js';

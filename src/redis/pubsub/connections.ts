@@ -136,6 +136,7 @@ export class Connections {
   async close(): Promise<void> {
     this.#closed = true;
     await Promise.all([...this.#readers].map((client) => this.release(client)));
+    // A writer that never connected has nothing to close.
     const writer = await this.#writerReady?.catch(() => undefined);
     if (writer) {
       this.#unwatch(writer);

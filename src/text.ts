@@ -1,0 +1,32 @@
+/**
+ * How a value and an error read as text, wherever the bridge writes one down (a tool result, a
+ * `RUN_ERROR`, a log line): strings as they are, an error by its message, anything else as JSON.
+ *
+ * @example
+ * jsonText({ a: 1 });                  // '{"a":1}'
+ * errorMessage(new Error('refused'));  // 'refused'
+ */
+
+/** Text of a value for a tool result or an error: strings as they are, everything else as JSON. */
+export function jsonText(value: unknown): string {
+  if (typeof value === 'string') return value;
+  if (value === undefined) return 'null';
+  try {
+    // `undefined` for functions and symbols: the content of a tool result must still be a string.
+    return JSON.stringify(value) ?? String(value);
+  } catch {
+    return String(value);
+  }
+}
+
+/** The human-readable message of whatever a tool, a model or Mastra threw. */
+export function errorMessage(error: unknown): string {
+  if (typeof error === 'string') return error;
+  if (error && typeof error === 'object') {
+    const e = error as { message?: unknown; cause?: { message?: unknown } };
+    // Mastra wraps tool failures: the cause carries the tool's own message.
+    if (typeof e.cause?.message === 'string' && e.cause.message) return e.cause.message;
+    if (typeof e.message === 'string' && e.message) return e.message;
+  }
+  return jsonText(error);
+}
