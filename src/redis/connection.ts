@@ -1,11 +1,8 @@
 import type { RedisClientType } from 'redis';
+import { failFastThenReconnect, HANDSHAKE_TIMEOUTS, loadRedis, REDIS_PEER, RedisNotInstalledError, RepeatedFailures, watchConnection } from './pubsub/index.js';
 import { consoleLogger, type BridgeLogger } from '../logger.js';
 import { isUnavailable } from '../translate/failure.js';
 import { errorMessage } from '../text.js';
-import { failFastThenReconnect } from './pubsub/reconnect.js';
-import { HANDSHAKE_TIMEOUTS, loadRedis } from './pubsub/connections.js';
-import { RepeatedFailures } from './pubsub/repeated-failures.js';
-import { watchConnection } from './pubsub/watchdog.js';
 
 /** A node-redis client as `createClient()` makes it (RESP3, no modules of its own). */
 export type RedisClient = RedisClientType;
@@ -38,7 +35,11 @@ export interface RedisConnection {
  * const redis = await connectRedis(process.env.REDIS_URL ?? 'redis://127.0.0.1:6379', 'bridge', config.logger);
  */
 export async function connectRedis(url: string, prefix: string, logger: BridgeLogger = consoleLogger): Promise<RedisConnection> {
-  const { createClient } = await loadRedis();
+  const { createClient } = await loadRedis().catch((error: unknown) => {
+    // In the bridge's words: its scale-out is what needs it here.
+    if (!(error instanceof RedisNotInstalledError)) throw error;
+    throw new Error(`redis is not installed; RedisPubSub and the bridge's scale-out (REDIS_URL, createScaleOut) need it: npm install ${REDIS_PEER}`, { cause: error.cause });
+  });
   const reconnect = failFastThenReconnect();
   let connected = false;
   // Commands fail at once while the connection is down (a 503 to the caller, not a wait), and a

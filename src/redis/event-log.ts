@@ -1,4 +1,5 @@
 import { EventType, type Event } from '@ag-ui/core';
+import { LuaScript, RepeatedFailures } from './pubsub/index.js';
 import { inject, injectable, unmanaged } from 'inversify';
 import type { ResolvedConfig } from '../config.js';
 import type { BridgeLogger } from '../logger.js';
@@ -8,8 +9,6 @@ import { ReplayRing } from '../feed/replay-ring.js';
 import { isUnavailable } from '../translate/failure.js';
 import { errorMessage } from '../text.js';
 import type { RedisConnection } from './connection.js';
-import { LuaScript } from './pubsub/lua.js';
-import { RepeatedFailures } from './pubsub/repeated-failures.js';
 import { FollowedThreads, threadKeyOfLog } from './followed-threads.js';
 import type { LocalThreadRuns } from './thread-runs.js';
 

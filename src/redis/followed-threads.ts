@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
+import { LuaScript } from './pubsub/index.js';
 import type { RedisConnection } from './connection.js';
-import { LuaScript } from './pubsub/lua.js';
 
 /** Redis's clock in milliseconds: every process reads one clock, however skewed the hosts are. */
 const NOW = `

@@ -1,9 +1,9 @@
 import type { Event } from '@mastra/core/events';
+import type { LeasedRun } from './pubsub/index.js';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { consoleLogger } from '../logger.js';
 import { GoneProcessRuns, type InstanceLeases } from './gone-process-runs.js';
 import type { PublishedEvent } from './pubsub/index.js';
-import type { LeasedRun } from './pubsub/leases.js';
 import { THREAD_TOPIC } from './thread-runs.js';
 
 const topicOf = (thread: string) => `${THREAD_TOPIC}${encodeURIComponent(`user\0${thread}`)}`;

@@ -1,9 +1,9 @@
 import type { Event } from '@mastra/core/events';
+import type { LeasedRun } from './pubsub/index.js';
 import type { BridgeLogger } from '../logger.js';
 import type { HolderWatch } from '../threads/thread-lease.js';
 import { errorMessage } from '../text.js';
 import type { PublishedEvent } from './pubsub/index.js';
-import type { LeasedRun } from './pubsub/leases.js';
 import { threadKeyOfTopic } from './thread-runs.js';
 
 /** What the watch needs of Mastra's pub/sub: the leases' holders, the heartbeats, and publishing. */

@@ -1,8 +1,8 @@
 import { outputFinished, type RunOutput } from '../agents/mastra.js';
+import { deserialize, serialize } from './pubsub/index.js';
 import type { ResultCapture } from '../runs/result-capture.js';
 import { endsStep, type MastraChunk } from '../translate/chunks.js';
 import { errorMessage } from '../text.js';
-import { deserialize, serialize } from './pubsub/codec.js';
 
 /** One message on a relay channel: a chunk, a sign of life, a cut, the output's end, or its failure. */
 type RelayMessage = { chunk: unknown } | { beat: true } | { cut: true } | { end: true } | { error: string };

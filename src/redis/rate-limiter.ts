@@ -1,10 +1,10 @@
 import { inject, injectable } from 'inversify';
+import { LuaScript } from './pubsub/index.js';
 import type { ResolvedConfig } from '../config.js';
 import { TOKENS } from '../tokens.js';
 import type { RateDecision, RateLimiter } from '../limits/rate-limiter.js';
 import type { RedisConnection } from './connection.js';
 import { redisKeys, type RedisKeys } from './keys.js';
-import { LuaScript } from './pubsub/lua.js';
 
 /** Counts one request in its window. KEYS: the window's key. ARGV: window ms. Answers [count, ms left]. */
 const COUNT = new LuaScript(`

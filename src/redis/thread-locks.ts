@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { LuaScript, RELEASE_IF_OWNER, RENEW_IF_OWNER } from './pubsub/index.js';
 import { inject, injectable, unmanaged } from 'inversify';
 import type { ResolvedConfig } from '../config.js';
 import type { BridgeLogger } from '../logger.js';
@@ -7,8 +8,6 @@ import { TOKENS } from '../tokens.js';
 import { errorMessage } from '../text.js';
 import type { RedisConnection } from './connection.js';
 import { redisKeys, type RedisKeys } from './keys.js';
-import { LuaScript } from './pubsub/lua.js';
-import { RELEASE_IF_OWNER, RENEW_IF_OWNER } from './pubsub/owned-key.js';
 
 /** What `TAKE` answers when the lock is now ours (otherwise: the holder's PTTL, or -2 when free). */
 const TAKEN = -1;

@@ -1,4 +1,5 @@
 import { inject, injectable, unmanaged } from 'inversify';
+import { LuaScript } from './pubsub/index.js';
 import type { ResolvedConfig } from '../config.js';
 import type { BridgeLogger } from '../logger.js';
 import { conflict, notFound } from '../errors.js';
@@ -7,7 +8,6 @@ import { TOKENS } from '../tokens.js';
 import { errorMessage } from '../text.js';
 import type { RedisConnection } from './connection.js';
 import { redisKeys, type RedisKeys } from './keys.js';
-import { LuaScript } from './pubsub/lua.js';
 
 // A call's slot is a hash: `resource` (who may answer), `state` and, once answered, `answer`
 // (JSON). States: `pending` → `answered` → `taken` (the tool has it), or `pending` → `closed`

@@ -20,7 +20,7 @@ import { beforeTerminal, blockedStep } from '../translate/retraction.js';
 import { runEndIn } from '../translate/run-end.js';
 import type { RunEndRecords } from './run-end-records.js';
 import { errorMessage } from '../text.js';
-import { runFailure } from '../translate/failure.js';
+import { loggedRunFailure } from './run-failure.js';
 import { ResultCapture } from './result-capture.js';
 import type { RunAnnouncement, RunAnnouncements } from './run-announcements.js';
 import { findResumeTargets, type ResumeRequest, type Resumer, type ResumeTarget } from './resume.js';
@@ -394,9 +394,7 @@ export class RunService {
         await this.keepWorkflowActivities(context);
         await write(await this.cut(context, clientSignal));
       } else {
-        const { message, code } = runFailure(error, 'RUN_FAILED');
-        if (code === 'UNAVAILABLE') this.config.logger.warn(`Run ${input.runId} cut by an outage: ${errorMessage(error)}`);
-        else this.config.logger.error(`Run ${input.runId} failed: ${errorMessage(error)}`, { stack: (error as Error)?.stack });
+        const { message, code } = loggedRunFailure(this.config.logger, `Run ${input.runId}`, error, 'RUN_FAILED');
         await write(translator.fail(message, code));
       }
     } finally {

@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
+import { REDIS_PEER } from '../redis/pubsub/index.js';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { REDIS_PEER } from '../redis/pubsub/connections.js';
 import { importPeer, installHint, OPTIONAL_PEERS } from './peers.js';
 
 const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as {

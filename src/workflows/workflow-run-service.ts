@@ -29,7 +29,7 @@ import type { PendingInterrupts } from '../threads/pending-interrupts.js';
 import { keepLease, leasesOfPubSub, takeLeasedTurn, type ThreadTurn } from '../threads/thread-lease.js';
 import type { ThreadScope, ThreadStore } from '../threads/thread-store.js';
 import { TOKENS } from '../tokens.js';
-import { runFailure } from '../translate/failure.js';
+import { loggedRunFailure } from '../runs/run-failure.js';
 import { parseWorkflowInterruptId } from '../translate/ids.js';
 import { WorkflowTranslator, workflowInterrupts, type SuspendedStepFacts } from '../translate/workflow-translator.js';
 import { errorMessage } from '../text.js';
@@ -294,8 +294,7 @@ export class WorkflowRunService {
       await keep();
       await write(end);
     } catch (error) {
-      const failure = runFailure(error, 'WORKFLOW_FAILED');
-      if (failure.code !== 'UNAVAILABLE') this.config.logger.error(`Workflow run ${start.mastraRunId} of ${workflow.id} broke: ${errorMessage(error)}`);
+      const failure = loggedRunFailure(this.config.logger, `Workflow run ${start.mastraRunId} of ${workflow.id}`, error, 'WORKFLOW_FAILED');
       await keep().catch((stored: unknown) => {
         this.config.logger.warn(`Workflow run ${start.mastraRunId}: what it streamed was not stored: ${errorMessage(stored)}`);
       });

@@ -2,8 +2,7 @@ import { EventType, type Event } from '@ag-ui/core';
 import { RunAgentInputSchema } from '@ag-ui/core/schemas';
 import type { PreparedRun } from '../../runs/run-service.js';
 import { invalidInput } from '../../errors.js';
-import { errorMessage } from '../../text.js';
-import { runFailure } from '../../translate/failure.js';
+import { loggedRunFailure } from '../../runs/run-failure.js';
 import { requestId } from '../../observability/context.js';
 import { encoderFor, EventStream } from '../../sse/event-stream.js';
 import { AcceptedSchema } from '../answers.js';
@@ -93,9 +92,7 @@ async function pump(
   try {
     await run.stream(write, signal);
   } catch (error) {
-    const { message, code } = runFailure(error, 'INTERNAL_ERROR');
-    if (code === 'UNAVAILABLE') s.config.logger.warn(`Run ${runId} on thread ${threadId} cut by an outage: ${errorMessage(error)}`);
-    else s.config.logger.error(`Run ${runId} on thread ${threadId} broke: ${errorMessage(error)}`, { stack: (error as Error)?.stack });
+    const { message, code } = loggedRunFailure(s.config.logger, `Run ${runId} on thread ${threadId}`, error, 'INTERNAL_ERROR');
     // A defect's own message is for the log: the client gets the request id to quote.
     const told = code === 'UNAVAILABLE' ? message : internalErrorMessage(requestId);
     if (!isTerminal(last)) out.send([{ type: EventType.RUN_ERROR, message: told, code }]);

@@ -13,9 +13,12 @@ export const HANDSHAKE_TIMEOUTS = { connectTimeout: 2000, socketTimeout: 2000 };
 /** The install line for node-redis, an optional peer dependency of the package. */
 export const REDIS_PEER = 'redis@^6.3.1';
 
+/** node-redis is not installed (`loadRedis`): the message says what to install. */
+export class RedisNotInstalledError extends Error {}
+
 /**
  * node-redis, loaded when a process first connects to Redis: an app that does not scale out need
- * not install it. A missing one is an error that says what to install.
+ * not install it. A missing one is a `RedisNotInstalledError` that says what to install.
  */
 export async function loadRedis(): Promise<typeof import('redis')> {
   try {
@@ -25,7 +28,7 @@ export async function loadRedis(): Promise<typeof import('redis')> {
     const code = (error as { code?: unknown } | null)?.code;
     const itself = (code === 'ERR_MODULE_NOT_FOUND' || code === 'MODULE_NOT_FOUND') && /['"]redis['"]/.test(String((error as Error).message));
     if (!itself) throw error;
-    throw new Error(`redis is not installed; RedisPubSub and the bridge's scale-out (REDIS_URL, createScaleOut) need it: npm install ${REDIS_PEER}`, { cause: error });
+    throw new RedisNotInstalledError(`redis is not installed; RedisPubSub needs it: npm install ${REDIS_PEER}`, { cause: error });
   }
 }
 
@@ -177,7 +180,7 @@ export class Connections {
     const client: RedisClient = createClient({
       url,
       name,
-      // While the connection is down, commands fail at once (the bridge answers 503) rather than
+      // While the connection is down, commands fail at once (a server can answer 503) rather than
       // wait in a queue for as long as Redis is away.
       disableOfflineQueue: true,
       // A new connection whose handshake goes unanswered is given up and tried again (a ready one

@@ -146,7 +146,7 @@ const ttl = (ms: number) => String(Math.max(1, Math.ceil(ms)));
 
 /**
  * Mastra's `LeaseProvider` on Redis keys (`keys.lease(key)`), atomic across processes; and, for
- * the bridge, `holdsLease`: whether a lease is held by this instance, known without asking Redis.
+ * its caller, `holdsLease`: whether a lease is held by this instance, known without asking Redis.
  * With `holding`, each lease names this instance as its holder, and a lease whose holder's
  * heartbeat is gone is free to take (`acquireLease`) or to let go of (`reclaimFromGone`) at once.
  *

@@ -286,8 +286,8 @@ export class RedisPubSub extends PubSub implements LeaseProvider {
 
   /**
    * Whether a run of this instance holds the lease on `key` (taken, renewed or handed over
-   * through this instance, not released, not expired), known without a round trip: the bridge
-   * asks it to tell whether a thread's run is here or in another process.
+   * through this instance, not released, not expired), known without a round trip: what tells
+   * whether a thread's run is here or in another process.
    */
   holdsLease(key: string): boolean {
     return this.#leases.holdsLease(key);

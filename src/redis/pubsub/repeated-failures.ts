@@ -10,8 +10,8 @@ export type FailureLevel = 'warn' | 'error' | undefined;
  * - any other failure is a defect, logged at `error`: each time, or with `defects: 'once'` once
  *   until a write has succeeded since.
  *
- * `isOutage` is the caller's: the bridge passes its one classifier (`translate/failure.ts`
- * `isUnavailable`); without one every failure is a defect.
+ * `isOutage` is the caller's (its one classifier of outages); without one every failure is a
+ * defect.
  *
  * @example
  * const failures = new RepeatedFailures(isUnavailable);

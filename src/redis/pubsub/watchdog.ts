@@ -30,7 +30,7 @@ export interface Watchdog {
  * went away): node-redis itself never notices, its commands wait for ever, and its own pings stop
  * at the first that hangs. Every `intervalMs` a ready connection is pinged; one that does not
  * answer within `timeoutMs` is dropped and opened again on the same client object, so what it
- * waited on fails at once (`DisconnectsClientError`, an outage to the bridge), subscriptions are
+ * waited on fails at once (`DisconnectsClientError`, an outage to its caller), subscriptions are
  * made again by node-redis, and whoever holds the client keeps it.
  *
  * A connection blocked in a read answers a ping only after the read: meanwhile pings are only
