@@ -9,13 +9,13 @@ import type { ThreadLocks } from '../threads/thread-locks.js';
 import type { HolderWatch } from '../threads/thread-lease.js';
 import { TOKENS } from '../tokens.js';
 import type { RedisConnection } from './connection.js';
-import { RedisEventLogs } from './event-log.js';
-import { RedisRateLimiter } from './rate-limiter.js';
-import { RedisRunAnnouncements } from './run-announcements.js';
-import { RedisThreadControl, type LocalLeases } from './thread-control.js';
-import { RedisThreadLocks } from './thread-locks.js';
+import { RedisEventLogs } from './redis-event-log.js';
+import { RedisRateLimiter } from './redis-rate-limiter.js';
+import { RedisRunAnnouncements } from './redis-run-announcements.js';
+import { RedisThreadControl, type LocalLeases } from './redis-thread-control.js';
+import { RedisThreadLocks } from './redis-thread-locks.js';
 import type { LocalThreadRuns } from './thread-runs.js';
-import { RedisToolProxy } from './tool-proxy.js';
+import { RedisToolProxy } from './redis-tool-proxy.js';
 
 /**
  * The container's ports shared by every process on one Redis: the scale-out counterpart of the

@@ -4,7 +4,7 @@ import { BridgeError } from '../errors.js';
 import type { RedisConnection } from './connection.js';
 import { redisKeys } from './keys.js';
 import { testConfig, testRedis } from '../../test/support/redis.js';
-import { RedisToolProxy, type RedisToolProxyOptions } from './tool-proxy.js';
+import { RedisToolProxy, type RedisToolProxyOptions } from './redis-tool-proxy.js';
 
 // Proxies on connections of their own stand for bridge processes on one Redis: the run's tool
 // waits in process A, the client's answer may be posted to A or to B.

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { RedisConnection } from './connection.js';
 import { redisKeys } from './keys.js';
-import { RedisRunAnnouncements } from './run-announcements.js';
+import { RedisRunAnnouncements } from './redis-run-announcements.js';
 import { testConfig, testRedis } from '../../test/support/redis.js';
 
 // Two `RedisRunAnnouncements` on connections of their own stand for two bridge processes on one Redis.

@@ -4,7 +4,7 @@ import { testRedis, quietLogger } from '../../test/support/redis.js';
 import { threadLeaseKey } from '../threads/thread-lease.js';
 import type { RunEndings } from '../threads/run-endings.js';
 import type { ToolProxy } from '../runs/tool-proxy.js';
-import { RedisThreadControl, type LocalLeases } from './thread-control.js';
+import { RedisThreadControl, type LocalLeases } from './redis-thread-control.js';
 
 const redis = testRedis('thread-control');
 afterAll(() => redis.cleanup());

@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { RedisConnection } from './connection.js';
 import { redisKeys } from './keys.js';
 import { testConfig, testRedis } from '../../test/support/redis.js';
-import { RedisThreadLocks } from './thread-locks.js';
+import { RedisThreadLocks } from './redis-thread-locks.js';
 
 // Two `RedisThreadLocks` on connections of their own stand for two bridge processes on one Redis.
 

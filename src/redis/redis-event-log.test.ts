@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { EventType, type Event } from '@ag-ui/core';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { NumberedEvent } from '../feed/event-log.js';
-import { RedisEventLogs } from './event-log.js';
+import { RedisEventLogs } from './redis-event-log.js';
 import { LocalThreadRuns, THREAD_TOPIC } from './thread-runs.js';
 import { startFaultProxy, type FaultProxy } from '../../test/support/fault-proxy.js';
 import { quietLogger, testRedis } from '../../test/support/redis.js';

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RedisConnection } from './connection.js';
-import { RedisRateLimiter } from './rate-limiter.js';
+import { RedisRateLimiter } from './redis-rate-limiter.js';
 import { testRedis } from '../../test/support/redis.js';
 
 const fourPerMinute = { limits: { requestsPerMinute: 4 } };
