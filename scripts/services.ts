@@ -1,6 +1,6 @@
 import { createRequire } from 'node:module';
 import { createClient } from 'redis';
-import { redactedUrl } from '../src/server/redact.js';
+import { redactedUrl } from '../src/text.js';
 
 // The machine's PostgreSQL and Redis as the tests (test/support/services.ts) and the benchmarks
 // (bench/lib/scale-phase.ts) use them: a check that fails at once and says how to start the one

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { errorMessage, jsonText } from './text.js';
+import { errorMessage, jsonText, redactedUrl } from './text.js';
 import { recordedChunk } from '../test/support/chunks.js';
 
 describe('jsonText', () => {
@@ -68,5 +68,16 @@ describe('errorMessage', () => {
 
   it('takes the message of the recorded model error chunk', () => {
     expect(errorMessage(recordedChunk('model-error', 'error').payload.error)).toBe('demo model failure');
+  });
+});
+
+describe('redactedUrl', () => {
+  it('masks the password of a connection URL, and only that', () => {
+    expect(redactedUrl('postgres://app:s3cret@db:5432/app')).toBe('postgres://app:***@db:5432/app');
+    expect(redactedUrl('redis://127.0.0.1:6379')).toBe('redis://127.0.0.1:6379');
+  });
+
+  it('masks it in what URL cannot parse too', () => {
+    expect(redactedUrl('not a url:s3cret@host')).toBe('not a url:***@host');
   });
 });

@@ -1,6 +1,7 @@
 /**
- * How a value and an error read as text, wherever the bridge writes one down (a tool result, a
- * `RUN_ERROR`, a log line): strings as they are, an error by its message, anything else as JSON.
+ * How a value, an error and a URL read as text, wherever the bridge writes one down (a tool result,
+ * a `RUN_ERROR`, a log line): strings as they are, an error by its message, anything else as JSON,
+ * a URL without its password. A leaf: it imports nothing, so every folder (and the scripts) may use it.
  *
  * @example
  * jsonText({ a: 1 });                  // '{"a":1}'
@@ -29,4 +30,18 @@ export function errorMessage(error: unknown): string {
     if (typeof e.message === 'string' && e.message) return e.message;
   }
   return jsonText(error);
+}
+
+/**
+ * A connection URL fit for a log line or an error message: its password masked.
+ *
+ * @example
+ * redactedUrl('postgres://app:s3cret@db:5432/app'); // 'postgres://app:***@db:5432/app'
+ */
+export function redactedUrl(url: string): string {
+  if (!URL.canParse(url)) return url.replace(/:[^:@/]*@/, ':***@');
+  const parsed = new URL(url);
+  if (!parsed.password) return url;
+  parsed.password = '***';
+  return parsed.href;
 }

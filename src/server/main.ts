@@ -1,7 +1,7 @@
 import { helpText, mintToken, packageVersion, parseCli, UsageError } from './cli.js';
 import { readServerEnv } from './env.js';
 import { startedByNpm, watchParent } from './parent.js';
-import { redactedUrl } from './redact.js';
+import { redactedUrl } from '../text.js';
 import { serverLogger } from './server-logger.js';
 import { startTracing } from './tracing.js';
 
