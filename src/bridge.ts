@@ -112,7 +112,7 @@ export function createBridge(config: BridgeConfig = {}): Bridge {
       try {
         // Before credentials: a draining process answers the same to everyone, and checks nothing.
         // Draining, it still serves reads and event streams; shut down, nothing (it is going away).
-        if ((draining && route.limited) || shutDown) throw unavailable('This server is shutting down; try again', 1);
+        if ((draining && route.startsWork) || shutDown) throw unavailable('This server is shutting down; try again', 1);
         await authenticate?.(c);
         return await serve(c);
       } catch (error) {

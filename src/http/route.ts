@@ -71,6 +71,8 @@ export interface RouteSpec<P extends string, Q extends z.ZodType | undefined, H 
   errors?: ErrorStatus[];
   /** Counted against the caller's requests per minute (`limits.requestsPerMinute`), once the caller is known. */
   limited?: true;
+  /** Starts or steers a run: refused (`503`) while the process drains (`bridge.drain()`), which still serves reads and streams. */
+  startsWork?: true;
   /** Honours `Idempotency-Key` (a 2xx answer is kept and replayed; `http/idempotency.ts`). */
   idempotent?: true;
   /** Where the caller's claim is, when not `resourceId`/`agentId` of body or query. */

@@ -44,6 +44,7 @@ export const runAgent = route({
   },
   errors: [404, 409],
   limited: true,
+  startsWork: true,
   handle: async ({ c, query, body: input, resourceId }, s) => {
     const refusedUrls = messageUrlDetails(input.messages, s.urlPolicy);
     if (refusedUrls.length > 0) throw invalidInput('Input messages name URLs the server may not fetch', refusedUrls);
@@ -112,6 +113,7 @@ export const postToolResult = route({
   ok: { 202: { description: '`{ accepted: true }`', schema: AcceptedSchema } },
   errors: [404, 409],
   limited: true,
+  startsWork: true,
   handle: async ({ params, body, resourceId }, s) => {
     await s.proxy.answer(params.runId, params.toolCallId, resourceId, { content: body.content, isError: body.isError });
     return answer(202, { accepted: true as const });

@@ -54,6 +54,7 @@ function messageRoute(path: `/threads/:threadId/${string}`, summary: string, sen
     ok: { 202: DECISION },
     errors: [404, 409],
     limited: true,
+    startsWork: true,
     idempotent: true,
     handle: async ({ scope, body }, s) => {
       assertFetchable(s, ...messageContents(body.message));
@@ -80,6 +81,7 @@ export const sendSignal = route({
   ok: { 202: DECISION },
   errors: [404, 409],
   limited: true,
+  startsWork: true,
   idempotent: true,
   handle: async ({ scope, body }, s) => {
     assertFetchable(s, body.contents, 'contents');
@@ -97,6 +99,7 @@ export const sendState = route({
   ok: { 202: DECISION, 200: { description: '`{ skipped: true, reason: "unchanged" }`: the `cacheKey` did not change', schema: StateSkippedSchema } },
   errors: [404, 409],
   limited: true,
+  startsWork: true,
   handle: async ({ scope, body }, s) => {
     assertFetchable(s, body.contents, 'contents');
     const result = await s.signals.state(scope, body);
@@ -114,6 +117,7 @@ export const sendNotification = route({
   ok: { 202: { description: '`{ record, decision, runId? }`', schema: NotificationAnswerSchema } },
   errors: [404, 409],
   limited: true,
+  startsWork: true,
   idempotent: true,
   handle: async ({ scope, body }, s) => answer(202, await s.signals.notify(scope, body)),
 });
@@ -140,6 +144,7 @@ export const toolApproval = route({
   ok: { 202: { description: '`{ runId, toolCallId }`', schema: ApprovalAnswerSchema } },
   errors: [404, 409],
   limited: true,
+  startsWork: true,
   idempotent: true,
   handle: async ({ scope, body }, s) => answer(202, await s.signals.toolApproval(scope, body)),
 });
@@ -166,6 +171,7 @@ export const abortThread = route({
   ok: { 200: { description: '`{ aborted: boolean }`', schema: AbortAnswerSchema } },
   errors: [404],
   limited: true,
+  startsWork: true,
   handle: async ({ scope }, s) => {
     const workflow = s.workflows.find(scope.agentId);
     return answer(200, await (workflow ? s.workflowRuns.abort(scope) : s.signals.abort(scope)));
@@ -182,5 +188,6 @@ export const cancelQueued = route({
   ok: { 200: { description: '`{ cancelled: string[] }`', schema: CancelAnswerSchema } },
   errors: [404],
   limited: true,
+  startsWork: true,
   handle: async ({ scope, params }, s) => answer(200, await s.signals.cancelQueued(scope, params.signalId)),
 });
