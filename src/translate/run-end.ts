@@ -1,5 +1,3 @@
-import { EventType, type ActivityMessage, type ActivitySnapshotEvent, type Event, type Message } from '@ag-ui/core';
-
 /**
  * A run that did not finish as asked (cancelled, or failed) says so in an `activity` message of
  * its own, just before its terminal event: the terminal event is not a message, so without it a
@@ -11,6 +9,9 @@ import { EventType, type ActivityMessage, type ActivitySnapshotEvent, type Event
  * runEndActivity('run-1', { outcome: 'failed', code: 'RUN_FAILED', message: 'model error' });
  * // { type: 'ACTIVITY_SNAPSHOT', messageId: 'run-end-run-1', activityType: 'run-end', content: { outcome: 'failed', … } }
  */
+import { EventType, type ActivityMessage, type ActivitySnapshotEvent, type Event, type Message } from '@ag-ui/core';
+
+/** The `activityType` of a run-end message. */
 export const RUN_END_ACTIVITY = 'run-end';
 
 /** What a run-end activity says: how the run ended, and for a failure its `RUN_ERROR`'s code and message. */
@@ -28,7 +29,7 @@ export interface StoredRunEnd {
 }
 
 /** The run-end message of Mastra run `runId`: one id for its `/run`, its thread stream and history (a resumed run keeps its first id). */
-export function runEndId(runId: string): string {
+function runEndId(runId: string): string {
   return `run-end-${runId}`;
 }
 
