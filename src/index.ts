@@ -41,6 +41,8 @@ export type { ThreadControl } from './threads/thread-control.js';
 export type { HolderWatch } from './threads/thread-lease.js';
 export type { SignalDecision, ThreadTarget } from './agents/mastra.js';
 export type { RateDecision, RateLimiter } from './limits/rate-limiter.js';
+export type { DurableInbox, InboxEntry } from './threads/inbox.js';
+export type { IdempotencyRecord, IdempotencyStore } from './idempotency/idempotency-store.js';
 export { RunTranslator, type RunTranslatorOptions } from './translate/run-translator.js';
 export type { MastraChunk } from './translate/chunks.js';
 export { createScaleOut, type ScaleOut, type ScaleOutOptions } from './redis/scale-out.js';

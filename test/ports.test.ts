@@ -1,8 +1,8 @@
 import type { Event } from '@ag-ui/core';
 import { ContainerModule, injectable } from 'inversify';
 import { describe, expect, it } from 'vitest';
-import { TOKENS, type NumberedEvent, type NumberedListener, type ThreadEventLog, type ThreadEventLogs } from '../src/index.js';
-import { useTestBridge } from './support/server.js';
+import { TOKENS, type IdempotencyRecord, type IdempotencyStore, type NumberedEvent, type NumberedListener, type ThreadEventLog, type ThreadEventLogs } from '../src/index.js';
+import { http, useTestBridge } from './support/server.js';
 import { follow, newThread, post } from './support/threads.js';
 
 // The container's ports are a public seam: a host rebinds one with a class of its own through
@@ -53,5 +53,36 @@ describe('a port rebound by the host (createBridge({ modules }))', () => {
     expect(opened).toEqual([expect.stringContaining(t.threadId)]);
     expect(sse.events.map((e) => e.id)).toEqual(sse.events.map((_, i) => 1001 + i));
     expect(appended.map((e) => e.type)).toEqual(sse.list.map((e) => e.type));
+  });
+});
+
+/** The idempotency port written as a user would, from the package's exported interface: a map. */
+const kept = new Map<string, IdempotencyRecord>();
+@injectable()
+class MapIdempotencyStore implements IdempotencyStore {
+  async get(threadId: string, key: string) {
+    return kept.get(`${threadId}/${key}`);
+  }
+  async put(threadId: string, key: string, record: IdempotencyRecord) {
+    kept.set(`${threadId}/${key}`, record);
+  }
+  async delete(threadId: string, key: string) {
+    kept.delete(`${threadId}/${key}`);
+  }
+}
+
+describe('the idempotency store rebound by the host', () => {
+  const b = useTestBridge({
+    config: { modules: [new ContainerModule(({ rebind }) => void rebind<IdempotencyStore>(TOKENS.IdempotencyStore).to(MapIdempotencyStore))] },
+  });
+
+  it('keeps the first answer to an Idempotency-Key in the host’s store, and a retry gets it back from there', async () => {
+    const t = newThread();
+    const send = () => http(`${b.base}/threads/${t.threadId}/send-message`, { body: { resourceId: t.resourceId, message: 'hello' }, headers: { 'Idempotency-Key': 'k-1' } });
+    const first = await send();
+    expect(first.status, JSON.stringify(first.body)).toBe(202);
+    expect([...kept.keys()]).toEqual([expect.stringContaining(t.threadId)]);
+    expect([...kept.values()][0]).toMatchObject({ status: 202, body: first.body });
+    expect(await send()).toMatchObject({ status: 202, body: first.body });
   });
 });
