@@ -3,8 +3,8 @@ import { z } from 'zod';
 import type { ErrorCode, ErrorDetail } from '../errors.js';
 import { IdSchema } from '../id.js';
 import { AgUiEventSchema } from './answers.js';
-import type { ErrorStatus, Method, Success, Tag } from './route.js';
-import { ROUTES, type TableRoute } from './routes/index.js';
+import type { ErrorStatus, Method, Route, Success, Tag } from './route.js';
+import { ROUTES } from './routes/index.js';
 import { headerSchemaOf } from './serve-route.js';
 
 /** Where the document is served, below the prefix. */
@@ -158,7 +158,7 @@ function successResponse(ok: Success): OpenApiResponse {
   return { description: ok.description, content: { 'application/json': { schema: toJsonSchema(ok.schema) } } };
 }
 
-function operation(route: TableRoute): OpenApiOperation {
+function operation(route: Route): OpenApiOperation {
   // 413 with a body, 429 where a limit applies, 409 where a key may clash: beyond what each route lists.
   const implied: ErrorStatus[] = [...(route.body ? [413 as const] : []), ...(route.limited ? [429 as const] : []), ...(route.idempotent ? [409 as const] : [])];
   const errors = new Set<ErrorStatus>([400, 401, 403, ...implied, ...(route.errors ?? []), 500, 503]);

@@ -58,6 +58,8 @@ export type Claim = (input: { query: unknown; body: unknown }) => { resourceId?:
  * from it (`serve-route.ts`, `openapi.ts`).
  */
 export interface RouteSpec<P extends string, Q extends z.ZodType | undefined, H extends z.ZodType | undefined, B extends z.ZodType | undefined, R extends Successes> {
+  /** The OpenAPI `operationId`, unique in the table: by convention the name the route is exported under. */
+  operationId: string;
   method: Method;
   /** Below the prefix; `:name` segments are ids (`IdSchema`). */
   path: P;
@@ -88,7 +90,7 @@ export type Route = RouteSpec<string, z.ZodType | undefined, z.ZodType | undefin
  *
  * @example
  * export const getThread = route({
- *   method: 'GET', path: '/threads/:threadId', summary: 'Get a thread', tag: 'threads',
+ *   operationId: 'getThread', method: 'GET', path: '/threads/:threadId', summary: 'Get a thread', tag: 'threads',
  *   query: AgentQuerySchema, ok: { 200: { description: '`ThreadInfo`', schema: ThreadInfoSchema } }, errors: [404],
  *   handle: async ({ scope }, s) => answer(200, await s.threads.get(scope)),
  * });

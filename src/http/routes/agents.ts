@@ -8,6 +8,7 @@ import { AgentQuerySchema } from '../schemas.js';
 
 /** `GET /agents` */
 export const listAgents = route({
+  operationId: 'listAgents',
   method: 'GET',
   path: '/agents',
   summary: 'List the agents and workflows',
@@ -22,6 +23,7 @@ export const listAgents = route({
 
 /** `GET /agents/:agentId` */
 export const getAgent = route({
+  operationId: 'getAgent',
   method: 'GET',
   path: '/agents/:agentId',
   summary: 'Describe one agent or workflow',

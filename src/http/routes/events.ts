@@ -29,6 +29,7 @@ const EventsHeaderSchema = z.object({ 'last-event-id': seqId.optional() });
  * stays. Resumes after `Last-Event-ID` (header, or `lastEventId` for a reloaded page).
  */
 export const threadEvents = route({
+  operationId: 'threadEvents',
   method: 'GET',
   path: '/threads/:threadId/events',
   summary: "Follow a thread's runs as one event stream",

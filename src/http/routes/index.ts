@@ -16,8 +16,8 @@ import {
 } from './signals.js';
 import { createThread, deleteThread, getState, getThread, listMessages, listThreads, updateThread } from './threads.js';
 
-/** Every route of the bridge by its operation id (paths are relative to the configured prefix). */
-const OPERATIONS = {
+/** Every route of the bridge, in one table (paths are relative to the configured prefix); the OpenAPI document lists them in this order. */
+export const ROUTES: readonly Route[] = [
   runAgent,
   postToolResult,
   listAgents,
@@ -40,10 +40,4 @@ const OPERATIONS = {
   pendingApprovals,
   abortThread,
   cancelQueued,
-};
-
-/** A route of the table with its OpenAPI `operationId`. */
-export type TableRoute = Route & { operationId: string };
-
-/** Every route of the bridge, in one table; the OpenAPI document lists them in this order. */
-export const ROUTES: readonly TableRoute[] = Object.entries(OPERATIONS).map(([operationId, route]) => ({ ...route, operationId }));
+];

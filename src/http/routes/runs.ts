@@ -25,6 +25,7 @@ const isTerminal = (event: Event | undefined) => event?.type === EventType.RUN_F
 
 /** `POST /run`: one AG-UI run, streamed. Everything refusable is refused before the stream opens. */
 export const runAgent = route({
+  operationId: 'runAgent',
   method: 'POST',
   path: '/run',
   summary: 'Run an agent or a workflow and stream one AG-UI run',
@@ -104,6 +105,7 @@ async function pump(
 
 /** `POST /runs/:runId/tool-calls/:toolCallId/result`: a frontend tool's answer (proxy mode); only the resource that started the run may answer its calls. */
 export const postToolResult = route({
+  operationId: 'postToolResult',
   method: 'POST',
   path: '/runs/:runId/tool-calls/:toolCallId/result',
   summary: "Answer a frontend tool call (proxy mode) of the caller's run",

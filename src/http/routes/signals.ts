@@ -44,8 +44,9 @@ const DECISION = { description: "`{ action, runId?, signalId }`: Mastra's routin
  * A message route: `message` checked for URLs the server may not fetch, then `send` answers
  * Mastra's decision. `send-message` and `queue-message` differ only in what they call.
  */
-function messageRoute(path: `/threads/:threadId/${string}`, summary: string, send: (s: Services, scope: ThreadScope, body: z.output<typeof SendMessageSchema>) => Promise<SignalDecision>) {
+function messageRoute(operationId: string, path: `/threads/:threadId/${string}`, summary: string, send: (s: Services, scope: ThreadScope, body: z.output<typeof SendMessageSchema>) => Promise<SignalDecision>) {
   return route({
+    operationId,
     method: 'POST',
     path,
     summary,
@@ -64,15 +65,16 @@ function messageRoute(path: `/threads/:threadId/${string}`, summary: string, sen
 }
 
 /** `POST /threads/:threadId/send-message` */
-export const sendMessage = messageRoute('/threads/:threadId/send-message', 'Send a message now (wakes an idle thread or joins the active run)', (s, scope, body) =>
+export const sendMessage = messageRoute('sendMessage', '/threads/:threadId/send-message', 'Send a message now (wakes an idle thread or joins the active run)', (s, scope, body) =>
   s.signals.sendMessage(scope, body),
 );
 
 /** `POST /threads/:threadId/queue-message` */
-export const queueMessage = messageRoute('/threads/:threadId/queue-message', 'Queue a message for the next run', (s, scope, body) => s.signals.queueMessage(scope, body));
+export const queueMessage = messageRoute('queueMessage', '/threads/:threadId/queue-message', 'Queue a message for the next run', (s, scope, body) => s.signals.queueMessage(scope, body));
 
 /** `POST /threads/:threadId/signals` */
 export const sendSignal = route({
+  operationId: 'sendSignal',
   method: 'POST',
   path: '/threads/:threadId/signals',
   summary: 'Send a notification, reactive or user signal',
@@ -91,6 +93,7 @@ export const sendSignal = route({
 
 /** `POST /threads/:threadId/state`: `200 { skipped }` when the cacheKey is unchanged. */
 export const sendState = route({
+  operationId: 'sendState',
   method: 'POST',
   path: '/threads/:threadId/state',
   summary: 'Push application state',
@@ -109,6 +112,7 @@ export const sendState = route({
 
 /** `POST /threads/:threadId/notifications` */
 export const sendNotification = route({
+  operationId: 'sendNotification',
   method: 'POST',
   path: '/threads/:threadId/notifications',
   summary: "Record a notification for Mastra's delivery policy",
@@ -124,6 +128,7 @@ export const sendNotification = route({
 
 /** `GET /threads/:threadId/notifications?status=` */
 export const listNotifications = route({
+  operationId: 'listNotifications',
   method: 'GET',
   path: '/threads/:threadId/notifications',
   summary: "List a thread's notifications",
@@ -136,6 +141,7 @@ export const listNotifications = route({
 
 /** `POST /threads/:threadId/tool-approval` */
 export const toolApproval = route({
+  operationId: 'toolApproval',
   method: 'POST',
   path: '/threads/:threadId/tool-approval',
   summary: 'Approve or decline a tool call waiting on the thread',
@@ -151,6 +157,7 @@ export const toolApproval = route({
 
 /** `GET /threads/:threadId/pending-approvals` */
 export const pendingApprovals = route({
+  operationId: 'pendingApprovals',
   method: 'GET',
   path: '/threads/:threadId/pending-approvals',
   summary: 'Tool calls waiting for approval',
@@ -163,6 +170,7 @@ export const pendingApprovals = route({
 
 /** `POST /threads/:threadId/abort` */
 export const abortThread = route({
+  operationId: 'abortThread',
   method: 'POST',
   path: '/threads/:threadId/abort',
   summary: "Abort the thread's active run",
@@ -180,6 +188,7 @@ export const abortThread = route({
 
 /** `DELETE /threads/:threadId/queue/:signalId` */
 export const cancelQueued = route({
+  operationId: 'cancelQueued',
   method: 'DELETE',
   path: '/threads/:threadId/queue/:signalId',
   summary: 'Cancel a queued message',

@@ -5,6 +5,7 @@ import { AgentQuerySchema, CreateThreadSchema, ListThreadsQuerySchema, MessagesQ
 
 /** `POST /threads` */
 export const createThread = route({
+  operationId: 'createThread',
   method: 'POST',
   path: '/threads',
   summary: 'Create a thread',
@@ -17,6 +18,7 @@ export const createThread = route({
 
 /** `GET /threads?resourceId=` */
 export const listThreads = route({
+  operationId: 'listThreads',
   method: 'GET',
   path: '/threads',
   summary: "List the resource's threads",
@@ -29,6 +31,7 @@ export const listThreads = route({
 
 /** `GET /threads/:threadId` */
 export const getThread = route({
+  operationId: 'getThread',
   method: 'GET',
   path: '/threads/:threadId',
   summary: 'Get a thread',
@@ -41,6 +44,7 @@ export const getThread = route({
 
 /** `PATCH /threads/:threadId`: title replaced, metadata merged (caller and agent from the body, else the query). */
 export const updateThread = route({
+  operationId: 'updateThread',
   method: 'PATCH',
   path: '/threads/:threadId',
   summary: "Replace a thread's title, merge its metadata",
@@ -54,6 +58,7 @@ export const updateThread = route({
 
 /** `DELETE /threads/:threadId` */
 export const deleteThread = route({
+  operationId: 'deleteThread',
   method: 'DELETE',
   path: '/threads/:threadId',
   summary: 'Delete a thread',
@@ -69,6 +74,7 @@ export const deleteThread = route({
 
 /** `GET /threads/:threadId/state` */
 export const getState = route({
+  operationId: 'getState',
   method: 'GET',
   path: '/threads/:threadId/state',
   summary: "A thread's state: the agent's working memory, or the latest state of a workflow's run",
@@ -84,6 +90,7 @@ export const getState = route({
 
 /** `GET /threads/:threadId/messages?format=mastra|agui` */
 export const listMessages = route({
+  operationId: 'listMessages',
   method: 'GET',
   path: '/threads/:threadId/messages',
   summary: "A thread's history",
