@@ -8,6 +8,7 @@ import type { NumberedEvent, NumberedListener, ThreadEventLog, ThreadEventLogs }
 import { ReplayRing } from '../feed/replay-ring.js';
 import { isUnavailable } from '../translate/failure.js';
 import { errorMessage } from '../text.js';
+import { withinMs } from '../within.js';
 import type { RedisConnection } from './connection.js';
 import { FollowedThreads, threadKeyOfLog } from './followed-threads.js';
 import type { LocalThreadRuns } from './thread-runs.js';
@@ -21,15 +22,6 @@ const RETRY_MS = 1000;
 const WRITER_WAIT_MS = 2000;
 /** How often the process reads again who follows the threads it runs (an announcement may have been lost). */
 const RECHECK_MS = 1000;
-
-/** `promise`, or a rejection after `ms`. */
-function withinMs<T>(promise: Promise<T>, ms: number): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  const late = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`no answer within ${ms} ms`)), ms);
-  });
-  return Promise.race([promise, late]).finally(() => clearTimeout(timer));
-}
 
 /** Runs `attempt` until it succeeds, again every `RETRY_MS` while it fails and `goOn()`, at most `RETRIES` more times. */
 async function retried(attempt: () => Promise<void>, goOn: () => boolean, left = RETRIES): Promise<void> {

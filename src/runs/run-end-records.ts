@@ -5,6 +5,7 @@ import { failureOf, type RunEnd, type RunEndListener } from '../observability/ru
 import { TOKENS } from '../tokens.js';
 import { runEndActivity, type RunEndContent } from '../translate/run-end.js';
 import { errorMessage } from '../text.js';
+import { withinMs } from '../within.js';
 import { ThreadStore, type ThreadScope } from '../threads/thread-store.js';
 
 /**
@@ -36,14 +37,10 @@ export class RunEndRecords implements RunEndListener {
    * answered) when there is one; a failure (or a wait past `KEEP_WITHIN_MS`) is logged, never thrown.
    */
   async keep(scope: ThreadScope, end: ActivitySnapshotEvent, after?: string): Promise<void> {
-    let timer: NodeJS.Timeout | undefined;
-    const late = new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(`no answer within ${KEEP_WITHIN_MS} ms`)), KEEP_WITHIN_MS)));
     try {
-      await Promise.race([this.threads.rememberRunEnd(scope, end.messageId, end.content as RunEndContent, after), late]);
+      await withinMs(this.threads.rememberRunEnd(scope, end.messageId, end.content as RunEndContent, after), KEEP_WITHIN_MS);
     } catch (error) {
       this.config.logger.warn(`Thread ${scope.threadId}: how ${end.messageId} ended could not be kept for its history: ${errorMessage(error)}`);
-    } finally {
-      clearTimeout(timer);
     }
   }
 
