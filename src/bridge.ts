@@ -1,8 +1,8 @@
 import type { Mastra } from '@mastra/core';
-import { registerApiRoute, type ApiRoute } from '@mastra/core/server';
+import type { ApiRoute } from '@mastra/core/server';
 import { Hono, type Context, type MiddlewareHandler } from 'hono';
 import { cors } from 'hono/cors';
-import { storageReady } from './agents/mastra.js';
+import { apiRoute, storageReady } from './mastra/index.js';
 import { authenticatorOf } from './auth/bearer-auth.js';
 import { resolveConfig, type BridgeConfig, type ResolvedConfig } from './config.js';
 import { createServices } from './container.js';
@@ -145,13 +145,13 @@ export function createBridge(config: BridgeConfig = {}): Bridge {
     metricsText: () => metrics.text(),
     routes: () => [
       ...ROUTES.map((route) =>
-        registerApiRoute(`${resolved.prefix}${route.path}`, {
+        apiRoute(`${resolved.prefix}${route.path}`, {
           method: route.method,
           middleware: observe(`${resolved.prefix}${route.path}`),
           createHandler: async ({ mastra }) => handle(route, servicesFor(mastra)),
         }),
       ),
-      registerApiRoute(`${resolved.prefix}${OPENAPI_PATH}`, { method: 'GET', middleware: observe(`${resolved.prefix}${OPENAPI_PATH}`), handler: serveOpenApi }),
+      apiRoute(`${resolved.prefix}${OPENAPI_PATH}`, { method: 'GET', middleware: observe(`${resolved.prefix}${OPENAPI_PATH}`), handler: serveOpenApi }),
     ],
     app: (mastra) => {
       const s = servicesFor(mastra);

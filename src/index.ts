@@ -39,7 +39,7 @@ export type { RunAnnouncement, RunAnnouncements } from './runs/run-announcements
 export type { ThreadLocks } from './threads/thread-locks.js';
 export type { ThreadControl } from './threads/thread-control.js';
 export type { HolderWatch } from './threads/thread-lease.js';
-export type { SignalDecision, ThreadTarget } from './agents/mastra.js';
+export type { SignalDecision, ThreadTarget } from './mastra/index.js';
 export type { RateDecision, RateLimiter } from './limits/rate-limiter.js';
 export type { DurableInbox, InboxEntry } from './threads/inbox.js';
 export type { IdempotencyRecord, IdempotencyStore } from './idempotency/idempotency-store.js';

@@ -8,8 +8,7 @@ import { BridgeError, notFound } from '../errors.js';
 import { TOKENS } from '../tokens.js';
 import { WorkingMemoryState } from '../state/working-memory.js';
 import { capabilitiesOf } from './capabilities.js';
-import { stoppedOnInterrupt } from './mastra.js';
-import { workflowsOf } from './mastra-workflows.js';
+import { activeThreadRuns, agentsOf, memoryOf, modelOf, stoppedOnInterrupt, subagentsOf, workflowsOf } from '../mastra/index.js';
 
 /** What `GET /agents` lists about an agent. */
 export interface AgentInfo {
@@ -41,7 +40,7 @@ export class AgentProvider {
 
   /** Every registered agent as `[registration key, agent]`. */
   entries(): Array<[string, Agent]> {
-    return Object.entries(this.mastra.listAgents() as Record<string, Agent>);
+    return agentsOf(this.mastra);
   }
 
   /**
@@ -53,7 +52,7 @@ export class AgentProvider {
   async runsInFlight(): Promise<number> {
     let count = 0;
     for (const [, agent] of this.entries()) {
-      for (const { runId, threadId, resourceId } of agent.listActiveThreadRuns()) if (!(await stoppedOnInterrupt(agent, { threadId, resourceId }, runId))) count += 1;
+      for (const { runId, ...thread } of activeThreadRuns(agent)) if (!(await stoppedOnInterrupt(agent, thread, runId))) count += 1;
     }
     return count;
   }
@@ -82,7 +81,7 @@ export class AgentProvider {
     const named = agentId !== undefined && this.isWorkflow(agentId) ? undefined : agentId;
     const candidates = named !== undefined || this.config.defaultAgentId !== undefined ? [this.get(named)] : this.entries().map(([, a]) => a);
     for (const agent of candidates) {
-      const memory = await agent.getMemory();
+      const memory = await memoryOf(agent);
       if (memory) return { agent, memory };
     }
     throw new BridgeError(500, 'MEMORY_NOT_CONFIGURED', named ? `Agent ${named} has no memory configured` : 'No agent has memory configured');
@@ -95,33 +94,13 @@ export class AgentProvider {
 
   /** The public description of an agent. */
   async info(agent: Agent): Promise<AgentInfo> {
-    const [memory, subagents] = await Promise.all([agent.getMemory(), subagentsOf(agent)]);
+    const [memory, subagents] = await Promise.all([memoryOf(agent), subagentsOf(agent)]);
     const workingMemory = WorkingMemoryState.of(memory)?.scope;
     const info: AgentInfo = { id: agent.id, name: agent.name, kind: 'agent', default: this.find(this.config.defaultAgentId) === agent, capabilities: capabilitiesOf(agent, { workingMemory, subagents }) };
     const description = agent.getDescription?.();
     if (description) info.description = description;
-    try {
-      const model = await agent.getModel();
-      if (model && typeof model === 'object' && 'provider' in model && 'modelId' in model) {
-        info.model = { provider: String(model.provider), name: String(model.modelId) };
-      }
-    } catch {
-      // A model resolved per request (a function of the request context) has no static answer.
-    }
+    const model = await modelOf(agent);
+    if (model) info.model = model;
     return info;
-  }
-}
-
-/** An agent's sub-agents by the name it delegates to them with; none when they depend on the request. */
-async function subagentsOf(agent: Agent): Promise<Array<{ name: string; description?: string }>> {
-  try {
-    const agents = await agent.listAgents();
-    return Object.entries(agents).map(([name, sub]) => {
-      const description = sub.getDescription?.();
-      return description ? { name, description } : { name };
-    });
-  } catch {
-    // Sub-agents chosen per request (a function of the request context) have no static answer.
-    return [];
   }
 }

@@ -1,4 +1,5 @@
-import { MASTRA_RESOURCE_ID_KEY, type RequestContext } from '@mastra/core/request-context';
+import type { RequestContext } from '@mastra/core/request-context';
+import { RESOURCE_ID_KEY } from '../mastra/index.js';
 import type { Context } from 'hono';
 import type { ResolveResourceId } from '../config.js';
 import { unauthorized } from '../errors.js';
@@ -25,7 +26,7 @@ export function mastraAuthResource<TUser = { id?: unknown }>(options: MastraAuth
     const context = c.get('requestContext') as RequestContext | undefined;
     const user = context?.get('user') as TUser | undefined;
     if (user === undefined || user === null) throw unauthorized('No authenticated user on the request');
-    const mapped = context?.get(MASTRA_RESOURCE_ID_KEY);
+    const mapped = context?.get(RESOURCE_ID_KEY);
     const resource = options.resourceOf ? options.resourceOf(user) : typeof mapped === 'string' && mapped ? mapped : idOf(user);
     if (!resource) throw unauthorized('The authenticated user has no id to act as');
     return resourceOf(resource, claimed);

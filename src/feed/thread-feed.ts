@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { setTimeout as delay } from 'node:timers/promises';
 import { EventType, type Event, type Interrupt, type Message } from '@ag-ui/core';
 import type { Agent } from '@mastra/core/agent';
+import { subscribeToThread } from '../mastra/index.js';
 import type { BridgeLogger } from '../logger.js';
 import type { EventCounter, FollowerJoin } from '../observability/metrics.js';
 import { endsRun, isLostRemoteRun, topLevelRunId, type MastraChunk } from '../translate/chunks.js';
@@ -196,9 +197,9 @@ export class ThreadFeed {
 
   /** Subscribes to the thread; resolves once Mastra has registered the subscriber. */
   async start(): Promise<void> {
-    const sub = await this.options.agent.subscribeToThread({ resourceId: this.options.resourceId, threadId: this.options.threadId });
+    const sub = await subscribeToThread(this.options.agent, this.options);
     this.unsubscribe = () => sub.unsubscribe();
-    void this.consume(sub.stream as AsyncIterable<unknown>);
+    void this.consume(sub.stream);
   }
 
   /**

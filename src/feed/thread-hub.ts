@@ -13,6 +13,7 @@ import { WIND_DOWN_MS } from '../threads/thread-control.js';
 import { THREAD_LEASE_TTL_MS, threadLeaseKey, threadLeaseOwner, type HolderWatch } from '../threads/thread-lease.js';
 import { TOKENS } from '../tokens.js';
 import { errorMessage } from '../text.js';
+import { agentsOf, backgroundTaskStream, memoryOf } from '../mastra/index.js';
 import type { ThreadEventLogs } from './event-log.js';
 import type { FeedSink } from './feed-sink.js';
 import { ThreadFeed, type AttachOptions, type FeedMetrics } from './thread-feed.js';
@@ -151,7 +152,7 @@ export class ThreadHub {
   }
 
   private agentOf(agentId: string | undefined): Agent | undefined {
-    return Object.values(this.mastra.listAgents() as Record<string, Agent>).find((agent) => agent.id === agentId);
+    return agentsOf(this.mastra).find(([, agent]) => agent.id === agentId)?.[1];
   }
 
   /**
@@ -160,7 +161,7 @@ export class ThreadHub {
    * feed closes, each client getting the cut run's terminal event before its stream ends.
    */
   async shutdown(windDownMs: number): Promise<void> {
-    await this.endings.cutAll(Object.values(this.mastra.listAgents() as Record<string, Agent>), Date.now() + windDownMs);
+    await this.endings.cutAll(agentsOf(this.mastra).map(([, agent]) => agent), Date.now() + windDownMs);
     for (const timer of this.lingering.values()) clearTimeout(timer);
     this.lingering.clear();
     await Promise.all(
@@ -183,7 +184,7 @@ export class ThreadHub {
   private async createFeed(key: string, target: FollowTarget): Promise<ThreadFeed> {
     const scope = { threadId: target.threadId, resourceId: target.resourceId, agentId: target.workflow?.id ?? target.agent.id };
     // A workflow's state is its run's; an agent's, its working memory (when it keeps one).
-    const workingMemory = target.workflow ? undefined : WorkingMemoryState.of(await target.agent.getMemory());
+    const workingMemory = target.workflow ? undefined : WorkingMemoryState.of(await memoryOf(target.agent));
     const loadState = target.workflow?.loadState ?? (workingMemory && (() => workingMemory.read(scope)));
     const { holders } = this;
     const feed = new ThreadFeed({
@@ -208,13 +209,7 @@ export class ThreadHub {
       wasCut: (runId) => this.endings.wasCut(runId),
       keepCutStep: (step, since) => this.threads.keepCutStep(scope, step, since),
       closingRun: (runId, closed) => this.endings.closing(runId, closed),
-      backgroundStream: (signal) =>
-        this.mastra.backgroundTaskManager?.stream({
-          threadId: target.threadId,
-          resourceId: target.resourceId,
-          abortSignal: signal,
-          includeExisting: true,
-        }),
+      backgroundStream: (signal) => backgroundTaskStream(this.mastra, target, signal),
       logger: this.config.logger,
       metrics: this.feedMetrics,
     });

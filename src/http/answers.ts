@@ -1,7 +1,7 @@
 import { AgentCapabilitiesSchema, EventSchemas, MessageSchema } from '@ag-ui/core/schemas';
 import { z } from 'zod';
 import type { AgentInfo } from '../agents/agent-provider.js';
-import type { SignalDecision } from '../agents/mastra.js';
+import type { SignalDecision } from '../mastra/index.js';
 import type { PendingApproval } from '../signals/signal-router.js';
 import type { ThreadInfo } from '../threads/thread-store.js';
 import type { ThreadMessage } from '../translate/history.js';

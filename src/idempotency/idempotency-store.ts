@@ -3,6 +3,7 @@ import type { ThreadStateStorage } from '@mastra/core/storage';
 import { inject, injectable } from 'inversify';
 import type { ResolvedConfig } from '../config.js';
 import { TOKENS } from '../tokens.js';
+import { threadStateStore } from '../mastra/index.js';
 
 /**
  * The first successful answer to a request that carried an `Idempotency-Key`: what a retry with
@@ -73,7 +74,7 @@ export class MastraIdempotencyStore implements IdempotencyStore {
   private store(): Promise<IdempotencyStore> {
     if (!this.records) {
       const records = (async (): Promise<IdempotencyStore> => {
-        const domain = await this.mastra.getStorage()?.getStore('threadState');
+        const domain = await threadStateStore(this.mastra);
         if (domain) return new ThreadStateRecords(domain);
         this.config.logger.warn('Mastra has no storage with a threadState domain: Idempotency-Key records are kept in this process only, and forgotten on restart');
         return new InProcessIdempotencyStore();

@@ -1,4 +1,4 @@
-import { outputFinished, type RunOutput } from '../agents/mastra.js';
+import { outputFinished, type RunOutput } from '../mastra/index.js';
 import { deserialize, serialize } from './pubsub/index.js';
 import type { ResultCapture } from '../runs/result-capture.js';
 import { endsStep, type MastraChunk } from '../translate/chunks.js';

@@ -7,7 +7,7 @@ import type { ResolvedConfig } from '../config.js';
 import { BridgeError, unavailable } from '../errors.js';
 import type { BridgeLogger } from '../logger.js';
 import { TOKENS } from '../tokens.js';
-import { outgoingWithId, outputFinished, type AgentMessage, type OnWake, type Outgoing, type Routing, type RunOutput, type SignalDecision, type ThreadTarget } from '../agents/mastra.js';
+import { outgoingWithId, outputFinished, type AgentMessage, type OnWake, type Outgoing, type Routing, type RunOutput, type SignalDecision, type ThreadTarget } from '../mastra/index.js';
 import { ResultCapture } from '../runs/result-capture.js';
 import { resumeHere, type ResumeRequest, type Resumer } from '../runs/resume.js';
 import type { RunLive } from '../runs/stream-options.js';

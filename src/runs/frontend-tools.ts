@@ -1,6 +1,5 @@
 import type { Tool } from '@ag-ui/core';
-import { createTool } from '@mastra/core/tools';
-import { jsonSchemaInput } from '../agents/mastra.js';
+import { frontendTool } from '../mastra/index.js';
 import type { LevelGauge } from '../observability/metrics.js';
 import type { ToolProxy } from './tool-proxy.js';
 
@@ -31,25 +30,18 @@ export function frontendToolOptions(tools: Tool[], run: ProxiedRun, mode: 'proxy
 }
 
 function toMastraTool(tool: Tool, proxied: ProxiedRun | undefined) {
-  return createTool({
-    id: tool.name,
-    description: tool.description,
-    // AG-UI tools carry JSON Schema, which Mastra takes as it is.
-    inputSchema: jsonSchemaInput(tool.parameters),
-    ...(proxied && {
-      execute: async (_input: unknown, ctx: { agent?: { toolCallId?: string } }) => {
-        const toolCallId = ctx?.agent?.toolCallId;
-        if (!toolCallId) throw new Error(`Frontend tool ${tool.name} was called without a tool call id`);
-        proxied.waiting?.inc();
-        let answer;
-        try {
-          answer = await proxied.proxy.wait(proxied.runId, toolCallId, tool.name, proxied.signal, proxied.resourceId);
-        } finally {
-          proxied.waiting?.dec();
-        }
-        if (answer.isError) throw new Error(typeof answer.content === 'string' ? answer.content : JSON.stringify(answer.content));
-        return answer.content;
-      },
-    }),
+  if (!proxied) return frontendTool(tool);
+  return frontendTool(tool, async (_input, ctx) => {
+    const toolCallId = ctx?.agent?.toolCallId;
+    if (!toolCallId) throw new Error(`Frontend tool ${tool.name} was called without a tool call id`);
+    proxied.waiting?.inc();
+    let answer;
+    try {
+      answer = await proxied.proxy.wait(proxied.runId, toolCallId, tool.name, proxied.signal, proxied.resourceId);
+    } finally {
+      proxied.waiting?.dec();
+    }
+    if (answer.isError) throw new Error(typeof answer.content === 'string' ? answer.content : JSON.stringify(answer.content));
+    return answer.content;
   });
 }

@@ -1,7 +1,7 @@
 import type { RunAgentInput } from '@ag-ui/core';
 import type { Agent } from '@mastra/core/agent';
 import { injectable } from 'inversify';
-import { resumeCall, type RunOptions, type RunOutput, type ThreadTarget } from '../agents/mastra.js';
+import { resumeCall, suspendedRuns, type RunOptions, type RunOutput, type ThreadTarget } from '../mastra/index.js';
 import { notFound } from '../errors.js';
 import { INTERRUPT_ID_SEPARATOR } from '../translate/ids.js';
 import { streamOptions, type RunLive, type RunShape } from './stream-options.js';
@@ -25,7 +25,7 @@ export interface ResumeTarget {
  * const targets = await findResumeTargets(agent, input.resume, { threadId, resourceId });
  */
 export async function findResumeTargets(agent: Agent, entries: ResumeEntry[], scope: { threadId: string; resourceId: string }): Promise<ResumeTarget[]> {
-  const { runs } = await agent.listSuspendedRuns({ threadId: scope.threadId, resourceId: scope.resourceId });
+  const runs = await suspendedRuns(agent, scope);
   return entries.map((entry) => {
     const [runId, toolCallId] = entry.interruptId.split(INTERRUPT_ID_SEPARATOR);
     const call = runs.find((r) => r.runId === runId)?.toolCalls.find((t) => t.toolCallId === toolCallId);

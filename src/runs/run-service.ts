@@ -5,7 +5,7 @@ import { inject, injectable } from 'inversify';
 import type { ResolvedConfig } from '../config.js';
 import { conflict, invalidInput, threadBusy } from '../errors.js';
 import { AgentProvider } from '../agents/agent-provider.js';
-import { outputFinished, streamRun, type FinishingOutput, type ThreadTarget } from '../agents/mastra.js';
+import { memoryOf, messagesById, outputFinished, streamRun, type FinishingOutput, type ThreadTarget } from '../mastra/index.js';
 import type { DurableInbox, InboxCuts } from '../threads/inbox.js';
 import type { RecoveryGate } from '../threads/recovery-gate.js';
 import { ThreadStore, type ThreadScope } from '../threads/thread-store.js';
@@ -180,7 +180,7 @@ export class RunService {
 
   async prepare(input: RunAgentInput, options: RunOptions): Promise<PreparedRun> {
     const agent = this.agents.get(options.agentId);
-    const memory = await agent.getMemory();
+    const memory = await memoryOf(agent);
     const scope = { threadId: input.threadId, resourceId: options.resourceId, agentId: agent.id };
     let stored: MastraDBMessage[] = [];
     let inboxId: string | undefined;
@@ -604,9 +604,7 @@ function appendTarget(messages: MastraInputMessage[], stored: MastraDBMessage[])
  */
 async function assertIdsFree(memory: MastraMemory, ids: string[], threadId: string): Promise<void> {
   if (ids.length === 0) return;
-  const store = await memory.storage.getStore('memory');
-  if (!store) return;
-  const { messages } = await store.listMessagesById({ messageIds: ids });
+  const messages = await messagesById(memory, ids);
   const taken = messages.find((m) => m.threadId !== threadId);
   if (taken) throw conflict(`Message id ${taken.id} is already used by another thread`);
 }

@@ -1,5 +1,5 @@
 import type { RunAgentInput } from '@ag-ui/core';
-import { RequestContext } from '@mastra/core/request-context';
+import { requestContext } from '../mastra/index.js';
 import type { LevelGauge } from '../observability/metrics.js';
 import { frontendToolOptions } from './frontend-tools.js';
 import type { ToolProxy } from './tool-proxy.js';
@@ -32,12 +32,12 @@ export interface RunLive {
  * Mastra's stream options for a run: request context, memory, abort signal, step hook, frontend tools.
  *
  * @example
- * const output = await agent.stream(messages, { ...streamOptions(shape, live), runId });
+ * const output = await streamRun(agent, messages, { ...streamOptions(shape, live), runId });
  */
 export function streamOptions({ input, resourceId, frontendToolMode, memory }: RunShape, { signal, onStepFinish, proxy, waiting }: RunLive): Record<string, unknown> {
   return {
     // What tools and processors may read of the AG-UI input: `requestContext.get('ag-ui')`.
-    requestContext: new RequestContext([[AGUI_CONTEXT_KEY, { context: input.context ?? [], state: input.state, forwardedProps: input.forwardedProps }]]),
+    requestContext: requestContext([[AGUI_CONTEXT_KEY, { context: input.context ?? [], state: input.state, forwardedProps: input.forwardedProps }]]),
     ...(memory && { memory: { thread: input.threadId, resource: resourceId, ...(memory.options && { options: memory.options }) } }),
     // Each finished step is stored at once: a crash loses at most the step in progress.
     ...(memory?.savePerStep && { savePerStep: true }),

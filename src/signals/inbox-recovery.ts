@@ -9,7 +9,7 @@ import type { ResolvedConfig } from '../config.js';
 import { threadLeaseOwner } from '../threads/thread-lease.js';
 import { endsRun } from '../translate/chunks.js';
 import type { ThreadLocks } from '../threads/thread-locks.js';
-import { outputFinished, sendMessage, sendSignal, withId, type AgentMessage, type AgentSignal, type OnWake } from '../agents/mastra.js';
+import { outputFinished, sendMessage, sendSignal, continueThread, subscribeToThread, withId, type AgentMessage, type AgentSignal, type OnWake } from '../mastra/index.js';
 import { isAnswered } from './signal-router.js';
 import { setTimeout as delay } from 'node:timers/promises';
 import type { RecoveryGate } from '../threads/recovery-gate.js';
@@ -186,11 +186,10 @@ export class InboxRecovery implements InboxCuts {
    */
   private async continueThread(agent: Agent, target: { resourceId: string; threadId: string }): Promise<void> {
     this.metrics.recoveryRun('continue');
-    const memory = { thread: target.threadId, resource: target.resourceId };
     const runId = randomUUID();
     const tracked = this.tracker.start({ agentId: agent.id, origin: 'recovery', threadId: target.threadId, runId, resourceId: target.resourceId });
     try {
-      const output = await tracked.within(() => agent.stream([], { memory, savePerStep: true, runId }));
+      const output = await tracked.within(() => continueThread(agent, target, runId));
       for await (const _chunk of output.fullStream) {
         // drained: the run stores its answer as it goes
       }
@@ -217,7 +216,7 @@ export class InboxRecovery implements InboxCuts {
     this.metrics.recoveryRun('resend');
     const target = { resourceId: entry.resourceId, threadId: entry.threadId };
     // Subscribed first: the run it wakes may end before a later subscription would see it.
-    const subscription = await agent.subscribeToThread(target);
+    const subscription = await subscribeToThread(agent, target);
     try {
       // A queued message is sent as a message: it is the thread's next input either way.
       // The inbox holds what the route took (checked by its schema then): a signal's fields, or a message.

@@ -1,11 +1,10 @@
 import type { Mastra } from '@mastra/core';
 import type { Agent } from '@mastra/core/agent';
 import type { MastraMemory } from '@mastra/core/memory';
-import { EventEmitterPubSub } from '@mastra/core/events';
 import { inject, injectable } from 'inversify';
 import type { z } from 'zod';
 import { AgentProvider } from '../agents/agent-provider.js';
-import { listNotifications, outputFinished, sendMessage, sendNotification, sendStateSignal, withId, type OnWake, type Routing, type SignalDecision, type SignalTarget, type WokenOutput } from '../agents/mastra.js';
+import { leasesInProcess, listNotifications, outputFinished, suspendedRuns, sendMessage, sendNotification, sendStateSignal, withId, type OnWake, type Routing, type SignalDecision, type SignalTarget, type WokenOutput } from '../mastra/index.js';
 import type { ResolvedConfig } from '../config.js';
 import { conflict, notFound, type BridgeError } from '../errors.js';
 import type { BridgeMetrics, RunOutcome } from '../observability/metrics.js';
@@ -122,7 +121,7 @@ export class SignalRouter {
 
   async pendingApprovals(scope: ThreadScope, resolved?: Resolved): Promise<PendingApproval[]> {
     const { agent } = await this.ownedThreadAgent(scope, 'read', resolved);
-    const { runs } = await agent.listSuspendedRuns({ threadId: scope.threadId, resourceId: scope.resourceId });
+    const runs = await suspendedRuns(agent, scope);
     return runs.flatMap((run) =>
       run.toolCalls
         .filter((call) => call.requiresApproval && call.toolCallId)
@@ -214,9 +213,9 @@ export class SignalRouter {
     // would be stored under no thread, unreadable by its sender and the id left to anyone.
     const { agent } = await this.ownedThreadAgent(scope, 'claim');
     const thread = { resourceId: scope.resourceId, threadId: scope.threadId };
-    const leasesInProcess = agent.getPubSub() instanceof EventEmitterPubSub;
+    const inProcess = leasesInProcess(agent);
     const takeBack = (id: string) => this.control.cancelQueued(agent, thread, [id]);
-    const answer = leasesInProcess ? await sendPastFinishingRun(agent, thread, (id) => send(agent, id), takeBack) : await send(agent);
+    const answer = inProcess ? await sendPastFinishingRun(agent, thread, (id) => send(agent, id), takeBack) : await send(agent);
     this.metrics.signalDecision(kind, answer.action);
     return { answer, agent };
   }

@@ -1,6 +1,7 @@
 import type { MastraMemory } from '@mastra/core/memory';
 import fastJsonPatch from 'fast-json-patch';
 import { invalidInput } from '../errors.js';
+import { readWorkingMemory, workingMemoryConfig, writeWorkingMemory } from '../mastra/index.js';
 
 /** An agent's state as AG-UI carries it: a JSON object. */
 export type AgentState = Record<string, unknown>;
@@ -33,7 +34,7 @@ const MARKDOWN_KEY = 'workingMemory';
  * `write` two.
  *
  * @example
- * const state = WorkingMemoryState.of(await agent.getMemory());
+ * const state = WorkingMemoryState.of(await memoryOf(agent));
  * await state?.read({ threadId, resourceId }); // { facts: ['tea, no sugar'] }
  */
 export class WorkingMemoryState {
@@ -53,15 +54,14 @@ export class WorkingMemoryState {
   }
 
   private static resolve(memory: MastraMemory): WorkingMemoryState | undefined {
-    const config = memory.getMergedThreadConfig({}).workingMemory;
-    if (!config?.enabled) return undefined;
-    const schema = 'schema' in config ? config.schema : undefined;
-    return new WorkingMemoryState(memory, schema ? 'json' : 'markdown', schema, config.scope === 'thread' ? 'thread' : 'resource');
+    const config = workingMemoryConfig(memory);
+    if (!config) return undefined;
+    return new WorkingMemoryState(memory, config.schema ? 'json' : 'markdown', config.schema, config.scope);
   }
 
   /** The stored state; `undefined` when nothing is stored yet (or it is not a JSON object). */
   async read(scope: StateScope): Promise<AgentState | undefined> {
-    const raw = await this.memory.getWorkingMemory(scope);
+    const raw = await readWorkingMemory(this.memory, scope);
     if (!raw) return undefined;
     if (this.format === 'markdown') return { [MARKDOWN_KEY]: raw };
     try {
@@ -85,7 +85,7 @@ export class WorkingMemoryState {
     const checked = await this.check(state);
     const stored = await this.read(scope);
     if (stored && fastJsonPatch.compare(stored, checked.state).length === 0) return false;
-    await this.memory.updateWorkingMemory({ ...scope, workingMemory: checked.text });
+    await writeWorkingMemory(this.memory, scope, checked.text);
     return true;
   }
 

@@ -1,5 +1,5 @@
 import type { Agent } from '@mastra/core/agent';
-import { outputFinished, resumeCall, type ThreadTarget } from '../agents/mastra.js';
+import { outputFinished, resumeCall, type ThreadTarget } from '../mastra/index.js';
 
 /**
  * How a call a stopped run waits on is answered: a person's approval or decline (the run goes on,

@@ -1,6 +1,6 @@
 import type { Agent } from '@mastra/core/agent';
 import { setTimeout as delay } from 'node:timers/promises';
-import type { SignalDecision, ThreadTarget } from '../agents/mastra.js';
+import type { SignalDecision, ThreadTarget } from '../mastra/index.js';
 
 /** How long to wait before sending a lost signal again: a finishing run lets go of its thread within ~15 ms. */
 const LOST_SIGNAL_RETRY_MS = 5;

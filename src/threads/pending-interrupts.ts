@@ -1,12 +1,11 @@
 import type { Agent } from '@mastra/core/agent';
 import { setTimeout as delay } from 'node:timers/promises';
 import { inject, injectable } from 'inversify';
-import type { ThreadTarget } from '../agents/mastra.js';
+import { cancelWorkflowRun, suspendedRuns, type ThreadTarget } from '../mastra/index.js';
 import { TOKENS } from '../tokens.js';
 import type { ThreadControl } from './thread-control.js';
 import { threadLeaseOwner } from './thread-lease.js';
 import type { ThreadStore } from './thread-store.js';
-import { cancelWorkflowRun } from '../agents/mastra-workflows.js';
 import { workflowInterruptId } from '../translate/ids.js';
 
 /** A call a stopped run of the thread waits on: an approval, or a tool that suspended itself. */
@@ -48,7 +47,7 @@ export class PendingInterrupts {
 
   /** What the thread's stopped runs wait on, read from storage (so in any process, and after a restart). */
   async waiting(agent: Agent, thread: ThreadTarget): Promise<WaitingCall[]> {
-    const { runs } = await agent.listSuspendedRuns({ threadId: thread.threadId, resourceId: thread.resourceId });
+    const runs = await suspendedRuns(agent, thread);
     return runs.flatMap((run) => run.toolCalls.flatMap((call) => (call.toolCallId ? [{ runId: run.runId, toolCallId: call.toolCallId }] : [])));
   }
 

@@ -1,16 +1,11 @@
 import type { Agent } from '@mastra/core/agent';
-import type { EventCallback, PubSub } from '@mastra/core/events';
 import { setTimeout as delay } from 'node:timers/promises';
 import { injectable } from 'inversify';
-import { stoppedOnInterrupt } from '../agents/mastra.js';
+import { abortThreadRun, activeThreadRuns, stoppedOnInterrupt, toldOver, type ThreadOfRun } from '../mastra/index.js';
 
-type Thread = { threadId: string; resourceId?: string };
 
 /** How long a cut is remembered: a run's end comes within seconds of its abort. */
 const CUT_MEMORY_MS = 10 * 60 * 1000;
-
-/** Mastra's events on a thread's topic that say a run is over, what it had stored (`run-aborted` comes at the abort, before that). */
-const RUN_OVER = new Set(['run-completed', 'run-failed', 'run-discarded']);
 
 /**
  * When each run of this process has wound down: its output read to the end, by which time Mastra
@@ -85,18 +80,17 @@ export class RunEndings {
    * `deadline`. A run stopped on an interrupt is not streaming: it is left as stored.
    */
   async cutAll(agents: readonly Agent[], deadline: number): Promise<void> {
-    await Promise.all(agents.flatMap((agent) => agent.listActiveThreadRuns().map(({ runId, threadId, resourceId }) => this.cut(agent, { threadId, resourceId }, runId, deadline))));
+    await Promise.all(agents.flatMap((agent) => activeThreadRuns(agent).map(({ runId, ...thread }) => this.cut(agent, thread, runId, deadline))));
   }
 
-  private async cut(agent: Agent, thread: Thread, runId: string, deadline: number): Promise<void> {
+  private async cut(agent: Agent, thread: ThreadOfRun, runId: string, deadline: number): Promise<void> {
     const tracked = this.ends.get(runId);
     // A run whose output this process does not read (one Mastra started from its queue, or a
     // recovery's): Mastra tells on the thread's topic when it is over. Listened to before the abort.
-    const pubsub = agent.getPubSub();
-    const told = tracked || !pubsub ? undefined : await toldOver(pubsub, thread, runId);
+    const told = tracked ? undefined : await toldOver(agent, thread, runId);
     try {
       if (!tracked && (await stoppedOnInterrupt(agent, thread, runId))) return;
-      if (!agent.abortThreadStream({ ...thread, expectedRunId: runId, localOnly: true, clearPendingSignals: true })) return;
+      if (!abortThreadRun(agent, thread, { expectedRunId: runId, localOnly: true, clearPendingSignals: true })) return;
       this.markCut(runId);
       await until(tracked ?? told?.over ?? Promise.resolve(), deadline);
     } finally {
@@ -123,24 +117,4 @@ async function until(settled: Promise<void>, deadline: number): Promise<void> {
   // The delay rejects when it is aborted below, after the race: nothing waits on it by then.
   await Promise.race([settled, delay(Math.max(0, deadline - Date.now()), undefined, { signal: timeout.signal }).catch(() => undefined)]);
   timeout.abort();
-}
-
-/** Listens on Mastra's topic of the thread (`agent.thread-stream.<resource \0 thread>`) for run `runId` to be over; `undefined` if it cannot. */
-async function toldOver(pubsub: PubSub, thread: Thread, runId: string): Promise<{ over: Promise<void>; stop: () => Promise<void> } | undefined> {
-  const topic = `agent.thread-stream.${encodeURIComponent(`${thread.resourceId ?? ''}\0${thread.threadId}`)}`;
-  let isOver = () => {};
-  const over = new Promise<void>((resolve) => (isOver = resolve));
-  const listener: EventCallback = (event) => {
-    if (event.runId === runId && RUN_OVER.has(event.type)) isOver();
-  };
-  try {
-    await pubsub.subscribe(topic, listener, { startFrom: 'latest' });
-  } catch {
-    return undefined; // the pub/sub is away: the run's end is not waited for
-  }
-  const stop = () =>
-    pubsub.unsubscribe(topic, listener).catch(() => {
-      // shutting down: the subscription goes with the process
-    });
-  return { over, stop };
 }

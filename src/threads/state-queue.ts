@@ -1,6 +1,7 @@
 import type { Mastra } from '@mastra/core';
 import type { ThreadStateStorage } from '@mastra/core/storage';
 import type { ThreadLocks } from './thread-locks.js';
+import { threadStateStore } from '../mastra/index.js';
 
 /** What a queue keeps: an id, and the thread whose row holds it. */
 export interface QueueEntry {
@@ -161,7 +162,7 @@ export class ThreadStateQueue<T extends QueueEntry> {
    */
   private state(): Promise<ThreadStateStorage | undefined> {
     if (this.domain) return this.domain;
-    const domain = (async () => (await this.mastra.getStorage()?.getStore('threadState')) ?? undefined)();
+    const domain = threadStateStore(this.mastra);
     this.domain = domain;
     domain.catch(() => {
       if (this.domain === domain) this.domain = undefined;

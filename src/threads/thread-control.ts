@@ -4,7 +4,7 @@ import { inject, injectable } from 'inversify';
 import { TOKENS } from '../tokens.js';
 import type { RunEndings } from './run-endings.js';
 import { answerCall, type AnsweredCall, type CallAnswer } from './answer-call.js';
-import { queueMessage, queuedMessageCount, sendNow, type AgentMessage, type Outgoing, type OnWake, type Routing, type SignalDecision, type ThreadTarget } from '../agents/mastra.js';
+import { abortThreadRun, queueMessage, queuedMessageCount, sendNow, type AgentMessage, type Outgoing, type OnWake, type Routing, type SignalDecision, type ThreadTarget } from '../mastra/index.js';
 
 /**
  * What Mastra 1.71 only does for runs of its own process: abort the thread's run, send a message
@@ -76,7 +76,7 @@ export class InProcessThreadControl implements ThreadControl {
 
   async abort(agent: Agent, thread: ThreadTarget, options: AbortOptions = {}): Promise<{ aborted: boolean }> {
     const runId = agent.getActiveThreadRunId(thread);
-    const aborted = agent.abortThreadStream(thread);
+    const aborted = abortThreadRun(agent, thread);
     if (aborted && runId !== undefined) this.endings.markCut(runId);
     if (!aborted || !options.untilEnded || runId === undefined) return { aborted };
     const deadline = Date.now() + WIND_DOWN_MS;

@@ -1,7 +1,7 @@
 import type { Agent } from '@mastra/core/agent';
-import type { LeaseProvider } from '@mastra/core/events';
 import { setTimeout as delay } from 'node:timers/promises';
 import { conflict, type BridgeError } from '../errors.js';
+import { leasesOf, type LeaseProvider } from '../mastra/index.js';
 
 /** Mastra's thread lease TTL (`MASTRA_AGENT_THREAD_LEASE_TTL_MS`): Mastra renews it once the run registers. */
 export const THREAD_LEASE_TTL_MS = Number(process.env.MASTRA_AGENT_THREAD_LEASE_TTL_MS) || 15_000;
@@ -11,10 +11,6 @@ const LONGEST_WAIT_MS = 100;
 
 /** Mastra's key for a thread's lease: resource and thread id joined by NUL. */
 export const threadLeaseKey = (thread: { resourceId: string; threadId: string }) => `${thread.resourceId}\0${thread.threadId}`;
-
-function leasesOf(agent: Agent): LeaseProvider | undefined {
-  return leasesOfPubSub(agent.getPubSub());
-}
 
 /** The run holding the thread's lease, in any process on the same leases; `undefined` when idle (or without leases). */
 export async function threadLeaseOwner(agent: Agent, scope: { resourceId: string; threadId: string }): Promise<string | undefined> {
@@ -97,9 +93,4 @@ export function keepLease(leases: LeaseProvider | undefined, scope: { resourceId
   }, THREAD_LEASE_TTL_MS / 3);
   timer.unref();
   return () => clearInterval(timer);
-}
-
-/** Mastra's lease provider, when its pub/sub has one (Redis in scale-out; in one process, its own). */
-export function leasesOfPubSub(pubsub: unknown): LeaseProvider | undefined {
-  return typeof (pubsub as Partial<LeaseProvider> | undefined)?.acquireLease === 'function' ? (pubsub as LeaseProvider) : undefined;
 }

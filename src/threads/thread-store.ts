@@ -1,11 +1,32 @@
 import { WorkingMemoryState, type AgentState } from '../state/working-memory.js';
 import type { Message } from '@ag-ui/core';
 import type { Mastra } from '@mastra/core';
-import { MessageList, type MessageListInput } from '@mastra/core/agent/message-list';
-import type { MastraDBMessage, MastraMemory, StorageThreadType } from '@mastra/core/memory';
+import type { MessageListInput } from '@mastra/core/agent/message-list';
 import { inject, injectable } from 'inversify';
 import { AgentProvider } from '../agents/agent-provider.js';
-import { storedWorkflowRun, workflowsOf, type AnyWorkflow, type StoredWorkflowRun } from '../agents/mastra-workflows.js';
+import {
+  backgroundTasksOf,
+  createThread,
+  deleteMessages,
+  deleteThread,
+  inputRows,
+  messagesById,
+  recallPage,
+  recallTail,
+  rewriteMessage,
+  saveMessages,
+  storedWorkflowRun,
+  threadById,
+  threadsOf,
+  workflowsOf,
+  writeThread,
+  type AnyWorkflow,
+  type MastraDBMessage,
+  type MastraMemory,
+  type Page,
+  type StorageThreadType,
+  type StoredWorkflowRun,
+} from '../mastra/index.js';
 import { conflict, notFound } from '../errors.js';
 import { TOKENS } from '../tokens.js';
 import type { ThreadLocks } from './thread-locks.js';
@@ -58,9 +79,6 @@ function withoutInternal(metadata: Record<string, unknown> | undefined): Record<
   return rest;
 }
 
-/** `Memory.updateMessages`, and the storage's: both take whole new content for a message. */
-type UpdatesMessages = { updateMessages(args: { messages: Array<Pick<MastraDBMessage, 'id' | 'content'>> }): Promise<unknown> };
-
 /** A thread's stored messages, with what the bridge needs beside them to show them as AG-UI messages. */
 export interface ThreadHistory {
   stored: MastraDBMessage[];
@@ -92,11 +110,7 @@ export interface ThreadScope {
   agentId?: string;
 }
 
-export interface Page {
-  limit?: number;
-  /** Page index (0-based): `offset` pages of `limit` items are skipped. */
-  offset?: number;
-}
+export type { Page };
 
 /**
  * Thread CRUD and history over Mastra memory, scoped to a resource: a thread of another resource
@@ -117,16 +131,11 @@ export class ThreadStore {
   async create(input: { resourceId: string; threadId?: string; title?: string; metadata?: Record<string, unknown>; agentId?: string }): Promise<ThreadInfo> {
     const { memory } = await this.agents.withMemory(input.agentId);
     const create = async () => {
-      if (input.threadId && (await memory.getThreadById({ threadId: input.threadId }))) {
+      if (input.threadId && (await threadById(memory, input.threadId))) {
         throw conflict(`Thread ${input.threadId} already exists`);
       }
-      const thread = await memory.createThread({
-        resourceId: input.resourceId,
-        threadId: input.threadId,
-        title: input.title,
-        metadata: input.metadata,
-      });
-      return toThreadInfo(thread);
+      const { resourceId, threadId, title, metadata } = input;
+      return toThreadInfo(await createThread(memory, { resourceId, threadId, title, metadata }));
     };
     // Check-then-create must not interleave for one id: stores save with an upsert (LibSQL: INSERT
     // OR REPLACE), so a second create that passed the check too would take over the first's thread.
@@ -135,13 +144,7 @@ export class ThreadStore {
 
   async list(input: { resourceId: string; agentId?: string } & Page): Promise<ThreadInfo[]> {
     const { memory } = await this.agents.withMemory(input.agentId);
-    const result = await memory.listThreads({
-      filter: { resourceId: input.resourceId },
-      perPage: input.limit ?? false,
-      page: input.limit ? (input.offset ?? 0) : 0,
-      orderBy: { field: 'createdAt', direction: 'DESC' },
-    });
-    return result.threads.map(toThreadInfo);
+    return (await threadsOf(memory, input.resourceId, input)).map(toThreadInfo);
   }
 
   async get(scope: ThreadScope): Promise<ThreadInfo> {
@@ -152,7 +155,7 @@ export class ThreadStore {
   /** Loads a thread the caller owns, with the memory it lives in (`memory`: the request's agent's, when resolved already). */
   async load(scope: ThreadScope, given?: MastraMemory): Promise<{ thread: StorageThreadType; memory: MastraMemory }> {
     const memory = given ?? (await this.memoryOf(scope));
-    const thread = await memory.getThreadById({ threadId: scope.threadId });
+    const thread = await threadById(memory, scope.threadId);
     if (!thread || thread.resourceId !== scope.resourceId) throw notFound('THREAD_NOT_FOUND', `Thread ${scope.threadId} not found`);
     return { thread, memory };
   }
@@ -165,9 +168,9 @@ export class ThreadStore {
   async claim(scope: ThreadScope, given?: MastraMemory): Promise<{ existed: boolean }> {
     const memory = given ?? (await this.memoryOf(scope));
     return this.locks.exclusive(scope.threadId, async () => {
-      const thread = await memory.getThreadById({ threadId: scope.threadId });
+      const thread = await threadById(memory, scope.threadId);
       if (thread && thread.resourceId !== scope.resourceId) throw notFound('THREAD_NOT_FOUND', `Thread ${scope.threadId} not found`);
-      if (!thread) await memory.createThread({ resourceId: scope.resourceId, threadId: scope.threadId });
+      if (!thread) await createThread(memory, { resourceId: scope.resourceId, threadId: scope.threadId });
       return { existed: !!thread };
     });
   }
@@ -175,7 +178,7 @@ export class ThreadStore {
   /** Whether the thread exists for someone else: such a thread must never be written through this caller. */
   async assertNotForeign(scope: ThreadScope, given?: MastraMemory): Promise<{ exists: boolean }> {
     const memory = given ?? (await this.memoryOf(scope));
-    const thread = await memory.getThreadById({ threadId: scope.threadId });
+    const thread = await threadById(memory, scope.threadId);
     if (thread && thread.resourceId !== scope.resourceId) throw notFound('THREAD_NOT_FOUND', `Thread ${scope.threadId} not found`);
     return { exists: !!thread };
   }
@@ -187,20 +190,15 @@ export class ThreadStore {
       const { thread, memory } = await this.load(scope);
       const metadata = mergeMetadata(thread.metadata, withoutInternal(patch.metadata));
       const title = patch.title ?? thread.title ?? '';
-      // Mastra's updateThread merges `metadata` into the stored one (LibSQL and the in-memory store
-      // both spread the old keys back in), so it cannot remove a key: a removal rewrites the whole
-      // row with saveThread instead (the row read above, every column kept).
-      const removesKeys = Object.keys(thread.metadata ?? {}).some((key) => !(key in metadata));
-      const updated = removesKeys
-        ? await memory.saveThread({ thread: { ...thread, title, metadata, updatedAt: new Date() } })
-        : await memory.updateThread({ id: thread.id, title, metadata });
-      return toThreadInfo(updated);
+      // A removed key needs the whole row written again (`writeThread`'s `replace`).
+      const replace = Object.keys(thread.metadata ?? {}).some((key) => !(key in metadata));
+      return toThreadInfo(await writeThread(memory, thread, { title, metadata, replace }));
     });
   }
 
   async delete(scope: ThreadScope): Promise<void> {
     const { memory } = await this.load(scope);
-    await memory.deleteThread(scope.threadId);
+    await deleteThread(memory, scope.threadId);
   }
 
   /**
@@ -210,8 +208,8 @@ export class ThreadStore {
    */
   async history(scope: ThreadScope, page: Page = {}, include = { backgroundTasks: true }): Promise<ThreadHistory> {
     const { memory, thread } = await this.load(scope);
-    const tasks = include.backgroundTasks ? this.backgroundTasks(scope) : Promise.resolve([]);
-    const [stored, backgroundTasks] = await Promise.all([this.recall(memory, scope, page), tasks]);
+    const tasks: Promise<StoredBackgroundTask[]> = include.backgroundTasks ? backgroundTasksOf(this.mastra, scope) : Promise.resolve([]);
+    const [stored, backgroundTasks] = await Promise.all([recallPage(memory, scope, page), tasks]);
     const [subagents, runEnds] = await Promise.all([this.subagents(memory, stored), this.runEndsOf(thread, memory, scope, page, stored)]);
     return { stored, context: { ...contextOf(thread, backgroundTasks), ...(subagents.size > 0 && { subagents }), ...(runEnds && { runEnds }) } };
   }
@@ -241,7 +239,7 @@ export class ThreadStore {
     const { limit, offset = 0 } = page;
     const here = new Set(stored.map((row) => row.id));
     const anchors = Object.values(ends).flatMap(({ after }) => (after !== undefined && !here.has(after) ? [after] : []));
-    const next = stored.length >= limit ? this.recall(memory, scope, { limit: 1, offset: (offset + 1) * limit }) : Promise.resolve([]);
+    const next = stored.length >= limit ? recallPage(memory, scope, { limit: 1, offset: (offset + 1) * limit }) : Promise.resolve([]);
     const [elsewhere, [following]] = await Promise.all([this.storedIds(scope, anchors, memory), next]);
     const from = offset > 0 ? (stored[0] ? new Date(stored[0].createdAt).getTime() : Infinity) : -Infinity;
     const until = following ? new Date(following.createdAt).getTime() : Infinity;
@@ -255,7 +253,7 @@ export class ThreadStore {
    * messages, and which of `ids` (the input's tail, `tailIds`) it stores, of any age.
    */
   async recent(scope: ThreadScope, memory: MastraMemory, ids: readonly string[]): Promise<RecentHistory | undefined> {
-    const thread = await memory.getThreadById({ threadId: scope.threadId });
+    const thread = await threadById(memory, scope.threadId);
     if (!thread) return undefined;
     if (thread.resourceId !== scope.resourceId) throw notFound('THREAD_NOT_FOUND', `Thread ${scope.threadId} not found`);
     const [stored, byId] = await Promise.all([this.tail(scope, RECENT_ROWS, memory), this.storedIds(scope, ids, memory)]);
@@ -266,24 +264,20 @@ export class ThreadStore {
 
   /** The thread's last `rows` stored messages (signals included), oldest first: one query however long the thread. */
   async tail(scope: ThreadScope, rows: number, given?: MastraMemory): Promise<MastraDBMessage[]> {
-    const memory = given ?? (await this.memoryOf(scope));
-    // No order given: Mastra reads the newest `perPage` and turns them round.
-    const { messages } = await memory.recall({ threadId: scope.threadId, resourceId: scope.resourceId, perPage: rows, page: 0, hideSignals: [], includeTotal: false });
-    return messages;
+    return recallTail(given ?? (await this.memoryOf(scope)), scope, rows);
   }
 
   /** Which of `ids` the thread stores (of any age): one query by id. */
   async storedIds(scope: ThreadScope, ids: readonly string[], given?: MastraMemory): Promise<Set<string>> {
     if (ids.length === 0) return new Set();
-    const store = await (given ?? (await this.memoryOf(scope))).storage.getStore('memory');
-    const { messages } = (await store?.listMessagesById({ messageIds: [...ids] })) ?? { messages: [] };
+    const messages = await messagesById(given ?? (await this.memoryOf(scope)), ids);
     return new Set(messages.filter((m) => m.threadId === scope.threadId).map((m) => m.id));
   }
 
   /** What the sub-agents the rows delegated to stored in their own threads (Mastra keeps them in the supervisor's memory). */
   private async subagents(memory: MastraMemory, stored: MastraDBMessage[]): Promise<Map<string, MastraDBMessage[]>> {
     const threads = [...subagentThreads(stored)];
-    const rows = await Promise.all(threads.map(([, thread]) => this.recall(memory, thread, {})));
+    const rows = await Promise.all(threads.map(([, thread]) => recallPage(memory, thread, {})));
     return new Map(threads.flatMap(([toolCallId], i) => (rows[i].length > 0 ? [[toolCallId, rows[i]]] : [])));
   }
 
@@ -312,10 +306,7 @@ export class ThreadStore {
    */
   async storeInput(scope: ThreadScope, messages: MessageListInput): Promise<void> {
     const { memory } = await this.agents.withMemory(scope.agentId);
-    const list = new MessageList({ threadId: scope.threadId, resourceId: scope.resourceId });
-    list.add(messages, 'input');
-    const rows = list.get.all.db();
-    if (rows.length > 0) await memory.saveMessages({ messages: rows });
+    await saveMessages(memory, inputRows(scope, messages));
   }
 
   /**
@@ -336,7 +327,7 @@ export class ThreadStore {
       type: 'text',
       content: { format: 2, parts: [{ type: 'text', text }] },
     }));
-    await memory.saveMessages({ messages });
+    await saveMessages(memory, messages);
   }
 
   /** Keeps what the run's workflow calls showed (merged into what the thread kept of earlier calls). */
@@ -360,7 +351,7 @@ export class ThreadStore {
    * thread with no workflow run, another resource's, or one that does not exist yet (a first run).
    */
   async latestWorkflowRun(scope: ThreadScope, workflowId?: string): Promise<LatestWorkflowRun | undefined> {
-    const thread = await (await this.memoryOf(scope)).getThreadById({ threadId: scope.threadId });
+    const thread = await threadById(await this.memoryOf(scope), scope.threadId);
     if (!thread || thread.resourceId !== scope.resourceId) return undefined;
     const run = thread.metadata?.[WORKFLOW_RUN_KEY] as Partial<ThreadWorkflowRun> | undefined;
     if (typeof run?.workflowId !== 'string' || typeof run.runId !== 'string' || (workflowId !== undefined && run.workflowId !== workflowId)) return undefined;
@@ -383,7 +374,7 @@ export class ThreadStore {
   private async writeInternal(scope: ThreadScope, key: string, update: (kept: unknown) => unknown): Promise<void> {
     await this.locks.exclusive(scope.threadId, async () => {
       const { thread, memory } = await this.load(scope);
-      await memory.updateThread({ id: thread.id, title: thread.title ?? '', metadata: { ...thread.metadata, [key]: update(thread.metadata?.[key]) } });
+      await writeThread(memory, thread, { title: thread.title ?? '', metadata: { ...thread.metadata, [key]: update(thread.metadata?.[key]) } });
     });
   }
 
@@ -395,18 +386,15 @@ export class ThreadStore {
    */
   async dropBlockedStep(scope: ThreadScope, step: BlockedStep): Promise<void> {
     const memory = await this.memoryOf(scope);
-    const store = await memory.storage.getStore('memory');
-    const { messages } = (await store?.listMessagesById({ messageIds: [step.messageId] })) ?? { messages: [] };
-    const message = messages.find((m) => m.threadId === scope.threadId);
+    const message = (await messagesById(memory, [step.messageId])).find((m) => m.threadId === scope.threadId);
     if (!message) return;
     const { parts } = message.content;
     const lastStep = parts.findLastIndex((p) => p.type === 'step-start');
     const kept = parts.slice(0, Math.max(lastStep, 0));
     if (textOf(parts.slice(lastStep + 1)) !== step.text) return;
-    if (!kept.some((p) => p.type !== 'step-start')) return memory.deleteMessages([message.id]);
-    // `Memory` re-embeds what it updates (semantic recall must not find the blocked text); else the store writes it.
-    const writer = (typeof (memory as Partial<UpdatesMessages>).updateMessages === 'function' ? memory : store) as unknown as UpdatesMessages;
-    await writer.updateMessages({ messages: [{ id: message.id, content: { ...message.content, parts: kept, content: textOf(kept) } }] });
+    if (!kept.some((p) => p.type !== 'step-start')) return deleteMessages(memory, [message.id]);
+    // Semantic recall must not find the blocked text: `rewriteMessage` re-embeds it where Memory can.
+    await rewriteMessage(memory, { id: message.id, content: { ...message.content, parts: kept, content: textOf(kept) } });
   }
 
   /**
@@ -417,11 +405,11 @@ export class ThreadStore {
    */
   async keepCutStep(scope: ThreadScope, step: CutStep, since: number): Promise<void> {
     const memory = await this.memoryOf(scope);
-    const last = (await this.recall(memory, scope, {})).at(-1);
+    const last = (await recallPage(memory, scope, {})).at(-1);
     if (last?.id === step.messageId) return;
     const left = last?.role === 'assistant' && new Date(last.createdAt).getTime() >= since ? last : undefined;
-    await memory.saveMessages({ messages: [cutStepMessage(step, left, scope)] });
-    if (left) await memory.deleteMessages([left.id]);
+    await saveMessages(memory, [cutStepMessage(step, left, scope)]);
+    if (left) await deleteMessages(memory, [left.id]);
   }
 
   /** The memory of the scope's agent (`withMemory`), for calls whose caller did not resolve it. */
@@ -429,25 +417,6 @@ export class ThreadStore {
     return (await this.agents.withMemory(scope.agentId)).memory;
   }
 
-  /** The thread's background tasks, when Mastra runs any (no task manager, no query). */
-  private async backgroundTasks(scope: ThreadScope): Promise<StoredBackgroundTask[]> {
-    const manager = this.mastra.backgroundTaskManager;
-    if (!manager) return [];
-    const { tasks } = await manager.listTasks({ threadId: scope.threadId, resourceId: scope.resourceId });
-    return tasks;
-  }
-
-  private async recall(memory: MastraMemory, scope: ThreadScope, page: Page): Promise<MastraDBMessage[]> {
-    const { messages } = await memory.recall({
-      threadId: scope.threadId,
-      resourceId: scope.resourceId,
-      perPage: page.limit ?? false,
-      page: page.limit ? (page.offset ?? 0) : 0,
-      hideSignals: [],
-      orderBy: { field: 'createdAt', direction: 'ASC' },
-    });
-    return messages;
-  }
 }
 
 function mergeMetadata(current: Record<string, unknown> | undefined, patch: Record<string, unknown> | undefined): Record<string, unknown> {

@@ -1,5 +1,5 @@
 import type { TokenUsage } from '@ag-ui/core';
-import { DEFAULT_TOOL_DECLINE_REASON } from '@mastra/core/agent';
+import { DECLINE_REASON } from '../mastra/index.js';
 import { errorMessage, jsonText } from '../text.js';
 
 /** A finished call's result content: the result as JSON text (a string as it is), or the error. */
@@ -16,11 +16,11 @@ export function toolErrorContent(error: unknown): string {
  * A declined approval's result content, the same on the live stream and in history:
  * `{"declined":true,"message":"The call to <tool> was declined: <reason>","reason":"<reason>"}`,
  * or `{"declined":true,"message":"The call to <tool> was declined."}` when the user gave no reason.
- * Mastra fills a missing reason with its own sentence for the model (`DEFAULT_TOOL_DECLINE_REASON`);
+ * Mastra fills a missing reason with its own sentence for the model (`DECLINE_REASON`);
  * a UI shows the user's reason, so that sentence counts as none.
  */
 export function declinedContent(toolName: string, reason?: string): string {
-  const given = reason && reason !== DEFAULT_TOOL_DECLINE_REASON ? reason : undefined;
+  const given = reason && reason !== DECLINE_REASON ? reason : undefined;
   return jsonText({ declined: true, message: `The call to ${toolName} was declined${given ? `: ${given}` : '.'}`, reason: given });
 }
 

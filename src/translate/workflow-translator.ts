@@ -1,18 +1,9 @@
 import { EventType, type Event, type Interrupt, type RunStartedEvent } from '@ag-ui/core';
 import { workflowInterruptId } from './ids.js';
 import { errorMessage } from '../text.js';
+import type { WorkflowResult } from '../mastra/index.js';
 
-/** A workflow run's result (Mastra's `WorkflowResult`), as far as the translator reads it. */
-export interface WorkflowResult {
-  status: string;
-  result?: unknown;
-  error?: unknown;
-  state?: unknown;
-  /** Each suspended step's path: nested workflow ids, then the step id. */
-  suspended?: string[][];
-  /** Each suspended step's payload, under the first id of its path. */
-  suspendPayload?: Record<string, unknown>;
-}
+export type { WorkflowResult };
 
 /** What the translator knows of a suspended step (the service reads it off the workflow). */
 export interface SuspendedStepFacts {

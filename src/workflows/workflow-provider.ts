@@ -2,7 +2,7 @@ import type { Mastra } from '@mastra/core';
 import { inject, injectable } from 'inversify';
 import type { AgentInfo } from '../agents/agent-provider.js';
 import { workflowCapabilities } from '../agents/capabilities.js';
-import { canSuspend, workflowsOf, type AnyWorkflow } from '../agents/mastra-workflows.js';
+import { canSuspend, workflowsOf, type AnyWorkflow } from '../mastra/index.js';
 import { notFound } from '../errors.js';
 import { TOKENS } from '../tokens.js';
 

@@ -11,10 +11,11 @@ import {
   resumeWorkflow,
   startWorkflow,
   storedWorkflowRun,
+  workflowLeases,
   type AnyWorkflow,
   type Checked,
   type WorkflowOutput,
-} from '../agents/mastra-workflows.js';
+} from '../mastra/index.js';
 import type { AgentProvider } from '../agents/agent-provider.js';
 import type { ResolvedConfig } from '../config.js';
 import type { FollowTarget, RunWriter, ThreadHub } from '../feed/thread-hub.js';
@@ -26,7 +27,7 @@ import { StateEvents } from '../state/state-events.js';
 import type { AgentState } from '../state/working-memory.js';
 import type { ThreadControl } from '../threads/thread-control.js';
 import type { PendingInterrupts } from '../threads/pending-interrupts.js';
-import { keepLease, leasesOfPubSub, takeLeasedTurn, type ThreadTurn } from '../threads/thread-lease.js';
+import { keepLease, takeLeasedTurn, type ThreadTurn } from '../threads/thread-lease.js';
 import type { ThreadScope, ThreadStore } from '../threads/thread-store.js';
 import { TOKENS } from '../tokens.js';
 import { loggedRunFailure } from '../runs/run-failure.js';
@@ -110,7 +111,7 @@ export class WorkflowRunService {
     // Every check comes before the first write: a refused request stores nothing (API.md).
     // `interrupt` cuts the thread's workflow run streaming here, then waits for the thread as `enqueue` does.
     if (options.multitask === 'interrupt') this.active.get(threadKey(scope))?.abort(new Error('Interrupted by a new run'));
-    const leases = leasesOfPubSub(this.mastra.pubsub);
+    const leases = workflowLeases(this.mastra);
     const reject = options.multitask === 'reject';
     const turn = await takeLeasedTurn(leases, scope, input.runId, reject ? 0 : this.config.threadBusyWaitMs, reject ? threadBusy : undefined);
     try {
@@ -229,7 +230,7 @@ export class WorkflowRunService {
     const onClientAbort = () => controller.abort(clientSignal.reason);
     clientSignal.addEventListener('abort', onClientAbort, { once: true });
     this.active.set(threadKey(scope), controller);
-    const leases = leasesOfPubSub(this.mastra.pubsub);
+    const leases = workflowLeases(this.mastra);
     const stopLease = keepLease(leases, scope, input.runId);
     const { write, terminal } = countedSink(this.metrics, (events) => {
       followers.write(events);

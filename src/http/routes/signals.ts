@@ -20,7 +20,7 @@ import {
   SignalDecisionSchema,
   StateSkippedSchema,
 } from '../answers.js';
-import type { SignalDecision } from '../../agents/mastra.js';
+import type { SignalDecision } from '../../mastra/index.js';
 import type { ThreadScope } from '../../threads/thread-store.js';
 import { answer, route } from '../route.js';
 import type { Services } from '../services.js';

@@ -1,6 +1,5 @@
 import type { Mastra } from '@mastra/core';
 import type { AnyWorkflow as MastraAnyWorkflow } from '@mastra/core/workflows';
-import type { WorkflowResult } from '../translate/workflow-translator.js';
 
 /**
  * The door into Mastra's workflow APIs, beside `mastra.ts` for agents: listing, starting,
@@ -12,6 +11,18 @@ import type { WorkflowResult } from '../translate/workflow-translator.js';
  * const run = await startWorkflow(workflow, { runId, resourceId }, { inputData: { topic: 'tea' } });
  * for await (const chunk of run.fullStream) translator.chunk(chunk);
  */
+
+/** A workflow run's result (Mastra's `WorkflowResult`), as far as the translator reads it. */
+export interface WorkflowResult {
+  status: string;
+  result?: unknown;
+  error?: unknown;
+  state?: unknown;
+  /** Each suspended step's path: nested workflow ids, then the step id. */
+  suspended?: string[][];
+  /** Each suspended step's payload, under the first id of its path. */
+  suspendPayload?: Record<string, unknown>;
+}
 
 /** A workflow as Mastra registers it, whatever its steps and schemas. */
 export type AnyWorkflow = MastraAnyWorkflow;

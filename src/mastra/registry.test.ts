@@ -1,7 +1,7 @@
 import { Mastra } from '@mastra/core';
 import { InMemoryStore } from '@mastra/core/storage';
 import { describe, expect, it } from 'vitest';
-import { storageReady } from './mastra.js';
+import { storageReady } from './registry.js';
 
 /** A storage whose first `failures` inits fail, as the losers' do while another process creates the tables. */
 class InitFails extends InMemoryStore {

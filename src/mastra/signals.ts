@@ -1,27 +1,21 @@
-import { setTimeout as delay } from 'node:timers/promises';
 import type { Mastra } from '@mastra/core';
 import type { Agent } from '@mastra/core/agent';
-import type { MessageListInput } from '@mastra/core/agent/message-list';
-import type { createTool } from '@mastra/core/tools';
 import { BridgeError } from '../errors.js';
+import type { ThreadTarget, WokenOutput } from './runs.js';
+
+export type { ThreadTarget, WokenOutput };
 
 /**
  * The door into Mastra's agent APIs that take the bridge's input: signals, messages, state,
- * notifications, tool approvals, runs and their resumption. Every call's types are the bridge's
+ * notifications, and the queue behind a run. Every call's types are the bridge's
  * own, checked by zod at the edge; Mastra types these APIs with overloads keyed on output schemas
  * and unions the bridge's plain objects cannot name, so each call is converted here, once, and
- * nowhere else (no `as never` outside this module).
+ * nowhere else (no `as never` outside `src/mastra/`).
  *
  * @example
  * const answer = await sendMessage(agent, 'hello', { resourceId, threadId });
  * // { action: 'wake', runId: '…', signalId: '…' }
  */
-
-/** A thread, as Mastra's signal methods take it. */
-export interface ThreadTarget {
-  resourceId: string;
-  threadId: string;
-}
 
 type Attributes = Record<string, string | number | boolean | null>;
 
@@ -55,33 +49,6 @@ export interface SignalDecision {
   action: 'wake' | 'deliver' | 'persist' | 'discard' | 'blocked';
   runId?: string;
   signalId: string;
-}
-
-/** A Mastra run's output, as far as its end goes: `_waitUntilFinished` is internal, but what Mastra itself waits on. */
-export interface FinishingOutput {
-  _waitUntilFinished?(): Promise<void>;
-}
-
-/**
- * Resolves when Mastra is done with a run's output: its answer stored, after the terminal chunk a
- * reader stops at. The one place the bridge reaches for Mastra's internal wait (it reads nothing).
- *
- * @example
- * endings.track(runId, outputFinished(output));
- */
-export function outputFinished(output: FinishingOutput): Promise<void> {
-  return output._waitUntilFinished?.() ?? Promise.resolve();
-}
-
-/** What the bridge reads of the output of a run a signal woke (Mastra streams the run itself). */
-export interface WokenOutput extends FinishingOutput {
-  readonly status: string;
-  /** Set when a processor stopped the run (`abort`); the step it blocked is the last of `steps`. */
-  readonly tripwire?: unknown;
-  /** Why the run failed, when it did. */
-  readonly error?: unknown;
-  readonly messageId?: string;
-  readonly steps?: Promise<ReadonlyArray<{ content: ReadonlyArray<{ type?: unknown; text?: unknown }> }>>;
 }
 
 /** A run a signal woke, for whoever watches it (metrics). */
@@ -130,16 +97,6 @@ export function queuedMessageCount(agent: Agent, thread: ThreadTarget): number {
   });
   unsubscribe();
   return count;
-}
-
-/**
- * Whether run `runId` is stopped on an interrupt (an approval, a suspended tool), as storage says:
- * Mastra keeps such a run as the thread's active run. A read that fails answers `false`: the run
- * is treated as running.
- */
-export async function stoppedOnInterrupt(agent: Agent, thread: { threadId: string; resourceId?: string }, runId: string): Promise<boolean> {
-  const { runs } = await agent.listSuspendedRuns(thread).catch(() => ({ runs: [] as Array<{ runId: string }> }));
-  return runs.some((run) => run.runId === runId);
 }
 
 /** Sends a notification, reactive or user signal (or one kept in the inbox, again under its id). */
@@ -203,63 +160,4 @@ export async function listNotifications(mastra: Mastra, threadId: string, status
   const store = await mastra.getStorage()?.getStore('notifications');
   if (!store) throw new BridgeError(500, 'INTERNAL_ERROR', 'The storage has no notifications domain');
   return store.listNotifications({ threadId, ...(status && { status }) } as never);
-}
-
-/** Options of a run, built per request: memory, request context, abort signal, step hook, tools. */
-export type RunOptions = Record<string, unknown>;
-
-/** What the bridge reads of a run: its chunks, and its end (`outputFinished`). */
-export interface RunOutput extends FinishingOutput {
-  fullStream: AsyncIterable<unknown>;
-}
-
-/** Starts a run on `messages` (Mastra's `stream`, whose overloads split on `structuredOutput`). */
-export function streamRun(agent: Agent, messages: MessageListInput, options: RunOptions): Promise<RunOutput> {
-  return agent.stream(messages, options as never);
-}
-
-/** Continues a suspended call of `runId`: approved, declined (with a reason), or resumed with data. */
-export function resumeCall(agent: Agent, how: { approve: true } | { decline: true; reason?: string } | { resumeData: unknown }, options: RunOptions & { runId: string; toolCallId: string }): Promise<RunOutput> {
-  if ('approve' in how) return agent.approveToolCall(options as never);
-  if ('decline' in how) return agent.declineToolCall({ ...options, reason: how.reason } as never);
-  return agent.resumeStream(how.resumeData, options as never);
-}
-
-/** An AG-UI tool's JSON Schema as a Mastra tool's `inputSchema` (Mastra takes JSON Schema as it is). */
-export function jsonSchemaInput(parameters: unknown): ToolInputSchema {
-  return (parameters ?? { type: 'object', properties: {} }) as ToolInputSchema;
-}
-
-type ToolInputSchema = NonNullable<Parameters<typeof createTool>[0]['inputSchema']>;
-
-/** How `storageReady` tries: attempts, the first wait (doubled after each failure), and who hears of a retry. */
-export interface StorageReadyOptions {
-  attempts?: number;
-  firstWaitMs?: number;
-  onRetry?: (error: unknown, waitMs: number) => void;
-}
-
-/**
- * Waits until Mastra's storage has its tables, trying its `init()` again while it fails.
- * Processes started together on a new PostgreSQL database race on the same `CREATE` statements.
- * The losers' init then fails once ("multiple primary keys", "already exists") while the winner
- * finishes. Mastra's storage tries its init again on its next call; this makes that call before
- * the bridge's first read, so that nothing in between fails. About 6 s of tries by default, then
- * the last error.
- *
- * @example
- * await storageReady(mastra, { onRetry: (error, waitMs) => log.warn(`storage not ready; again in ${waitMs} ms`) });
- */
-export async function storageReady(mastra: Mastra, { attempts = 8, firstWaitMs = 50, onRetry }: StorageReadyOptions = {}): Promise<void> {
-  const storage = mastra.getStorage();
-  if (!storage) return;
-  for (let attempt = 1, waitMs = firstWaitMs; ; attempt++, waitMs *= 2) {
-    try {
-      return await storage.init();
-    } catch (error) {
-      if (attempt >= attempts) throw error;
-      onRetry?.(error, waitMs);
-      await delay(waitMs);
-    }
-  }
 }
