@@ -11,7 +11,11 @@ import type { Services } from './http/services.js';
 import { createUrlPolicy } from './http/url-policy.js';
 import { MastraIdempotencyStore, type IdempotencyStore } from './idempotency/idempotency-store.js';
 import { InProcessRunAnnouncements, type RunAnnouncements } from './runs/run-announcements.js';
+import { RunAdmission } from './runs/run-admission.js';
+import { RunHistory } from './runs/run-history.js';
+import { RunReader } from './runs/run-reader.js';
 import { RunService } from './runs/run-service.js';
+import { RunStreamer } from './runs/run-streamer.js';
 import { InProcessToolProxy, type ToolProxy } from './runs/tool-proxy.js';
 import { MastraInbox, type DurableInbox } from './threads/inbox.js';
 import { InboxRecovery } from './signals/inbox-recovery.js';
@@ -67,6 +71,11 @@ const services = new ContainerModule(({ bind }) => {
   bind(TOKENS.ThreadStore).to(ThreadStore);
   bind(TOKENS.ResourceResolver).to(ResourceResolver);
   bind(TOKENS.RunService).to(RunService);
+  // The parts of a /run, each injected where it is used (by class, no token: nothing rebinds them).
+  bind(RunAdmission).toSelf();
+  bind(RunHistory).toSelf();
+  bind(RunReader).toSelf();
+  bind(RunStreamer).toSelf();
   bind(TOKENS.SignalRouter).to(SignalRouter);
   bind(TOKENS.InboxRecovery).to(InboxRecovery);
   bind(TOKENS.InboxCuts).toService(TOKENS.InboxRecovery);

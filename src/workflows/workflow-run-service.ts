@@ -22,7 +22,7 @@ import type { FollowTarget, RunWriter, ThreadHub } from '../feed/thread-hub.js';
 import { invalidInput, notFound, threadBusy, type ErrorDetail } from '../errors.js';
 import type { BridgeMetrics } from '../observability/metrics.js';
 import type { RunTracker } from '../observability/run-tracker.js';
-import { countedSink, type EventSink, type PreparedRun, type RunOptions } from '../runs/run-service.js';
+import { countedSink, type EventSink, type PreparedRun, type RunOptions } from '../runs/prepared-run.js';
 import { StateEvents } from '../state/state-events.js';
 import type { AgentState } from '../state/working-memory.js';
 import type { ThreadControl } from '../threads/thread-control.js';

@@ -1,6 +1,6 @@
 import { EventType, type Event } from '@ag-ui/core';
 import { RunAgentInputSchema } from '@ag-ui/core/schemas';
-import type { PreparedRun } from '../../runs/run-service.js';
+import type { PreparedRun } from '../../runs/prepared-run.js';
 import { invalidInput } from '../../errors.js';
 import { loggedRunFailure } from '../../runs/run-failure.js';
 import { requestId } from '../../observability/context.js';

@@ -1,0 +1,161 @@
+import { EventType, type Event, type Message, type RunAgentInput } from '@ag-ui/core';
+import type { Agent } from '@mastra/core/agent';
+import { inject, injectable } from 'inversify';
+import type { ResolvedConfig } from '../config.js';
+import type { BridgeMetrics } from '../observability/metrics.js';
+import type { RunTracker, TrackedRun } from '../observability/run-tracker.js';
+import { StateEvents } from '../state/state-events.js';
+import type { DurableInbox } from '../threads/inbox.js';
+import { TOKENS } from '../tokens.js';
+import { RunTranslator } from '../translate/run-translator.js';
+import { countedSink, type EventSink, type PreparedRun, type RunOptions } from './prepared-run.js';
+import { ResultCapture } from './result-capture.js';
+import { loggedRunFailure } from './run-failure.js';
+import { RunHistory } from './run-history.js';
+import type { RunContext, RunPlan } from './run-plan.js';
+import { RunReader } from './run-reader.js';
+import type { RunShape } from './stream-options.js';
+
+/**
+ * Streams prepared `/run`s: each one's translator and context, its opening events, its read
+ * (`RunReader`), and its terminal event, whatever happens: after `RUN_STARTED`, every failure is a
+ * `RUN_ERROR`. Keeps the runs open now, so that a shutdown can end each one cleanly.
+ *
+ * @example
+ * const run = streamer.prepared(agent, input, options, plan);
+ * await run.stream((events) => out.send(events), abortSignal);
+ */
+@injectable()
+export class RunStreamer {
+  /** Controllers of the runs streaming now. */
+  private readonly active = new Set<AbortController>();
+
+  constructor(
+    @inject(TOKENS.Config) private readonly config: ResolvedConfig,
+    @inject(TOKENS.Metrics) private readonly metrics: BridgeMetrics,
+    @inject(TOKENS.RunTracker) private readonly tracker: RunTracker,
+    @inject(TOKENS.Inbox) private readonly inbox: DurableInbox,
+    @inject(RunReader) private readonly reader: RunReader,
+    @inject(RunHistory) private readonly history: RunHistory,
+  ) {
+    metrics.trackOpenRuns(() => this.active.size);
+  }
+
+  /** How many `/run`s are streaming now. */
+  get inFlight(): number {
+    return this.active.size;
+  }
+
+  /** Cancels every open run: each stream ends with `RUN_FINISHED { outcome: cancelled }`. */
+  shutdown(): void {
+    for (const controller of this.active) controller.abort(new Error('The server is shutting down'));
+  }
+
+  /** The run `prepare` decided on, tracked (its span, metrics, end) while it streams. */
+  prepared(agent: Agent, input: RunAgentInput, options: RunOptions, plan: RunPlan): PreparedRun {
+    return {
+      stream: (write, signal) => {
+        const tracked = this.tracker.start({ agentId: agent.id, origin: 'run', threadId: input.threadId, runId: input.runId, resourceId: options.resourceId });
+        return tracked.within(() => this.stream(agent, input, options, plan, write, signal, tracked));
+      },
+    };
+  }
+
+  /**
+   * A retried `/run` answered from storage (`messages`: the thread's history, with the answer as
+   * stored so far): `RUN_STARTED`, `MESSAGES_SNAPSHOT`, `RUN_FINISHED`, under the request's ids.
+   * It does not show on the thread's events stream.
+   */
+  replayed(input: RunAgentInput, messages: Message[]): PreparedRun {
+    this.config.logger.info(`Run ${input.runId} on thread ${input.threadId} sent no new message: answered with the stored history`);
+    const { threadId, runId } = input;
+    const events: Event[] = [
+      { type: EventType.RUN_STARTED, threadId, runId },
+      { type: EventType.MESSAGES_SNAPSHOT, messages },
+      { type: EventType.RUN_FINISHED, threadId, runId },
+    ];
+    return {
+      stream: async (write) => {
+        this.metrics.runEvents.inc(events.length);
+        await write(events);
+      },
+    };
+  }
+
+  private async stream(agent: Agent, input: RunAgentInput, options: RunOptions, plan: RunPlan, sink: EventSink, clientSignal: AbortSignal, tracked: TrackedRun): Promise<void> {
+    const counted = countedSink(this.metrics, sink);
+    const stored = plan.memory && !readOnly(options) ? { threadId: input.threadId, resourceId: options.resourceId, agentId: agent.id } : undefined;
+    const write = this.history.keepingRunEnd(counted.write, stored, plan.inboxId);
+    const controller = new AbortController();
+    const onClientAbort = () => controller.abort(clientSignal.reason);
+    clientSignal.addEventListener('abort', onClientAbort, { once: true });
+    this.active.add(controller);
+    const context = openContext(input, options, plan, { write, stored, signal: controller.signal });
+    await write([...context.translator.start(), ...((await context.state?.opening()) ?? [])]);
+    try {
+      await this.reader.read(agent, plan, shapeOf(input, options, plan), context);
+      await this.history.keepWorkflowActivities(context);
+      await write(controller.signal.aborted || context.cutEnd ? await this.history.cut(context, clientSignal) : ending(context));
+    } catch (error) {
+      if (controller.signal.aborted) {
+        await this.history.keepWorkflowActivities(context);
+        await write(await this.history.cut(context, clientSignal));
+      } else {
+        const { message, code } = loggedRunFailure(this.config.logger, `Run ${input.runId}`, error, 'RUN_FAILED');
+        await write(context.translator.fail(message, code));
+      }
+    } finally {
+      // No terminal event written means the run broke: the handler ends the stream with RUN_ERROR.
+      tracked.ended(counted.terminal());
+      this.active.delete(controller);
+      clientSignal.removeEventListener('abort', onClientAbort);
+      this.reader.settle(input.runId);
+      if (!context.translator.finished) controller.abort();
+      if (plan.inboxId) await this.inbox.remove(input.threadId, [plan.inboxId]).catch(() => {
+        // the sweep drops the entry once the history answers it
+      });
+    }
+  }
+}
+
+const readOnly = (options: RunOptions): boolean => options.memoryOptions?.readOnly === true;
+
+/** The run's translator, result capture and state events, as reading and ending it share them. */
+function openContext(input: RunAgentInput, options: RunOptions, plan: RunPlan, run: Pick<RunContext, 'write' | 'stored' | 'signal'>): RunContext {
+  const frontendTools = new Set((input.tools ?? []).map((t) => t.name));
+  const translator = new RunTranslator({
+    threadId: input.threadId,
+    runId: input.runId,
+    mastraRunId: plan.resume[0]?.runId ?? input.runId,
+    resumedToolCalls: plan.resume.map((target) => target.toolCallId),
+    approvalToolCalls: plan.resume.filter((target) => target.requiresApproval).map((target) => target.toolCallId),
+    frontendTools,
+    frontendToolMode: options.frontendToolMode,
+    appendsTo: plan.announcement.appendsTo,
+    workflowActivities: plan.workflowActivities,
+  });
+  const { state: stateOf } = plan;
+  const state = stateOf && new StateEvents(() => stateOf.store.read(stateOf.scope));
+  return { ...run, translator, capture: new ResultCapture(), runId: input.runId, frontendTools, options, state, startedAt: Date.now() };
+}
+
+/** What the run's Mastra options are built from, and no more: a resume may send it to another process. */
+function shapeOf(input: RunAgentInput, options: RunOptions, plan: RunPlan): RunShape {
+  const { threadId, runId, context, state, forwardedProps, tools } = input;
+  return {
+    input: { threadId, runId, context, state, forwardedProps, tools },
+    resourceId: options.resourceId,
+    frontendToolMode: options.frontendToolMode,
+    ...(plan.memory && { memory: { ...(options.memoryOptions && { options: options.memoryOptions }), savePerStep: !readOnly(options) } }),
+  };
+}
+
+/**
+ * The run's end once its stream is read: a chunk ended it already, or it paused for a human (its
+ * interrupt ends it). A stream that simply stopped is a failure, never a success: Mastra 1.71
+ * closes it that way when an error processor aborts, and says nothing of why.
+ */
+function ending({ translator, lastWasPause }: RunContext): Event[] {
+  if (translator.finished || lastWasPause !== false) return translator.end();
+  return translator.fail('The run stopped before it finished: Mastra ended its stream without a result', 'RUN_FAILED');
+}
