@@ -27,6 +27,10 @@ import { RecoveryGate } from './threads/recovery-gate.js';
 import { RunEndings } from './threads/run-endings.js';
 import { PendingInterrupts } from './threads/pending-interrupts.js';
 import { SignalRouter } from './signals/signal-router.js';
+import { AcceptedSignals } from './signals/accepted-signals.js';
+import { ThreadApprovals } from './signals/thread-approvals.js';
+import { ThreadOwnership } from './signals/thread-ownership.js';
+import { ThreadStops } from './signals/thread-stops.js';
 import { InProcessThreadControl, type ThreadControl } from './threads/thread-control.js';
 import { LocalResumer, type Resumer } from './runs/resume.js';
 import { InProcessThreadLocks, type ThreadLocks } from './threads/thread-locks.js';
@@ -77,6 +81,11 @@ const services = new ContainerModule(({ bind }) => {
   bind(RunReader).toSelf();
   bind(RunStreamer).toSelf();
   bind(TOKENS.SignalRouter).to(SignalRouter);
+  // The parts of the signal routes, injected by class like the parts of a /run.
+  bind(ThreadOwnership).toSelf();
+  bind(AcceptedSignals).toSelf();
+  bind(ThreadApprovals).toSelf();
+  bind(ThreadStops).toSelf();
   bind(TOKENS.InboxRecovery).to(InboxRecovery);
   bind(TOKENS.InboxCuts).toService(TOKENS.InboxRecovery);
   bind(TOKENS.RecoveryGate).to(RecoveryGate);
@@ -122,6 +131,8 @@ export function createServices(config: ResolvedConfig, mastra: Mastra, metrics: 
     proxy: container.get<ToolProxy>(TOKENS.ToolProxy),
     resources: container.get<ResourceResolver>(TOKENS.ResourceResolver),
     signals: container.get<SignalRouter>(TOKENS.SignalRouter),
+    approvals: container.get(ThreadApprovals),
+    stops: container.get(ThreadStops),
     recovery: container.get<InboxRecovery>(TOKENS.InboxRecovery),
     hub: container.get<ThreadHub>(TOKENS.ThreadHub),
     locks: container.get<ThreadLocks>(TOKENS.ThreadLocks),

@@ -3,7 +3,7 @@ import type { z } from 'zod';
 import type { AgentInfo as ServerAgentInfo } from '../src/agents/agent-provider.js';
 import type { ErrorBody as ServerErrorBody } from '../src/http/errors.js';
 import type { SignalDecision as ServerSignalDecision } from '../src/mastra/index.js';
-import type { PendingApproval as ServerPendingApproval } from '../src/signals/signal-router.js';
+import type { PendingApproval as ServerPendingApproval } from '../src/signals/thread-approvals.js';
 import type { NotificationSchema, SendMessageSchema, SignalSchema, StateSignalSchema, ToolApprovalSchema } from '../src/signals/schemas.js';
 import type { ThreadInfo as ServerThreadInfo } from '../src/threads/thread-store.js';
 import type { ThreadMessage as ServerThreadMessage } from '../src/translate/history.js';

@@ -2,7 +2,7 @@ import { AgentCapabilitiesSchema, EventSchemas, MessageSchema } from '@ag-ui/cor
 import { z } from 'zod';
 import type { AgentInfo } from '../agents/agent-provider.js';
 import type { SignalDecision } from '../mastra/index.js';
-import type { PendingApproval } from '../signals/signal-router.js';
+import type { PendingApproval } from '../signals/thread-approvals.js';
 import type { ThreadInfo } from '../threads/thread-store.js';
 import type { ThreadMessage } from '../translate/history.js';
 

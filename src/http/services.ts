@@ -5,6 +5,8 @@ import type { WorkflowRunService } from '../workflows/workflow-run-service.js';
 import type { ResolvedConfig } from '../config.js';
 import type { InboxRecovery } from '../signals/inbox-recovery.js';
 import type { SignalRouter } from '../signals/signal-router.js';
+import type { ThreadApprovals } from '../signals/thread-approvals.js';
+import type { ThreadStops } from '../signals/thread-stops.js';
 import type { ThreadHub } from '../feed/thread-hub.js';
 import type { IdempotencyStore } from '../idempotency/idempotency-store.js';
 import type { ThreadLocks } from '../threads/thread-locks.js';
@@ -27,6 +29,10 @@ export interface Services {
   proxy: ToolProxy;
   resources: ResourceResolver;
   signals: SignalRouter;
+  /** Tool calls waiting for approval, and their answers. */
+  approvals: ThreadApprovals;
+  /** A thread's run stopped, or a queued message cancelled. */
+  stops: ThreadStops;
   /** Sends again what a crash left unanswered, and sweeps out what is answered. */
   recovery: InboxRecovery;
   hub: ThreadHub;

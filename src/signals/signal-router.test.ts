@@ -12,6 +12,7 @@ import { MastraInbox } from '../threads/inbox.js';
 import { InProcessThreadLocks } from '../threads/thread-locks.js';
 import type { ThreadScope, ThreadStore } from '../threads/thread-store.js';
 import type { SignalRouter } from './signal-router.js';
+import type { ThreadStops } from './thread-stops.js';
 import { watchThread } from '../../test/support/thread-watch.js';
 
 // The router's answers, over a real Mastra (the demo agent, in-memory storage), with the router
@@ -26,13 +27,14 @@ let mastra: Mastra;
 let demo: Agent;
 let threads: ThreadStore;
 let router: SignalRouter;
+let stops: ThreadStops;
 
 beforeAll(() => {
   const storage = new InMemoryStore();
   // 20 ms between model parts: a run lasts long enough to send into it while it is active.
   mastra = new Mastra({ agents: { demo: createDemoAgent({ storage, delayMs: 20 }) }, storage, logger: false });
   demo = mastra.getAgent('demo');
-  ({ signals: router, threads } = createServices(resolveConfig({ logger: silent }), mastra, new BridgeMetrics()));
+  ({ signals: router, stops, threads } = createServices(resolveConfig({ logger: silent }), mastra, new BridgeMetrics()));
 });
 afterAll(async () => {
   await mastra.shutdown();
@@ -139,7 +141,7 @@ describe('SignalRouter: whose thread', () => {
 
     const intruder = { ...scope, resourceId: `intruder-${randomUUID()}` };
     await expect(router.sendMessage(intruder, { message: 'hi' })).rejects.toMatchObject({ status: 404, code: 'THREAD_NOT_FOUND' });
-    await expect(router.abort(intruder)).rejects.toMatchObject({ status: 404, code: 'THREAD_NOT_FOUND' });
+    await expect(stops.abort(intruder)).rejects.toMatchObject({ status: 404, code: 'THREAD_NOT_FOUND' });
   });
 
   it('state needs the thread to exist: 404 THREAD_NOT_FOUND, and nothing is created', async () => {

@@ -152,7 +152,7 @@ export const toolApproval = route({
   limited: true,
   startsWork: true,
   idempotent: true,
-  handle: async ({ scope, body }, s) => answer(202, await s.signals.toolApproval(scope, body)),
+  handle: async ({ scope, body }, s) => answer(202, await s.approvals.toolApproval(scope, body)),
 });
 
 /** `GET /threads/:threadId/pending-approvals` */
@@ -165,7 +165,7 @@ export const pendingApprovals = route({
   query: TargetQuerySchema,
   ok: { 200: { description: '`[{ runId, toolCallId, toolName, args }]`', schema: z.array(PendingApprovalSchema) } },
   errors: [404],
-  handle: async ({ scope }, s) => answer(200, await s.signals.pendingApprovals(scope)),
+  handle: async ({ scope }, s) => answer(200, await s.approvals.pendingApprovals(scope)),
 });
 
 /** `POST /threads/:threadId/abort` */
@@ -182,7 +182,7 @@ export const abortThread = route({
   startsWork: true,
   handle: async ({ scope }, s) => {
     const workflow = s.workflows.find(scope.agentId);
-    return answer(200, await (workflow ? s.workflowRuns.abort(scope) : s.signals.abort(scope)));
+    return answer(200, await (workflow ? s.workflowRuns.abort(scope) : s.stops.abort(scope)));
   },
 });
 
@@ -198,5 +198,5 @@ export const cancelQueued = route({
   errors: [404],
   limited: true,
   startsWork: true,
-  handle: async ({ scope, params }, s) => answer(200, await s.signals.cancelQueued(scope, params.signalId)),
+  handle: async ({ scope, params }, s) => answer(200, await s.stops.cancelQueued(scope, params.signalId)),
 });

@@ -1,0 +1,92 @@
+import type { Agent } from '@mastra/core/agent';
+import { inject, injectable } from 'inversify';
+import type { ResolvedConfig } from '../config.js';
+import { outputFinished, type OnWake, type SignalDecision, type WokenOutput } from '../mastra/index.js';
+import type { RunOutcome } from '../observability/metrics.js';
+import type { RunTracker } from '../observability/run-tracker.js';
+import { withTraceparent } from '../observability/trace-context.js';
+import type { DurableInbox, InboxEntry } from '../threads/inbox.js';
+import type { RunEndings } from '../threads/run-endings.js';
+import { ThreadStore, type ThreadScope } from '../threads/thread-store.js';
+import { TOKENS } from '../tokens.js';
+import { errorMessage } from '../text.js';
+import { wokenRunFailure } from '../translate/failure.js';
+import { lastStep } from '../translate/retraction.js';
+import { wokenEnd } from './woken-end.js';
+
+/**
+ * What an acknowledged signal means: kept in the durable inbox until a run answers it, and the run
+ * it woke watched (Mastra streams that run itself): its span and metrics, its end, and a failed
+ * run's message forgotten, as a failed `/run`'s is.
+ *
+ * @example
+ * const answer = await control.send(agent, scope, outgoing, routing, accepted.watch(agent, scope));
+ * await accepted.keep(scope, agent, 'send', answer.signalId, message);
+ */
+@injectable()
+export class AcceptedSignals {
+  constructor(
+    @inject(TOKENS.Config) private readonly config: ResolvedConfig,
+    @inject(TOKENS.ThreadStore) private readonly threads: ThreadStore,
+    @inject(TOKENS.Inbox) private readonly inbox: DurableInbox,
+    @inject(TOKENS.RunEndings) private readonly endings: RunEndings,
+    @inject(TOKENS.RunTracker) private readonly tracker: RunTracker,
+  ) {}
+
+  /** Keeps what a run is to answer in the durable inbox, under the id Mastra gave it, until history answers it. */
+  keep(scope: ThreadScope, agent: Agent, kind: InboxEntry['kind'], id: string, message: unknown): Promise<void> {
+    const { threadId, resourceId } = scope;
+    return this.inbox.add({ id, kind, threadId, resourceId, agentId: agent.id, message, acceptedAt: Date.now(), ...withTraceparent() });
+  }
+
+  /**
+   * Counts a run a signal woke, and its end: Mastra streams that run itself, so its end is read
+   * from the output once it settles (`wokenEnd`).
+   */
+  watch(agent: Agent, scope: ThreadScope): OnWake {
+    return ({ runId, output, signalId }) => {
+      const tracked = this.tracker.start({ agentId: agent.id, origin: 'signal', threadId: scope.threadId, runId, resourceId: scope.resourceId, inputId: signalId });
+      const finished = outputFinished(output);
+      this.endings.track(runId, finished);
+      const end = finished.then(
+        () => wokenEnd(output),
+        (error: unknown) => ({ outcome: 'error' as const, error: wokenRunFailure({ error }) }),
+      );
+      this.woken.set(runId, end.then(({ outcome }) => outcome));
+      void end.then((ended) => {
+        this.woken.delete(runId);
+        tracked.endWith(ended);
+        // No client may follow the thread: the answer a guardrail blocked leaves storage here too.
+        if (output.tripwire) void this.dropBlockedAnswer({ ...scope, agentId: agent.id }, output);
+      });
+    };
+  }
+
+  private async dropBlockedAnswer(scope: ThreadScope, output: WokenOutput): Promise<void> {
+    try {
+      const step = lastStep(output.messageId, await output.steps);
+      if (step) await this.threads.dropBlockedStep(scope, step);
+    } catch (error) {
+      this.config.logger.warn(`Thread ${scope.threadId}: the answer a guardrail blocked could not be dropped: ${errorMessage(error)}`);
+    }
+  }
+
+  /**
+   * How the runs this process woke end, until they do: a message whose run failed leaves the
+   * inbox as a `/run`'s does (its client saw the `RUN_ERROR`), or every recovery would run the
+   * failing input again before anything sent after it.
+   */
+  private readonly woken = new Map<string, Promise<RunOutcome>>();
+
+  /** Forgets the kept message once the run it woke has failed. */
+  forgetIfFailed(threadId: string, answer: SignalDecision): void {
+    const outcome = answer.action === 'wake' && answer.runId ? this.woken.get(answer.runId) : undefined;
+    void outcome?.then(async (ended) => {
+      if (ended !== 'error') return;
+      await this.inbox.remove(threadId, [answer.signalId]).catch((error: unknown) => {
+        // The sweep and recovery see it again; it is answered by nothing, so at most run once more.
+        this.config.logger.debug(`inbox: could not forget the failed message ${answer.signalId}: ${(error as Error)?.message ?? error}`);
+      });
+    });
+  }
+}

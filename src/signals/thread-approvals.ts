@@ -1,0 +1,74 @@
+import { inject, injectable } from 'inversify';
+import type { z } from 'zod';
+import { AgentProvider } from '../agents/agent-provider.js';
+import { conflict, notFound, type BridgeError } from '../errors.js';
+import { suspendedRuns } from '../mastra/index.js';
+import type { ThreadControl } from '../threads/thread-control.js';
+import { ThreadStore, type ThreadScope } from '../threads/thread-store.js';
+import { TOKENS } from '../tokens.js';
+import type { ToolApprovalSchema } from './schemas.js';
+import { ThreadOwnership, type Resolved } from './thread-ownership.js';
+
+/** A call that waits for a person's approval. */
+export interface PendingApproval {
+  runId: string;
+  toolCallId: string;
+  toolName: string;
+  args: unknown;
+}
+
+/**
+ * A thread's tool calls that wait for approval, and their answers: approved or declined once, in
+ * any process, also after a restart (Mastra reads the stopped run from storage).
+ *
+ * @example
+ * await approvals.toolApproval(scope, { toolCallId, approved: true });
+ */
+@injectable()
+export class ThreadApprovals {
+  constructor(
+    @inject(TOKENS.AgentProvider) private readonly agents: AgentProvider,
+    @inject(TOKENS.ThreadStore) private readonly threads: ThreadStore,
+    @inject(TOKENS.ThreadControl) private readonly control: ThreadControl,
+    @inject(ThreadOwnership) private readonly ownership: ThreadOwnership,
+  ) {}
+
+  async pendingApprovals(scope: ThreadScope, resolved?: Resolved): Promise<PendingApproval[]> {
+    const { agent } = await this.ownership.agentOf(scope, 'read', resolved);
+    const runs = await suspendedRuns(agent, scope);
+    return runs.flatMap((run) =>
+      run.toolCalls
+        .filter((call) => call.requiresApproval && call.toolCallId)
+        .map((call) => ({ runId: run.runId, toolCallId: call.toolCallId as string, toolName: call.toolName ?? 'unknown', args: call.args ?? {} })),
+    );
+  }
+
+  /** Approves or declines a call that waits for approval (also after a restart: Mastra reads storage). */
+  async toolApproval(scope: ThreadScope, body: z.output<typeof ToolApprovalSchema>): Promise<{ runId: string; toolCallId: string }> {
+    const resolved = await this.agents.withMemory(scope.agentId);
+    const pending = await this.pendingApprovals(scope, resolved);
+    const call = pending.find((p) => p.toolCallId === body.toolCallId);
+    if (!call) throw await this.notWaiting(scope, body.toolCallId);
+    const { agent } = resolved;
+    const thread = { resourceId: scope.resourceId, threadId: scope.threadId };
+    const { toolCallId, approved, resumeData, reason } = body;
+    // Two approvals at once (here or in another process) both see the call waiting: one resumes it.
+    const result = await this.control.once(toolCallId, () => this.control.answerCall(agent, thread, { approval: { toolCallId, approved, resumeData, reason } }));
+    if (!result) throw conflict(`Tool call ${body.toolCallId} was answered already`);
+    return result;
+  }
+
+  /**
+   * Why an approval finds nothing waiting: a call the thread's history holds is not waiting any
+   * more (answered already, or never asked for approval): `409`, as a tool result posted twice.
+   * Any other id is unknown: `404`.
+   */
+  private async notWaiting(scope: ThreadScope, toolCallId: string): Promise<BridgeError> {
+    const { exists } = await this.threads.assertNotForeign(scope);
+    const history = exists ? await this.threads.messages(scope, {}, 'agui') : [];
+    const known = history.some((m) => m.role === 'assistant' && m.toolCalls?.some((c) => c.id === toolCallId));
+    return known
+      ? conflict(`Tool call ${toolCallId} is not waiting for approval: it was answered already or never asked for it`)
+      : notFound('TOOL_CALL_NOT_FOUND', `No tool call ${toolCallId} is waiting for approval on this thread`);
+  }
+}
