@@ -30,53 +30,33 @@ import {
 import { conflict, notFound } from '../errors.js';
 import { TOKENS } from '../tokens.js';
 import type { ThreadLocks } from './thread-locks.js';
+import {
+  contextOf,
+  KEPT_RUN_ENDS,
+  mergeMetadata,
+  RUN_ENDS_KEY,
+  runEndsOf,
+  toThreadInfo,
+  TOOL_MESSAGE_IDS_KEY,
+  WORKFLOW_ACTIVITIES_KEY,
+  WORKFLOW_RUN_KEY,
+  withoutInternal,
+  workflowActivitiesOf,
+  type ThreadInfo,
+  type ThreadWorkflowRun,
+} from './thread-metadata.js';
 import { subagentThreads, toAguiMessages, toThreadMessage, type HistoryContext, type StoredBackgroundTask, type ThreadMessage, type ToolMessageIds } from '../translate/history.js';
 import { cutStepMessage, textOf, type BlockedStep, type CutStep } from '../translate/retraction.js';
 import type { WorkflowActivityContent } from '../translate/workflow-activity.js';
 import type { RunEndContent, StoredRunEnd } from '../translate/run-end.js';
 
-/**
- * The thread metadata key under which the bridge keeps the ids clients gave their tool messages
- * (`ToolMessageIds`): Mastra keeps none, and history must give them back. Never shown in
- * `ThreadInfo`, never written by a PATCH.
- */
-const TOOL_MESSAGE_IDS_KEY = 'mastra-agui-bridge:toolMessageIds';
-
-/**
- * The thread metadata key under which the bridge keeps the thread's latest workflow run (the
- * thread's state, and what new input supersedes); internal like `TOOL_MESSAGE_IDS_KEY`.
- */
-const WORKFLOW_RUN_KEY = 'mastra-agui-bridge:workflowRun';
-
-/** The latest workflow run of a thread: which workflow, and Mastra's id of the run. */
-export interface ThreadWorkflowRun {
-  workflowId: string;
-  runId: string;
-}
+export type { ThreadInfo, ThreadWorkflowRun };
 
 /** A thread's latest workflow run as storage holds it: the workflow, Mastra's run id, where the run stands. */
 export interface LatestWorkflowRun {
   workflow: AnyWorkflow;
   runId: string;
   stored: StoredWorkflowRun;
-}
-
-/** The thread metadata key of what each workflow tool call's activity showed last (`WorkflowActivities`). */
-const WORKFLOW_ACTIVITIES_KEY = 'mastra-agui-bridge:workflowActivities';
-
-/** The thread metadata key of how its latest runs that did not finish as asked ended (`StoredRunEnd`, by run-end message id). */
-const RUN_ENDS_KEY = 'mastra-agui-bridge:runEnds';
-
-/** How many run ends a thread keeps: the latest, for its recent history (a thread's metadata is read with every load). */
-const KEPT_RUN_ENDS = 50;
-
-/** Metadata only the bridge writes: never shown, never written by a PATCH. */
-const INTERNAL_KEYS = [TOOL_MESSAGE_IDS_KEY, WORKFLOW_RUN_KEY, WORKFLOW_ACTIVITIES_KEY, RUN_ENDS_KEY];
-
-function withoutInternal(metadata: Record<string, unknown> | undefined): Record<string, unknown> {
-  const rest = { ...metadata };
-  for (const key of INTERNAL_KEYS) delete rest[key];
-  return rest;
 }
 
 /** A thread's stored messages, with what the bridge needs beside them to show them as AG-UI messages. */
@@ -93,16 +73,6 @@ export interface RecentHistory extends ThreadHistory {
 
 /** Stored messages a new run reads back: enough for the ids history makes up (tool results, steps) at the thread's end. */
 const RECENT_ROWS = 20;
-
-/** A thread as the API shows it (ISO 8601 dates). */
-export interface ThreadInfo {
-  id: string;
-  resourceId: string;
-  title?: string;
-  createdAt: string;
-  updatedAt: string;
-  metadata?: Record<string, unknown>;
-}
 
 export interface ThreadScope {
   threadId: string;
@@ -210,7 +180,7 @@ export class ThreadStore {
     const { memory, thread } = await this.load(scope);
     const tasks: Promise<StoredBackgroundTask[]> = include.backgroundTasks ? backgroundTasksOf(this.mastra, scope) : Promise.resolve([]);
     const [stored, backgroundTasks] = await Promise.all([recallPage(memory, scope, page), tasks]);
-    const [subagents, runEnds] = await Promise.all([this.subagents(memory, stored), this.runEndsOf(thread, memory, scope, page, stored)]);
+    const [subagents, runEnds] = await Promise.all([this.subagents(memory, stored), this.runEndsOnPage(thread, memory, scope, page, stored)]);
     return { stored, context: { ...contextOf(thread, backgroundTasks), ...(subagents.size > 0 && { subagents }), ...(runEnds && { runEnds }) } };
   }
 
@@ -233,8 +203,8 @@ export class ThreadStore {
    * before it. A page then holds those after its first row (any before it, on the first page) and
    * before the next page's first row. Two reads at most, only for a page of a thread with run ends.
    */
-  private async runEndsOf(thread: StorageThreadType, memory: MastraMemory, scope: ThreadScope, page: Page, stored: MastraDBMessage[]): Promise<Record<string, StoredRunEnd> | undefined> {
-    const ends = thread.metadata?.[RUN_ENDS_KEY] as Record<string, StoredRunEnd> | undefined;
+  private async runEndsOnPage(thread: StorageThreadType, memory: MastraMemory, scope: ThreadScope, page: Page, stored: MastraDBMessage[]): Promise<Record<string, StoredRunEnd> | undefined> {
+    const ends = runEndsOf(thread);
     if (!ends || Object.keys(ends).length === 0 || page.limit === undefined) return ends;
     const { limit, offset = 0 } = page;
     const here = new Set(stored.map((row) => row.id));
@@ -419,39 +389,3 @@ export class ThreadStore {
 
 }
 
-function mergeMetadata(current: Record<string, unknown> | undefined, patch: Record<string, unknown> | undefined): Record<string, unknown> {
-  const merged: Record<string, unknown> = { ...current };
-  for (const [key, value] of Object.entries(patch ?? {})) {
-    if (value === null) delete merged[key];
-    else merged[key] = value;
-  }
-  return merged;
-}
-
-/** What a thread's metadata and background tasks add to its stored messages, to show them as AG-UI messages (sub-agents aside). */
-function contextOf(thread: StorageThreadType, backgroundTasks: StoredBackgroundTask[]): HistoryContext {
-  const workflowActivities = workflowActivitiesOf(thread);
-  return { toolMessageIds: toolMessageIdsOf(thread), backgroundTasks, ...(workflowActivities && { workflowActivities }) };
-}
-
-/** What each workflow tool call's activity showed last, as the thread's metadata keeps it. */
-function workflowActivitiesOf(thread: StorageThreadType): Record<string, WorkflowActivityContent> | undefined {
-  return thread.metadata?.[WORKFLOW_ACTIVITIES_KEY] as Record<string, WorkflowActivityContent> | undefined;
-}
-
-/** The client tool-message ids the bridge keeps in a thread's metadata. */
-function toolMessageIdsOf(thread: StorageThreadType): ToolMessageIds {
-  return (thread.metadata?.[TOOL_MESSAGE_IDS_KEY] ?? {}) as ToolMessageIds;
-}
-
-export function toThreadInfo(thread: StorageThreadType): ThreadInfo {
-  const metadata = withoutInternal(thread.metadata);
-  return {
-    id: thread.id,
-    resourceId: thread.resourceId,
-    ...(thread.title ? { title: thread.title } : {}),
-    createdAt: new Date(thread.createdAt).toISOString(),
-    updatedAt: new Date(thread.updatedAt).toISOString(),
-    ...(Object.keys(metadata).length > 0 ? { metadata } : {}),
-  };
-}
