@@ -91,28 +91,92 @@ export interface Bridge {
 export function createBridge(config: BridgeConfig = {}): Bridge {
   const resolved = resolveConfig(config);
   const metrics = new BridgeMetrics();
-  const services = new Map<Mastra, Services>();
-  const servicesFor = (mastra: Mastra): Services => {
-    let s = services.get(mastra);
-    if (!s) {
-      services.set(mastra, (s = createServices(resolved, mastra, metrics)));
-      s.recovery.start();
-      s.webhooks?.start();
-      void s.control.start?.().catch((error: unknown) => resolved.logger.error(`Thread control failed to start: ${(error as Error)?.message ?? error}`));
-    }
-    return s;
-  };
+  const services = servicesCache(resolved, metrics);
+  const gate: Gate = { draining: false, shutDown: false };
   // Credentials first (with auth on): no validation, no lookup, for a caller who has none.
   const authenticate = authenticatorOf(resolved.resolveResourceId);
-  let draining = false;
-  let shutDown = false;
-  const handle = (route: Route, s: Services) => {
+  const handle = routeHandler(resolved, gate, authenticate);
+  const observe = observer(resolved, metrics);
+  const serveOpenApi = openApiHandler(resolved, authenticate);
+  const openapiPath = `${resolved.prefix}${OPENAPI_PATH}`;
+  return {
+    config: resolved,
+    metrics,
+    metricsText: () => metrics.text(),
+    routes: () => [
+      ...ROUTES.map((route) => {
+        const pattern = `${resolved.prefix}${route.path}`;
+        return apiRoute(pattern, { method: route.method, middleware: observe(pattern), createHandler: async ({ mastra }) => handle(route, services.of(mastra)) });
+      }),
+      apiRoute(openapiPath, { method: 'GET', middleware: observe(openapiPath), handler: serveOpenApi }),
+    ],
+    app: (mastra) => {
+      const s = services.of(mastra);
+      const app = new Hono();
+      if (resolved.cors) app.use(`${resolved.prefix}/*`, cors(resolved.cors));
+      for (const route of ROUTES) {
+        const pattern = `${resolved.prefix}${route.path}`;
+        app.on(route.method, pattern, ...observe(pattern), handle(route, s));
+      }
+      app.get(openapiPath, ...observe(openapiPath), serveOpenApi);
+      app.notFound((c) => c.json({ error: `No route ${c.req.method} ${c.req.path}`, code: 'NOT_FOUND' }, 404));
+      app.onError((error, c) => errorResponse(c, error, resolved.logger));
+      return app;
+    },
+    subscriptionCount: () => services.all().reduce((sum, s) => sum + s.hub.subscriptionCount, 0),
+    recover: async (mastra) => {
+      // Several processes started at once on a new database: one of them creates the tables, the
+      // others wait for it instead of failing their first read.
+      await storageReady(mastra, { onRetry: (error, waitMs) => resolved.logger.warn(`storage is not ready (${errorMessage(error)}); trying again in ${waitMs} ms`) });
+      return services.of(mastra).recovery.recover();
+    },
+    drain: (graceMs) => {
+      gate.draining = true;
+      return drained(services.all, graceMs);
+    },
+    shutdown: (windDownMs = WIND_DOWN_MS) => {
+      gate.shutDown = true;
+      return shutDownAll(services.all(), windDownMs);
+    },
+  };
+}
+
+/** Checks a request's credentials (with auth on); throws `401`/`403`. */
+type Authenticate = (c: Context) => Promise<unknown>;
+
+/** Whether the process still takes work: draining, it refuses what starts work; shut down, everything. */
+interface Gate {
+  draining: boolean;
+  shutDown: boolean;
+}
+
+/** The services of each Mastra instance the bridge serves, created and started on first use. */
+function servicesCache(resolved: ResolvedConfig, metrics: BridgeMetrics): { of(mastra: Mastra): Services; all(): Services[] } {
+  const services = new Map<Mastra, Services>();
+  return {
+    of: (mastra) => {
+      let s = services.get(mastra);
+      if (!s) {
+        services.set(mastra, (s = createServices(resolved, mastra, metrics)));
+        s.recovery.start();
+        s.webhooks?.start();
+        void s.control.start?.().catch((error: unknown) => resolved.logger.error(`Thread control failed to start: ${(error as Error)?.message ?? error}`));
+      }
+      return s;
+    },
+    all: () => [...services.values()],
+  };
+}
+
+/** A route's handler: the gate, credentials, then the route's own steps (`serveRoute`); every error is an answer. */
+function routeHandler(resolved: ResolvedConfig, gate: Gate, authenticate: Authenticate | undefined) {
+  return (route: Route, s: Services) => {
     const serve = serveRoute(route, s);
     return async (c: Context) => {
       try {
         // Before credentials: a draining process answers the same to everyone, and checks nothing.
         // Draining, it still serves reads and event streams; shut down, nothing (it is going away).
-        if ((draining && route.startsWork) || shutDown) throw unavailable('This server is shutting down; try again', 1);
+        if ((gate.draining && route.startsWork) || gate.shutDown) throw unavailable('This server is shutting down; try again', 1);
         await authenticate?.(c);
         return await serve(c);
       } catch (error) {
@@ -120,17 +184,28 @@ export function createBridge(config: BridgeConfig = {}): Bridge {
       }
     };
   };
-  // Per route, so that they know the route's pattern (never the concrete path). The server span
-  // comes first: the request's log lines and its run are inside it.
-  const observe = (pattern: string): [MiddlewareHandler, MiddlewareHandler, MiddlewareHandler] => [
+}
+
+/**
+ * The middlewares of a route, per route so that they know its pattern (never the concrete path).
+ * The server span comes first: the request's log lines and its run are inside it.
+ */
+function observer(resolved: ResolvedConfig, metrics: BridgeMetrics) {
+  return (pattern: string): [MiddlewareHandler, MiddlewareHandler, MiddlewareHandler] => [
     serverSpan(pattern, resolved.tracerProvider),
     requestLog(resolved.logger, pattern),
     httpMetrics(metrics, pattern),
   ];
-  // Built once: converting every schema per request would be wasted work. No resource is
-  // resolved for it (the contract is the same for every caller), but with auth on it takes credentials.
+}
+
+/**
+ * The OpenAPI document's handler. The document is built once: converting every schema per request
+ * would be wasted work. No resource is resolved for it (the contract is the same for every
+ * caller), but with auth on it takes credentials.
+ */
+function openApiHandler(resolved: ResolvedConfig, authenticate: Authenticate | undefined) {
   const openapi = buildOpenApiDocument({ prefix: resolved.prefix });
-  const serveOpenApi = async (c: Context) => {
+  return async (c: Context) => {
     try {
       await authenticate?.(c);
       return c.json(openapi);
@@ -138,67 +213,33 @@ export function createBridge(config: BridgeConfig = {}): Bridge {
       return errorResponse(c, error, resolved.logger);
     }
   };
+}
 
-  return {
-    config: resolved,
-    metrics,
-    metricsText: () => metrics.text(),
-    routes: () => [
-      ...ROUTES.map((route) =>
-        apiRoute(`${resolved.prefix}${route.path}`, {
-          method: route.method,
-          middleware: observe(`${resolved.prefix}${route.path}`),
-          createHandler: async ({ mastra }) => handle(route, servicesFor(mastra)),
-        }),
-      ),
-      apiRoute(`${resolved.prefix}${OPENAPI_PATH}`, { method: 'GET', middleware: observe(`${resolved.prefix}${OPENAPI_PATH}`), handler: serveOpenApi }),
-    ],
-    app: (mastra) => {
-      const s = servicesFor(mastra);
-      const app = new Hono();
-      if (resolved.cors) app.use(`${resolved.prefix}/*`, cors(resolved.cors));
-      for (const route of ROUTES) {
-        const pattern = `${resolved.prefix}${route.path}`;
-        app.on(route.method, pattern, ...observe(pattern), handle(route, s));
-      }
-      const openapiPath = `${resolved.prefix}${OPENAPI_PATH}`;
-      app.get(openapiPath, ...observe(openapiPath), serveOpenApi);
-      app.notFound((c) => c.json({ error: `No route ${c.req.method} ${c.req.path}`, code: 'NOT_FOUND' }, 404));
-      app.onError((error, c) => errorResponse(c, error, resolved.logger));
-      return app;
-    },
-    subscriptionCount: () => [...services.values()].reduce((sum, s) => sum + s.hub.subscriptionCount, 0),
-    recover: async (mastra) => {
-      // Several processes started at once on a new database: one of them creates the tables, the
-      // others wait for it instead of failing their first read.
-      await storageReady(mastra, { onRetry: (error, waitMs) => resolved.logger.warn(`storage is not ready (${errorMessage(error)}); trying again in ${waitMs} ms`) });
-      return servicesFor(mastra).recovery.recover();
-    },
-    drain: async (graceMs) => {
-      draining = true;
-      // A run stopped on an interrupt is not in flight: it waits on a person, and survives the restart.
-      // A `/run` counts from its run slot on, so one still being checked or stored is waited for too.
-      const idle = async () => {
-        for (const s of services.values()) if (s.limits.runsInProgress > 0 || (await s.agents.runsInFlight()) > 0) return false;
-        return true;
-      };
-      // A glance every 100 ms costs nothing here.
-      return until(idle, Date.now() + graceMs, DRAIN_POLL_MS);
-    },
-    shutdown: async (windDownMs = WIND_DOWN_MS) => {
-      shutDown = true;
-      const deadline = Date.now() + windDownMs;
-      await Promise.all(
-        [...services.values()].map(async (s) => {
-          s.recovery.stop();
-          s.webhooks?.stop();
-          // Each /run writes its cancelled end; the runs of the threads end cancelled, then the event streams.
-          s.runs.shutdown();
-          s.workflowRuns.shutdown();
-          await s.hub.shutdown(windDownMs);
-          await until(() => s.runs.inFlight + s.workflowRuns.inFlight === 0, deadline, 5);
-        }),
-      );
-    },
+/**
+ * Resolves once no run is in flight, or after `graceMs`; answers whether none is. A run stopped on
+ * an interrupt is not in flight: it waits on a person, and survives the restart. A `/run` counts
+ * from its run slot on, so one still being checked or stored is waited for too.
+ */
+function drained(services: () => readonly Services[], graceMs: number): Promise<boolean> {
+  const idle = async () => {
+    for (const s of services()) if (s.limits.runsInProgress > 0 || (await s.agents.runsInFlight()) > 0) return false;
+    return true;
   };
+  // A glance every 100 ms costs nothing here.
+  return until(idle, Date.now() + graceMs, DRAIN_POLL_MS);
+}
+
+/** Ends every run within `windDownMs`: each /run writes its cancelled end; the runs of the threads end cancelled, then the event streams. */
+async function shutDownAll(services: readonly Services[], windDownMs: number): Promise<void> {
+  const deadline = Date.now() + windDownMs;
+  await Promise.all(
+    services.map(async (s) => {
+      s.recovery.stop();
+      s.webhooks?.stop();
+      s.runs.shutdown();
+      s.workflowRuns.shutdown();
+      await s.hub.shutdown(windDownMs);
+      await until(() => s.runs.inFlight + s.workflowRuns.inFlight === 0, deadline, 5);
+    }),
+  );
 }

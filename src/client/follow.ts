@@ -145,41 +145,123 @@ export function followThreadEvents(options: ThreadEventsOptions): Observable<Thr
   });
 }
 
-async function follow(options: ThreadEventsOptions, signal: AbortSignal, emit: (frame: ThreadEventFrame) => void): Promise<void> {
-  const fetchFn: FetchFn = options.fetch ?? ((url, init) => fetch(url, init));
-  const sleep = options.sleep ?? defaultSleep;
-  const policy = options.reconnect === false ? undefined : { ...DEFAULTS, ...options.reconnect };
-  const parser = new SseParser(options.lastEventId === undefined ? undefined : String(options.lastEventId));
-  const request = `GET ${options.url}`;
-  let retryHint: number | undefined;
-  let failures = 0;
-  let everLive = false;
-  let runOpen = false;
-  let lastError: unknown;
-  const status = (state: ConnectionState, extra: Partial<ConnectionStatus> = {}) =>
-    options.onStatus?.({ state, attempt: failures, ...(parser.lastEventId !== undefined && { lastEventId: parser.lastEventId }), ...extra });
+function follow(options: ThreadEventsOptions, signal: AbortSignal, emit: (frame: ThreadEventFrame) => void): Promise<void> {
+  return new Follower(options, signal, emit).run();
+}
 
-  const deliver = (message: SseMessage) => {
-    let event: unknown;
+/** One following of a thread's stream: its connections, one after another, and what they share (the last id, the backoff, whether a run is open). */
+class Follower {
+  private readonly fetchFn: FetchFn;
+  private readonly sleep: NonNullable<ThreadEventsOptions['sleep']>;
+  private readonly policy: typeof DEFAULTS | undefined;
+  private readonly parser: SseParser;
+  private readonly request: string;
+  private retryHint: number | undefined;
+  private failures = 0;
+  private everLive = false;
+  private runOpen = false;
+  private lastError: unknown;
+
+  constructor(
+    private readonly options: ThreadEventsOptions,
+    private readonly signal: AbortSignal,
+    private readonly emit: (frame: ThreadEventFrame) => void,
+  ) {
+    this.fetchFn = options.fetch ?? ((url, init) => fetch(url, init));
+    this.sleep = options.sleep ?? defaultSleep;
+    this.policy = options.reconnect === false ? undefined : { ...DEFAULTS, ...options.reconnect };
+    this.parser = new SseParser(options.lastEventId === undefined ? undefined : String(options.lastEventId));
+    this.request = `GET ${options.url}`;
+  }
+
+  async run(): Promise<void> {
+    this.status('connecting');
     try {
-      event = JSON.parse(message.data);
-    } catch {
-      throw new StreamProtocolError(`Invalid event frame ${message.id ?? ''}: the data is not JSON`);
+      await this.loop();
+    } catch (error) {
+      this.status('closed', { error });
+      throw error;
     }
-    if (!isEvent(event)) throw new StreamProtocolError(`Invalid event frame ${message.id ?? ''}: not an object with a "type"`);
-    if (event.type === EventType.RUN_STARTED) {
-      if (runOpen) {
-        const gap = { type: EventType.RUN_ERROR, message: 'The connection dropped and the rest of this run could not be replayed', code: 'STREAM_GAP' };
-        emit({ id: undefined, event: gap as BaseEvent, synthetic: true });
-      }
-      runOpen = true;
-    } else if (event.type === EventType.RUN_FINISHED || event.type === EventType.RUN_ERROR) {
-      runOpen = false;
-    }
-    emit({ id: message.id, event });
-  };
+    this.status('closed');
+  }
 
-  const read = async (body: ReadableStream<Uint8Array>) => {
+  private status(state: ConnectionState, extra: Partial<ConnectionStatus> = {}): void {
+    const { lastEventId } = this.parser;
+    this.options.onStatus?.({ state, attempt: this.failures, ...(lastEventId !== undefined && { lastEventId }), ...extra });
+  }
+
+  private async loop(): Promise<void> {
+    const { signal } = this;
+    while (!signal.aborted) {
+      let response: Response | undefined;
+      try {
+        response = await this.open();
+      } catch (error) {
+        if (signal.aborted) break;
+        this.lastError = error;
+      }
+      if (response && (await this.stream(response)) === 'stopped') break;
+      if (!this.policy) {
+        if (this.lastError !== undefined) throw this.lastError;
+        break;
+      }
+      await this.backOff(this.policy);
+    }
+  }
+
+  /** Opens the stream after the last id seen (or with a snapshot, the first time, when asked). */
+  private open(): Promise<Response> {
+    const { options, parser } = this;
+    const lastEventId = parser.lastEventId;
+    const query: Record<string, string> = {};
+    if (lastEventId === undefined && options.snapshot) query.snapshot = '1';
+    if (lastEventId !== undefined && options.lastEventIdIn === 'query') query.lastEventId = lastEventId;
+    const headers: Record<string, string> = { Accept: 'text/event-stream', ...options.headers };
+    if (lastEventId !== undefined && options.lastEventIdIn !== 'query') headers['Last-Event-ID'] = lastEventId;
+    return this.fetchFn(withQuery(options.url, query), { method: 'GET', headers, signal: this.signal });
+  }
+
+  /** Reads one answer to its end; an answer that cannot be retried throws. */
+  private async stream(response: Response): Promise<'stopped' | 'ended'> {
+    if (!response.ok) {
+      const error = await requestError(response, this.request);
+      if (!retryable(response.status)) throw error;
+      this.lastError = error;
+      return 'ended';
+    }
+    if (!(response.headers.get('content-type') ?? '').includes('text/event-stream') || !response.body) {
+      await response.body?.cancel().catch(() => {
+        // an answer being thrown away: a body that will not cancel is dropped anyway
+      });
+      const type = response.headers.get('content-type') ?? 'none';
+      throw new BridgeRequestError({ status: response.status, code: 'NOT_AN_EVENT_STREAM', message: `expected text/event-stream, got ${type}`, request: this.request });
+    }
+    this.failures = 0;
+    this.everLive = true;
+    this.status('live');
+    try {
+      await this.read(response.body);
+      this.lastError = undefined;
+    } catch (error) {
+      if (this.signal.aborted) return 'stopped';
+      if (error instanceof StreamProtocolError) throw error;
+      this.lastError = error;
+    }
+    return this.signal.aborted ? 'stopped' : 'ended';
+  }
+
+  /** Waits before the next attempt: the server's `retry:` hint (else the first delay), doubled per failure, with jitter. */
+  private async backOff(policy: typeof DEFAULTS): Promise<void> {
+    this.failures++;
+    if (this.failures > policy.maxAttempts) throw this.lastError ?? new Error('The event stream could not be reopened');
+    const nominal = Math.min(policy.maxDelayMs, (this.retryHint ?? policy.initialDelayMs) * 2 ** (this.failures - 1));
+    const delayMs = Math.round(nominal * (1 - Math.random() * Math.min(Math.max(policy.jitter, 0), 1)));
+    this.status(this.everLive ? 'reconnecting' : 'connecting', { delayMs, ...(this.lastError !== undefined && { error: this.lastError }) });
+    await this.sleep(delayMs, this.signal);
+  }
+
+  private async read(body: ReadableStream<Uint8Array>): Promise<void> {
+    const { signal, parser } = this;
     const reader = body.getReader();
     const decoder = new TextDecoder();
     const cancel = () => void reader.cancel().catch(() => {
@@ -192,77 +274,35 @@ async function follow(options: ThreadEventsOptions, signal: AbortSignal, emit: (
         const { done, value } = await reader.read();
         if (done || signal.aborted) return;
         const chunk = parser.push(decoder.decode(value, { stream: true }));
-        if (chunk.retry !== undefined) retryHint = chunk.retry;
+        if (chunk.retry !== undefined) this.retryHint = chunk.retry;
         for (const message of chunk.messages) {
           if (signal.aborted) return;
-          if (message.event === 'message') deliver(message);
+          if (message.event === 'message') this.deliver(message);
         }
       }
     } finally {
       signal.removeEventListener('abort', cancel);
     }
-  };
-
-  status('connecting');
-  try {
-    await loop();
-  } catch (error) {
-    status('closed', { error });
-    throw error;
   }
-  status('closed');
 
-  async function loop(): Promise<void> {
-    while (!signal.aborted) {
-      const lastEventId = parser.lastEventId;
-      const query: Record<string, string> = {};
-      if (lastEventId === undefined && options.snapshot) query.snapshot = '1';
-      if (lastEventId !== undefined && options.lastEventIdIn === 'query') query.lastEventId = lastEventId;
-      const headers: Record<string, string> = { Accept: 'text/event-stream', ...options.headers };
-      if (lastEventId !== undefined && options.lastEventIdIn !== 'query') headers['Last-Event-ID'] = lastEventId;
-      let response: Response | undefined;
-      try {
-        response = await fetchFn(withQuery(options.url, query), { method: 'GET', headers, signal });
-      } catch (error) {
-        if (signal.aborted) break;
-        lastError = error;
-      }
-      if (response) {
-        if (!response.ok) {
-          const error = await requestError(response, request);
-          if (!retryable(response.status)) throw error;
-          lastError = error;
-        } else if (!(response.headers.get('content-type') ?? '').includes('text/event-stream') || !response.body) {
-          await response.body?.cancel().catch(() => {
-            // an answer being thrown away: a body that will not cancel is dropped anyway
-          });
-          const type = response.headers.get('content-type') ?? 'none';
-          throw new BridgeRequestError({ status: response.status, code: 'NOT_AN_EVENT_STREAM', message: `expected text/event-stream, got ${type}`, request });
-        } else {
-          failures = 0;
-          everLive = true;
-          status('live');
-          try {
-            await read(response.body);
-            lastError = undefined;
-          } catch (error) {
-            if (signal.aborted) break;
-            if (error instanceof StreamProtocolError) throw error;
-            lastError = error;
-          }
-          if (signal.aborted) break;
-        }
-      }
-      if (!policy) {
-        if (lastError !== undefined) throw lastError;
-        break;
-      }
-      failures++;
-      if (failures > policy.maxAttempts) throw lastError ?? new Error('The event stream could not be reopened');
-      const nominal = Math.min(policy.maxDelayMs, (retryHint ?? policy.initialDelayMs) * 2 ** (failures - 1));
-      const delayMs = Math.round(nominal * (1 - Math.random() * Math.min(Math.max(policy.jitter, 0), 1)));
-      status(everLive ? 'reconnecting' : 'connecting', { delayMs, ...(lastError !== undefined && { error: lastError }) });
-      await sleep(delayMs, signal);
+  /** Emits one frame's event; a run that starts while one is open means the rest of that one was lost: a `STREAM_GAP` error first. */
+  private deliver(message: SseMessage): void {
+    let event: unknown;
+    try {
+      event = JSON.parse(message.data);
+    } catch {
+      throw new StreamProtocolError(`Invalid event frame ${message.id ?? ''}: the data is not JSON`);
     }
+    if (!isEvent(event)) throw new StreamProtocolError(`Invalid event frame ${message.id ?? ''}: not an object with a "type"`);
+    if (event.type === EventType.RUN_STARTED) {
+      if (this.runOpen) {
+        const gap = { type: EventType.RUN_ERROR, message: 'The connection dropped and the rest of this run could not be replayed', code: 'STREAM_GAP' };
+        this.emit({ id: undefined, event: gap as BaseEvent, synthetic: true });
+      }
+      this.runOpen = true;
+    } else if (event.type === EventType.RUN_FINISHED || event.type === EventType.RUN_ERROR) {
+      this.runOpen = false;
+    }
+    this.emit({ id: message.id, event });
   }
 }

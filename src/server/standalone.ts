@@ -2,10 +2,11 @@ import { appendFileSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
 import { serve, type ServerType } from '@hono/node-server';
 import { Mastra } from '@mastra/core';
+import type { MastraCompositeStore } from '@mastra/core/storage';
 import type { Hono } from 'hono';
 import type { Logger } from 'pino';
 import { createBridge, type Bridge } from '../bridge.js';
-import type { BridgeConfig, CorsOptions } from '../config.js';
+import type { BridgeConfig, CorsOptions, ResolveResourceId } from '../config.js';
 import type { LimitsOptions } from '../limits/limits.js';
 import { createDemoAgent } from '../demo/agent.js';
 import { createDemoWorkflow, DEMO_WORKFLOW_ID } from '../demo/workflow.js';
@@ -17,6 +18,7 @@ import type { ServerEnv } from './env.js';
 import { serverLogger } from './server-logger.js';
 import { serveMetrics } from './metrics-route.js';
 import { pinoLogger } from '../observability/pino-logger.js';
+import type { ScaleOut } from '../redis/scale-out.js';
 import { createStorage, initStorage } from './storage.js';
 import { mastraSpans, tracingWanted } from './tracing.js';
 import { errorMessage } from '../text.js';
@@ -121,27 +123,11 @@ export async function startServer(env: ServerEnv, bridgeConfig: BridgeConfig = {
   const logger = bridgeConfig.logger ?? pinoLogger(log);
   // Loaded only then: the embedded default runs without the Redis code.
   const scaleOut = env.REDIS_URL ? await (await import('../redis/scale-out.js')).createScaleOut({ url: env.REDIS_URL, prefix: env.REDIS_PREFIX, logger }) : undefined;
-  const callLog = env.DEMO_CALL_LOG;
-  const onModelCall = callLog ? (call: object) => appendFileSync(callLog, `${JSON.stringify(call)}\n`) : undefined;
-  const demo = createDemoAgent({ storage, delayMs: env.DEMO_DELAY_MS, slowTaskMs: env.SLOW_TASK_MS, model: env.MODEL, onModelCall });
-  const workflows = { [DEMO_WORKFLOW_ID]: createDemoWorkflow({ delayMs: env.DEMO_DELAY_MS }) };
-  const observability = tracingWanted(process.env) ? await mastraSpans(env.MASTRA_SPANS) : undefined;
-  const mastra = new Mastra({ agents: { demo }, workflows, storage, logger: false, backgroundTasks: { enabled: true }, ...(scaleOut && { pubsub: scaleOut.pubsub }), ...(observability && { observability }) });
+  const mastra = await embeddedMastra(env, storage, scaleOut);
   const resolveResourceId = authFromEnv(env);
   const warning = exposureWarning(env, resolveResourceId !== undefined);
   if (warning) log.warn(`warning: ${warning}`);
-  const bridge = createBridge({
-    logger,
-    prefix: env.AGUI_PREFIX,
-    limits: limitsFromEnv(env),
-    allowedUrlHosts: env.ALLOWED_URL_HOSTS,
-    ...(env.CORS_ORIGINS.length > 0 && { cors: corsFor(env.CORS_ORIGINS) }),
-    ...(resolveResourceId && { resolveResourceId }),
-    ...(env.IDEMPOTENCY_TTL_MS !== undefined && { idempotencyTtlMs: env.IDEMPOTENCY_TTL_MS }),
-    ...(env.WEBHOOK_SECRET && { webhooks: { urls: env.WEBHOOK_URLS, secret: env.WEBHOOK_SECRET } }),
-    ...(scaleOut && { scaleOut }),
-    ...bridgeConfig,
-  });
+  const bridge = createBridge({ ...bridgeConfigOf(env, resolveResourceId, scaleOut), logger, ...bridgeConfig });
   const app = bridge.app(mastra);
   let closing = false;
   serveHealth(app, { storage, redis: scaleOut?.redis.client, closing: () => closing, logger: bridge.config.logger });
@@ -153,15 +139,7 @@ export async function startServer(env: ServerEnv, bridgeConfig: BridgeConfig = {
   servePage(app, bridge.config.prefix, resolveResourceId ? `bearer:${env.AUTH_RESOURCE_CLAIM ?? 'sub'}` : 'none');
   let server: ServerType;
   try {
-    server = await new Promise<ServerType>((resolve, reject) => {
-      const s = serve({ fetch: guarded(app, env), hostname: env.HOST, port: env.PORT, serverOptions: socketTimeouts(env) }, () => {
-        s.off('error', reject);
-        resolve(s);
-      });
-      // A failed listen (EADDRINUSE, EACCES) is an 'error' event, not a throw: unheard, it crashes
-      // the process with a raw stack instead of main's one-line message and exit code 1.
-      s.once('error', reject);
-    });
+    server = await listen(app, env);
   } catch (error) {
     await storage.close().catch(() => {
       // the start failed already: that error is the one to report
@@ -181,11 +159,7 @@ export async function startServer(env: ServerEnv, bridgeConfig: BridgeConfig = {
   const close = async (windDownMs?: number) => {
     closing = true;
     await bridge.shutdown(windDownMs);
-    await new Promise<void>((resolve) => {
-      server.close(() => resolve());
-      // Let the cancelled streams write their terminal event, then drop idle keep-alive sockets.
-      setTimeout(() => (server as { closeAllConnections?: () => void }).closeAllConnections?.(), 200).unref();
-    });
+    await closeServer(server);
     await mastra.shutdown().catch(() => {
       // shutting down: what did not close goes with the process
     });
@@ -212,4 +186,50 @@ export async function startServer(env: ServerEnv, bridgeConfig: BridgeConfig = {
       clearTimeout(timer);
     },
   };
+}
+
+/** The embedded default's Mastra: the demo agent and workflow on `storage`, background tasks on, Mastra's spans when tracing is on. */
+async function embeddedMastra(env: ServerEnv, storage: MastraCompositeStore, scaleOut: ScaleOut | undefined): Promise<Mastra> {
+  const callLog = env.DEMO_CALL_LOG;
+  const onModelCall = callLog ? (call: object) => appendFileSync(callLog, `${JSON.stringify(call)}\n`) : undefined;
+  const demo = createDemoAgent({ storage, delayMs: env.DEMO_DELAY_MS, slowTaskMs: env.SLOW_TASK_MS, model: env.MODEL, onModelCall });
+  const workflows = { [DEMO_WORKFLOW_ID]: createDemoWorkflow({ delayMs: env.DEMO_DELAY_MS }) };
+  const observability = tracingWanted(process.env) ? await mastraSpans(env.MASTRA_SPANS) : undefined;
+  // With REDIS_URL, Mastra's pub/sub and leases live in Redis.
+  return new Mastra({ agents: { demo }, workflows, storage, logger: false, backgroundTasks: { enabled: true }, ...(scaleOut && { pubsub: scaleOut.pubsub }), ...(observability && { observability }) });
+}
+
+/** The bridge's configuration from the environment. */
+function bridgeConfigOf(env: ServerEnv, resolveResourceId: ResolveResourceId | undefined, scaleOut: ScaleOut | undefined): BridgeConfig {
+  return {
+    prefix: env.AGUI_PREFIX,
+    limits: limitsFromEnv(env),
+    allowedUrlHosts: env.ALLOWED_URL_HOSTS,
+    ...(env.CORS_ORIGINS.length > 0 && { cors: corsFor(env.CORS_ORIGINS) }),
+    ...(resolveResourceId && { resolveResourceId }),
+    ...(env.IDEMPOTENCY_TTL_MS !== undefined && { idempotencyTtlMs: env.IDEMPOTENCY_TTL_MS }),
+    ...(env.WEBHOOK_SECRET && { webhooks: { urls: env.WEBHOOK_URLS, secret: env.WEBHOOK_SECRET } }),
+    ...(scaleOut && { scaleOut }),
+  };
+}
+
+/** Listens on `HOST:PORT`; resolves once it does, rejects when it cannot. */
+function listen(app: Hono, env: ServerEnv): Promise<ServerType> {
+  return new Promise<ServerType>((resolve, reject) => {
+    const s = serve({ fetch: guarded(app, env), hostname: env.HOST, port: env.PORT, serverOptions: socketTimeouts(env) }, () => {
+      s.off('error', reject);
+      resolve(s);
+    });
+    // A failed listen (EADDRINUSE, EACCES) is an 'error' event, not a throw: unheard, it crashes
+    // the process with a raw stack instead of main's one-line message and exit code 1.
+    s.once('error', reject);
+  });
+}
+
+/** Stops listening: the cancelled streams write their terminal event, then idle keep-alive sockets are dropped. */
+function closeServer(server: ServerType): Promise<void> {
+  return new Promise<void>((resolve) => {
+    server.close(() => resolve());
+    setTimeout(() => (server as { closeAllConnections?: () => void }).closeAllConnections?.(), 200).unref();
+  });
 }
