@@ -37,6 +37,9 @@ import { InProcessThreadLocks, type ThreadLocks } from './threads/thread-locks.j
 import { ThreadStore } from './threads/thread-store.js';
 import { assertDistinctIds, WorkflowProvider } from './workflows/workflow-provider.js';
 import { WorkflowRunService } from './workflows/workflow-run-service.js';
+import { WorkflowStarts } from './workflows/workflow-starts.js';
+import { WorkflowStreamer } from './workflows/workflow-streamer.js';
+import { WorkflowThreads } from './workflows/workflow-threads.js';
 import { TOKENS } from './tokens.js';
 import { Limits } from './limits/limits.js';
 import { TokenBucketLimiter, type RateLimiter } from './limits/rate-limiter.js';
@@ -72,6 +75,10 @@ const services = new ContainerModule(({ bind }) => {
   bind(TOKENS.AgentProvider).to(AgentProvider);
   bind(TOKENS.WorkflowProvider).to(WorkflowProvider);
   bind(TOKENS.WorkflowRunService).to(WorkflowRunService);
+  // The parts of a workflow /run, injected by class.
+  bind(WorkflowStarts).toSelf();
+  bind(WorkflowStreamer).toSelf();
+  bind(WorkflowThreads).toSelf();
   bind(TOKENS.ThreadStore).to(ThreadStore);
   bind(TOKENS.ResourceResolver).to(ResourceResolver);
   bind(TOKENS.RunService).to(RunService);
@@ -127,6 +134,7 @@ export function createServices(config: ResolvedConfig, mastra: Mastra, metrics: 
     workflows,
     runs: container.get<RunService>(TOKENS.RunService),
     workflowRuns: container.get<WorkflowRunService>(TOKENS.WorkflowRunService),
+    workflowThreads: container.get(WorkflowThreads),
     threads: container.get<ThreadStore>(TOKENS.ThreadStore),
     proxy: container.get<ToolProxy>(TOKENS.ToolProxy),
     resources: container.get<ResourceResolver>(TOKENS.ResourceResolver),

@@ -2,6 +2,7 @@ import type { AgentProvider } from '../agents/agent-provider.js';
 import type { RunService } from '../runs/run-service.js';
 import type { WorkflowProvider } from '../workflows/workflow-provider.js';
 import type { WorkflowRunService } from '../workflows/workflow-run-service.js';
+import type { WorkflowThreads } from '../workflows/workflow-threads.js';
 import type { ResolvedConfig } from '../config.js';
 import type { InboxRecovery } from '../signals/inbox-recovery.js';
 import type { SignalRouter } from '../signals/signal-router.js';
@@ -25,6 +26,8 @@ export interface Services {
   workflows: WorkflowProvider;
   runs: RunService;
   workflowRuns: WorkflowRunService;
+  /** A workflow's thread as followers and readers see it: its state, what it waits on, its feed. */
+  workflowThreads: WorkflowThreads;
   threads: ThreadStore;
   proxy: ToolProxy;
   resources: ResourceResolver;

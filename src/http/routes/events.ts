@@ -51,7 +51,7 @@ export const threadEvents = route({
     await s.threads.assertNotForeign({ ...scope, agentId: agent.id }, memory);
     // A workflow's thread: its runs are written to the workflow's own feed (docs/workflows.md).
     const workflow = s.workflows.find(scope.agentId);
-    const target = workflow ? s.workflowRuns.followTarget(workflow, scope, agent) : { ...scope, agent };
+    const target = workflow ? s.workflowThreads.followTarget(workflow, scope, agent) : { ...scope, agent };
     // A stream slot of the resource until the client goes (`limits.streamsPerResource`, `limits.streams`).
     const release = s.limits.openStream(scope.resourceId);
     const out = new EventStream(encoderFor(c.req.header('accept')), { Connection: 'keep-alive' });

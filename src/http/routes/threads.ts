@@ -84,7 +84,7 @@ export const getState = route({
   errors: [404],
   handle: async ({ scope }, s) => {
     const workflow = s.workflows.find(scope.agentId);
-    return answer(200, { state: await (workflow ? s.workflowRuns.state(workflow, scope) : s.threads.state(scope)) });
+    return answer(200, { state: await (workflow ? s.workflowThreads.state(workflow, scope) : s.threads.state(scope)) });
   },
 });
 
