@@ -31,6 +31,7 @@ import { AcceptedSignals } from './signals/accepted-signals.js';
 import { ThreadApprovals } from './signals/thread-approvals.js';
 import { ThreadOwnership } from './signals/thread-ownership.js';
 import { ThreadStops } from './signals/thread-stops.js';
+import { RecoveryRuns } from './signals/recovery-runs.js';
 import { InProcessThreadControl, type ThreadControl } from './threads/thread-control.js';
 import { LocalResumer, type Resumer } from './runs/resume.js';
 import { InProcessThreadLocks, type ThreadLocks } from './threads/thread-locks.js';
@@ -94,6 +95,7 @@ const services = new ContainerModule(({ bind }) => {
   bind(ThreadApprovals).toSelf();
   bind(ThreadStops).toSelf();
   bind(TOKENS.InboxRecovery).to(InboxRecovery);
+  bind(RecoveryRuns).toSelf();
   bind(TOKENS.InboxCuts).toService(TOKENS.InboxRecovery);
   bind(TOKENS.RecoveryGate).to(RecoveryGate);
   bind(TOKENS.RunEndings).to(RunEndings);

@@ -1,24 +1,14 @@
-import type { Agent } from '@mastra/core/agent';
 import type { MastraDBMessage } from '@mastra/core/memory';
+import { setTimeout as delay } from 'node:timers/promises';
 import { inject, injectable } from 'inversify';
-import { AgentProvider } from '../agents/agent-provider.js';
+import type { ResolvedConfig } from '../config.js';
 import type { DurableInbox, InboxCuts, InboxEntry } from '../threads/inbox.js';
+import type { RecoveryGate } from '../threads/recovery-gate.js';
+import type { ThreadLocks } from '../threads/thread-locks.js';
 import type { ThreadStore } from '../threads/thread-store.js';
 import { TOKENS } from '../tokens.js';
-import type { ResolvedConfig } from '../config.js';
-import { threadLeaseOwner } from '../threads/thread-lease.js';
-import { endsRun } from '../translate/chunks.js';
-import type { ThreadLocks } from '../threads/thread-locks.js';
-import { outputFinished, sendMessage, sendSignal, continueThread, subscribeToThread, withId, type AgentMessage, type AgentSignal, type OnWake } from '../mastra/index.js';
-import { isAnswered } from './signal-router.js';
-import { setTimeout as delay } from 'node:timers/promises';
-import type { RecoveryGate } from '../threads/recovery-gate.js';
-import type { BridgeMetrics } from '../observability/metrics.js';
-import type { RunTracker } from '../observability/run-tracker.js';
-import { wokenEnd } from './woken-end.js';
-import { randomUUID } from 'node:crypto';
-import { inTraceOf } from '../observability/trace-context.js';
 import { errorMessage } from '../text.js';
+import { RecoveryRuns } from './recovery-runs.js';
 
 /** How often answered messages are swept out of the durable inbox. */
 const SETTLE_EVERY_MS = 5_000;
@@ -109,14 +99,12 @@ export class InboxRecovery implements InboxCuts {
   private readonly resendOrphans: boolean;
 
   constructor(
-    @inject(TOKENS.AgentProvider) private readonly agents: AgentProvider,
     @inject(TOKENS.ThreadStore) private readonly threads: ThreadStore,
     @inject(TOKENS.Inbox) private readonly inbox: DurableInbox,
     @inject(TOKENS.ThreadLocks) private readonly locks: ThreadLocks,
     @inject(TOKENS.RecoveryGate) private readonly gate: RecoveryGate,
-    @inject(TOKENS.Metrics) private readonly metrics: BridgeMetrics,
     @inject(TOKENS.Config) private readonly config: ResolvedConfig,
-    @inject(TOKENS.RunTracker) private readonly tracker: RunTracker,
+    @inject(RecoveryRuns) private readonly runs: RecoveryRuns,
   ) {
     // One process restarts and recovers what it held; among several, a survivor must do it, and
     // before a thread takes new input: a dead process's messages come before the ones after them.
@@ -168,74 +156,9 @@ export class InboxRecovery implements InboxCuts {
 
   /** One thread's entries, by the rules above; answers how many it answered. */
   private async recoverThread(entries: InboxEntry[]): Promise<number> {
-    const [{ threadId, resourceId, agentId }] = entries;
     const { answered, cut, unseen } = await this.standing(entries);
-    await this.inbox.remove(threadId, idsOf(answered));
-    const { agent } = await this.agents.withMemory(agentId);
-    if (cut.length > 0) {
-      await inTraceOf(cut[0].traceparent, () => this.continueThread(agent, { resourceId, threadId }));
-      await this.inbox.remove(threadId, idsOf(cut));
-    }
-    for (const entry of unseen) await inTraceOf(entry.traceparent, () => this.resend(agent, entry));
-    return cut.length + unseen.length;
-  }
-
-  /**
-   * A run with no new input: its prompt ends with the stored messages no run answered, which it
-   * answers, as the cut run would have.
-   */
-  private async continueThread(agent: Agent, target: { resourceId: string; threadId: string }): Promise<void> {
-    this.metrics.recoveryRun('continue');
-    const runId = randomUUID();
-    const tracked = this.tracker.start({ agentId: agent.id, origin: 'recovery', threadId: target.threadId, runId, resourceId: target.resourceId });
-    try {
-      const output = await tracked.within(() => continueThread(agent, target, runId));
-      for await (const _chunk of output.fullStream) {
-        // drained: the run stores its answer as it goes
-      }
-      tracked.endWith(wokenEnd(output));
-    } catch (error) {
-      tracked.endWith({ outcome: 'error', error: { code: 'RUN_FAILED', message: errorMessage(error) } });
-      throw error;
-    }
-  }
-
-  /** Tracks the run a recovered message woke (Mastra streams it): its span, metrics and webhook. */
-  private trackWoken(agent: Agent, entry: InboxEntry): OnWake {
-    return ({ runId, output, signalId }) => {
-      const tracked = this.tracker.start({ agentId: agent.id, origin: 'recovery', threadId: entry.threadId, runId, resourceId: entry.resourceId, inputId: signalId });
-      void outputFinished(output).then(
-        () => tracked.endWith(wokenEnd(output)),
-        (error: unknown) => tracked.endWith({ outcome: 'error', error: { code: 'RUN_FAILED', message: errorMessage(error) } }),
-      );
-    };
-  }
-
-  /** Sends one entry again under its id, waits for the run that takes it to end, and forgets the entry. */
-  private async resend(agent: Agent, entry: InboxEntry): Promise<void> {
-    this.metrics.recoveryRun('resend');
-    const target = { resourceId: entry.resourceId, threadId: entry.threadId };
-    // Subscribed first: the run it wakes may end before a later subscription would see it.
-    const subscription = await subscribeToThread(agent, target);
-    try {
-      // A queued message is sent as a message: it is the thread's next input either way.
-      // The inbox holds what the route took (checked by its schema then): a signal's fields, or a message.
-      const answer =
-        entry.kind === 'signal'
-          ? await sendSignal(agent, { ...(entry.message as AgentSignal), id: entry.id }, target, this.trackWoken(agent, entry))
-          : await sendMessage(agent, withId(entry.message as AgentMessage, entry.id), target, this.trackWoken(agent, entry));
-      if (isAnswered(answer.action) && answer.runId) {
-        for await (const chunk of subscription.stream as AsyncIterable<{ type: string; runId?: string }>) {
-          if (chunk.runId === answer.runId && endsRun(chunk.type)) break;
-        }
-      } else {
-        this.config.logger.warn(`Recovery of message ${entry.id} on thread ${entry.threadId}: Mastra answered ${answer.action}; it is not sent again`);
-      }
-    } finally {
-      subscription.unsubscribe();
-    }
-    // Sent once, whatever came of it: an entry left behind would be sent again by every recovery.
-    await this.inbox.remove(entry.threadId, [entry.id]);
+    await this.inbox.remove(entries[0].threadId, idsOf(answered));
+    return this.runs.answer(cut, unseen);
   }
 
   /**
@@ -281,21 +204,19 @@ export class InboxRecovery implements InboxCuts {
    * is published, a few milliseconds after the cut answers, and only if the thread is free then.
    */
   private async untilFollowedUp(unseen: InboxEntry[]): Promise<void> {
-    const [{ threadId, resourceId, agentId }] = unseen;
-    const { agent } = await this.agents.withMemory(agentId);
     const deadline = Date.now() + FOLLOW_UP_WAIT_MS;
     while (Date.now() < deadline) {
-      if (await threadLeaseOwner(agent, { resourceId, threadId })) return;
+      if (await this.runs.held(unseen[0])) return;
       if ((await this.standing(unseen)).unseen.length === 0) return;
       await delay(FOLLOW_UP_POLL_MS);
     }
   }
 
   /** Answers the orphans of an entry's thread, in one process at a time, if no run holds the thread; answers how many. */
-  private adopt({ threadId, resourceId, agentId }: InboxEntry, gated = true): Promise<number> {
+  private adopt(entry: InboxEntry, gated = true): Promise<number> {
+    const { threadId } = entry;
     return this.locks.exclusive(adoptionLock(threadId), async () => {
-      const { agent } = await this.agents.withMemory(agentId);
-      if (await threadLeaseOwner(agent, { resourceId, threadId })) return 0;
+      if (await this.runs.held(entry)) return 0;
       // Read again under the lock: another process may have answered them meanwhile.
       let pending = await this.inbox.of(threadId);
       if (pending.length === 0) return 0;
@@ -303,7 +224,7 @@ export class InboxRecovery implements InboxCuts {
       // taken and unanswered is looked at again after that, or a run would answer it twice.
       if ((await this.standing(pending)).cut.length > 0) {
         await delay(ANSWER_STORE_MS);
-        if (await threadLeaseOwner(agent, { resourceId, threadId })) return 0;
+        if (await this.runs.held(entry)) return 0;
         pending = await this.inbox.of(threadId);
         if (pending.length === 0) return 0;
       }

@@ -1,0 +1,114 @@
+import type { Agent } from '@mastra/core/agent';
+import { randomUUID } from 'node:crypto';
+import { inject, injectable } from 'inversify';
+import { AgentProvider } from '../agents/agent-provider.js';
+import type { ResolvedConfig } from '../config.js';
+import { continueThread, outputFinished, sendMessage, sendSignal, subscribeToThread, withId, type AgentMessage, type AgentSignal, type OnWake } from '../mastra/index.js';
+import type { BridgeMetrics } from '../observability/metrics.js';
+import type { RunTracker } from '../observability/run-tracker.js';
+import { inTraceOf } from '../observability/trace-context.js';
+import type { DurableInbox, InboxEntry } from '../threads/inbox.js';
+import { threadLeaseOwner } from '../threads/thread-lease.js';
+import { TOKENS } from '../tokens.js';
+import { errorMessage } from '../text.js';
+import { endsRun } from '../translate/chunks.js';
+import { isAnswered } from './signal-router.js';
+import { wokenEnd } from './woken-end.js';
+
+/**
+ * The runs that answer what a thread's inbox held (`InboxRecovery` decides which): a run with no
+ * new input for the messages a cut run took, and each message no run saw sent again under its id,
+ * in order. Each run is tracked (span, metrics, webhook) with the origin `recovery`, in the trace
+ * of the request that sent its message.
+ *
+ * @example
+ * const answered = await runs.answer(cut, unseen);
+ */
+@injectable()
+export class RecoveryRuns {
+  constructor(
+    @inject(TOKENS.AgentProvider) private readonly agents: AgentProvider,
+    @inject(TOKENS.Inbox) private readonly inbox: DurableInbox,
+    @inject(TOKENS.Metrics) private readonly metrics: BridgeMetrics,
+    @inject(TOKENS.RunTracker) private readonly tracker: RunTracker,
+    @inject(TOKENS.Config) private readonly config: ResolvedConfig,
+  ) {}
+
+  /** Answers one thread's entries: those a cut run took (`cut`), then those no run saw (`unseen`); answers how many. */
+  async answer(cut: InboxEntry[], unseen: InboxEntry[]): Promise<number> {
+    const first = cut[0] ?? unseen[0];
+    if (!first) return 0;
+    const { threadId, resourceId, agentId } = first;
+    const { agent } = await this.agents.withMemory(agentId);
+    if (cut.length > 0) {
+      await inTraceOf(cut[0].traceparent, () => this.continueThread(agent, { resourceId, threadId }));
+      await this.inbox.remove(threadId, cut.map((e) => e.id));
+    }
+    for (const entry of unseen) await inTraceOf(entry.traceparent, () => this.resend(agent, entry));
+    return cut.length + unseen.length;
+  }
+
+  /** Whether a run holds the entry's thread now, in any process on the same leases. */
+  async held({ threadId, resourceId, agentId }: InboxEntry): Promise<boolean> {
+    const { agent } = await this.agents.withMemory(agentId);
+    return (await threadLeaseOwner(agent, { resourceId, threadId })) !== undefined;
+  }
+
+  /**
+   * A run with no new input: its prompt ends with the stored messages no run answered, which it
+   * answers, as the cut run would have.
+   */
+  private async continueThread(agent: Agent, target: { resourceId: string; threadId: string }): Promise<void> {
+    this.metrics.recoveryRun('continue');
+    const runId = randomUUID();
+    const tracked = this.tracker.start({ agentId: agent.id, origin: 'recovery', threadId: target.threadId, runId, resourceId: target.resourceId });
+    try {
+      const output = await tracked.within(() => continueThread(agent, target, runId));
+      for await (const _chunk of output.fullStream) {
+        // drained: the run stores its answer as it goes
+      }
+      tracked.endWith(wokenEnd(output));
+    } catch (error) {
+      tracked.endWith({ outcome: 'error', error: { code: 'RUN_FAILED', message: errorMessage(error) } });
+      throw error;
+    }
+  }
+
+  /** Tracks the run a recovered message woke (Mastra streams it): its span, metrics and webhook. */
+  private trackWoken(agent: Agent, entry: InboxEntry): OnWake {
+    return ({ runId, output, signalId }) => {
+      const tracked = this.tracker.start({ agentId: agent.id, origin: 'recovery', threadId: entry.threadId, runId, resourceId: entry.resourceId, inputId: signalId });
+      void outputFinished(output).then(
+        () => tracked.endWith(wokenEnd(output)),
+        (error: unknown) => tracked.endWith({ outcome: 'error', error: { code: 'RUN_FAILED', message: errorMessage(error) } }),
+      );
+    };
+  }
+
+  /** Sends one entry again under its id, waits for the run that takes it to end, and forgets the entry. */
+  private async resend(agent: Agent, entry: InboxEntry): Promise<void> {
+    this.metrics.recoveryRun('resend');
+    const target = { resourceId: entry.resourceId, threadId: entry.threadId };
+    // Subscribed first: the run it wakes may end before a later subscription would see it.
+    const subscription = await subscribeToThread(agent, target);
+    try {
+      // A queued message is sent as a message: it is the thread's next input either way.
+      // The inbox holds what the route took (checked by its schema then): a signal's fields, or a message.
+      const answer =
+        entry.kind === 'signal'
+          ? await sendSignal(agent, { ...(entry.message as AgentSignal), id: entry.id }, target, this.trackWoken(agent, entry))
+          : await sendMessage(agent, withId(entry.message as AgentMessage, entry.id), target, this.trackWoken(agent, entry));
+      if (isAnswered(answer.action) && answer.runId) {
+        for await (const chunk of subscription.stream as AsyncIterable<{ type: string; runId?: string }>) {
+          if (chunk.runId === answer.runId && endsRun(chunk.type)) break;
+        }
+      } else {
+        this.config.logger.warn(`Recovery of message ${entry.id} on thread ${entry.threadId}: Mastra answered ${answer.action}; it is not sent again`);
+      }
+    } finally {
+      subscription.unsubscribe();
+    }
+    // Sent once, whatever came of it: an entry left behind would be sent again by every recovery.
+    await this.inbox.remove(entry.threadId, [entry.id]);
+  }
+}
