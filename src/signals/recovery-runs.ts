@@ -10,7 +10,7 @@ import { inTraceOf } from '../observability/trace-context.js';
 import type { DurableInbox, InboxEntry } from '../threads/inbox.js';
 import { threadLeaseOwner } from '../threads/thread-lease.js';
 import { TOKENS } from '../tokens.js';
-import { errorMessage } from '../text.js';
+import { runFailure, wokenRunFailure } from '../translate/failure.js';
 import { endsRun } from '../translate/chunks.js';
 import { isAnswered } from './signal-router.js';
 import { wokenEnd } from './woken-end.js';
@@ -69,7 +69,8 @@ export class RecoveryRuns {
       }
       tracked.endWith(wokenEnd(output));
     } catch (error) {
-      tracked.endWith({ outcome: 'error', error: { code: 'RUN_FAILED', message: errorMessage(error) } });
+      // As a `/run` that broke says it: an outage is `UNAVAILABLE`, anything else `RUN_FAILED`.
+      tracked.endWith({ outcome: 'error', error: runFailure(error, 'RUN_FAILED') });
       throw error;
     }
   }
@@ -80,7 +81,8 @@ export class RecoveryRuns {
       const tracked = this.tracker.start({ agentId: agent.id, origin: 'recovery', threadId: entry.threadId, runId, resourceId: entry.resourceId, inputId: signalId });
       void outputFinished(output).then(
         () => tracked.endWith(wokenEnd(output)),
-        (error: unknown) => tracked.endWith({ outcome: 'error', error: { code: 'RUN_FAILED', message: errorMessage(error) } }),
+        // In the words a run woken by a signal ends with (`AcceptedSignals`): its followers saw those.
+        (error: unknown) => tracked.endWith({ outcome: 'error', error: wokenRunFailure({ error }) }),
       );
     };
   }
