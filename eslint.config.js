@@ -51,7 +51,10 @@ export default tseslint.config(
       '@typescript-eslint/no-misused-promises': 'error',
       '@typescript-eslint/no-explicit-any': 'error',
       // Dead code: an import, variable or parameter nobody reads (`_name` says "left out on purpose").
-      '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_', destructuredArrayIgnorePattern: '^_', ignoreRestSiblings: true }],
+      '@typescript-eslint/no-unused-vars': [
+        'error',
+        { argsIgnorePattern: '^_', varsIgnorePattern: '^_', destructuredArrayIgnorePattern: '^_', ignoreRestSiblings: true },
+      ],
       // An empty catch must carry a comment saying why nothing is to be done.
       'no-empty': ['error', { allowEmptyCatch: false }],
       'bridge/empty-catch-callback': 'error',

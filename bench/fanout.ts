@@ -47,7 +47,7 @@ function openSubscriber(origin: URL, path: string, label: string): Promise<Subsc
         resolve(sub);
       }
       // Each needle is looked for only after the previous one, so an older match never counts.
-      for (let at = sub.waits.length > 0 ? text.indexOf(sub.waits[0].needle) : -1; at !== -1; ) {
+      for (let at = sub.waits.length > 0 ? text.indexOf(sub.waits[0].needle) : -1; at !== -1;) {
         const wait = sub.waits.shift() as Subscriber['waits'][number];
         text = text.slice(at + wait.needle.length);
         wait.found(performance.now());
@@ -84,10 +84,14 @@ function waitAll(needle: string, after: string): { first: Promise<number[]>; the
 function post(origin: string, path: string, body: unknown): Promise<number> {
   const payload = JSON.stringify(body);
   return new Promise((resolve, reject) => {
-    const req = http.request(new URL(path, origin), { method: 'POST', headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(payload) } }, (res) => {
-      res.resume();
-      res.on('end', () => (res.statusCode === 202 ? resolve(res.statusCode) : reject(new Error(`send-message: HTTP ${res.statusCode}`))));
-    });
+    const req = http.request(
+      new URL(path, origin),
+      { method: 'POST', headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(payload) } },
+      (res) => {
+        res.resume();
+        res.on('end', () => (res.statusCode === 202 ? resolve(res.statusCode) : reject(new Error(`send-message: HTTP ${res.statusCode}`))));
+      },
+    );
     req.on('error', reject);
     req.end(payload);
   });
@@ -136,7 +140,8 @@ function closeAll(): void {
   subscribers = [];
 }
 
-type Command = { cmd: 'subscribe'; origin: string; path: string; count: number; label?: string } | ({ cmd: 'latency' } & LatencySpec) | { cmd: 'close' | 'exit' };
+type Command =
+  { cmd: 'subscribe'; origin: string; path: string; count: number; label?: string } | ({ cmd: 'latency' } & LatencySpec) | { cmd: 'close' | 'exit' };
 
 process.on('message', (message: Command) => {
   const reply = (key: string, work: Promise<unknown>) =>
@@ -146,7 +151,11 @@ process.on('message', (message: Command) => {
     );
   if (message.cmd === 'subscribe') reply('subscribed', subscribe(message.origin, message.path, message.count, message.label));
   if (message.cmd === 'latency') reply('latency', latency(message));
-  if (message.cmd === 'close') reply('closed', Promise.resolve(closeAll()).then(() => true));
+  if (message.cmd === 'close')
+    reply(
+      'closed',
+      Promise.resolve(closeAll()).then(() => true),
+    );
   if (message.cmd === 'exit') process.exit(0);
 });
 process.on('disconnect', () => process.exit(0));

@@ -92,16 +92,30 @@ function request(target: Target, text: string, threadId: string, workflow?: stri
 /** One run of `workflow` from `{ n: 0 }`: Mastra's workflow stream route, or the bridge's `/run`. */
 function workflowRequest(target: Target, workflow: string, threadId: string): { path: string; body: string } {
   const inputData = { n: 0 };
-  if (target === 'mastra') return { path: `/api/workflows/${workflow}/stream?runId=${randomUUID()}`, body: JSON.stringify({ inputData, resourceId: BENCH_RESOURCE }) };
+  if (target === 'mastra')
+    return { path: `/api/workflows/${workflow}/stream?runId=${randomUUID()}`, body: JSON.stringify({ inputData, resourceId: BENCH_RESOURCE }) };
   if (target !== 'bridge') throw new Error(`${target} serves no workflow`);
-  const input = { threadId, runId: randomUUID(), messages: [], tools: [], context: [], state: {}, forwardedProps: { resourceId: BENCH_RESOURCE, agentId: workflow, input: inputData } };
+  const input = {
+    threadId,
+    runId: randomUUID(),
+    messages: [],
+    tools: [],
+    context: [],
+    state: {},
+    forwardedProps: { resourceId: BENCH_RESOURCE, agentId: workflow, input: inputData },
+  };
   return { path: '/agui/run', body: JSON.stringify(input) };
 }
 
 /** How a stream's records are told apart: SSE frames, or Mastra's workflow route's ASCII record separator. */
 function framing(spec: RoundSpec): { separator: string; isEvent: (frame: string) => boolean; firstWork: RegExp; ended: (last: string) => boolean } {
   if (spec.workflow && spec.target === 'mastra') {
-    return { separator: '\x1e', isEvent: (frame) => frame.length > 0, firstWork: /^\{"type":"workflow-step-start"/, ended: (last) => last.includes('"type":"workflow-finish"') };
+    return {
+      separator: '\x1e',
+      isEvent: (frame) => frame.length > 0,
+      firstWork: /^\{"type":"workflow-step-start"/,
+      ended: (last) => last.includes('"type":"workflow-finish"'),
+    };
   }
   return {
     separator: '\n\n',
@@ -255,7 +269,16 @@ export async function runRound(spec: RoundSpec): Promise<RoundResult> {
   const elapsedMs = performance.now() - start;
   const events = samples.reduce((n, s) => n + s.events, 0);
   const followerEvents = spec.followOn ? samples.reduce((n, s) => n + (s.followerEvents ?? 0), 0) : undefined;
-  return { spec, elapsedMs, events, eventsPerSec: (events * 1000) / elapsedMs, samples, errors, ...(spec.origins && { eventsByOrigin: byOrigin }), ...(followerEvents !== undefined && { followerEvents }) };
+  return {
+    spec,
+    elapsedMs,
+    events,
+    eventsPerSec: (events * 1000) / elapsedMs,
+    samples,
+    errors,
+    ...(spec.origins && { eventsByOrigin: byOrigin }),
+    ...(followerEvents !== undefined && { followerEvents }),
+  };
 }
 
 process.on('message', (message: { cmd: string } & RoundSpec) => {

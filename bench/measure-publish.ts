@@ -17,7 +17,11 @@ const url = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
 const count = Number(process.argv[2] ?? 20_000);
 const prefix = `measure:${randomUUID()}`;
 /** A chunk about the size of a text delta with its envelope. */
-const chunk = (i: number) => ({ type: 'stream-part', runId: 'run-1', data: { type: 'stream-part', part: { type: 'text-delta', payload: { id: 't1', text: `word ${i} `.repeat(8) } } } });
+const chunk = (i: number) => ({
+  type: 'stream-part',
+  runId: 'run-1',
+  data: { type: 'stream-part', part: { type: 'text-delta', payload: { id: 't1', text: `word ${i} `.repeat(8) } } },
+});
 
 type Publish = (i: number) => Promise<void>;
 
@@ -45,10 +49,28 @@ async function main(): Promise<void> {
   const full = (i: number) => ({ ...chunk(i), id: randomUUID(), createdAt: new Date() });
 
   console.log(`${count} events of ~${JSON.stringify(chunk(0)).length} bytes, Redis at ${url}`);
-  await rate('each XADD awaited (a publish that waits for the reply)', async (i) => void (await client.xAdd(`${prefix}:awaited`, '*', entryFields(full(i)))), async () => {});
-  await rate('RedisPubSub.publish', (i) => pubsub.publish('queued', chunk(i)), () => pubsub.flush());
-  await rate('each XADD awaited, a macrotask between chunks', async (i) => void (await client.xAdd(`${prefix}:awaited-turn`, '*', entryFields(full(i)))), async () => {}, nextTurn);
-  await rate('RedisPubSub.publish, a macrotask between chunks', (i) => pubsub.publish('queued-turn', chunk(i)), () => pubsub.flush(), nextTurn);
+  await rate(
+    'each XADD awaited (a publish that waits for the reply)',
+    async (i) => void (await client.xAdd(`${prefix}:awaited`, '*', entryFields(full(i)))),
+    async () => {},
+  );
+  await rate(
+    'RedisPubSub.publish',
+    (i) => pubsub.publish('queued', chunk(i)),
+    () => pubsub.flush(),
+  );
+  await rate(
+    'each XADD awaited, a macrotask between chunks',
+    async (i) => void (await client.xAdd(`${prefix}:awaited-turn`, '*', entryFields(full(i)))),
+    async () => {},
+    nextTurn,
+  );
+  await rate(
+    'RedisPubSub.publish, a macrotask between chunks',
+    (i) => pubsub.publish('queued-turn', chunk(i)),
+    () => pubsub.flush(),
+    nextTurn,
+  );
 
   await pubsub.close();
   for await (const keys of client.scanIterator({ MATCH: `${prefix}:*`, COUNT: 500 })) if (keys.length > 0) await client.unlink(keys);

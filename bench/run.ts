@@ -64,8 +64,22 @@ function withOverrides(plan: HttpPlan): HttpPlan {
  * entry, locks) shows, long ones where per-event work does. Each point gets its own servers.
  */
 const RUN_COST_PLANS: { short: HttpPlan; long: HttpPlan } = {
-  short: withOverrides({ words: 20, concurrency: [16], streams: (c) => (quick ? c : 4 * c), reps: quick ? 2 : 5, warmupRounds: quick ? 1 : 2, freshServersPerLevel: false }),
-  long: withOverrides({ words: 500, concurrency: [1], streams: () => (quick ? 8 : 20), reps: quick ? 2 : 5, warmupRounds: quick ? 1 : 2, freshServersPerLevel: false }),
+  short: withOverrides({
+    words: 20,
+    concurrency: [16],
+    streams: (c) => (quick ? c : 4 * c),
+    reps: quick ? 2 : 5,
+    warmupRounds: quick ? 1 : 2,
+    freshServersPerLevel: false,
+  }),
+  long: withOverrides({
+    words: 500,
+    concurrency: [1],
+    streams: () => (quick ? 8 : 20),
+    reps: quick ? 2 : 5,
+    warmupRounds: quick ? 1 : 2,
+    freshServersPerLevel: false,
+  }),
 };
 
 const FANOUT_PLAN: FanoutPlan = quick
@@ -74,22 +88,76 @@ const FANOUT_PLAN: FanoutPlan = quick
 
 const DURABILITY_PLAN: DurabilityPlan = {
   ...(quick
-    ? { messages: 10, runs: [{ concurrency: 1, streams: 4 }, { concurrency: 16, streams: 16 }], words: 200, reps: 2 }
-    : { messages: 30, runs: [{ concurrency: 1, streams: 10 }, { concurrency: 16, streams: 32 }], words: 500, reps: 5 }),
+    ? {
+        messages: 10,
+        runs: [
+          { concurrency: 1, streams: 4 },
+          { concurrency: 16, streams: 16 },
+        ],
+        words: 200,
+        reps: 2,
+      }
+    : {
+        messages: 30,
+        runs: [
+          { concurrency: 1, streams: 10 },
+          { concurrency: 16, streams: 32 },
+        ],
+        words: 500,
+        reps: 5,
+      }),
   ...(option('baseline') && { baselineDir: option('baseline') }),
 };
 
 const SCALE_PLAN: ScalePlan = {
   ...(quick
-    ? { words: 200, reps: 2, warmupRounds: 1, single: [{ concurrency: 1, streams: 4 }, { concurrency: 16, streams: 16 }], split: { concurrency: 32, streams: 32 }, followers: 1000, messages: 3, followed: { concurrency: 16, streams: 16 } }
-    : { words: 500, reps: 5, warmupRounds: 2, single: [{ concurrency: 1, streams: 20 }, { concurrency: 16, streams: 48 }], split: { concurrency: 32, streams: 96 }, followers: 1000, messages: 10, followed: { concurrency: 16, streams: 48 } }),
+    ? {
+        words: 200,
+        reps: 2,
+        warmupRounds: 1,
+        single: [
+          { concurrency: 1, streams: 4 },
+          { concurrency: 16, streams: 16 },
+        ],
+        split: { concurrency: 32, streams: 32 },
+        followers: 1000,
+        messages: 3,
+        followed: { concurrency: 16, streams: 16 },
+      }
+    : {
+        words: 500,
+        reps: 5,
+        warmupRounds: 2,
+        single: [
+          { concurrency: 1, streams: 20 },
+          { concurrency: 16, streams: 48 },
+        ],
+        split: { concurrency: 32, streams: 96 },
+        followers: 1000,
+        messages: 10,
+        followed: { concurrency: 16, streams: 48 },
+      }),
   ...(option('baseline') && { baselineDir: option('baseline') }),
 };
 
 /** A 50-step workflow at 1 and 16 streams at once (issue 29). */
 const WORKFLOW_PLAN: WorkflowPlan = quick
-  ? { levels: [{ concurrency: 1, streams: 4 }, { concurrency: 16, streams: 16 }], reps: 2, warmupRounds: 1 }
-  : { levels: [{ concurrency: 1, streams: 20 }, { concurrency: 16, streams: 48 }], reps: 5, warmupRounds: 2 };
+  ? {
+      levels: [
+        { concurrency: 1, streams: 4 },
+        { concurrency: 16, streams: 16 },
+      ],
+      reps: 2,
+      warmupRounds: 1,
+    }
+  : {
+      levels: [
+        { concurrency: 1, streams: 20 },
+        { concurrency: 16, streams: 48 },
+      ],
+      reps: 5,
+      warmupRounds: 2,
+    };
 
 /** A run on threads of 10, 100 and 1,000 stored messages (issue 30): flat within 10 %. */
 const LONG_THREAD_PLAN: LongThreadPlan = {
@@ -99,8 +167,15 @@ const LONG_THREAD_PLAN: LongThreadPlan = {
 
 /** `npm start` with its defaults beside Mastra's route on the same storage (issue 30): short answers at 16, a 2,000-word input at 1. */
 const AS_STARTED_LEVELS: AsStartedPlan['levels'] = quick
-  ? [{ concurrency: 16, streams: 16, words: 20 }, { concurrency: 1, streams: 4, words: 2000 }]
-  : [{ concurrency: 16, streams: 64, words: 20 }, { concurrency: 16, streams: 32, words: 500 }, { concurrency: 1, streams: 20, words: 2000 }];
+  ? [
+      { concurrency: 16, streams: 16, words: 20 },
+      { concurrency: 1, streams: 4, words: 2000 },
+    ]
+  : [
+      { concurrency: 16, streams: 64, words: 20 },
+      { concurrency: 16, streams: 32, words: 500 },
+      { concurrency: 1, streams: 20, words: 2000 },
+    ];
 const AS_STARTED_PLAN: AsStartedPlan = {
   // `--words=N` keeps the levels of that answer length (to iterate on one line).
   levels: option('words') ? AS_STARTED_LEVELS.filter((level) => level.words === Number(option('words'))) : AS_STARTED_LEVELS,
@@ -111,8 +186,22 @@ const AS_STARTED_PLAN: AsStartedPlan = {
 
 /** Traces exported and webhooks on, each beside neither, at 1 and 16 streams (issue 31). */
 const TELEMETRY_PLAN: TelemetryPlan = quick
-  ? { levels: [{ concurrency: 1, streams: 4, words: 200 }, { concurrency: 16, streams: 16, words: 200 }], reps: 2, warmupRounds: 1 }
-  : { levels: [{ concurrency: 1, streams: 40, words: 200 }, { concurrency: 16, streams: 96, words: 200 }], reps: Number(option('reps') ?? 8), warmupRounds: 2 };
+  ? {
+      levels: [
+        { concurrency: 1, streams: 4, words: 200 },
+        { concurrency: 16, streams: 16, words: 200 },
+      ],
+      reps: 2,
+      warmupRounds: 1,
+    }
+  : {
+      levels: [
+        { concurrency: 1, streams: 40, words: 200 },
+        { concurrency: 16, streams: 96, words: 200 },
+      ],
+      reps: Number(option('reps') ?? 8),
+      warmupRounds: 2,
+    };
 
 /** 10,000 followers of one thread, on one process and on two (issue 30). */
 const FOLLOWERS_PLAN: FollowersPlan = {
@@ -139,7 +228,9 @@ function environment(): Record<string, unknown> {
     node: process.version,
     cpus: cpus().length,
     cpuModel: cpus()[0]?.model.trim(),
-    loadAverage: loadavg().map((l) => l.toFixed(2)).join(' '),
+    loadAverage: loadavg()
+      .map((l) => l.toFixed(2))
+      .join(' '),
     platform: `${process.platform} ${process.arch}`,
   };
 }
@@ -184,7 +275,13 @@ async function main(): Promise<void> {
   if (runs('asstarted')) partial.asStarted = await runAsStartedPhase(AS_STARTED_PLAN, profile);
   if (runs('followers')) partial.followers = await runFollowersPhase(FOLLOWERS_PLAN, profile);
   if (runs('telemetry')) partial.telemetry = await runTelemetryPhase(TELEMETRY_PLAN, profile);
-  const profileDirs = { ...partial.http?.profileDirs, ...partial.scale?.profileDirs, ...partial.asStarted?.profileDirs, ...partial.followers?.profileDirs, ...partial.telemetry?.profileDirs };
+  const profileDirs = {
+    ...partial.http?.profileDirs,
+    ...partial.scale?.profileDirs,
+    ...partial.asStarted?.profileDirs,
+    ...partial.followers?.profileDirs,
+    ...partial.telemetry?.profileDirs,
+  };
   if (Object.keys(profileDirs).length > 0) partial.profiles = profileSplits(profileDirs);
   const report: BenchReport = { ...partial, budget: evaluateBudget(partial) };
   const markdown = renderMarkdown(report);

@@ -31,7 +31,6 @@ export interface TranslatorResult {
   workloads: TranslatorWorkload[];
 }
 
-
 /** One pass over every sequence; returns events produced and bytes encoded (kept so nothing is optimised away). */
 function pass(fixtures: readonly ChunkFixture[], encoder: EventEncoder | undefined): { events: number; bytes: number } {
   let events = 0;

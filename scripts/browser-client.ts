@@ -21,7 +21,9 @@ import { build, type Plugin } from 'esbuild';
 const withoutZodLocales: Plugin = {
   name: 'without-zod-locales',
   setup(build) {
-    build.onResolve({ filter: /\/locales\/index\.js$/ }, (args) => (/[/\\]node_modules[/\\]zod[/\\]/.test(args.importer) ? { path: 'zod-locales', namespace: 'empty' } : undefined));
+    build.onResolve({ filter: /\/locales\/index\.js$/ }, (args) =>
+      /[/\\]node_modules[/\\]zod[/\\]/.test(args.importer) ? { path: 'zod-locales', namespace: 'empty' } : undefined,
+    );
     build.onLoad({ filter: /.*/, namespace: 'empty' }, () => ({ contents: 'export {};', loader: 'js' }));
   },
 };

@@ -166,11 +166,7 @@ class ThreadRecorder {
 }
 
 /** Runs `body` with a subscription opened BEFORE anything is sent; always unsubscribes. */
-async function recordThread(
-  agent: Agent,
-  prefix: string,
-  body: (rec: ThreadRecorder, threadId: string) => Promise<void>,
-): Promise<Chunk[]> {
+async function recordThread(agent: Agent, prefix: string, body: (rec: ThreadRecorder, threadId: string) => Promise<void>): Promise<Chunk[]> {
   const threadId = newThread(prefix);
   const rec = await ThreadRecorder.open(agent, threadId);
   try {
@@ -325,13 +321,15 @@ const SCENARIOS: Scenario[] = [
   },
   {
     name: 'subagent-tool',
-    description: "agent.stream('research the weather in Oslo'): the researcher sub-agent calls get_weather and reports its result; its tool call and result arrive relayed as tool-output chunks of the delegation.",
+    description:
+      "agent.stream('research the weather in Oslo'): the researcher sub-agent calls get_weather and reports its result; its tool call and result arrive relayed as tool-output chunks of the delegation.",
     source: 'stream',
     run: ({ agent }) => streamOnce(agent, 'subagent-tool', 'research the weather in Oslo'),
   },
   {
     name: 'subagent-reasoning',
-    description: "agent.stream('research tides, think it through'): the researcher sub-agent reasons, then answers; its reasoning arrives relayed as tool-output chunks.",
+    description:
+      "agent.stream('research tides, think it through'): the researcher sub-agent reasons, then answers; its reasoning arrives relayed as tool-output chunks.",
     source: 'stream',
     run: ({ agent }) => streamOnce(agent, 'subagent-reasoning', 'research tides, think it through'),
   },
@@ -358,13 +356,15 @@ const SCENARIOS: Scenario[] = [
   },
   {
     name: 'tripwire-input',
-    description: "guarded.stream('tell me about the forbidden zone'): an input processor aborts before the model runs: a tripwire chunk with its reason, processorId and metadata.",
+    description:
+      "guarded.stream('tell me about the forbidden zone'): an input processor aborts before the model runs: a tripwire chunk with its reason, processorId and metadata.",
     source: 'stream',
     run: ({ guardedAgent }) => streamOnce(guardedAgent, 'tripwire-input', 'tell me about the forbidden zone'),
   },
   {
     name: 'tripwire-step',
-    description: "guarded.stream('what is the secret'): the answer streams, then an output step processor aborts: a finish whose stepResult.reason is 'tripwire', the tripwire in its last step.",
+    description:
+      "guarded.stream('what is the secret'): the answer streams, then an output step processor aborts: a finish whose stepResult.reason is 'tripwire', the tripwire in its last step.",
     source: 'stream',
     run: ({ guardedAgent }) => streamOnce(guardedAgent, 'tripwire-step', 'what is the secret'),
   },
@@ -377,7 +377,8 @@ const SCENARIOS: Scenario[] = [
   },
   {
     name: 'tripwire-stream',
-    description: "guarded.stream('name the classified files'): an output stream processor aborts at the word 'classified': the text before it streamed, then a tripwire chunk; nothing is stored.",
+    description:
+      "guarded.stream('name the classified files'): an output stream processor aborts at the word 'classified': the text before it streamed, then a tripwire chunk; nothing is stored.",
     source: 'stream',
     run: ({ guardedAgent }) => streamOnce(guardedAgent, 'tripwire-stream', 'name the classified files'),
   },
@@ -428,14 +429,16 @@ const SCENARIOS: Scenario[] = [
     run: async ({ agent }) => {
       const call = workflowCalls.get('drafted');
       if (!call) throw new Error('agent-workflow-suspend must run first');
-      const output = await agent.resumeStream({ approved: true, edit: 'Tea, edited.' }, { runId: call.runId, toolCallId: call.toolCallId, memory: memoryFor(call.thread) });
+      const output = await agent.resumeStream(
+        { approved: true, edit: 'Tea, edited.' },
+        { runId: call.runId, toolCallId: call.toolCallId, memory: memoryFor(call.thread) },
+      );
       return collect(output.fullStream as AsyncIterable<unknown>);
     },
   },
   {
     name: 'approval-request',
-    description:
-      "agent.stream('delete notes.txt'): delete_file requires approval; the stream ends with tool-call-approval (run suspended, no finish).",
+    description: "agent.stream('delete notes.txt'): delete_file requires approval; the stream ends with tool-call-approval (run suspended, no finish).",
     source: 'stream',
     run: async ({ agent }) => {
       const run = await requestApproval(agent, 'approval');
@@ -445,8 +448,7 @@ const SCENARIOS: Scenario[] = [
   },
   {
     name: 'approval-approved',
-    description:
-      "Continuation of approval-request: agent.approveToolCall({ runId, memory }).fullStream: the tool runs (tool-result) and the model answers.",
+    description: 'Continuation of approval-request: agent.approveToolCall({ runId, memory }).fullStream: the tool runs (tool-result) and the model answers.',
     source: 'stream',
     run: async ({ agent }) => {
       const run = approvalRuns.get('approved') ?? (await requestApproval(agent, 'approval'));
@@ -456,8 +458,7 @@ const SCENARIOS: Scenario[] = [
   },
   {
     name: 'approval-declined',
-    description:
-      "A second 'delete notes.txt' thread, declined: agent.declineToolCall({ runId, reason: 'not today', memory }).fullStream.",
+    description: "A second 'delete notes.txt' thread, declined: agent.declineToolCall({ runId, reason: 'not today', memory }).fullStream.",
     source: 'stream',
     run: async ({ agent }) => {
       const run = await requestApproval(agent, 'approval-declined');
@@ -494,9 +495,7 @@ const SCENARIOS: Scenario[] = [
         [
           {
             role: 'tool',
-            content: [
-              { type: 'tool-result', toolCallId: previous.toolCallId, toolName: 'pick_color', output: { type: 'text', value: 'teal' } },
-            ],
+            content: [{ type: 'tool-result', toolCallId: previous.toolCallId, toolName: 'pick_color', output: { type: 'text', value: 'teal' } }],
           },
         ],
         { memory: memoryFor(previous.thread), clientTools },
@@ -506,8 +505,7 @@ const SCENARIOS: Scenario[] = [
   },
   {
     name: 'structured-output',
-    description:
-      "agent.stream('summarize this', { structuredOutput: { schema: z.object({ answer: z.string(), confidence: z.number() }) } }).",
+    description: "agent.stream('summarize this', { structuredOutput: { schema: z.object({ answer: z.string(), confidence: z.number() }) } }).",
     source: 'stream',
     run: ({ agent }) =>
       streamOnce(agent, 'structured', 'summarize this', {
@@ -555,10 +553,14 @@ const SCENARIOS: Scenario[] = [
         abortSignal: controller.signal,
       });
       let finishes = 0;
-      const chunks = await collect(output.fullStream as AsyncIterable<unknown>, (chunk) => {
-        if (chunk.type === 'finish') finishes += 1;
-        if (finishes === 2 && !controller.signal.aborted) controller.abort();
-      }, (chunk) => chunk.type === 'finish' && finishes === 2);
+      const chunks = await collect(
+        output.fullStream as AsyncIterable<unknown>,
+        (chunk) => {
+          if (chunk.type === 'finish') finishes += 1;
+          if (finishes === 2 && !controller.signal.aborted) controller.abort();
+        },
+        (chunk) => chunk.type === 'finish' && finishes === 2,
+      );
       await sleep(300); // let the task the continuation started finish before the next scenario
       return chunks;
     },
@@ -589,10 +591,7 @@ const SCENARIOS: Scenario[] = [
         const first = agent.sendMessage('weather in Oslo', target);
         await rec.until(() => true, 'the first chunk');
         const steer = agent.sendMessage('also Rome please', target);
-        const notify = agent.sendSignal(
-          { type: 'notification', contents: 'Build #42 finished', attributes: { source: 'ci' } },
-          target,
-        );
+        const notify = agent.sendSignal({ type: 'notification', contents: 'Build #42 finished', attributes: { source: 'ci' } }, target);
         const queued = agent.queueMessage('queued follow-up', target);
         const woke = expectAction(await first.accepted, 'wake');
         const delivered = [expectAction(await steer.accepted, 'deliver'), expectAction(await notify.accepted, 'deliver')];
@@ -609,10 +608,7 @@ const SCENARIOS: Scenario[] = [
     source: 'subscription',
     run: ({ agent }) =>
       recordThread(agent, 'signal-persist', async (rec, threadId) => {
-        const sent = agent.sendSignal(
-          { type: 'reactive', contents: 'fyi' },
-          { resourceId: RESOURCE, threadId, ifIdle: { behavior: 'persist' } },
-        );
+        const sent = agent.sendSignal({ type: 'reactive', contents: 'fyi' }, { resourceId: RESOURCE, threadId, ifIdle: { behavior: 'persist' } });
         expectAction(await sent.accepted, 'persist');
         await sent.persisted;
         await rec.until((c) => c.type === 'finish', 'finish');
@@ -716,7 +712,9 @@ const WORKFLOW_SCENARIOS: WorkflowScenario[] = [
     description: 'draft-and-send suspended on review, resumed with { approved: true, edit }: review, then send (writes custom data), the result.',
     run: async (mastra) => {
       const first = await streamWorkflow(mastra, DEMO_WORKFLOW_ID, { inputData: { topic: 'tea' } });
-      return streamWorkflow(mastra, DEMO_WORKFLOW_ID, { resume: { runId: first.runId, step: ['review'], resumeData: { approved: true, edit: 'Tea, edited.' } } });
+      return streamWorkflow(mastra, DEMO_WORKFLOW_ID, {
+        resume: { runId: first.runId, step: ['review'], resumeData: { approved: true, edit: 'Tea, edited.' } },
+      });
     },
   },
   {
@@ -731,7 +729,8 @@ const WORKFLOW_SCENARIOS: WorkflowScenario[] = [
   },
   {
     name: 'workflow-loops',
-    description: "loops with { topic: 'green tea' }: split, a foreach over the two words (shout), count, a dountil loop (up, until n >= 4), then a sleep of 10 ms.",
+    description:
+      "loops with { topic: 'green tea' }: split, a foreach over the two words (shout), count, a dountil loop (up, until n >= 4), then a sleep of 10 ms.",
     run: (mastra) => streamWorkflow(mastra, 'loops', { inputData: { topic: 'green tea' } }),
   },
   {
@@ -753,7 +752,14 @@ async function recordWorkflows(only: Set<string>, storage: InMemoryStore, demo: 
   const slow = createDemoWorkflow({ delayMs: 200, id: `${DEMO_WORKFLOW_ID}-slow` });
   const mastra = new Mastra({
     agents: { demo },
-    workflows: { [DEMO_WORKFLOW_ID]: createDemoWorkflow(), [`${DEMO_WORKFLOW_ID}-slow`]: slow, 'always-fails': failingWorkflow(), shapes: shapesWorkflow(), loops: loopsWorkflow(), 'agent-step': agentStepWorkflow(demo) },
+    workflows: {
+      [DEMO_WORKFLOW_ID]: createDemoWorkflow(),
+      [`${DEMO_WORKFLOW_ID}-slow`]: slow,
+      'always-fails': failingWorkflow(),
+      shapes: shapesWorkflow(),
+      loops: loopsWorkflow(),
+      'agent-step': agentStepWorkflow(demo),
+    },
     storage,
     logger: false,
   });

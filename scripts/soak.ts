@@ -83,7 +83,9 @@ async function main(): Promise<number> {
     for (const thread of threads) late += (await thread.recheck()).length;
     for (const [i, p] of cluster.processes.entries()) {
       if (p.child.exitCode !== null || p.child.signalCode !== null) {
-        console.log(`soak: process ${cluster.nodes[i].name} exited (${p.child.exitCode ?? p.child.signalCode}) during the soak:\n${p.output().stderr.slice(-2000)}`);
+        console.log(
+          `soak: process ${cluster.nodes[i].name} exited (${p.child.exitCode ?? p.child.signalCode}) during the soak:\n${p.output().stderr.slice(-2000)}`,
+        );
         late++;
       }
     }
@@ -95,11 +97,20 @@ async function main(): Promise<number> {
     ];
     for (const [i, p] of cluster.processes.entries()) {
       for (const [did, what, marker] of healings) {
-        const healed = p.output().stdout.split('\n').filter((line) => line.includes(marker));
+        const healed = p
+          .output()
+          .stdout.split('\n')
+          .filter((line) => line.includes(marker));
         if (healed.length > 0) console.log(`soak: process ${cluster.nodes[i].name} ${did} ${healed.length} ${what}:\n${healed.join('\n')}`);
       }
     }
-    const report = summarize(threads, { seed: args.seed, threads: args.threads, steps: args.steps * rounds, nodes: cluster.nodes, durationMs: Date.now() - started });
+    const report = summarize(threads, {
+      seed: args.seed,
+      threads: args.threads,
+      steps: args.steps * rounds,
+      nodes: cluster.nodes,
+      durationMs: Date.now() - started,
+    });
     if (late > 0) console.log(`soak: ${late} thread(s) changed after their check, or a process died`);
     console.log(`\nsoak: ${rounds} rounds (seeds ${args.seed} + k × 7919), ${threads.length} threads\n${formatReport(report)}`);
     writeFileSync(out, JSON.stringify({ rounds, ...report }, null, 2));

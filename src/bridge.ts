@@ -106,7 +106,11 @@ export function createBridge(config: BridgeConfig = {}): Bridge {
     routes: () => [
       ...ROUTES.map((route) => {
         const pattern = `${resolved.prefix}${route.path}`;
-        return apiRoute(pattern, { method: route.method, middleware: observe(pattern), createHandler: async ({ mastra }) => handle(route, services.of(mastra)) });
+        return apiRoute(pattern, {
+          method: route.method,
+          middleware: observe(pattern),
+          createHandler: async ({ mastra }) => handle(route, services.of(mastra)),
+        });
       }),
       apiRoute(openapiPath, { method: 'GET', middleware: observe(openapiPath), handler: serveOpenApi }),
     ],
@@ -127,7 +131,9 @@ export function createBridge(config: BridgeConfig = {}): Bridge {
     recover: async (mastra) => {
       // Several processes started at once on a new database: one of them creates the tables, the
       // others wait for it instead of failing their first read.
-      await storageReady(mastra, { onRetry: (error, waitMs) => resolved.logger.warn(`storage is not ready (${errorMessage(error)}); trying again in ${waitMs} ms`) });
+      await storageReady(mastra, {
+        onRetry: (error, waitMs) => resolved.logger.warn(`storage is not ready (${errorMessage(error)}); trying again in ${waitMs} ms`),
+      });
       return services.of(mastra).recovery.recover();
     },
     drain: (graceMs) => {

@@ -64,12 +64,31 @@ export const BridgeConfigSchema = z
     heartbeatMs: positiveInt(3600 * 1000).default(15_000),
     replayBufferSize: positiveInt(1_000_000).default(1000),
     maxClientQueueBytes: positiveInt(1024 ** 3).default(1024 * 1024),
-    subscriptionLingerMs: z.number().int().min(0).max(3600 * 1000).default(5000),
+    subscriptionLingerMs: z
+      .number()
+      .int()
+      .min(0)
+      .max(3600 * 1000)
+      .default(5000),
     retryMs: positiveInt(3600 * 1000).default(2000),
-    threadBusyWaitMs: z.number().int().min(0).max(3600 * 1000).default(30_000),
-    idempotencyTtlMs: z.number().int().min(0).max(365 * 24 * 3600 * 1000).default(24 * 3600 * 1000),
+    threadBusyWaitMs: z
+      .number()
+      .int()
+      .min(0)
+      .max(3600 * 1000)
+      .default(30_000),
+    idempotencyTtlMs: z
+      .number()
+      .int()
+      .min(0)
+      .max(365 * 24 * 3600 * 1000)
+      .default(24 * 3600 * 1000),
     allowedUrlHosts: z
-      .array(z.string().regex(/^(\*\.)?[A-Za-z0-9]([A-Za-z0-9.-]*[A-Za-z0-9])?$|^\[[0-9A-Fa-f:.]+\]$/, 'must be a host name, "*.example.com" or a bracketed IPv6 address'))
+      .array(
+        z
+          .string()
+          .regex(/^(\*\.)?[A-Za-z0-9]([A-Za-z0-9.-]*[A-Za-z0-9])?$|^\[[0-9A-Fa-f:.]+\]$/, 'must be a host name, "*.example.com" or a bracketed IPv6 address'),
+      )
       .default([]),
     limits: z
       .object({
@@ -87,11 +106,17 @@ export const BridgeConfigSchema = z
       })
       .strict()
       .optional(),
-    tracerProvider: z.custom<TracerProvider>((v) => !!v && typeof v === 'object' && typeof (v as { getTracer?: unknown }).getTracer === 'function', { message: 'tracerProvider must be an OpenTelemetry TracerProvider' }).optional(),
+    tracerProvider: z
+      .custom<TracerProvider>((v) => !!v && typeof v === 'object' && typeof (v as { getTracer?: unknown }).getTracer === 'function', {
+        message: 'tracerProvider must be an OpenTelemetry TracerProvider',
+      })
+      .optional(),
     cors: z.custom<CorsOptions>((v) => v === undefined || (typeof v === 'object' && v !== null)).optional(),
     logger: LoggerSchema.optional(),
     scaleOut: z
-      .custom<SharedBindings>((v) => !!v && typeof v === 'object' && isModule((v as { bindings?: unknown }).bindings), { message: 'scaleOut must be what createScaleOut() answers' })
+      .custom<SharedBindings>((v) => !!v && typeof v === 'object' && isModule((v as { bindings?: unknown }).bindings), {
+        message: 'scaleOut must be what createScaleOut() answers',
+      })
       .optional(),
     modules: z.array(z.custom<ContainerModule>(isModule, { message: 'each module must be an inversify ContainerModule' })).default([]),
   })

@@ -17,7 +17,15 @@
  * @module
  */
 export { createBridge, type Bridge } from './bridge.js';
-export { BridgeConfigSchema, consoleLogger, type BridgeConfig, type BridgeLogger, type CorsOptions, type ResolveResourceId, type ResolvedConfig } from './config.js';
+export {
+  BridgeConfigSchema,
+  consoleLogger,
+  type BridgeConfig,
+  type BridgeLogger,
+  type CorsOptions,
+  type ResolveResourceId,
+  type ResolvedConfig,
+} from './config.js';
 export { BridgeConfigError, BridgeError, type ErrorCode, type ErrorDetail } from './errors.js';
 export type { ErrorBody } from './http/errors.js';
 export { pinoLogger } from './observability/pino-logger.js';
@@ -47,4 +55,15 @@ export { RunTranslator, type RunTranslatorOptions } from './translate/run-transl
 export type { MastraChunk } from './translate/chunks.js';
 export { createScaleOut, type ScaleOut, type ScaleOutOptions } from './redis/scale-out.js';
 export { RedisPubSub, type RedisPubSubOptions } from './redis/pubsub/index.js';
-export { apiKeyAuth, apiKeyVerifier, bearerAuth, jwtAuth, jwtVerifier, mastraAuthResource, type BearerAuth, type JwtOptions, type MastraAuthResourceOptions, type TokenVerifier } from './auth/index.js';
+export {
+  apiKeyAuth,
+  apiKeyVerifier,
+  bearerAuth,
+  jwtAuth,
+  jwtVerifier,
+  mastraAuthResource,
+  type BearerAuth,
+  type JwtOptions,
+  type MastraAuthResourceOptions,
+  type TokenVerifier,
+} from './auth/index.js';

@@ -171,7 +171,14 @@ describe('an agent without memory', () => {
 
   it('is listed, and a scripted no-memory agent built from createScriptedModel reports its model', async () => {
     expect((await http(`${b.base}/agents`)).body).toEqual([
-      { id: 'nomem', name: 'No Memory', kind: 'agent', model: { provider: 'demo', name: 'scripted' }, default: true, capabilities: { identity: { name: 'No Memory', type: 'mastra' }, ...BRIDGE_CAPABILITIES } },
+      {
+        id: 'nomem',
+        name: 'No Memory',
+        kind: 'agent',
+        model: { provider: 'demo', name: 'scripted' },
+        default: true,
+        capabilities: { identity: { name: 'No Memory', type: 'mastra' }, ...BRIDGE_CAPABILITIES },
+      },
     ]);
   });
 });

@@ -17,7 +17,22 @@ const BASE = new Set(['config.ts', 'errors.ts', 'id.ts', 'tokens.ts', 'logger.ts
 
 /** What each folder may import besides itself and the root modules (docs/architecture.md, "One folder per stage"). */
 const ALLOWED: Record<string, string[]> = {
-  http: ['agents', 'feed', 'idempotency', 'limits', 'observability', 'runs', 'signals', 'sse', 'threads', 'translate', 'auth', 'workflows', 'webhooks', 'mastra'],
+  http: [
+    'agents',
+    'feed',
+    'idempotency',
+    'limits',
+    'observability',
+    'runs',
+    'signals',
+    'sse',
+    'threads',
+    'translate',
+    'auth',
+    'workflows',
+    'webhooks',
+    'mastra',
+  ],
   sse: [],
   runs: ['threads', 'agents', 'state', 'translate', 'observability', 'mastra'],
   workflows: ['runs', 'threads', 'agents', 'feed', 'state', 'translate', 'observability', 'mastra'],
@@ -146,7 +161,8 @@ describe('the import graph of src/', () => {
   });
 
   it('translate/ imports nothing of the bridge outside itself but text.ts (a leaf) and the door into Mastra; redis/pubsub/ nothing outside itself', () => {
-    const outside = (folder: string) => edges.filter(({ from, to }) => from.startsWith(folder) && !to.startsWith(folder)).map(({ from, to }) => `${from} -> ${to}`);
+    const outside = (folder: string) =>
+      edges.filter(({ from, to }) => from.startsWith(folder) && !to.startsWith(folder)).map(({ from, to }) => `${from} -> ${to}`);
     expect(outside('translate/').filter((edge) => !edge.endsWith('-> text.ts') && !edge.endsWith('-> mastra/index.ts'))).toEqual([]);
     expect(graph.get('text.ts')).toEqual([]);
     expect(outside('redis/pubsub/')).toEqual([]);
@@ -179,7 +195,9 @@ describe('the import graph of src/', () => {
     });
 
     it("calls Mastra's methods only in the door", () => {
-      const calling = modules.flatMap(({ module, text }) => (outsideTheDoor(module) ? [...withoutComments(text).matchAll(MASTRA_CALL)].map((m) => `${module}: ${m[1]}`) : []));
+      const calling = modules.flatMap(({ module, text }) =>
+        outsideTheDoor(module) ? [...withoutComments(text).matchAll(MASTRA_CALL)].map((m) => `${module}: ${m[1]}`) : [],
+      );
       expect(calling).toEqual([]);
     });
 

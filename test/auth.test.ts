@@ -17,7 +17,13 @@ const encoded = new TextEncoder().encode(SECRET);
 
 /** An HS256 token for `sub`, valid for an hour unless `shape` says otherwise. */
 async function hsToken(sub: string, shape: (jwt: SignJWT) => SignJWT = (j) => j, key: Uint8Array = encoded) {
-  const jwt = new SignJWT({}).setProtectedHeader({ alg: 'HS256' }).setSubject(sub).setIssuedAt().setExpirationTime('1h').setIssuer(ISSUER).setAudience(AUDIENCE);
+  const jwt = new SignJWT({})
+    .setProtectedHeader({ alg: 'HS256' })
+    .setSubject(sub)
+    .setIssuedAt()
+    .setExpirationTime('1h')
+    .setIssuer(ISSUER)
+    .setAudience(AUDIENCE);
   return shape(jwt).sign(key);
 }
 
@@ -33,14 +39,23 @@ const bearer = (token: string) => ({ authorization: `Bearer ${token}` });
 const concreteRoutes = (threadId: string) =>
   ROUTES.map((r) => ({
     method: r.method,
-    path: r.path.replace(':threadId', threadId).replace(':runId', 'run-1').replace(':toolCallId', 'call-1').replace(':agentId', 'demo').replace(':signalId', 'sig-1'),
+    path: r.path
+      .replace(':threadId', threadId)
+      .replace(':runId', 'run-1')
+      .replace(':toolCallId', 'call-1')
+      .replace(':agentId', 'demo')
+      .replace(':signalId', 'sig-1'),
   }));
 
 const send = (base: string, route: { method: string; path: string }, headers: Record<string, string> = {}) =>
   http(`${base}${route.path}`, { method: route.method, headers, ...(route.method === 'POST' || route.method === 'PATCH' ? { body: {} } : {}) });
 
 describe('JWT (HS256) and API keys on every route', () => {
-  const tb = useTestBridge({ config: { resolveResourceId: bearerAuth(apiKeyVerifier({ [API_KEY]: 'billing-service' }), jwtVerifier({ secret: SECRET, issuer: ISSUER, audience: AUDIENCE })) } });
+  const tb = useTestBridge({
+    config: {
+      resolveResourceId: bearerAuth(apiKeyVerifier({ [API_KEY]: 'billing-service' }), jwtVerifier({ secret: SECRET, issuer: ISSUER, audience: AUDIENCE })),
+    },
+  });
   const alice = uid('alice');
   const bob = uid('bob');
   let threadId: string;
@@ -111,7 +126,11 @@ describe('JWT (HS256) and API keys on every route', () => {
     expect(threadRoutes.length).toBeGreaterThanOrEqual(15);
     for (const route of threadRoutes) {
       const label = `${route.method} ${route.path}`;
-      const res = await http(`${tb.base}${route.path}`, { method: route.method, headers: bearer(token), ...(label in bodies ? { body: bodies[label] } : route.method === 'POST' ? { body: {} } : {}) });
+      const res = await http(`${tb.base}${route.path}`, {
+        method: route.method,
+        headers: bearer(token),
+        ...(label in bodies ? { body: bodies[label] } : route.method === 'POST' ? { body: {} } : {}),
+      });
       expect(res.status, `${label}: ${JSON.stringify(res.body)}`).toBe(404);
       expect(res.body.code, label).toBe('THREAD_NOT_FOUND');
     }
@@ -128,7 +147,9 @@ describe('JWT (HS256) and API keys on every route', () => {
     expect(body.body).toEqual({ error: expect.stringContaining('resourceId'), code: 'FORBIDDEN' });
     const query = await http(`${tb.base}/threads/${threadId}?resourceId=${alice}`, { headers: bearer(token) });
     expect(query.status).toBe(403);
-    const run = await postRun(`${tb.base}/run`, runInput({ threadId, messages: [userMessage('hi')], forwardedProps: { resourceId: alice } }), { headers: bearer(token) });
+    const run = await postRun(`${tb.base}/run`, runInput({ threadId, messages: [userMessage('hi')], forwardedProps: { resourceId: alice } }), {
+      headers: bearer(token),
+    });
     expect(run.status).toBe(403);
     // The same claim as the token is fine.
     const own = await http(`${tb.base}/threads/${threadId}?resourceId=${alice}`, { headers: bearer(await hsToken(alice)) });

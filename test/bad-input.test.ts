@@ -37,7 +37,10 @@ function expectInvalid(res: { status: number; body: any }, paths: string[], labe
     expect(typeof d.message).toBe('string');
     expect(d.message.length).toBeGreaterThan(0);
   }
-  expect(res.body.details.map((d: { path: string }) => d.path), label).toEqual(expect.arrayContaining(paths));
+  expect(
+    res.body.details.map((d: { path: string }) => d.path),
+    label,
+  ).toEqual(expect.arrayContaining(paths));
 }
 
 /** A chunked upload (no Content-Length): `size` bytes of `fill` in 16 KiB pieces. */
@@ -65,7 +68,9 @@ function rawExchange(port: number, request: string): Promise<string> {
     let received = '';
     socket.setEncoding('utf8');
     socket.on('data', (chunk: string) => (received += chunk));
-    socket.on('error', (error) => reject(new Error(`${(error as NodeJS.ErrnoException).code ?? error.message} after reading ${JSON.stringify(received.slice(0, 80))}`)));
+    socket.on('error', (error) =>
+      reject(new Error(`${(error as NodeJS.ErrnoException).code ?? error.message} after reading ${JSON.stringify(received.slice(0, 80))}`)),
+    );
     socket.on('end', () => resolve(received));
     socket.write(request);
   });
@@ -248,7 +253,11 @@ describe('schema failures name the field', () => {
       ['GET', '/messages'],
     ] as const) {
       expectInvalid(await http(`${b.base}/threads/${threadId}${suffix}?resourceId=`, { method }), ['query.resourceId'], `${method} ${suffix}`);
-      expectInvalid(await http(`${b.base}/threads/${threadId}${suffix}?resourceId=${resourceId}&agentId=`, { method }), ['query.agentId'], `${method} ${suffix}`);
+      expectInvalid(
+        await http(`${b.base}/threads/${threadId}${suffix}?resourceId=${resourceId}&agentId=`, { method }),
+        ['query.agentId'],
+        `${method} ${suffix}`,
+      );
     }
     expectInvalid(await http(`${b.base}/agents?resourceId=`), ['query.resourceId'], 'GET /agents');
   });

@@ -7,7 +7,16 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { readServerEnv } from '../src/server/env.js';
 import { startServer, type RunningServer } from '../src/server/standalone.js';
 import { uid } from './support/agui.js';
-import { axeViolations, CHROMIUM_PATH, hasChromium, isEventStream, launchChromium, startCutProxy, type CutProxy, type ProxiedRequest } from './support/browser.js';
+import {
+  axeViolations,
+  CHROMIUM_PATH,
+  hasChromium,
+  isEventStream,
+  launchChromium,
+  startCutProxy,
+  type CutProxy,
+  type ProxiedRequest,
+} from './support/browser.js';
 import { http, silentLogger } from './support/server.js';
 import { openSse } from './support/sse.js';
 import { useStandaloneServer } from './support/standalone.js';
@@ -45,10 +54,10 @@ describe.skipIf(!hasChromium)(`the demo page in chromium${hasChromium ? '' : ` (
 
   beforeAll(async () => {
     dir = mkdtempSync(join(tmpdir(), 'agui-page-'));
-    server = await startServer(
-      readServerEnv({ PORT: '0', DATABASE_URL: `file:${join(dir, 'page.db')}`, DEMO_DELAY_MS: '20', SLOW_TASK_MS: '300' }),
-      { retryMs: 250, logger: silentLogger },
-    );
+    server = await startServer(readServerEnv({ PORT: '0', DATABASE_URL: `file:${join(dir, 'page.db')}`, DEMO_DELAY_MS: '20', SLOW_TASK_MS: '300' }), {
+      retryMs: 250,
+      logger: silentLogger,
+    });
     proxy = await startCutProxy(server.url);
     browser = await launchChromium();
   });
@@ -70,7 +79,12 @@ describe.skipIf(!hasChromium)(`the demo page in chromium${hasChromium ? '' : ` (
   });
 
   /** Opens the page for a fresh resource (so a new thread), through the proxy, and waits until it is live. */
-  async function openPage(resourceId = uid('page-user'), viewport = { width: 1280, height: 900 }, query = '', colorScheme: 'light' | 'dark' = 'light'): Promise<{ page: Page; resourceId: string; threadId: string }> {
+  async function openPage(
+    resourceId = uid('page-user'),
+    viewport = { width: 1280, height: 900 },
+    query = '',
+    colorScheme: 'light' | 'dark' = 'light',
+  ): Promise<{ page: Page; resourceId: string; threadId: string }> {
     context = await browser.newContext({ viewport, colorScheme });
     const page = await context.newPage();
     page.on('pageerror', (error) => problems.push(`pageerror: ${error.message}`));
@@ -101,7 +115,8 @@ describe.skipIf(!hasChromium)(`the demo page in chromium${hasChromium ? '' : ` (
     if (wait) await idle(page);
   }
 
-  const bubbles = (page: Page, kind: 'user' | 'assistant') => page.$$eval(`#transcript .item.${kind} .bubble`, (nodes) => nodes.map((n) => n.textContent ?? ''));
+  const bubbles = (page: Page, kind: 'user' | 'assistant') =>
+    page.$$eval(`#transcript .item.${kind} .bubble`, (nodes) => nodes.map((n) => n.textContent ?? ''));
 
   const waitForBubble = (page: Page, kind: 'user' | 'assistant', test: string, mode: 'exact' | 'prefix' | 'contains' = 'exact') =>
     page.waitForFunction(
@@ -181,7 +196,9 @@ describe.skipIf(!hasChromium)(`the demo page in chromium${hasChromium ? '' : ` (
     const { page } = await openPage();
     expect(await page.textContent('#thread-title')).toBe('New chat');
     await send(page, 'What is the weather in Lisbon?');
-    await page.waitForFunction(() => document.querySelector('#threads .thread[aria-pressed="true"] .thread-title')?.textContent === 'What is the weather in Lisbon?');
+    await page.waitForFunction(
+      () => document.querySelector('#threads .thread[aria-pressed="true"] .thread-title')?.textContent === 'What is the weather in Lisbon?',
+    );
     expect(await page.textContent('#thread-title')).toBe('What is the weather in Lisbon?');
     await send(page, 'and in Oslo?');
     expect(await page.$$eval('#threads .thread-title', (titles) => titles.map((t) => t.textContent))).toEqual(['What is the weather in Lisbon?']);
@@ -303,7 +320,9 @@ describe.skipIf(!hasChromium)(`the demo page in chromium${hasChromium ? '' : ` (
     const { page } = await openPage();
     await send(page, 'research tides');
     await waitForBubble(page, 'assistant', 'Summary: Findings on tides', 'prefix');
-    const nested = await page.$$eval('#transcript .item.assistant.subagent', (nodes) => nodes.map((n) => [n.querySelector('.who')?.textContent, n.querySelector('.bubble')?.textContent]));
+    const nested = await page.$$eval('#transcript .item.assistant.subagent', (nodes) =>
+      nodes.map((n) => [n.querySelector('.who')?.textContent, n.querySelector('.bubble')?.textContent]),
+    );
     expect(nested).toEqual([['researcher', 'Findings on tides: three sources agree, and none disagrees.']]);
     // In order: the delegating call's card, then the sub-agent's answer, then the agent's summary.
     const order = await page.$$eval('#transcript > .item', (nodes) => nodes.map((n) => n.className.split(' ').slice(1).join(' ')));
@@ -388,7 +407,11 @@ describe.skipIf(!hasChromium)(`the demo page in chromium${hasChromium ? '' : ` (
     await page.waitForFunction(() => document.querySelector('#composer-status')?.textContent === 'Queued: the agent answers it after the current answer.');
     // Shown at once, marked as queued, before the run that reads it starts.
     await page.waitForSelector('#transcript .item.user.pending');
-    expect(await page.$$eval('#transcript .item.user.pending', (items) => items.map((i) => [i.querySelector('.who')?.textContent, i.querySelector('.bubble')?.textContent]))).toEqual([['You · queued', 'queued follow-up']]);
+    expect(
+      await page.$$eval('#transcript .item.user.pending', (items) =>
+        items.map((i) => [i.querySelector('.who')?.textContent, i.querySelector('.bubble')?.textContent]),
+      ),
+    ).toEqual([['You · queued', 'queued follow-up']]);
     await waitForBubble(page, 'assistant', 'Echo: queued follow-up');
     await idle(page);
     expect(await bubbles(page, 'user')).toEqual([longMessage(60), 'queued follow-up']);
@@ -417,7 +440,15 @@ describe.skipIf(!hasChromium)(`the demo page in chromium${hasChromium ? '' : ` (
     // What follows each user message: its notice (the bridge's run-end message), once.
     const transcriptOf = (p: Page) =>
       p.$$eval('#transcript .item', (items) =>
-        items.flatMap((i) => (i.classList.contains('user') ? ['user'] : i.querySelector('.notice') ? [i.querySelector('.notice')?.textContent ?? ''] : i.classList.contains('assistant') ? ['assistant'] : [])),
+        items.flatMap((i) =>
+          i.classList.contains('user')
+            ? ['user']
+            : i.querySelector('.notice')
+              ? [i.querySelector('.notice')?.textContent ?? '']
+              : i.classList.contains('assistant')
+                ? ['assistant']
+                : [],
+        ),
       );
     const expected = ['user', 'Run failed: demo model failure (MODEL_ERROR)', 'user', 'assistant', 'Run cancelled.'];
     expect(await transcriptOf(page)).toEqual(expected);
@@ -461,18 +492,17 @@ describe.skipIf(!hasChromium)(`the demo page in chromium${hasChromium ? '' : ` (
 
   /** Each workflow run's step timeline: `[name, status]` per step. */
   const timelines = (page: Page) =>
-    page.$$eval('#transcript .item.steps', (items) => items.map((item) => [...item.querySelectorAll('.step')].map((s) => [s.querySelector('.step-name')?.textContent, (s as HTMLElement).dataset.status])));
+    page.$$eval('#transcript .item.steps', (items) =>
+      items.map((item) => [...item.querySelectorAll('.step')].map((s) => [s.querySelector('.step-name')?.textContent, (s as HTMLElement).dataset.status])),
+    );
 
   /** Picks an agent or workflow in the header's picker; resolves once the thread is followed as its. */
   async function pick(page: Page, agentId: string) {
     await page.selectOption('#agent', agentId);
-    await page.waitForFunction(
-      (id) => {
-        const agent = (window as unknown as { bridgeDemo: { agent?: { bridgeAgentId?: string; connection: { state: string } } } }).bridgeDemo.agent;
-        return agent?.bridgeAgentId === id && agent.connection.state === 'live';
-      },
-      agentId,
-    );
+    await page.waitForFunction((id) => {
+      const agent = (window as unknown as { bridgeDemo: { agent?: { bridgeAgentId?: string; connection: { state: string } } } }).bridgeDemo.agent;
+      return agent?.bridgeAgentId === id && agent.connection.state === 'live';
+    }, agentId);
   }
 
   it.each([
@@ -480,7 +510,9 @@ describe.skipIf(!hasChromium)(`the demo page in chromium${hasChromium ? '' : ` (
     [390, 844],
   ])('at %i px: picks the workflow, shows its steps and state, resumes the review step from a form made from its schema; screenshot', async (width, height) => {
     const { page, resourceId, threadId } = await openPage(uid('page-user'), { width, height });
-    expect(await page.$$eval('#agent option', (nodes) => nodes.map((n) => n.textContent))).toEqual(expect.arrayContaining(['Demo Agent', 'draft-and-send (workflow)']));
+    expect(await page.$$eval('#agent option', (nodes) => nodes.map((n) => n.textContent))).toEqual(
+      expect.arrayContaining(['Demo Agent', 'draft-and-send (workflow)']),
+    );
     // The picker reads whole at either width.
     expect((await page.locator('#agent').boundingBox())!.width).toBeGreaterThanOrEqual(160);
     await pick(page, 'draft-and-send');
@@ -491,7 +523,12 @@ describe.skipIf(!hasChromium)(`the demo page in chromium${hasChromium ? '' : ` (
     await page.waitForSelector('#approvals form.resume');
     expect(await bubbles(page, 'user')).toEqual(['tea']);
     expect(await bubbles(page, 'assistant')).toEqual(['Draft about tea.']);
-    expect(await timelines(page)).toEqual([[['draft', 'done'], ['review', 'waiting']]]);
+    expect(await timelines(page)).toEqual([
+      [
+        ['draft', 'done'],
+        ['review', 'waiting'],
+      ],
+    ]);
     await page.waitForFunction(() => (document.querySelector('#agent-state')?.textContent ?? '').includes('"drafts": 1'));
     const form = page.locator('#approvals form.resume');
     expect(await form.locator('strong').textContent()).toBe('Waits for a person to approve (or edit) the draft.');
@@ -510,8 +547,14 @@ describe.skipIf(!hasChromium)(`the demo page in chromium${hasChromium ? '' : ` (
     await idle(page);
     expect(await page.$$('#approvals form.resume')).toHaveLength(0);
     expect(await timelines(page)).toEqual([
-      [['draft', 'done'], ['review', 'answered']],
-      [['review', 'done'], ['send', 'done']],
+      [
+        ['draft', 'done'],
+        ['review', 'answered'],
+      ],
+      [
+        ['review', 'done'],
+        ['send', 'done'],
+      ],
     ]);
     const stored = (await http(`${server.url}/threads/${threadId}/state?resourceId=${resourceId}&agentId=draft-and-send`)).body as { state: unknown };
     expect(JSON.parse((await page.textContent('#agent-state')) ?? '{}')).toEqual(stored.state);
@@ -532,7 +575,16 @@ describe.skipIf(!hasChromium)(`the demo page in chromium${hasChromium ? '' : ` (
     const other = await fetch(`${server.url}/run`, {
       method: 'POST',
       headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ threadId, runId: uid('run'), messages: [], tools: [], context: [], state: {}, forwardedProps: { agentId: 'draft-and-send', resourceId }, resume: [{ interruptId, status: 'resolved', payload: { approved: false } }] }),
+      body: JSON.stringify({
+        threadId,
+        runId: uid('run'),
+        messages: [],
+        tools: [],
+        context: [],
+        state: {},
+        forwardedProps: { agentId: 'draft-and-send', resourceId },
+        resume: [{ interruptId, status: 'resolved', payload: { approved: false } }],
+      }),
     });
     expect(other.status).toBe(200);
     await other.text();
@@ -547,7 +599,12 @@ describe.skipIf(!hasChromium)(`the demo page in chromium${hasChromium ? '' : ` (
     await page.click('#approvals form.resume button:has-text("Approve")');
     await page.waitForFunction(() => /^Could not answer the step: .*RUN_NOT_FOUND/.test(document.querySelector('#composer-status')?.textContent ?? ''));
     // Seen where the step was answered: beside the composer, inside the window (not at the sidebar's foot).
-    expect(await page.$eval('#composer-status', (line) => { const box = line.getBoundingClientRect(); return box.height > 0 && box.top >= 0 && box.bottom <= window.innerHeight; })).toBe(true);
+    expect(
+      await page.$eval('#composer-status', (line) => {
+        const box = line.getBoundingClientRect();
+        return box.height > 0 && box.top >= 0 && box.bottom <= window.innerHeight;
+      }),
+    ).toBe(true);
     expect(await page.$$('#approvals form.resume')).toHaveLength(0);
   });
 
@@ -570,7 +627,9 @@ describe.skipIf(!hasChromium)(`the demo page in chromium${hasChromium ? '' : ` (
     await page.waitForSelector('#approvals form.resume');
     const activity = page.locator('#transcript .item[data-activity="workflow"]');
     expect(await activity.locator('.title').textContent()).toBe('Workflow · draft-and-send');
-    expect(await activity.locator('.step').evaluateAll((nodes) => nodes.map((n) => [n.querySelector('.step-name')?.textContent, (n as HTMLElement).dataset.status]))).toEqual([
+    expect(
+      await activity.locator('.step').evaluateAll((nodes) => nodes.map((n) => [n.querySelector('.step-name')?.textContent, (n as HTMLElement).dataset.status])),
+    ).toEqual([
       ['draft', 'done'],
       ['review', 'waiting'],
     ]);
@@ -591,7 +650,8 @@ describe.skipIf(!hasChromium)('the demo page on a server that requires a token',
   });
   afterAll(() => browser?.close());
 
-  const tokenFor = (sub: string) => new SignJWT({}).setProtectedHeader({ alg: 'HS256' }).setSubject(sub).setExpirationTime('1h').sign(new TextEncoder().encode(SECRET));
+  const tokenFor = (sub: string) =>
+    new SignJWT({}).setProtectedHeader({ alg: 'HS256' }).setSubject(sub).setExpirationTime('1h').sign(new TextEncoder().encode(SECRET));
 
   it('asks for a token, says when one is refused, then works as the token’s subject; the token outlives a reload in the tab', async () => {
     const context = await browser.newContext();
@@ -628,7 +688,9 @@ describe.skipIf(!hasChromium)('the demo page on a server that requires a token',
       await page.waitForFunction((who) => document.querySelector('#action-status')?.textContent === `Signed in as ${who}.`, subject);
       await page.fill('#message', 'hello with a token');
       await page.click('#send');
-      await page.waitForFunction(() => [...document.querySelectorAll('#transcript .item.assistant .bubble')].some((n) => n.textContent === 'Echo: hello with a token'));
+      await page.waitForFunction(() =>
+        [...document.querySelectorAll('#transcript .item.assistant .bubble')].some((n) => n.textContent === 'Echo: hello with a token'),
+      );
 
       await page.reload();
       await page.waitForSelector('#connection[data-state="live"]');

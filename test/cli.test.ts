@@ -37,7 +37,8 @@ describe('mastra-agui-bridge (the bin)', () => {
     const { code, stdout } = await bin(['--help']);
     expect(code).toBe(0);
     expect(stdout).toContain('mastra-agui-bridge token --sub <resource>');
-    for (const name of ['PORT', 'DATABASE_URL', 'REDIS_URL', 'AUTH_JWT_SECRET', 'CORS_ORIGINS', 'LOG_LEVEL']) expect(stdout).toMatch(new RegExp(`^  ${name} `, 'm'));
+    for (const name of ['PORT', 'DATABASE_URL', 'REDIS_URL', 'AUTH_JWT_SECRET', 'CORS_ORIGINS', 'LOG_LEVEL'])
+      expect(stdout).toMatch(new RegExp(`^  ${name} `, 'm'));
     expect(existsSync(join(cwd, '.data'))).toBe(false);
   });
 
@@ -61,7 +62,11 @@ describe('mastra-agui-bridge (the bin)', () => {
     const token = stdout.trim();
     server = await startServerProcess({ AUTH_JWT_SECRET: SECRET, DATABASE_URL: `file:${join(cwd, 'auth.db')}` });
     const auth = { authorization: `Bearer ${token}` };
-    const mine = await fetch(`${server.url}/threads`, { method: 'POST', headers: { ...auth, 'content-type': 'application/json' }, body: JSON.stringify({ threadId: 't1' }) });
+    const mine = await fetch(`${server.url}/threads`, {
+      method: 'POST',
+      headers: { ...auth, 'content-type': 'application/json' },
+      body: JSON.stringify({ threadId: 't1' }),
+    });
     expect(mine.status).toBe(201);
     expect(await mine.json()).toMatchObject({ id: 't1', resourceId: 'alice' });
     const others = await fetch(`${server.url}/threads?resourceId=bob`, { headers: auth });

@@ -1,13 +1,6 @@
 import type { BaseEvent, Message } from '@ag-ui/client';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import {
-  BridgeAgent,
-  BridgeClient,
-  BridgeRequestError,
-  followThreadEvents,
-  type ConnectionStatus,
-  type ThreadEventFrame,
-} from '../src/client/index.js';
+import { BridgeAgent, BridgeClient, BridgeRequestError, followThreadEvents, type ConnectionStatus, type ThreadEventFrame } from '../src/client/index.js';
 import { assistantText, uid } from './support/agui.js';
 import { isEventStream, startCutProxy, type CutProxy, type ProxiedRequest } from './support/browser.js';
 import { runAgentStrict } from './support/run.js';
@@ -202,7 +195,9 @@ describe('a dropped connection, cut by a real TCP proxy mid-run', () => {
     expect(frames.findIndex((f) => f.event.type === 'RUN_FINISHED')).toBeGreaterThan(cutAt);
     expect(frames.map((f) => ({ id: Number(f.id), event: f.event }))).toEqual(stayed.events);
     expect(frames[0].event).toMatchObject({ type: 'RUN_STARTED', runId });
-    const assistant = frames.map((f) => f.event as AnyEvent).filter((e) => e.type !== 'TEXT_MESSAGE_CONTENT' || e.messageId !== (frames[1].event as AnyEvent).messageId);
+    const assistant = frames
+      .map((f) => f.event as AnyEvent)
+      .filter((e) => e.type !== 'TEXT_MESSAGE_CONTENT' || e.messageId !== (frames[1].event as AnyEvent).messageId);
     expect(assistantText(assistant)).toBe(`Echo: ${longMessage(40)}`);
     sub.unsubscribe();
     await stayed.close();
@@ -340,7 +335,10 @@ describe('BridgeClient helpers against the real server', () => {
     expect(answer.record).toMatchObject({ threadId, source: 'ci', kind: 'build', summary: 'Build #7 passed', priority: 'high' });
     expect(answer.runId).toEqual(expect.any(String));
     await sse.waitFor(() => runsOf(sse).length === 1);
-    expect(runsOf(sse)[0].find((e) => e.type === 'ACTIVITY_SNAPSHOT')).toMatchObject({ activityType: 'signal.notification', content: { contents: 'Build #7 passed' } });
+    expect(runsOf(sse)[0].find((e) => e.type === 'ACTIVITY_SNAPSHOT')).toMatchObject({
+      activityType: 'signal.notification',
+      content: { contents: 'Build #7 passed' },
+    });
     expect(assistantText(runsOf(sse)[0])).toContain('Build #7 passed</notification>');
     const records = await client.notifications(threadId);
     expect(records.map((r) => r.id)).toEqual([answer.record.id]);

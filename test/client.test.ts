@@ -28,7 +28,8 @@ function parseAll(pieces: string[], parser = new SseParser()) {
   return { messages, comments, retries, parser };
 }
 
-const STREAM = 'retry: 2000\n: connected\n\nid: 1\ndata: {"type":"RUN_STARTED","threadId":"t","runId":"r"}\n\n: keep-alive\n\nid: 2\ndata: {"type":"TEXT_MESSAGE_CONTENT","messageId":"m","delta":"héllo ✓"}\n\n';
+const STREAM =
+  'retry: 2000\n: connected\n\nid: 1\ndata: {"type":"RUN_STARTED","threadId":"t","runId":"r"}\n\n: keep-alive\n\nid: 2\ndata: {"type":"TEXT_MESSAGE_CONTENT","messageId":"m","delta":"héllo ✓"}\n\n';
 
 describe('SseParser', () => {
   it('reads LF-framed id/data frames, comments and the retry hint', () => {
@@ -183,7 +184,14 @@ describe('followThreadEvents', () => {
     const second = streamResponse();
     const { fetch, calls, untilCalls } = fakeFetch([() => first.response, () => second.response]);
     const { delays, sleep } = fakeSleep();
-    const f = collect({ url: 'http://x/agui/threads/t/events?resourceId=u', fetch, sleep, snapshot: true, reconnect: { jitter: 0 }, headers: { Authorization: 'Bearer k' } });
+    const f = collect({
+      url: 'http://x/agui/threads/t/events?resourceId=u',
+      fetch,
+      sleep,
+      snapshot: true,
+      reconnect: { jitter: 0 },
+      headers: { Authorization: 'Bearer k' },
+    });
     await untilCalls(1);
     expect(calls[0].url).toBe('http://x/agui/threads/t/events?resourceId=u&snapshot=1');
     expect(calls[0].headers).toEqual({ Accept: 'text/event-stream', Authorization: 'Bearer k' });
@@ -351,7 +359,13 @@ describe('BridgeClient requests', () => {
     // A steering call's idempotencyKey is its Idempotency-Key header, never part of the body.
     await client.approve('t', 'call-1', { idempotencyKey: 'k-1', resumeData: { ok: true } });
     expect(seen[2].init.headers).toMatchObject({ 'Idempotency-Key': 'k-1', Authorization: 'Bearer k' });
-    expect(JSON.parse(seen[2].init.body as string)).toEqual({ resourceId: 'u 1', agentId: 'demo', toolCallId: 'call-1', approved: true, resumeData: { ok: true } });
+    expect(JSON.parse(seen[2].init.body as string)).toEqual({
+      resourceId: 'u 1',
+      agentId: 'demo',
+      toolCallId: 'call-1',
+      approved: true,
+      resumeData: { ok: true },
+    });
     await client.sendMessage('t', 'hi');
     expect(seen[3].init.headers).not.toHaveProperty('Idempotency-Key');
   });
@@ -387,7 +401,15 @@ describe('BridgeAgent configuration', () => {
     const copy = agent.clone();
     expect(copy).toBeInstanceOf(BridgeAgent);
     expect(copy).not.toBe(agent);
-    expect({ baseUrl: copy.baseUrl, url: copy.url, threadId: copy.threadId, resourceId: copy.resourceId, bridgeAgentId: copy.bridgeAgentId, lastEventId: copy.lastEventId, headers: copy.headers }).toEqual({
+    expect({
+      baseUrl: copy.baseUrl,
+      url: copy.url,
+      threadId: copy.threadId,
+      resourceId: copy.resourceId,
+      bridgeAgentId: copy.bridgeAgentId,
+      lastEventId: copy.lastEventId,
+      headers: copy.headers,
+    }).toEqual({
       baseUrl: 'http://x/agui',
       url: 'http://x/agui/run',
       threadId: 't1',

@@ -49,7 +49,10 @@ describe('npm run cluster', () => {
     const sent = await http(`${base}/threads/${threadId}/send-message`, { body: { resourceId: 'cluster-user', message: 'through the port' } });
     expect(sent.status).toBe(202);
     await follower.waitForEvent((e) => e.type === 'RUN_FINISHED');
-    const text = follower.events.filter((e) => e.event.type === 'TEXT_MESSAGE_CONTENT').map((e) => e.event.delta as string).join('');
+    const text = follower.events
+      .filter((e) => e.event.type === 'TEXT_MESSAGE_CONTENT')
+      .map((e) => e.event.delta as string)
+      .join('');
     expect(text).toContain('through the port');
     await follower.close();
   });

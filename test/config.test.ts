@@ -27,7 +27,10 @@ describe('createBridge validates its config once, up front', () => {
 
   it('other malformed prefixes throw too', () => {
     for (const prefix of ['/agui/', '', 'agui/', '/a b', '/a//b', '//']) {
-      expect(configError({ prefix }).details.map((d) => d.path), JSON.stringify(prefix)).toEqual(['prefix']);
+      expect(
+        configError({ prefix }).details.map((d) => d.path),
+        JSON.stringify(prefix),
+      ).toEqual(['prefix']);
     }
   });
 
@@ -41,7 +44,10 @@ describe('createBridge validates its config once, up front', () => {
   it('a negative, zero, fractional or non-numeric maxBodyBytes throws', () => {
     for (const maxBodyBytes of [-1, 0, 1.5, '1024', Number.NaN]) {
       const error = configError({ maxBodyBytes });
-      expect(error.details.map((d) => d.path), String(maxBodyBytes)).toEqual(['maxBodyBytes']);
+      expect(
+        error.details.map((d) => d.path),
+        String(maxBodyBytes),
+      ).toEqual(['maxBodyBytes']);
       expect(error.message).toContain('maxBodyBytes');
     }
   });
@@ -54,7 +60,14 @@ describe('createBridge validates its config once, up front', () => {
 
   it('no config gives the documented defaults', () => {
     const { config } = createBridge();
-    expect(config).toMatchObject({ prefix: '/agui', frontendToolMode: 'proxy', frontendToolTimeoutMs: 300_000, maxBodyBytes: 1024 * 1024, heartbeatMs: 15_000, replayBufferSize: 1000 });
+    expect(config).toMatchObject({
+      prefix: '/agui',
+      frontendToolMode: 'proxy',
+      frontendToolTimeoutMs: 300_000,
+      maxBodyBytes: 1024 * 1024,
+      heartbeatMs: 15_000,
+      replayBufferSize: 1000,
+    });
     expect(config.cors).toBeUndefined();
     expect(config.defaultAgentId).toBeUndefined();
     expect(typeof config.logger.error).toBe('function');

@@ -60,19 +60,30 @@ describe('the packed package, installed with the README line', () => {
 
   it('the bin, without @mastra/libsql, stops and says what to install', async () => {
     const bin = join(project, 'node_modules/mastra-agui-bridge/bin/mastra-agui-bridge.js');
-    const failed = await node(process.execPath, [bin], { cwd: project, env: { ...process.env, PORT: '0', npm_lifecycle_event: '', npm_command: '' }, timeout: 60_000 }).then(
+    const failed = await node(process.execPath, [bin], {
+      cwd: project,
+      env: { ...process.env, PORT: '0', npm_lifecycle_event: '', npm_command: '' },
+      timeout: 60_000,
+    }).then(
       () => undefined,
       (error: { code?: number; stderr?: string }) => error,
     );
     expect(failed?.code).toBe(1);
-    expect(failed?.stderr).toBe('mastra-agui-bridge: @mastra/libsql is not installed; a LibSQL DATABASE_URL (the default) needs it: npm install @mastra/libsql@~1.23.1\n');
+    expect(failed?.stderr).toBe(
+      'mastra-agui-bridge: @mastra/libsql is not installed; a LibSQL DATABASE_URL (the default) needs it: npm install @mastra/libsql@~1.23.1\n',
+    );
     // Run through npx, the hint is npx's.
-    const viaNpx = await node(process.execPath, [bin], { cwd: project, env: { ...process.env, PORT: '0', npm_lifecycle_event: 'npx', npm_command: 'exec' }, timeout: 60_000 }).catch((error: { stderr?: string }) => error);
+    const viaNpx = await node(process.execPath, [bin], {
+      cwd: project,
+      env: { ...process.env, PORT: '0', npm_lifecycle_event: 'npx', npm_command: 'exec' },
+      timeout: 60_000,
+    }).catch((error: { stderr?: string }) => error);
     expect(viaNpx.stderr).toContain('needs it: npx -p mastra-agui-bridge -p @mastra/libsql@~1.23.1 mastra-agui-bridge');
   }, 60_000);
 
   it('createScaleOut without redis says what to install', async () => {
-    const script = "import { createScaleOut } from 'mastra-agui-bridge'; await createScaleOut({ url: 'redis://127.0.0.1:1' }).catch((e) => console.log(e.message));";
+    const script =
+      "import { createScaleOut } from 'mastra-agui-bridge'; await createScaleOut({ url: 'redis://127.0.0.1:1' }).catch((e) => console.log(e.message));";
     const { stdout } = await node(process.execPath, ['--input-type=module', '-e', script], { cwd: project, timeout: 60_000 });
     expect(stdout.trim()).toBe("redis is not installed; RedisPubSub and the bridge's scale-out (REDIS_URL, createScaleOut) need it: npm install redis@^6.3.1");
   }, 60_000);
@@ -171,7 +182,10 @@ process.on('SIGTERM', () => server.close(() => process.exit(0)));
       // Told when the sample's `server` listens (the sample itself prints nothing).
       const listening = `const ready = () => console.log('listening on http://127.0.0.1:${port}/agui');\nif (server.listening) ready(); else server.once('listening', ready);\n`;
       // What the samples take as given: the reader's agent, and their page's render().
-      writeFileSync(join(project, 'standalone.mjs'), `import { createDemoAgent } from 'mastra-agui-bridge/demo';\nconst supportAgent = createDemoAgent({ delayMs: 0 });\n${standalone}\n${listening}`);
+      writeFileSync(
+        join(project, 'standalone.mjs'),
+        `import { createDemoAgent } from 'mastra-agui-bridge/demo';\nconst supportAgent = createDemoAgent({ delayMs: 0 });\n${standalone}\n${listening}`,
+      );
       writeFileSync(join(project, 'client.mjs'), `const render = () => {};\n${client}`);
       rmSync(join(project, '.data'), { recursive: true, force: true });
       const server = await startNodeProcess(['standalone.mjs'], project);
@@ -258,7 +272,9 @@ process.on('SIGTERM', () => server.close(() => process.exit(0)));
         const declaration = program.getSourceFile(file)!.statements.find(ts.isVariableStatement)!.declarationList.declarations[0];
         const options = checker.getNonNullableType(checker.getTypeAtLocation(declaration.name)).getProperties();
         expect(options.length).toBeGreaterThan(20);
-        const undocumented = options.filter((option) => ts.displayPartsToString(option.getDocumentationComment(checker)).trim() === '').map((option) => option.name);
+        const undocumented = options
+          .filter((option) => ts.displayPartsToString(option.getDocumentationComment(checker)).trim() === '')
+          .map((option) => option.name);
         expect(undocumented).toEqual([]);
         const withoutExample = options.filter((option) => !option.getJsDocTags(checker).some((tag) => tag.name === 'example')).map((option) => option.name);
         expect(withoutExample).toEqual([]);
@@ -266,10 +282,21 @@ process.on('SIGTERM', () => server.close(() => process.exit(0)));
 
       it('the client’s declarations check with skipLibCheck: false, installed as docs/client.md says', () => {
         const file = join(project, 'client-use.ts');
-        writeFileSync(file, "import { BridgeAgent, BridgeClient } from 'mastra-agui-bridge/client';\nexport const agent = new BridgeAgent({ baseUrl: '/agui', threadId: 't' });\nexport const client = new BridgeClient({ baseUrl: '/agui' });\n");
-        const program = ts.createProgram([file], { ...common, skipLibCheck: false, module: ts.ModuleKind.Node16, moduleResolution: ts.ModuleResolutionKind.Node16, noEmit: true });
+        writeFileSync(
+          file,
+          "import { BridgeAgent, BridgeClient } from 'mastra-agui-bridge/client';\nexport const agent = new BridgeAgent({ baseUrl: '/agui', threadId: 't' });\nexport const client = new BridgeClient({ baseUrl: '/agui' });\n",
+        );
+        const program = ts.createProgram([file], {
+          ...common,
+          skipLibCheck: false,
+          module: ts.ModuleKind.Node16,
+          moduleResolution: ts.ModuleResolutionKind.Node16,
+          noEmit: true,
+        });
         // Other packages' declarations are theirs to keep; the package's own and the reader's file are checked.
-        const ours = ts.getPreEmitDiagnostics(program).filter((d) => !d.file || d.file.fileName === file || d.file.fileName.includes('node_modules/mastra-agui-bridge/'));
+        const ours = ts
+          .getPreEmitDiagnostics(program)
+          .filter((d) => !d.file || d.file.fileName === file || d.file.fileName.includes('node_modules/mastra-agui-bridge/'));
         expect(ours.map((d) => ts.flattenDiagnosticMessageText(d.messageText, '\n').split('\n')[0])).toEqual([]);
       });
 
@@ -284,7 +311,12 @@ process.on('SIGTERM', () => server.close(() => process.exit(0)));
 
       it('node16, as CommonJS (.cts)', () => {
         // CommonJS has no top-level await: each sample's statements run in an async function.
-        const problems = check('node16-cjs', { module: ts.ModuleKind.Node16, moduleResolution: ts.ModuleResolutionKind.Node16 }, modules().map(inAsyncFunction), '.cts');
+        const problems = check(
+          'node16-cjs',
+          { module: ts.ModuleKind.Node16, moduleResolution: ts.ModuleResolutionKind.Node16 },
+          modules().map(inAsyncFunction),
+          '.cts',
+        );
         expect(problems.filter((p) => !readersOwnModule(p) && !esmOnlyElsewhere(p))).toEqual([]);
         // What the issue reported: the client entry, from CommonJS TypeScript.
         expect(problems.filter((p) => p.includes('mastra-agui-bridge'))).toEqual([]);
@@ -327,7 +359,10 @@ function inAsyncFunction(module: SampleModule): SampleModule {
   const isHoisted = new Set(hoisted);
   // Statements in a function: an `export` there would be a syntax error of the wrapping, not of the sample.
   const body = lines
-    .map((line, i) => ({ line: line.replace(/^export (?=const|function|class|async)/, ''), origin: module.origin[i] ?? module.origin[module.origin.length - 1] }))
+    .map((line, i) => ({
+      line: line.replace(/^export (?=const|function|class|async)/, ''),
+      origin: module.origin[i] ?? module.origin[module.origin.length - 1],
+    }))
     .filter((_, i) => !isHoisted.has(i) && lines[i] !== 'export {};');
   const head = hoisted.map((i) => ({ line: lines[i], origin: module.origin[i] }));
   const wrapped = [...head, { line: 'export async function sample() {', origin: head[0]?.origin ?? '' }, ...body, { line: '}', origin: '' }];

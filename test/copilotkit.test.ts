@@ -29,7 +29,12 @@ interface CopilotKitCore {
 }
 interface ClientModule {
   createCopilotKit(runtimeUrl: string, options?: { headers?: Record<string, string> }): { core: CopilotKitCore; agent: AbstractAgent };
-  sendAndAnswer(runtimeUrl: string, text: string, approved: boolean, options?: { agentId?: string }): Promise<{ interrupts: Array<{ id: string; reason: string; metadata?: Record<string, unknown> }>; messages: AbstractAgent['messages']; threadId: string }>;
+  sendAndAnswer(
+    runtimeUrl: string,
+    text: string,
+    approved: boolean,
+    options?: { agentId?: string },
+  ): Promise<{ interrupts: Array<{ id: string; reason: string; metadata?: Record<string, unknown> }>; messages: AbstractAgent['messages']; threadId: string }>;
 }
 
 describe('CopilotKit runtime 1.75 in front of the bridge (examples/copilotkit)', () => {
@@ -74,7 +79,10 @@ describe('CopilotKit runtime 1.75 in front of the bridge (examples/copilotkit)',
 
   it('answers a browser’s CORS preflight from a page on an allowed origin (Vite’s dev server by default), and no other', async () => {
     const preflight = (origin: string) =>
-      fetch(runtimeUrl, { method: 'OPTIONS', headers: { origin, 'access-control-request-method': 'POST', 'access-control-request-headers': 'content-type,authorization' } });
+      fetch(runtimeUrl, {
+        method: 'OPTIONS',
+        headers: { origin, 'access-control-request-method': 'POST', 'access-control-request-headers': 'content-type,authorization' },
+      });
     const allowed = await preflight('http://localhost:5173');
     expect(allowed.status).toBeLessThan(300);
     expect(allowed.headers.get('access-control-allow-origin')).toBe('http://localhost:5173');
@@ -133,7 +141,9 @@ describe('CopilotKit runtime 1.75 in front of the bridge (examples/copilotkit)',
     [false, 'I did not delete the file: Tool call was not approved by the user'],
   ])('an approval through CopilotKit (approved: %s): the interrupt reaches the frontend, its answer resumes the run', async (approved, answer) => {
     const { interrupts, messages } = await client.sendAndAnswer(runtimeUrl, 'delete notes.txt', approved);
-    expect(interrupts).toEqual([expect.objectContaining({ reason: 'tool_approval', metadata: expect.objectContaining({ toolName: 'delete_file', args: { path: 'notes.txt' } }) })]);
+    expect(interrupts).toEqual([
+      expect.objectContaining({ reason: 'tool_approval', metadata: expect.objectContaining({ toolName: 'delete_file', args: { path: 'notes.txt' } }) }),
+    ]);
     expect(messages.at(-1)).toMatchObject({ role: 'assistant', content: expect.stringContaining(answer) });
   });
 
@@ -150,7 +160,9 @@ describe('CopilotKit runtime 1.75 in front of the bridge (examples/copilotkit)',
       }),
     ]);
     expect(messages.at(-1)).toMatchObject({ role: 'assistant', content: answer });
-    expect((await http(`${bridge.base}/threads/${threadId}/messages?format=agui&agentId=${DEMO_WORKFLOW_ID}`)).body.map((m: { content: string }) => m.content)).toEqual(['tea', 'Draft about tea.', answer]);
+    expect(
+      (await http(`${bridge.base}/threads/${threadId}/messages?format=agui&agentId=${DEMO_WORKFLOW_ID}`)).body.map((m: { content: string }) => m.content),
+    ).toEqual(['tea', 'Draft about tea.', answer]);
   });
 
   it('forwards the Authorization header from the frontend, so the bridge knows the caller', async () => {

@@ -115,15 +115,27 @@ describe(`${KILLS} kills of a server under load, each followed by a restart on t
       // Steering messages are stored as `signal` rows, a `/run`'s as `user` rows.
       const userTexts = rows.filter((m) => m.role === 'user' || m.role === 'signal').map((m) => textOf(m.content));
       for (const { text } of acknowledged.filter((a) => a.threadId === threadId)) {
-        expect(userTexts.filter((stored) => stored.includes(text)), `"${text}" stored once`).toHaveLength(1);
+        expect(
+          userTexts.filter((stored) => stored.includes(text)),
+          `"${text}" stored once`,
+        ).toHaveLength(1);
       }
       const unasked = rows.filter((m) => m.role === 'assistant' && textOf(m.content).includes('The background task has finished.'));
-      expect(unasked.map((m) => textOf(m.content)), 'runs nobody asked for').toEqual([]);
+      expect(
+        unasked.map((m) => textOf(m.content)),
+        'runs nobody asked for',
+      ).toEqual([]);
     }
     // The model's calls, stored or not: none with nothing new (a prompt that ends with an answer),
     // and no more than one per input sent plus, per kill, one that goes on from a cut run per thread.
-    const calls = readFileSync(callLog, 'utf8').trim().split('\n').map((line) => JSON.parse(line) as { lastRole?: string; input: string });
-    expect(calls.filter((c) => c.lastRole === 'assistant'), 'model calls with nothing new').toEqual([]);
+    const calls = readFileSync(callLog, 'utf8')
+      .trim()
+      .split('\n')
+      .map((line) => JSON.parse(line) as { lastRole?: string; input: string });
+    expect(
+      calls.filter((c) => c.lastRole === 'assistant'),
+      'model calls with nothing new',
+    ).toEqual([]);
     expect(calls.length).toBeLessThanOrEqual(sent + KILLS * THREADS);
     console.info(`crash loop: ${KILLS} kills, ${sent} inputs sent (${acknowledged.length} acknowledged), ${calls.length} model calls`);
   });

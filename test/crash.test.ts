@@ -117,7 +117,9 @@ describe('kill -9 during /run, restart on the same database', { timeout: 60_000 
     // A long run, then messages while it streams: one delivered into it, two queued behind it.
     await runUntil(base, threadId, 'a long answer that is still streaming when the server dies, word after word', (t) => t === 'TEXT_MESSAGE_CONTENT');
     const notify = async (summary: string) => {
-      const res = await http(`${base}/threads/${threadId}/notifications`, { body: { resourceId: 'crash-user', source: 'ci', kind: 'build', summary, priority: 'urgent' } });
+      const res = await http(`${base}/threads/${threadId}/notifications`, {
+        body: { resourceId: 'crash-user', source: 'ci', kind: 'build', summary, priority: 'urgent' },
+      });
       expect(res.status).toBe(202);
       expect(res.body.decision.action).toBe('deliver');
       return { text: summary, id: res.body.record.deliveredSignalId as string };
@@ -133,7 +135,8 @@ describe('kill -9 during /run, restart on the same database', { timeout: 60_000 
 
     server = await startServerProcess({ DATABASE_URL: databaseUrl, DEMO_DELAY_MS: '0' });
     const url = server.url;
-    const rows = async () => (await http(`${url}/threads/${threadId}/messages?resourceId=crash-user`)).body as Array<{ id: string; role: string; content: unknown }>;
+    const rows = async () =>
+      (await http(`${url}/threads/${threadId}/messages?resourceId=crash-user`)).body as Array<{ id: string; role: string; content: unknown }>;
     const echoes = (list: Array<{ role: string; content: unknown }>) => list.filter((m) => m.role === 'assistant').map((m) => String(m.content));
     // The restarted server answers them by itself; wait until every one has its answer.
     await vi.waitFor(
@@ -154,7 +157,8 @@ describe('kill -9 during /run, restart on the same database', { timeout: 60_000 
     server = await startServerProcess({ DATABASE_URL: databaseUrl, DEMO_DELAY_MS: '40' });
     const threadId = uid('crash-cancel');
     const base = server.url;
-    const queue = async (message: string) => (await http(`${base}/threads/${threadId}/queue-message`, { body: { resourceId: 'crash-user', message } })).body.signalId as string;
+    const queue = async (message: string) =>
+      (await http(`${base}/threads/${threadId}/queue-message`, { body: { resourceId: 'crash-user', message } })).body.signalId as string;
     await runUntil(base, threadId, 'a long answer that is still streaming when the server dies, word after word', (t) => t === 'TEXT_MESSAGE_CONTENT');
     const cancelled = await queue('cancelled before the crash');
     const kept = await queue('kept through the crash');

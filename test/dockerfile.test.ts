@@ -6,7 +6,9 @@ import { REPO_ROOT } from './support/process.js';
 // The repository's Dockerfile, checked as text where no Docker daemon builds it (.ci/run builds it
 // where one does): what it installs, who runs it, and how it stops.
 const dockerfile = readFileSync(join(REPO_ROOT, 'Dockerfile'), 'utf8');
-const dockerignore = readFileSync(join(REPO_ROOT, '.dockerignore'), 'utf8').split('\n').map((line) => line.trim());
+const dockerignore = readFileSync(join(REPO_ROOT, '.dockerignore'), 'utf8')
+  .split('\n')
+  .map((line) => line.trim());
 const pkg = JSON.parse(readFileSync(join(REPO_ROOT, 'package.json'), 'utf8')) as { peerDependencies: Record<string, string> };
 
 /** The `name@version` words of the final stage's `npm install`. */

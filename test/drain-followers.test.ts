@@ -17,7 +17,8 @@ const words = (label: string, n: number) => `${label} ${Array.from({ length: n }
 function seen(reader: SseReader, runId: string) {
   const bracket = brackets(reader.list).find((b) => b[0].runId === runId) ?? [];
   const last = bracket.at(-1);
-  const terminal = last?.type === 'RUN_FINISHED' || last?.type === 'RUN_ERROR' ? { type: last.type, outcome: last.outcome, code: last.code } : `open (last: ${last?.type})`;
+  const terminal =
+    last?.type === 'RUN_FINISHED' || last?.type === 'RUN_ERROR' ? { type: last.type, outcome: last.outcome, code: last.code } : `open (last: ${last?.type})`;
   const assistant = new Set(bracket.filter((e) => e.type === 'TEXT_MESSAGE_START' && e.role === 'assistant').map((e) => e.messageId));
   return { terminal, text: text(bracket.filter((e) => assistant.has(e.messageId))) };
 }
@@ -25,7 +26,14 @@ function seen(reader: SseReader, runId: string) {
 const contentText = (m: StoredMessage): string => {
   const content = m.content as string | { parts?: Array<{ type: string; text?: string }>; content?: string };
   if (typeof content === 'string') return content;
-  return content.parts?.filter((p) => p.type === 'text').map((p) => p.text).join('') ?? content.content ?? '';
+  return (
+    content.parts
+      ?.filter((p) => p.type === 'text')
+      .map((p) => p.text)
+      .join('') ??
+    content.content ??
+    ''
+  );
 };
 
 describe('SIGTERM on one of two processes: its followers see every cut run end cancelled, and what it cut is stored', { timeout: 90_000 }, () => {
@@ -69,7 +77,14 @@ describe('SIGTERM on one of two processes: its followers see every cut run end c
     // Stored before B exited: the message that started each run, and the answer as its followers saw it.
     const storedAfter = (messages: StoredMessage[], id: string) => {
       const at = messages.findIndex((m) => m.id === id);
-      return { message: at >= 0, answer: messages.slice(at + 1).filter((m) => m.role === 'assistant').map(contentText).join('') };
+      return {
+        message: at >= 0,
+        answer: messages
+          .slice(at + 1)
+          .filter((m) => m.role === 'assistant')
+          .map(contentText)
+          .join(''),
+      };
     };
     const end = runEvents.at(-1);
     const cancelled = { type: 'RUN_FINISHED', outcome: { type: 'cancelled' }, code: undefined };

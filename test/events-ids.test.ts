@@ -129,7 +129,8 @@ describe('a client cut inside a snapshot bracket', () => {
         await wake(b, t, 'history to snapshot');
         await following.waitForCount('RUN_FINISHED', 1);
         const stale = opened === 'with an id the feed cannot replay';
-        const open = (id: number) => (Number.isNaN(id) ? openSse(eventsUrl(b, t, stale ? '' : '&snapshot=1')) : openSse(eventsUrl(b, t, stale ? '' : '&snapshot=1'), { lastEventId: id }));
+        const open = (id: number) =>
+          Number.isNaN(id) ? openSse(eventsUrl(b, t, stale ? '' : '&snapshot=1')) : openSse(eventsUrl(b, t, stale ? '' : '&snapshot=1'), { lastEventId: id });
         const first = await open(stale ? 1 : Number.NaN);
         await first.waitFor(() => first.events.length >= cutAfter, `${cutAfter} frame(s)`);
         const held = first.events[cutAfter - 1].id;
@@ -140,7 +141,10 @@ describe('a client cut inside a snapshot bracket', () => {
         await back.waitForComment('connected');
         await wake(b, t, 'and a live run');
         await back.waitForEvent((e) => e.type === 'TEXT_MESSAGE_CONTENT');
-        await back.waitForEvent((e) => e.type === 'RUN_FINISHED', back.list.findIndex((e) => e.type === 'TEXT_MESSAGE_CONTENT'));
+        await back.waitForEvent(
+          (e) => e.type === 'RUN_FINISHED',
+          back.list.findIndex((e) => e.type === 'TEXT_MESSAGE_CONTENT'),
+        );
         const received = [...first.list.slice(0, cutAfter), ...back.list];
         if (cutAfter < SNAPSHOT_RUN.length) expectSnapshotFirst(back);
         else expect(back.list.map((e) => e.type)).not.toContain('MESSAGES_SNAPSHOT');
@@ -165,7 +169,10 @@ describe('Last-Event-ID: 999999999999999 moves nothing', () => {
     const lastOfA = a.events.at(-1)?.id as number;
 
     // Unknown ids, below and far above anything handed out: a snapshot each, at the feed's position.
-    const poisons = [await openSse(eventsUrl(b, t), { lastEventId: '999999999999999' }), await openSse(eventsUrl(b, t, `&lastEventId=${Number.MAX_SAFE_INTEGER}`))];
+    const poisons = [
+      await openSse(eventsUrl(b, t), { lastEventId: '999999999999999' }),
+      await openSse(eventsUrl(b, t, `&lastEventId=${Number.MAX_SAFE_INTEGER}`)),
+    ];
     for (const p of poisons) {
       expect(p.status).toBe(200);
       await p.waitForCount('RUN_FINISHED', 1);

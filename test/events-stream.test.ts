@@ -127,7 +127,7 @@ describe('reconnecting with Last-Event-ID', () => {
     await Promise.all([stayed.close(), byHeader.close(), byQuery.close()]);
   });
 
-  it('ids this server never handed out (clients back from before a restart): a snapshot each, at the feed\'s own position, then the same live ids', async () => {
+  it("ids this server never handed out (clients back from before a restart): a snapshot each, at the feed's own position, then the same live ids", async () => {
     const t = newThread();
     const first = await openSse(eventsUrl(b, t), { lastEventId: 100 });
     await first.waitForCount('RUN_FINISHED', 1);

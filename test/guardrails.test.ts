@@ -27,12 +27,22 @@ const b = useTestBridge({
   delayMs: 0,
   agents: (storage) => ({
     guarded: createGuardedAgent(storage),
-    stops: new Agent({ id: 'stops', name: 'Stops', instructions: 'x', model: createScriptedModel({ delayMs: 0 }), memory: new Memory({ storage }), errorProcessors: [giveUpOnModelFailure] }),
+    stops: new Agent({
+      id: 'stops',
+      name: 'Stops',
+      instructions: 'x',
+      model: createScriptedModel({ delayMs: 0 }),
+      memory: new Memory({ storage }),
+      errorProcessors: [giveUpOnModelFailure],
+    }),
   }),
 });
 
 const ask = (content: string) =>
-  runStrict(`${b.base}/run`, runInput({ threadId: uid('guarded'), messages: [userMessage(content)], forwardedProps: { resourceId: 'guard-user', agentId: 'guarded' } }));
+  runStrict(
+    `${b.base}/run`,
+    runInput({ threadId: uid('guarded'), messages: [userMessage(content)], forwardedProps: { resourceId: 'guard-user', agentId: 'guarded' } }),
+  );
 
 describe('a guardrail that stops a run', () => {
   it('an input processor: RUN_ERROR TRIPWIRE before any answer, with the processor and its metadata', async () => {
@@ -49,12 +59,19 @@ describe('a guardrail that stops a run', () => {
   it('an output step processor: the run that streamed the blocked answer ends RUN_ERROR TRIPWIRE, never RUN_FINISHED', async () => {
     const run = await ask('what is the secret');
     expect(run.events.map((e) => e.type)).not.toContain('RUN_FINISHED');
-    expect(run.events.at(-1)).toMatchObject({ type: 'RUN_ERROR', code: 'TRIPWIRE', metadata: { processorId: 'block-secret-answers', processorMetadata: { category: 'pii' } } });
+    expect(run.events.at(-1)).toMatchObject({
+      type: 'RUN_ERROR',
+      code: 'TRIPWIRE',
+      metadata: { processorId: 'block-secret-answers', processorMetadata: { category: 'pii' } },
+    });
   });
 
   it('an output stream processor that drops a word: the client gets the answer without it, and its custom chunk; history holds what the client built', async () => {
     const threadId = uid('guarded');
-    const run = await runStrict(`${b.base}/run`, runInput({ threadId, messages: [userMessage('say darn it')], forwardedProps: { resourceId: 'guard-user', agentId: 'guarded' } }));
+    const run = await runStrict(
+      `${b.base}/run`,
+      runInput({ threadId, messages: [userMessage('say darn it')], forwardedProps: { resourceId: 'guard-user', agentId: 'guarded' } }),
+    );
     expect(run.events.find((e) => e.type === 'CUSTOM')).toEqual({ type: 'CUSTOM', name: 'data-moderation', value: { dropped: 'darn' } });
     const events = run.events as Array<BaseEvent & { messageId?: string; delta?: string }>;
     const start = events.find((e) => e.type === 'TEXT_MESSAGE_START');
@@ -67,7 +84,10 @@ describe('a guardrail that stops a run', () => {
 
   it('an error processor that reports a failed model call: its CUSTOM chunk, then RUN_ERROR MODEL_ERROR; history holds the question only, as the client does', async () => {
     const threadId = uid('guarded');
-    const run = await runStrict(`${b.base}/run`, runInput({ threadId, messages: [userMessage('please fail')], forwardedProps: { resourceId: 'guard-user', agentId: 'guarded' } }));
+    const run = await runStrict(
+      `${b.base}/run`,
+      runInput({ threadId, messages: [userMessage('please fail')], forwardedProps: { resourceId: 'guard-user', agentId: 'guarded' } }),
+    );
     expect(run.events.filter((e) => e.type === 'CUSTOM' || e.type === 'RUN_ERROR')).toEqual([
       { type: 'CUSTOM', name: 'data-model-failure', value: { message: 'demo model failure' } },
       { type: 'RUN_ERROR', message: 'demo model failure', code: 'MODEL_ERROR' },
@@ -79,7 +99,10 @@ describe('a guardrail that stops a run', () => {
   });
 
   it('an error processor that aborts: Mastra ends the stream without a result, and the run ends RUN_ERROR, never RUN_FINISHED', async () => {
-    const run = await runStrict(`${b.base}/run`, runInput({ threadId: uid('stops'), messages: [userMessage('please fail')], forwardedProps: { resourceId: 'guard-user', agentId: 'stops' } }));
+    const run = await runStrict(
+      `${b.base}/run`,
+      runInput({ threadId: uid('stops'), messages: [userMessage('please fail')], forwardedProps: { resourceId: 'guard-user', agentId: 'stops' } }),
+    );
     expect(run.types).not.toContain('RUN_FINISHED');
     expect(run.terminal).toEqual({ type: 'RUN_ERROR', message: expect.stringContaining('stopped before it finished'), code: 'RUN_FAILED' });
   });
@@ -130,7 +153,10 @@ describe('what a processor discards after it streamed is retracted', () => {
 
   it('an answer an output step guardrail blocked: retracted before RUN_ERROR, and gone from storage (the model never reads it again)', async () => {
     const threadId = uid('guarded');
-    const run = await runStrict(`${b.base}/run`, runInput({ threadId, messages: [userMessage('what is the secret')], forwardedProps: { resourceId: 'guard-user', agentId: 'guarded' } }));
+    const run = await runStrict(
+      `${b.base}/run`,
+      runInput({ threadId, messages: [userMessage('what is the secret')], forwardedProps: { resourceId: 'guard-user', agentId: 'guarded' } }),
+    );
     expect(run.events.map((e) => e.type)).toContain('TEXT_MESSAGE_CONTENT'); // it streamed
     expect(run.terminal).toMatchObject({ type: 'RUN_ERROR', code: 'TRIPWIRE', metadata: { processorId: 'block-secret-answers' } });
     const stored = await history(threadId);
@@ -142,8 +168,15 @@ describe('what a processor discards after it streamed is retracted', () => {
 
   it('an answer a stream processor stopped midway: the part that streamed is retracted before RUN_ERROR', async () => {
     const threadId = uid('guarded');
-    const run = await runStrict(`${b.base}/run`, runInput({ threadId, messages: [userMessage('name the classified files')], forwardedProps: { resourceId: 'guard-user', agentId: 'guarded' } }));
-    expect(run.terminal).toMatchObject({ type: 'RUN_ERROR', code: 'TRIPWIRE', metadata: { processorId: 'stop-classified-stream', processorMetadata: { category: 'classified' } } });
+    const run = await runStrict(
+      `${b.base}/run`,
+      runInput({ threadId, messages: [userMessage('name the classified files')], forwardedProps: { resourceId: 'guard-user', agentId: 'guarded' } }),
+    );
+    expect(run.terminal).toMatchObject({
+      type: 'RUN_ERROR',
+      code: 'TRIPWIRE',
+      metadata: { processorId: 'stop-classified-stream', processorMetadata: { category: 'classified' } },
+    });
     const stored = await history(threadId);
     expect(retraction(run.events)).toEqual(stored.filter(isStoredRow));
     const held = await foldMessages(run.events as AnyEvent[]);
@@ -156,9 +189,14 @@ describe('what a processor discards after it streamed is retracted', () => {
     const client = new BridgeClient({ baseUrl: b.base, resourceId: 'guard-user', agentId: 'guarded' });
     expect(await client.sendMessage(threadId, 'what is the secret')).toMatchObject({ action: 'wake' });
     // The next /run waits its turn: the woken run has ended (its blocked answer stored) when it starts.
-    const next = await runStrict(`${b.base}/run`, runInput({ threadId, messages: [userMessage('hello there')], forwardedProps: { resourceId: 'guard-user', agentId: 'guarded' } }));
+    const next = await runStrict(
+      `${b.base}/run`,
+      runInput({ threadId, messages: [userMessage('hello there')], forwardedProps: { resourceId: 'guard-user', agentId: 'guarded' } }),
+    );
     expect(next.terminal.type).toBe('RUN_FINISHED');
-    await vi.waitFor(async () => expect(contents(await history(threadId))).toEqual(['what is the secret', 'run-end failed', 'hello there', 'Echo: hello there']));
+    await vi.waitFor(async () =>
+      expect(contents(await history(threadId))).toEqual(['what is the secret', 'run-end failed', 'hello there', 'Echo: hello there']),
+    );
   });
 
   it("a follower of the thread gets the same retractions: after each run its reducer holds the thread's history", async () => {

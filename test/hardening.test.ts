@@ -26,7 +26,10 @@ const nested = (n: number) => '['.repeat(n) + ']'.repeat(n);
 function expectInvalid(res: { status: number; body: any }, paths: string[], label = ''): void {
   expect(res.status, `${label}: ${JSON.stringify(res.body).slice(0, 300)}`).toBe(400);
   expect(res.body, label).toEqual(expect.objectContaining({ error: expect.any(String), code: 'INVALID_INPUT' }));
-  expect(res.body.details?.map((d: { path: string }) => d.path), label).toEqual(expect.arrayContaining(paths));
+  expect(
+    res.body.details?.map((d: { path: string }) => d.path),
+    label,
+  ).toEqual(expect.arrayContaining(paths));
 }
 
 /** A `/run` that must be refused before its stream opens: a JSON error, not `200` + `RUN_ERROR`. */
@@ -97,7 +100,10 @@ describe('ids in signal bodies', () => {
     ] as const) {
       const res = await http(`${b.base}/threads/${threadId}/${route}`, { body });
       expect(res.status, route).toBe(400);
-      expect(res.body.details.map((d: { path: string }) => d.path), route).toContain(field);
+      expect(
+        res.body.details.map((d: { path: string }) => d.path),
+        route,
+      ).toContain(field);
     }
   });
 });
@@ -148,7 +154,11 @@ describe('forwardedProps', () => {
   });
 
   it('a sound structuredOutput still runs', async () => {
-    const structuredOutput = { type: 'object', properties: { answer: { type: 'string' }, tags: { type: 'array', items: { type: 'string' } } }, required: ['answer'] };
+    const structuredOutput = {
+      type: 'object',
+      properties: { answer: { type: 'string' }, tags: { type: 'array', items: { type: 'string' } } },
+      required: ['answer'],
+    };
     const res = await postRun(`${b.base}/run`, { ...valid(), forwardedProps: { structuredOutput } });
     expect(res.status).toBe(200);
     await res.text();
@@ -247,7 +257,9 @@ describe('URLs in input messages (default: none allowed)', () => {
     const file = { type: 'file', data: internal.url('/x'), mediaType: 'image/png' };
     const url = (route: string) => `${b.base}/threads/${threadId}/${route}`;
     expectInvalid(await http(url('send-message'), { body: { resourceId, message: [file] } }), ['message.0.data']);
-    expectInvalid(await http(url('queue-message'), { body: { resourceId, message: { contents: [{ type: 'text', text: 'a' }, file] } } }), ['message.contents.1.data']);
+    expectInvalid(await http(url('queue-message'), { body: { resourceId, message: { contents: [{ type: 'text', text: 'a' }, file] } } }), [
+      'message.contents.1.data',
+    ]);
     expectInvalid(await http(url('signals'), { body: { resourceId, type: 'user', contents: [file] } }), ['contents.0.data']);
     expectInvalid(await http(url('state'), { body: { resourceId, id: 's', cacheKey: 'k', contents: [file] } }), ['contents.0.data']);
     expect(internal.hits()).toBe(0);
@@ -279,16 +291,29 @@ describe('no input gives a 500', () => {
     ['deep payload', `{"resourceId":"${resourceId}","source":"s","kind":"k","summary":"s","payload":${deep}}`],
     ['deep state value', `{"resourceId":"${resourceId}","id":"s","cacheKey":"${uid('k')}","contents":"c","value":${deep}}`],
     ['deep resumeData', `{"resourceId":"${resourceId}","toolCallId":"c","approved":true,"resumeData":${deep}}`],
-    ['deep run state', JSON.stringify(runInput({ messages: [userMessage('hi')], forwardedProps: { resourceId } })).replace('"state":{}', `"state":{"a":${deep}}`)],
+    [
+      'deep run state',
+      JSON.stringify(runInput({ messages: [userMessage('hi')], forwardedProps: { resourceId } })).replace('"state":{}', `"state":{"a":${deep}}`),
+    ],
     ['huge string', JSON.stringify({ resourceId, title: 'x'.repeat(500_000), content: 'x'.repeat(300_000) })],
     ['lone surrogates', JSON.stringify({ resourceId: 'a\ud800', agentId: '\udfff', threadId: 'a\ud800', runId: 'r', messages: [userMessage('x', 'm\ud800')] })],
     ['lone surrogate key', '{"\\ud800":1,"resourceId":"' + resourceId + '"}'],
     ['escaped lone surrogates', `{"resourceId":"\\ud800","title":"\\udc00","threadId":"\\ud800"}`],
-    ['wrong types', JSON.stringify({ resourceId: 7, agentId: [], title: {}, metadata: 'x', message: 5, contents: null, type: 1, threadId: {}, runId: [], messages: {} })],
+    [
+      'wrong types',
+      JSON.stringify({ resourceId: 7, agentId: [], title: {}, metadata: 'x', message: 5, contents: null, type: 1, threadId: {}, runId: [], messages: {} }),
+    ],
     ['__proto__', `{"__proto__":{"polluted":true},"resourceId":"${resourceId}","metadata":{"__proto__":{"x":1},"constructor":{"prototype":{"y":1}}}}`],
     ['huge numbers', `{"resourceId":"${resourceId}","metadata":{"n":1e400,"m":-1e400,"i":123456789012345678901234567890},"content":1e400,"approved":1e400}`],
     ['null bytes', JSON.stringify({ resourceId: 'a\u0000b', title: '\u0000', threadId: '\u0000' })],
-    ['a run with everything', JSON.stringify({ ...runInput({ messages: [userMessage('hi')] }), forwardedProps: { structuredOutput: '{"type":"x"}', memoryOptions: { lastMessages: 1e400 } }, state: { __proto__: 1 } })],
+    [
+      'a run with everything',
+      JSON.stringify({
+        ...runInput({ messages: [userMessage('hi')] }),
+        forwardedProps: { structuredOutput: '{"type":"x"}', memoryOptions: { lastMessages: 1e400 } },
+        state: { __proto__: 1 },
+      }),
+    ],
   ];
   const hostileQueries = [
     'resourceId=%ED%A0%80',
@@ -321,7 +346,10 @@ describe('no input gives a 500', () => {
     if (res.status >= 400) {
       expect(res.type, label).toMatch(/^application\/json/);
       expect(res.body, label).toEqual(expect.objectContaining({ error: expect.any(String), code: expect.any(String) }));
-      expect(Object.keys(res.body).every((k) => ['error', 'code', 'details'].includes(k)), label).toBe(true);
+      expect(
+        Object.keys(res.body).every((k) => ['error', 'code', 'details'].includes(k)),
+        label,
+      ).toBe(true);
     }
   }
 
@@ -350,7 +378,10 @@ describe('no input gives a 500', () => {
       }
       if (!route.path.includes(':')) continue;
       for (const param of hostileParams) {
-        expectNo500(await probe(route.method, `${b.base}${fill(route.path, param)}?resourceId=${resourceId}`, body), `${route.method} ${route.path} :${param.slice(0, 20)}`);
+        expectNo500(
+          await probe(route.method, `${b.base}${fill(route.path, param)}?resourceId=${resourceId}`, body),
+          `${route.method} ${route.path} :${param.slice(0, 20)}`,
+        );
       }
     }
   }, 120_000);

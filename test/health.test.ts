@@ -62,7 +62,10 @@ describe('readiness follows Redis when REDIS_URL is set', () => {
   beforeAll(async () => {
     [redis, db] = await Promise.all([isolatedRedisPrefix('readyz'), isolatedPostgres('readyz-redis')]);
     proxy = await startFaultProxy(REDIS_URL);
-    server = await startServer(readServerEnv({ PORT: '0', DATABASE_URL: db.url, REDIS_URL: proxy.urlFor(REDIS_URL), REDIS_PREFIX: redis.prefix, DEMO_DELAY_MS: '0' }), { logger: silentLogger });
+    server = await startServer(
+      readServerEnv({ PORT: '0', DATABASE_URL: db.url, REDIS_URL: proxy.urlFor(REDIS_URL), REDIS_PREFIX: redis.prefix, DEMO_DELAY_MS: '0' }),
+      { logger: silentLogger },
+    );
     origin = new URL(server.url).origin;
   }, 60_000);
   afterAll(async () => {

@@ -289,14 +289,7 @@ describe('idempotencyTtlMs: an expired record is ignored, and the new answer rep
     // An expired key may even come back with another body: it is a new request.
     expect((await send(b, t, 'send-message', { message: 'something else' }, key)).status).toBe(202);
     await sse.waitForCount('RUN_FINISHED', 3);
-    expect(await stored(b, t)).toEqual([
-      'again later',
-      'Echo: again later',
-      'again later',
-      'Echo: again later',
-      'something else',
-      'Echo: something else',
-    ]);
+    expect(await stored(b, t)).toEqual(['again later', 'Echo: again later', 'again later', 'Echo: again later', 'something else', 'Echo: something else']);
     await sse.close();
   });
 
@@ -393,7 +386,8 @@ describe('POST /run is idempotent on its message ids', () => {
       agent.addMessage(turn === 0 ? first : userMessage(`turn ${turn}`));
       await runAgentStrict(agent, { runId: uid('run') }); // sends every message so far
     }
-    const rows = async () => ((await http(`${url.replace('/run', '')}/threads/${threadId}/messages?resourceId=default`)).body as Array<{ content: unknown }>).map((m) => m.content);
+    const rows = async () =>
+      ((await http(`${url.replace('/run', '')}/threads/${threadId}/messages?resourceId=default`)).body as Array<{ content: unknown }>).map((m) => m.content);
     expect(await rows()).toHaveLength(24);
     expect((await rows()).filter((content) => content === 'turn 11')).toHaveLength(1);
     // A client that timed out on the first run sends it again: its message is stored 23 rows back.

@@ -41,11 +41,20 @@ describe('the durable inbox', () => {
   it('on a long thread: an entry answered in the last rows is dropped from them alone; one answered long ago, and one never stored, from the whole history', async () => {
     const t = newThread();
     const questions = Array.from({ length: 22 }, (_, i) => userMessage(`turn ${i}`)); // 44 rows: more than recovery reads first
-    for (const question of questions) await runStrict(`${b.base}/run`, runInput({ threadId: t.threadId, messages: [question], forwardedProps: { resourceId: t.resourceId } }));
+    for (const question of questions)
+      await runStrict(`${b.base}/run`, runInput({ threadId: t.threadId, messages: [question], forwardedProps: { resourceId: t.resourceId } }));
     const rows = async () => (await get(b, t, 'messages')).body as Array<{ role: string; content: string }>;
     const state = await b.storage.getStore('threadState');
     // As send-message keeps what it acknowledged.
-    const entry = (id: string, text: string) => ({ id, kind: 'send', threadId: t.threadId, resourceId: t.resourceId, agentId: 'demo', message: text, acceptedAt: Date.now() - 60_000 });
+    const entry = (id: string, text: string) => ({
+      id,
+      kind: 'send',
+      threadId: t.threadId,
+      resourceId: t.resourceId,
+      agentId: 'demo',
+      message: text,
+      acceptedAt: Date.now() - 60_000,
+    });
     const keep = async (entries: unknown[]) => {
       await state?.setState({ threadId: t.threadId, type: 'mastra-agui-bridge.inbox', value: entries });
       await state?.setState({ threadId: 'mastra-agui-bridge', type: 'mastra-agui-bridge.inbox-threads', value: [t.threadId] });

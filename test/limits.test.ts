@@ -57,20 +57,26 @@ describe('open event streams and concurrent runs', () => {
     expect(overall.body.error).toMatch(/on this server/);
     await s1.close();
     await expect
-      .poll(async () => {
-        const again = await follow(alice, threadId).catch(() => undefined); // refused: polled again
-        if (!again) return false;
-        await again.waitForComment('connected');
-        await again.close();
-        return true;
-      }, { timeout: 5000, interval: 50 })
+      .poll(
+        async () => {
+          const again = await follow(alice, threadId).catch(() => undefined); // refused: polled again
+          if (!again) return false;
+          await again.waitForComment('connected');
+          await again.close();
+          return true;
+        },
+        { timeout: 5000, interval: 50 },
+      )
       .toBe(true);
     await Promise.all([s2.close(), b1.close()]);
   });
 
   it('one /run streaming per resource: a second one at once is 429; after the first ends, it runs', async () => {
     const resourceId = uid('runner');
-    const first = await postRun(`${tb.base}/run`, runInput({ threadId: uid('r1'), messages: [userMessage('a long answer that streams for a while, word after word')], forwardedProps: { resourceId } }));
+    const first = await postRun(
+      `${tb.base}/run`,
+      runInput({ threadId: uid('r1'), messages: [userMessage('a long answer that streams for a while, word after word')], forwardedProps: { resourceId } }),
+    );
     expect(first.status).toBe(200);
     const second = await postRun(`${tb.base}/run`, runInput({ threadId: uid('r2'), messages: [userMessage('hi')], forwardedProps: { resourceId } }));
     expect(second.status).toBe(429);
@@ -79,7 +85,10 @@ describe('open event streams and concurrent runs', () => {
       // the first run to its end
     }
     await expect
-      .poll(async () => (await postRun(`${tb.base}/run`, runInput({ threadId: uid('r3'), messages: [userMessage('hi')], forwardedProps: { resourceId } }))).status, { timeout: 5000, interval: 50 })
+      .poll(
+        async () => (await postRun(`${tb.base}/run`, runInput({ threadId: uid('r3'), messages: [userMessage('hi')], forwardedProps: { resourceId } }))).status,
+        { timeout: 5000, interval: 50 },
+      )
       .toBe(200);
   });
 });

@@ -73,7 +73,11 @@ describe('live equals history, per demo script', () => {
     const stored = await expectLiveEqualsHistory(t, 1);
     // The question, then how its run ended: a tab that loads the thread shows the failure, not an unanswered question.
     expect(stored.map((m) => m.role)).toEqual(['user', 'activity']);
-    expect(stored[1]).toMatchObject({ role: 'activity', activityType: 'run-end', content: { outcome: 'failed', code: 'MODEL_ERROR', message: 'demo model failure' } });
+    expect(stored[1]).toMatchObject({
+      role: 'activity',
+      activityType: 'run-end',
+      content: { outcome: 'failed', code: 'MODEL_ERROR', message: 'demo model failure' },
+    });
   });
 
   it.each([
@@ -170,7 +174,6 @@ describe('live equals history, multi-run threads', () => {
     await delivered;
     await expectLiveEqualsHistory(t, 1);
   });
-
 
   it('a follower that joins in the middle of a run, with a snapshot, ends with the same messages', async () => {
     const t = await followedThread();

@@ -58,7 +58,11 @@ describe('GET /metrics follows real traffic', () => {
   it('a /run of the demo agent counts a run started and finished, its events, and the request by route and status', async () => {
     let received = 0;
     const grew = await delta(origin, () =>
-      runStrict(`${server.url}/run`, runInput({ messages: [userMessage('hello there')], forwardedProps: { resourceId: uid('metrics-user') } }), () => received++),
+      runStrict(
+        `${server.url}/run`,
+        runInput({ messages: [userMessage('hello there')], forwardedProps: { resourceId: uid('metrics-user') } }),
+        () => received++,
+      ),
     );
     expect(grew('agui_bridge_runs_started_total{agent="demo",origin="run"}')).toBe(1);
     expect(grew('agui_bridge_runs_finished_total{agent="demo",origin="run",outcome="success"}')).toBe(1);
@@ -187,7 +191,7 @@ describe('METRICS_TOKEN', () => {
 });
 
 describe('mounted in a Mastra server: bridge.metricsText()', () => {
-  it('counts runs and requests by route pattern, on the bridge\'s own registry', async () => {
+  it("counts runs and requests by route pattern, on the bridge's own registry", async () => {
     const storage = new InMemoryStore();
     const bridge = createBridge({ logger: silentLogger });
     const mastra = new Mastra({ agents: { demo: createDemoAgent({ storage, delayMs: 0 }) }, storage, logger: false, server: { apiRoutes: bridge.routes() } });

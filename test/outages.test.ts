@@ -46,7 +46,10 @@ function expectOutage(answer: { status: number; body: any; headers: Headers; ms?
 async function healTime(s: Setup, threadId: string): Promise<number> {
   const started = performance.now();
   await expect
-    .poll(async () => (await http(`${s.origin}/readyz`)).status === 200 && (await steer(s, threadId)).status === 202, { timeout: HEAL_WITHIN_MS * 2, interval: 100 })
+    .poll(async () => (await http(`${s.origin}/readyz`)).status === 200 && (await steer(s, threadId)).status === 202, {
+      timeout: HEAL_WITHIN_MS * 2,
+      interval: 100,
+    })
     .toBe(true);
   return performance.now() - started;
 }
@@ -54,7 +57,10 @@ async function healTime(s: Setup, threadId: string): Promise<number> {
 /** A `/run` that cannot start is a 503 before any event. */
 async function expectRunRefused(s: Setup) {
   const started = performance.now();
-  const res = await postRun(`${s.server.url}/run`, runInput({ threadId: uid('outage-run'), messages: [userMessage('hi')], forwardedProps: { resourceId: RESOURCE } }));
+  const res = await postRun(
+    `${s.server.url}/run`,
+    runInput({ threadId: uid('outage-run'), messages: [userMessage('hi')], forwardedProps: { resourceId: RESOURCE } }),
+  );
   expect(res.status).toBe(503);
   expect(res.headers.get('content-type')).toContain('application/json');
   expectOutage({ status: res.status, body: await res.json(), headers: res.headers, ms: performance.now() - started }, s.proxy);
@@ -106,7 +112,10 @@ describe('PostgreSQL refusing or hanging', { timeout: 60_000 }, () => {
   faultCases('PostgreSQL', s);
 
   it('a run cut by the database ends RUN_ERROR UNAVAILABLE, naming no address', async () => {
-    const res = await postRun(`${s.server.url}/run`, runInput({ messages: [userMessage(`tell ${'word '.repeat(30)}`)], forwardedProps: { resourceId: RESOURCE } }));
+    const res = await postRun(
+      `${s.server.url}/run`,
+      runInput({ messages: [userMessage(`tell ${'word '.repeat(30)}`)], forwardedProps: { resourceId: RESOURCE } }),
+    );
     const events: Array<Record<string, any>> = [];
     let cut = false;
     for await (const event of sseEvents(res.body!)) {
@@ -157,7 +166,9 @@ describe.each([
     expect(down.headers.get('retry-after')).not.toBeNull();
     await redis.start();
     const started = performance.now();
-    await expect.poll(async () => (await http(`${origin}/readyz`)).status === 200 && (await send()).status === 202, { timeout: 10_000, interval: 100 }).toBe(true);
+    await expect
+      .poll(async () => (await http(`${origin}/readyz`)).status === 200 && (await send()).status === 202, { timeout: 10_000, interval: 100 })
+      .toBe(true);
     const healed = performance.now() - started;
     console.info(`Redis restarted (persist: ${persist}): healed ${Math.round(healed)} ms after it started`);
     expect(healed).toBeLessThan(HEAL_WITHIN_MS);
@@ -166,7 +177,10 @@ describe.each([
     const other = uid('after-restart');
     const follower = await fetch(`${server.url}/threads/${other}/events?resourceId=${RESOURCE}`);
     const followed = sseEvents(follower.body!);
-    const run = await postRun(`${server.url}/run`, runInput({ threadId: other, messages: [userMessage('back again')], forwardedProps: { resourceId: RESOURCE } }));
+    const run = await postRun(
+      `${server.url}/run`,
+      runInput({ threadId: other, messages: [userMessage('back again')], forwardedProps: { resourceId: RESOURCE } }),
+    );
     const events = [];
     for await (const event of sseEvents(run.body!)) events.push(event);
     expect(events.at(-1)!.type).toBe('RUN_FINISHED');

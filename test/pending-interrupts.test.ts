@@ -35,7 +35,11 @@ async function run(t: Thread, extra: { messages?: Message[]; resume?: ResumeEntr
   return { status: 200, events };
 }
 
-const text = (events: AnyEvent[]) => events.filter((e) => e.type === 'TEXT_MESSAGE_CONTENT').map((e) => e.delta).join('');
+const text = (events: AnyEvent[]) =>
+  events
+    .filter((e) => e.type === 'TEXT_MESSAGE_CONTENT')
+    .map((e) => e.delta)
+    .join('');
 
 /** A thread whose last run stopped on the approval of `delete notes.txt`: its interrupt. */
 async function pendingApproval(): Promise<{ t: Thread; interrupt: { id: string; toolCallId: string }; history: Message[] }> {
@@ -80,7 +84,10 @@ describe('a pending approval does not hold its thread', () => {
     await expectValidStream(seen);
 
     // A resume of the superseded interrupt finds nothing waiting.
-    const resumed = await run(t, { messages: [...history, userMessage('hello again')], resume: [{ interruptId: interrupt.id, status: 'resolved', payload: { approved: true } }] });
+    const resumed = await run(t, {
+      messages: [...history, userMessage('hello again')],
+      resume: [{ interruptId: interrupt.id, status: 'resolved', payload: { approved: true } }],
+    });
     expect(resumed).toMatchObject({ status: 404, body: { code: 'TOOL_CALL_NOT_FOUND' } });
   });
 
@@ -102,15 +109,27 @@ describe('a pending approval does not hold its thread', () => {
     for (let round = 0; round < 3; round++) {
       const { t, interrupt, history } = await pendingApproval();
       const resume = [{ interruptId: interrupt.id, status: 'resolved' as const, payload: { approved: true } }];
-      const [first, second, next] = await Promise.all([run(t, { resume }), run(t, { resume }), run(t, { messages: [...history, userMessage('right behind')], multitask: 'interrupt' })]);
+      const [first, second, next] = await Promise.all([
+        run(t, { resume }),
+        run(t, { resume }),
+        run(t, { messages: [...history, userMessage('right behind')], multitask: 'interrupt' }),
+      ]);
       expect(next.status, JSON.stringify(next.body)).toBe(200);
       expect(text(next.events)).toBe('Echo: right behind');
       // At most one resume ran; another finds the call answered (409, or RUN_ERROR when it came
       // between the check and the resume) or gone (404).
       const ends = [first, second].map((r) => (r.status === 200 ? r.events.at(-1)!.type : r.status));
-      expect({ round, ends, ran: ends.filter((end) => end === 'RUN_FINISHED').length <= 1, refused: ends.every((end) => ['RUN_FINISHED', 'RUN_ERROR', 404, 409].includes(end)) }).toMatchObject({ ran: true, refused: true });
+      expect({
+        round,
+        ends,
+        ran: ends.filter((end) => end === 'RUN_FINISHED').length <= 1,
+        refused: ends.every((end) => ['RUN_FINISHED', 'RUN_ERROR', 404, 409].includes(end)),
+      }).toMatchObject({ ran: true, refused: true });
       const stored = await agui(t);
-      expect(stored.filter((m) => m.role === 'tool' && m.toolCallId === interrupt.toolCallId), JSON.stringify(stored)).toHaveLength(1);
+      expect(
+        stored.filter((m) => m.role === 'tool' && m.toolCallId === interrupt.toolCallId),
+        JSON.stringify(stored),
+      ).toHaveLength(1);
       expect(stored.at(-1)).toMatchObject({ role: 'assistant', content: 'Echo: right behind' });
     }
   });
@@ -138,7 +157,15 @@ describe('a call being resumed is not waiting: the run streams', () => {
 
   /** A `/run` on the slow bridge, read as it comes. */
   async function start(t: Thread, extra: { messages?: Message[]; resume?: ResumeEntry[] }) {
-    const res = await postRun(`${slow.base}/run`, runInput({ threadId: t.threadId, messages: extra.messages ?? [], ...(extra.resume && { resume: extra.resume }), forwardedProps: { resourceId: t.resourceId } }));
+    const res = await postRun(
+      `${slow.base}/run`,
+      runInput({
+        threadId: t.threadId,
+        messages: extra.messages ?? [],
+        ...(extra.resume && { resume: extra.resume }),
+        forwardedProps: { resourceId: t.resourceId },
+      }),
+    );
     expect(res.status).toBe(200);
     const events: AnyEvent[] = [];
     const done = (async () => {
@@ -180,14 +207,20 @@ describe('a refused /run stores nothing', () => {
 
     // On a new thread id the refused request creates no thread either.
     const fresh: Thread = { threadId: uid('never'), resourceId: uid('user') };
-    const again = await postRun(`${b.base}/run`, runInput({ threadId: fresh.threadId, messages: [taken], state: { facts: ['x'] }, forwardedProps: { resourceId: fresh.resourceId } }));
+    const again = await postRun(
+      `${b.base}/run`,
+      runInput({ threadId: fresh.threadId, messages: [taken], state: { facts: ['x'] }, forwardedProps: { resourceId: fresh.resourceId } }),
+    );
     expect(again.status).toBe(409);
     expect((await http(`${b.base}/threads/${fresh.threadId}?resourceId=${fresh.resourceId}`)).status).toBe(404);
   });
 
   it('a state that does not fit the schema: 400 naming the field, no thread created', async () => {
     const fresh: Thread = { threadId: uid('never'), resourceId: uid('user') };
-    const res = await postRun(`${b.base}/run`, runInput({ threadId: fresh.threadId, messages: [userMessage('hi')], state: { facts: 'not a list' }, forwardedProps: { resourceId: fresh.resourceId } }));
+    const res = await postRun(
+      `${b.base}/run`,
+      runInput({ threadId: fresh.threadId, messages: [userMessage('hi')], state: { facts: 'not a list' }, forwardedProps: { resourceId: fresh.resourceId } }),
+    );
     expect(res.status).toBe(400);
     expect(await res.json()).toMatchObject({ code: 'INVALID_INPUT', details: [expect.objectContaining({ path: 'state.facts' })] });
     expect((await http(`${b.base}/threads/${fresh.threadId}?resourceId=${fresh.resourceId}`)).status).toBe(404);
@@ -199,7 +232,10 @@ describe('a drain', () => {
     const own = await startTestBridge();
     try {
       const t: Thread = { threadId: uid('drain'), resourceId: uid('user') };
-      const res = await postRun(`${own.base}/run`, runInput({ threadId: t.threadId, messages: [userMessage('delete notes.txt')], forwardedProps: { resourceId: t.resourceId } }));
+      const res = await postRun(
+        `${own.base}/run`,
+        runInput({ threadId: t.threadId, messages: [userMessage('delete notes.txt')], forwardedProps: { resourceId: t.resourceId } }),
+      );
       const events: AnyEvent[] = [];
       for await (const event of sseEvents(res.body!)) events.push(event);
       expect(events.at(-1)).toMatchObject({ outcome: { type: 'interrupt' } });

@@ -1,7 +1,15 @@
 import type { Event } from '@ag-ui/core';
 import { ContainerModule, injectable } from 'inversify';
 import { describe, expect, it } from 'vitest';
-import { TOKENS, type IdempotencyRecord, type IdempotencyStore, type NumberedEvent, type NumberedListener, type ThreadEventLog, type ThreadEventLogs } from '../src/index.js';
+import {
+  TOKENS,
+  type IdempotencyRecord,
+  type IdempotencyStore,
+  type NumberedEvent,
+  type NumberedListener,
+  type ThreadEventLog,
+  type ThreadEventLogs,
+} from '../src/index.js';
 import { http, useTestBridge } from './support/server.js';
 import { follow, newThread, post } from './support/threads.js';
 
@@ -78,7 +86,8 @@ describe('the idempotency store rebound by the host', () => {
 
   it('keeps the first answer to an Idempotency-Key in the host’s store, and a retry gets it back from there', async () => {
     const t = newThread();
-    const send = () => http(`${b.base}/threads/${t.threadId}/send-message`, { body: { resourceId: t.resourceId, message: 'hello' }, headers: { 'Idempotency-Key': 'k-1' } });
+    const send = () =>
+      http(`${b.base}/threads/${t.threadId}/send-message`, { body: { resourceId: t.resourceId, message: 'hello' }, headers: { 'Idempotency-Key': 'k-1' } });
     const first = await send();
     expect(first.status, JSON.stringify(first.body)).toBe(202);
     expect([...kept.keys()]).toEqual([expect.stringContaining(t.threadId)]);

@@ -59,7 +59,7 @@ describe('the standalone server on PostgreSQL', { timeout: 60_000 }, () => {
       { timeout: 20_000, interval: 100 },
     );
 
-  it('answers a /run and keeps it: the history route and the schema\'s mastra_messages hold both messages', async () => {
+  it("answers a /run and keeps it: the history route and the schema's mastra_messages hold both messages", async () => {
     server = await start();
     const threadId = uid('pg-run');
     const message = userMessage('hello postgres');
@@ -67,9 +67,15 @@ describe('the standalone server on PostgreSQL', { timeout: 60_000 }, () => {
     expect(assistantText(run.events)).toBe('Echo: hello postgres');
 
     const history = await get(threadId, 'messages', '&format=agui');
-    expect(history).toEqual([{ id: message.id, role: 'user', content: 'hello postgres' }, expect.objectContaining({ role: 'assistant', content: 'Echo: hello postgres' })]);
+    expect(history).toEqual([
+      { id: message.id, role: 'user', content: 'hello postgres' },
+      expect.objectContaining({ role: 'assistant', content: 'Echo: hello postgres' }),
+    ]);
     const stored = await db.query(`SELECT id, role FROM "${db.schema}".mastra_messages WHERE thread_id = $1 ORDER BY "createdAt"`, [threadId]);
-    expect(stored).toEqual([{ id: message.id, role: 'user' }, { id: expect.any(String), role: 'assistant' }]);
+    expect(stored).toEqual([
+      { id: message.id, role: 'user' },
+      { id: expect.any(String), role: 'assistant' },
+    ]);
   });
 
   it('keeps a pending tool approval across a restart, and approving it afterwards runs the tool', async () => {
@@ -117,7 +123,10 @@ describe('the standalone server on PostgreSQL', { timeout: 60_000 }, () => {
     expect((await post(threadId, 'send-message', { message: 'sentinel' })).status).toBe(202);
     await answered(threadId, ['sentinel']);
     expect((await rows(threadId)).map((m) => m.content)).toEqual(['across a restart', 'Echo: across a restart', 'sentinel', 'Echo: sentinel']);
-    const records = await db.query(`SELECT type FROM "${db.schema}".mastra_thread_state WHERE "threadId" = $1 AND type LIKE 'mastra-agui-bridge.idempotency:%'`, [threadId]);
+    const records = await db.query(
+      `SELECT type FROM "${db.schema}".mastra_thread_state WHERE "threadId" = $1 AND type LIKE 'mastra-agui-bridge.idempotency:%'`,
+      [threadId],
+    );
     expect(records).toHaveLength(1);
   });
 
@@ -137,7 +146,11 @@ describe('the standalone server on PostgreSQL', { timeout: 60_000 }, () => {
     };
     // A long run, still streaming when the process dies; then messages while it streams: one
     // delivered into it, a notification, two queued behind it.
-    const input = runInput({ threadId, messages: [userMessage('a long answer that is still streaming when the server dies, word after word')], forwardedProps: { resourceId } });
+    const input = runInput({
+      threadId,
+      messages: [userMessage('a long answer that is still streaming when the server dies, word after word')],
+      forwardedProps: { resourceId },
+    });
     const res = await postRun(`${server.url}/run`, input);
     for await (const event of sseEvents(res.body!)) if (event.type === 'TEXT_MESSAGE_CONTENT') break;
     const acknowledged = [
@@ -152,7 +165,10 @@ describe('the standalone server on PostgreSQL', { timeout: 60_000 }, () => {
     server = await start();
     // The cut /run and the four messages: sent again by the restarted server, not answered before the kill.
     await vi.waitFor(() => expect(server!.output().stdout).toContain('recovered 5 acknowledged'), { timeout: 20_000, interval: 50 });
-    await answered(threadId, acknowledged.map(({ text }) => text));
+    await answered(
+      threadId,
+      acknowledged.map(({ text }) => text),
+    );
     const stored = await rows(threadId);
     for (const { id } of acknowledged) expect(stored.filter((m) => m.id === id)).toHaveLength(1);
     const order = acknowledged.map(({ text }) => echoes(stored).findIndex((a) => a.includes(text)));

@@ -19,9 +19,15 @@ const API_KEY = 'sk-test-provider-key';
 /** The model's side: a text, a tool call (then a text once its result came back), or an error. */
 function script({ lastUserText, toolOutputs }: ModelRequest): ModelReply {
   const [output] = toolOutputs.values();
-  if (lastUserText === 'weather in Oslo') return output === undefined ? { call: { name: 'get_weather', args: { city: 'Oslo' } } } : { text: `The tool says: ${String(output)}` };
-  if (lastUserText === 'delete notes.txt') return output === undefined ? { call: { name: 'delete_file', args: { path: 'notes.txt' } } } : { text: `Done: ${String(output)}` };
-  if (lastUserText === 'fail please') return { status: 400, error: { message: 'The model `local-model` does not support this request.', type: 'invalid_request_error', code: 'unsupported_request' } };
+  if (lastUserText === 'weather in Oslo')
+    return output === undefined ? { call: { name: 'get_weather', args: { city: 'Oslo' } } } : { text: `The tool says: ${String(output)}` };
+  if (lastUserText === 'delete notes.txt')
+    return output === undefined ? { call: { name: 'delete_file', args: { path: 'notes.txt' } } } : { text: `Done: ${String(output)}` };
+  if (lastUserText === 'fail please')
+    return {
+      status: 400,
+      error: { message: 'The model `local-model` does not support this request.', type: 'invalid_request_error', code: 'unsupported_request' },
+    };
   return { text: `You said: ${lastUserText}. Anything else?` };
 }
 
@@ -32,7 +38,12 @@ let dir: string;
 beforeAll(async () => {
   model = await startFakeOpenAI(script);
   dir = mkdtempSync(join(tmpdir(), 'bridge-provider-'));
-  server = await startServerProcess({ MODEL: 'openai/local-model', OPENAI_API_KEY: API_KEY, OPENAI_BASE_URL: model.baseUrl, DATABASE_URL: `file:${join(dir, 'bridge.db')}` });
+  server = await startServerProcess({
+    MODEL: 'openai/local-model',
+    OPENAI_API_KEY: API_KEY,
+    OPENAI_BASE_URL: model.baseUrl,
+    DATABASE_URL: `file:${join(dir, 'bridge.db')}`,
+  });
 }, 60_000);
 
 afterAll(async () => {

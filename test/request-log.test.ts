@@ -47,7 +47,13 @@ describe('request log of the standalone server (pino, JSON lines)', () => {
   beforeAll(async () => {
     dir = mkdtempSync(join(tmpdir(), 'agui-request-log-'));
     // Auth on (the key's resource is `ops`): tokens go by on every request, and none may be logged.
-    const env = readServerEnv({ PORT: '0', DATABASE_URL: `file:${join(dir, 'bridge.db')}`, DEMO_DELAY_MS: '0', AUTH_API_KEYS: `${API_KEY}:ops`, LOG_LEVEL: 'info' });
+    const env = readServerEnv({
+      PORT: '0',
+      DATABASE_URL: `file:${join(dir, 'bridge.db')}`,
+      DEMO_DELAY_MS: '0',
+      AUTH_API_KEYS: `${API_KEY}:ops`,
+      LOG_LEVEL: 'info',
+    });
     server = await startServer(env, {}, { log: pino({ level: 'info' }, log.stream) });
   });
   afterEach(() => vi.restoreAllMocks());
@@ -119,7 +125,14 @@ describe('request log of the standalone server (pino, JSON lines)', () => {
     expect(res).toMatchObject({ status: 500, body: { code: 'INTERNAL_ERROR' } });
     const lines = log.of('req-boom');
     expect(lines).toHaveLength(1);
-    expect(lines[0]).toMatchObject({ level: 50, msg: 'request failed', route: '/agui/threads', status: 500, resourceId: 'ops', err: { type: 'TypeError', message: 'boom from the store' } });
+    expect(lines[0]).toMatchObject({
+      level: 50,
+      msg: 'request failed',
+      route: '/agui/threads',
+      status: 500,
+      resourceId: 'ops',
+      err: { type: 'TypeError', message: 'boom from the store' },
+    });
     expect((lines[0].err as { stack: string }).stack).toContain('boom from the store\n    at ');
     // Not a second time on a line of its own.
     expect(log.lines.filter((l) => String(l.msg).includes('boom from the store'))).toEqual([]);

@@ -88,7 +88,11 @@ describe('a rolling restart of two processes under load', { timeout: 120_000 }, 
     const client = async (c: number) => {
       for (let n = 0; deploying || n < 2; n++) {
         const message = `client ${c} run ${n} ${'word '.repeat(15)}`.trim();
-        const input = runInput({ threadId: c === 0 ? watched : uid(`rolling-${c}`), messages: [userMessage(message)], forwardedProps: { resourceId: RESOURCE } });
+        const input = runInput({
+          threadId: c === 0 ? watched : uid(`rolling-${c}`),
+          messages: [userMessage(message)],
+          forwardedProps: { resourceId: RESOURCE },
+        });
         const res = await postRun(`${lb.origin}/agui/run`, input);
         expect(res.status).toBe(200);
         const events: AnyEvent[] = [];
@@ -103,12 +107,16 @@ describe('a rolling restart of two processes under load', { timeout: 120_000 }, 
     await load;
 
     expect(runs.length).toBeGreaterThanOrEqual(CLIENTS * 2);
-    const cut = runs.filter(({ message, events }) => events.at(-1)?.type !== 'RUN_FINISHED' || events.at(-1)?.outcome !== undefined || text(events) !== `Echo: ${message}`);
+    const cut = runs.filter(
+      ({ message, events }) => events.at(-1)?.type !== 'RUN_FINISHED' || events.at(-1)?.outcome !== undefined || text(events) !== `Echo: ${message}`,
+    );
     expect(cut.map(({ events }) => events.at(-1))).toEqual([]);
 
     // The follower: every run of its thread once and whole, ids one after the other across its reconnects, no snapshot needed.
     const watchedRuns = runs.filter((r) => r.message.startsWith('client 0 '));
-    await expect.poll(() => brackets(follower.events().map((e) => e.event)).filter((b) => b.at(-1)?.type === 'RUN_FINISHED').length, { timeout: 10_000 }).toBeGreaterThanOrEqual(watchedRuns.length);
+    await expect
+      .poll(() => brackets(follower.events().map((e) => e.event)).filter((b) => b.at(-1)?.type === 'RUN_FINISHED').length, { timeout: 10_000 })
+      .toBeGreaterThanOrEqual(watchedRuns.length);
     await follower.stop();
     expect(follower.streams()).toBeGreaterThan(1);
     const ids = follower.events().map((e) => e.id);
@@ -116,6 +124,8 @@ describe('a rolling restart of two processes under load', { timeout: 120_000 }, 
     const seen = brackets(follower.events().map((e) => e.event));
     expect(seen.some((b) => b.some((e) => e.type === 'MESSAGES_SNAPSHOT'))).toBe(false);
     expect(seen.map((b) => b[0].runId)).toEqual(watchedRuns.map((r) => r.runId));
-    console.info(`rolling restart: ${runs.length} runs, none cut; ${lb.retried} requests refused by a draining process went to the other; the follower came back ${follower.streams() - 1} time(s) and missed nothing`);
+    console.info(
+      `rolling restart: ${runs.length} runs, none cut; ${lb.retried} requests refused by a draining process went to the other; the follower came back ${follower.streams() - 1} time(s) and missed nothing`,
+    );
   });
 });

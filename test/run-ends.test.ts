@@ -12,7 +12,10 @@ const tb = useTestBridge();
 
 /** Runs `text` on the thread with a plain `/run` and reads its response to the end: the events as sent. */
 async function runToEnd(t: Thread, text: string, runId = uid('run')) {
-  const res = await postRun(`${tb.base}/run`, runInput({ threadId: t.threadId, runId, messages: [userMessage(text)], forwardedProps: { resourceId: t.resourceId } }));
+  const res = await postRun(
+    `${tb.base}/run`,
+    runInput({ threadId: t.threadId, runId, messages: [userMessage(text)], forwardedProps: { resourceId: t.resourceId } }),
+  );
   const events: Array<Record<string, any>> = [];
   for await (const event of sseEvents(res.body!)) events.push(event);
   return { runId, events };
@@ -69,7 +72,10 @@ describe('run ends', () => {
   it('stays out of the thread’s metadata as the API shows it, and a PATCH cannot touch it', async () => {
     const t = newThread();
     await runToEnd(t, 'please fail');
-    const patched = await http(`${tb.base}/threads/${t.threadId}`, { method: 'PATCH', body: { resourceId: t.resourceId, metadata: { 'mastra-agui-bridge:runEnds': null, color: 'red' } } });
+    const patched = await http(`${tb.base}/threads/${t.threadId}`, {
+      method: 'PATCH',
+      body: { resourceId: t.resourceId, metadata: { 'mastra-agui-bridge:runEnds': null, color: 'red' } },
+    });
     expect(patched.status).toBe(200);
     expect(patched.body.metadata).toEqual({ color: 'red' });
     expect((await http(`${tb.base}/threads/${t.threadId}?resourceId=${t.resourceId}`)).body.metadata).toEqual({ color: 'red' });
@@ -85,7 +91,9 @@ describe('run ends', () => {
     const shown = sse.list.find((e) => e.type === 'ACTIVITY_SNAPSHOT') as Record<string, any>;
     expect(shown).toMatchObject({ activityType: 'run-end', content: { outcome: 'failed', code: 'MODEL_ERROR', message: 'demo model failure' } });
     // Mastra streams a woken run itself: its end is kept once it has ended, a moment after.
-    await expect.poll(async () => (await history(t)).at(-1), { timeout: 5000 }).toEqual({ id: shown.messageId, role: 'activity', activityType: 'run-end', content: shown.content });
+    await expect
+      .poll(async () => (await history(t)).at(-1), { timeout: 5000 })
+      .toEqual({ id: shown.messageId, role: 'activity', activityType: 'run-end', content: shown.content });
     await sse.close();
   });
 });

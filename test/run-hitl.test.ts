@@ -71,7 +71,11 @@ describe('tool approval', () => {
 
   const declines: Array<[string, (id: string) => ResumeEntry, RegExp]> = [
     ['cancelled', (id) => ({ interruptId: id, status: 'cancelled' }), /^The call to delete_file was declined\.$/],
-    ['resolved with approved: false and no reason', (id) => ({ interruptId: id, status: 'resolved', payload: { approved: false } }), /^The call to delete_file was declined\.$/],
+    [
+      'resolved with approved: false and no reason',
+      (id) => ({ interruptId: id, status: 'resolved', payload: { approved: false } }),
+      /^The call to delete_file was declined\.$/,
+    ],
     ['resolved with approved: false', (id) => ({ interruptId: id, status: 'resolved', payload: { approved: false, reason: 'no' } }), /declined: no$/],
   ];
   it.each(declines)('declines the call when the resume is %s', async (_name, entry, message) => {
@@ -103,7 +107,11 @@ describe('tool approval', () => {
     const [interrupt] = agent.pendingInterrupts;
     const [runId] = interrupt.id.split('::');
     for (const interruptId of [`${runId}::no-such-call`, 'no-such-run::no-such-call', 'not-an-interrupt-id']) {
-      const input = runInput({ threadId: agent.threadId, messages: agent.messages, resume: [{ interruptId, status: 'resolved', payload: { approved: true } }] });
+      const input = runInput({
+        threadId: agent.threadId,
+        messages: agent.messages,
+        resume: [{ interruptId, status: 'resolved', payload: { approved: true } }],
+      });
       const res = await http(`${tb.base}/run`, { body: input, headers: { accept: 'text/event-stream' } });
       expect(res.status).toBe(404);
       expect(res.headers.get('content-type')).toMatch(/^application\/json/);

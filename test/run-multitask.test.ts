@@ -16,7 +16,10 @@ function startRun(threadId: string, text: string, multitask?: string) {
   const waiters: Array<{ type: string; resolve: () => void }> = [];
   const reached = (type: string) => new Promise<void>((resolve) => (events.some((e) => e.type === type) ? resolve() : waiters.push({ type, resolve })));
   const done = (async () => {
-    const res = await postRun(`${b.base}/run`, runInput({ threadId, messages: [userMessage(text)], forwardedProps: { resourceId: 'multitask', ...(multitask && { multitask }) } }));
+    const res = await postRun(
+      `${b.base}/run`,
+      runInput({ threadId, messages: [userMessage(text)], forwardedProps: { resourceId: 'multitask', ...(multitask && { multitask }) } }),
+    );
     if (res.status !== 200) return { status: res.status, body: await res.json(), events };
     for await (const event of sseEvents(res.body!)) {
       events.push(event);
@@ -29,7 +32,11 @@ function startRun(threadId: string, text: string, multitask?: string) {
 
 const stored = async (threadId: string) =>
   (await http(`${b.base}/threads/${threadId}/messages?resourceId=multitask`)).body as Array<{ role: string; content: string }>;
-const text = (events: AnyEvent[]) => events.filter((e) => e.type === 'TEXT_MESSAGE_CONTENT').map((e) => e.delta).join('');
+const text = (events: AnyEvent[]) =>
+  events
+    .filter((e) => e.type === 'TEXT_MESSAGE_CONTENT')
+    .map((e) => e.delta)
+    .join('');
 
 describe('a /run on a thread that is running', () => {
   it('reject: 409 THREAD_BUSY before any event, nothing of it stored; the running run goes on untouched', async () => {
@@ -87,12 +94,26 @@ describe('a /run on a thread that is running', () => {
     expect(second.status).toBe(200);
     expect((await first.done).events.at(-1)).toMatchObject({ type: 'RUN_FINISHED', outcome: { type: 'cancelled' } });
     // Every acknowledged message gets its answer: the interrupting one's is the last.
-    const answers = () => watching.events.filter((e) => e.event.type === 'TEXT_MESSAGE_CONTENT').map((e) => e.event.delta as string).join('');
-    await watching.waitFor(() => ['Echo: queued one', 'Echo: queued two', 'Echo: second question'].every((a) => answers().includes(a)), `the answers to the queued messages; saw ${JSON.stringify(answers())}`);
+    const answers = () =>
+      watching.events
+        .filter((e) => e.event.type === 'TEXT_MESSAGE_CONTENT')
+        .map((e) => e.event.delta as string)
+        .join('');
+    await watching.waitFor(
+      () => ['Echo: queued one', 'Echo: queued two', 'Echo: second question'].every((a) => answers().includes(a)),
+      `the answers to the queued messages; saw ${JSON.stringify(answers())}`,
+    );
     await watching.close();
     const history = (await stored(t.threadId)).map((m) => `${m.role}: ${m.content}`);
     // Mastra stores a queued message with the role `signal`; each is answered right after it.
-    expect(history.slice(2)).toEqual(['signal: queued one', 'assistant: Echo: queued one', 'signal: queued two', 'assistant: Echo: queued two', 'user: second question', 'assistant: Echo: second question']);
+    expect(history.slice(2)).toEqual([
+      'signal: queued one',
+      'assistant: Echo: queued one',
+      'signal: queued two',
+      'assistant: Echo: queued two',
+      'user: second question',
+      'assistant: Echo: second question',
+    ]);
   });
 
   it('interrupt keeps what was sent into the cut run and not read yet: stored and answered before the interrupting input', async () => {
@@ -105,8 +126,15 @@ describe('a /run on a thread that is running', () => {
     const second = await startRun(t.threadId, 'second question', 'interrupt').done;
     expect(second.status).toBe(200);
     expect((await first.done).events.at(-1)).toMatchObject({ type: 'RUN_FINISHED', outcome: { type: 'cancelled' } });
-    const answers = () => watching.events.filter((e) => e.event.type === 'TEXT_MESSAGE_CONTENT').map((e) => e.event.delta as string).join('');
-    await watching.waitFor(() => ['Echo: sent into it', 'Echo: second question'].every((a) => answers().includes(a)), `both answers; saw ${JSON.stringify(answers())}`);
+    const answers = () =>
+      watching.events
+        .filter((e) => e.event.type === 'TEXT_MESSAGE_CONTENT')
+        .map((e) => e.event.delta as string)
+        .join('');
+    await watching.waitFor(
+      () => ['Echo: sent into it', 'Echo: second question'].every((a) => answers().includes(a)),
+      `both answers; saw ${JSON.stringify(answers())}`,
+    );
     await watching.close();
     const history = (await stored(t.threadId)).map((m) => `${m.role}: ${m.content}`);
     expect(history.slice(2)).toEqual(['signal: sent into it', 'assistant: Echo: sent into it', 'user: second question', 'assistant: Echo: second question']);
@@ -123,13 +151,26 @@ describe('a /run on a thread that is running', () => {
     await watching.waitForEvent((e) => e.type === 'TEXT_MESSAGE_CONTENT', queuedRun);
     expect((await post(b, t, 'send-message', { message: 'sent into it' })).body).toMatchObject({ action: 'deliver' });
     expect((await startRun(t.threadId, 'second question', 'interrupt').done).status).toBe(200);
-    const answers = () => watching.events.filter((e) => e.event.type === 'TEXT_MESSAGE_CONTENT').map((e) => e.event.delta as string).join('');
-    await watching.waitFor(() => ['Echo: sent into it', 'Echo: second question'].every((a) => answers().includes(a)), `both answers; saw ${JSON.stringify(answers())}`);
+    const answers = () =>
+      watching.events
+        .filter((e) => e.event.type === 'TEXT_MESSAGE_CONTENT')
+        .map((e) => e.event.delta as string)
+        .join('');
+    await watching.waitFor(
+      () => ['Echo: sent into it', 'Echo: second question'].every((a) => answers().includes(a)),
+      `both answers; saw ${JSON.stringify(answers())}`,
+    );
     await watching.close();
     const history = (await stored(t.threadId)).map((m) => `${m.role}: ${m.content}`);
     // The cut run's partial answer is stored only if it had begun (cut after its first word, it is `Echo: ` alone).
-    const cutAnswer = (row: string) => row.includes('a long answer') || (row.startsWith('assistant: ') && `Echo: ${LONG}`.startsWith(row.slice('assistant: '.length)));
-    expect(history.filter((row) => !cutAnswer(row))).toEqual(['signal: sent into it', 'assistant: Echo: sent into it', 'user: second question', 'assistant: Echo: second question']);
+    const cutAnswer = (row: string) =>
+      row.includes('a long answer') || (row.startsWith('assistant: ') && `Echo: ${LONG}`.startsWith(row.slice('assistant: '.length)));
+    expect(history.filter((row) => !cutAnswer(row))).toEqual([
+      'signal: sent into it',
+      'assistant: Echo: sent into it',
+      'user: second question',
+      'assistant: Echo: second question',
+    ]);
   });
 
   it('interrupt on an idle thread, and enqueue (the default, named), just run', async () => {

@@ -132,7 +132,12 @@ describe('frontend tools, return mode', () => {
 
     // The stored history holds the call once, its result, and the answer: no second copy of the call.
     const history = await http(`${tb.base}/threads/${threadId}/messages?resourceId=default&format=agui`);
-    const messages = history.body as Array<{ role: string; toolCalls?: Array<{ id: string; function: { name: string; arguments: string } }>; toolCallId?: string; content?: unknown }>;
+    const messages = history.body as Array<{
+      role: string;
+      toolCalls?: Array<{ id: string; function: { name: string; arguments: string } }>;
+      toolCallId?: string;
+      content?: unknown;
+    }>;
     const calls = messages.flatMap((m) => m.toolCalls ?? []);
     expect(calls).toHaveLength(1);
     expect(calls[0]).toMatchObject({ id: start.toolCallId, function: { name: 'pick_color' } });

@@ -49,7 +49,10 @@ async function wholeRun(reader: SseReader, runId: string): Promise<AnyEvent[]> {
 
 /** The durable inbox's entries of a thread, read from the schema (the table Mastra's `threadState` domain uses). */
 async function inboxOf(cluster: Cluster, threadId: string): Promise<Array<{ id: string; kind: string }>> {
-  const rows = await cluster.db.query(`SELECT value FROM "${cluster.db.schema}".mastra_thread_state WHERE "threadId" = $1 AND type = $2`, [threadId, 'mastra-agui-bridge.inbox']);
+  const rows = await cluster.db.query(`SELECT value FROM "${cluster.db.schema}".mastra_thread_state WHERE "threadId" = $1 AND type = $2`, [
+    threadId,
+    'mastra-agui-bridge.inbox',
+  ]);
   return (rows[0]?.value as Array<{ id: string; kind: string }> | undefined) ?? [];
 }
 
@@ -139,7 +142,11 @@ describe('signals sent to B on a thread followed or run on A: the answers of one
     expect(first.status).toBe(202);
     expect(first.body).toEqual({ action: 'wake', runId: expect.any(String), signalId: expect.any(String) });
     const woken = await wholeRun(onA, first.body.runId);
-    expect(woken.find((e) => e.type === 'ACTIVITY_SNAPSHOT')).toMatchObject({ messageId: first.body.signalId, activityType: 'signal.state', content: { contents: 'Cart: 2 items' } });
+    expect(woken.find((e) => e.type === 'ACTIVITY_SNAPSHOT')).toMatchObject({
+      messageId: first.body.signalId,
+      activityType: 'signal.state',
+      content: { contents: 'Cart: 2 items' },
+    });
 
     const again = await post(a, `/threads/${threadId}/state`, { id: 'cart', cacheKey: 'v1', contents: 'Cart: 2 items' });
     expect(again.status).toBe(200);

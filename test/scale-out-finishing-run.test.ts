@@ -28,7 +28,8 @@ function texts(events: AnyEvent[], role: string): string[] {
   const byId = new Map<string, string>();
   for (const e of events) {
     if (e.type === 'TEXT_MESSAGE_START' && e.role === role) byId.set(e.messageId as string, '');
-    else if (e.type === 'TEXT_MESSAGE_CONTENT' && byId.has(e.messageId as string)) byId.set(e.messageId as string, byId.get(e.messageId as string) + (e.delta as string));
+    else if (e.type === 'TEXT_MESSAGE_CONTENT' && byId.has(e.messageId as string))
+      byId.set(e.messageId as string, byId.get(e.messageId as string) + (e.delta as string));
   }
   return [...byId.values()];
 }
@@ -67,7 +68,11 @@ describe.each(Object.keys(bodies))('a message sent on A with %s while the run on
       expect((await post(a, `/threads/${threadId}/send-message`, { message: `third ${offset}` })).status).toBe(202);
       await answered(onB, `Echo: third ${offset}`);
       const seen = { user: texts(onB.list, 'user'), assistant: texts(onB.list, 'assistant') };
-      expect({ offset, ...seen }).toEqual({ offset, user: ['hello', `second ${offset}`, `third ${offset}`], assistant: ['Echo: hello', `Echo: second ${offset}`, `Echo: third ${offset}`] });
+      expect({ offset, ...seen }).toEqual({
+        offset,
+        user: ['hello', `second ${offset}`, `third ${offset}`],
+        assistant: ['Echo: hello', `Echo: second ${offset}`, `Echo: third ${offset}`],
+      });
       await onB.close();
     }
   });

@@ -32,7 +32,8 @@ async function pendingOnA(): Promise<{ threadId: string; toolCallId: string; int
   return { threadId, toolCallId: interrupt.toolCallId, interruptId: interrupt.id };
 }
 
-const pending = async (server: ServerProcess, threadId: string) => (await http(`${server.url}/threads/${threadId}/pending-approvals?resourceId=${RESOURCE}`)).body as unknown[];
+const pending = async (server: ServerProcess, threadId: string) =>
+  (await http(`${server.url}/threads/${threadId}/pending-approvals?resourceId=${RESOURCE}`)).body as unknown[];
 
 /** The declined call's result as history has it (read on `server`). */
 async function declined(server: ServerProcess, threadId: string, toolCallId: string) {
@@ -59,7 +60,10 @@ describe('a run stopped on an approval in A', { timeout: 60_000 }, () => {
     expect(await declined(a, threadId, toolCallId)).toMatchObject({ declined: true, reason: 'A new message came first' });
     expect(await pending(a, threadId)).toEqual([]);
     for (const follower of [onA, onB]) {
-      await follower.waitFor(() => text(follower.events.map((e) => e.event)).includes('Echo: hello from B') && follower.events.at(-1)?.event.type === 'RUN_FINISHED', 'the new run, closed');
+      await follower.waitFor(
+        () => text(follower.events.map((e) => e.event)).includes('Echo: hello from B') && follower.events.at(-1)?.event.type === 'RUN_FINISHED',
+        'the new run, closed',
+      );
       await follower.close();
       await expectValidStream(follower.events.map((e) => e.event));
     }
@@ -118,35 +122,44 @@ describe('a run stopped on an approval in A', { timeout: 60_000 }, () => {
 describe('interrupting a run on B that a message was just sent into', { timeout: 120_000 }, () => {
   const long = `a long answer ${Array.from({ length: 200 }, (_, i) => `w${i}`).join(' ')}`;
 
-  it.each(['run', 'queue-message', 'a queued message'])('stores and answers the message before the interrupting input, every time (the cut run started by %s)', async (start) => {
-    for (let round = 0; round < 6; round++) {
-      const threadId = uid('cut-sent');
-      const watching = await follow(b, threadId);
-      let from = 0;
-      if (start === 'run') await startRun(b, threadId, long);
-      else if (start === 'queue-message') expect((await post(b, `/threads/${threadId}/queue-message`, { message: long })).body).toMatchObject({ action: 'wake' });
-      else {
-        // Queued behind a shorter run: Mastra starts the queued message's run when that one ends.
-        await startRun(b, threadId, `first ${long.slice(0, 200)}`);
-        expect((await post(b, `/threads/${threadId}/queue-message`, { message: long })).body).toMatchObject({ action: 'deliver' });
-        await watching.waitForCount('RUN_STARTED', 2);
-        from = watching.events.findLastIndex((e) => e.event.type === 'RUN_STARTED');
+  it.each(['run', 'queue-message', 'a queued message'])(
+    'stores and answers the message before the interrupting input, every time (the cut run started by %s)',
+    async (start) => {
+      for (let round = 0; round < 6; round++) {
+        const threadId = uid('cut-sent');
+        const watching = await follow(b, threadId);
+        let from = 0;
+        if (start === 'run') await startRun(b, threadId, long);
+        else if (start === 'queue-message')
+          expect((await post(b, `/threads/${threadId}/queue-message`, { message: long })).body).toMatchObject({ action: 'wake' });
+        else {
+          // Queued behind a shorter run: Mastra starts the queued message's run when that one ends.
+          await startRun(b, threadId, `first ${long.slice(0, 200)}`);
+          expect((await post(b, `/threads/${threadId}/queue-message`, { message: long })).body).toMatchObject({ action: 'deliver' });
+          await watching.waitForCount('RUN_STARTED', 2);
+          from = watching.events.findLastIndex((e) => e.event.type === 'RUN_STARTED');
+        }
+        // The demo model's answer starts with the chunk `Echo: `.
+        await watching.waitForEvent((e) => e.type === 'TEXT_MESSAGE_CONTENT' && e.delta === 'Echo: ', from);
+        expect((await post(a, `/threads/${threadId}/send-message`, { message: `sent ${round}` })).body).toMatchObject({ action: 'deliver' });
+        const next = await runOn(a, threadId, `interrupting ${round}`, 'interrupt');
+        expect(next.status, JSON.stringify(next.body)).toBe(200);
+        await watching.close();
+        const answered = async () => (await history(a, threadId)).map((m) => `${m.role}: ${m.content}`);
+        await expect
+          .poll(
+            async () => (await answered()).filter((row) => row.startsWith('assistant: Echo: sent') || row.startsWith('assistant: Echo: interrupting')).length,
+            { timeout: 15_000 },
+          )
+          .toBe(2);
+        // Before: the long message (and the first run's) with their answers, whole or cut.
+        expect({ round, stored: (await answered()).filter((row) => !row.includes('a long answer')) }).toEqual({
+          round,
+          stored: [`signal: sent ${round}`, `assistant: Echo: sent ${round}`, `user: interrupting ${round}`, `assistant: Echo: interrupting ${round}`],
+        });
       }
-      // The demo model's answer starts with the chunk `Echo: `.
-      await watching.waitForEvent((e) => e.type === 'TEXT_MESSAGE_CONTENT' && e.delta === 'Echo: ', from);
-      expect((await post(a, `/threads/${threadId}/send-message`, { message: `sent ${round}` })).body).toMatchObject({ action: 'deliver' });
-      const next = await runOn(a, threadId, `interrupting ${round}`, 'interrupt');
-      expect(next.status, JSON.stringify(next.body)).toBe(200);
-      await watching.close();
-      const answered = async () => (await history(a, threadId)).map((m) => `${m.role}: ${m.content}`);
-      await expect.poll(async () => (await answered()).filter((row) => row.startsWith('assistant: Echo: sent') || row.startsWith('assistant: Echo: interrupting')).length, { timeout: 15_000 }).toBe(2);
-      // Before: the long message (and the first run's) with their answers, whole or cut.
-      expect({ round, stored: (await answered()).filter((row) => !row.includes('a long answer')) }).toEqual({
-        round,
-        stored: [`signal: sent ${round}`, `assistant: Echo: sent ${round}`, `user: interrupting ${round}`, `assistant: Echo: interrupting ${round}`],
-      });
-    }
-  });
+    },
+  );
 });
 
 /**
@@ -183,7 +196,12 @@ describe('a /run on B interrupting a run on A', { timeout: 120_000 }, () => {
 describe('an approval on B of a run stopped on A', { timeout: 120_000 }, () => {
   /** The `/run` on `server` (B unless said) that resumes the interrupt, read to its end. */
   async function resumeOnB(threadId: string, interruptId: string, server = b): Promise<AnyEvent[]> {
-    const input = runInput({ threadId, messages: [], resume: [{ interruptId, status: 'resolved', payload: { approved: true } }], forwardedProps: { resourceId: RESOURCE } });
+    const input = runInput({
+      threadId,
+      messages: [],
+      resume: [{ interruptId, status: 'resolved', payload: { approved: true } }],
+      forwardedProps: { resourceId: RESOURCE },
+    });
     const res = await postRun(`${server.url}/run`, input);
     expect(res.status).toBe(200);
     const events: AnyEvent[] = [];
@@ -207,18 +225,21 @@ describe('an approval on B of a run stopped on A', { timeout: 120_000 }, () => {
     },
   };
 
-  it.each(Object.keys(approveOnB) as Array<keyof typeof approveOnB>)('resumes the run where it stopped (by %s); a message sent on A right after is answered', async (how) => {
-    for (let round = 0; round < 4; round++) {
-      const { threadId, toolCallId, interruptId } = await pendingOnA();
-      await approveOnB[how](threadId, toolCallId, interruptId);
-      const sent = await post(a, `/threads/${threadId}/send-message`, { message: `sent ${round}` });
-      expect(sent.status, JSON.stringify(sent.body)).toBe(202);
-      await expect.poll(async () => (await history(a, threadId)).some((m) => m.content === `Echo: sent ${round}`), { timeout: 15_000 }).toBe(true);
-      const stored = await history(a, threadId, 'agui');
-      expect(JSON.stringify(stored)).toContain('deleted');
-      expect(stored.filter((m) => m.content === `sent ${round}`)).toHaveLength(1);
-    }
-  });
+  it.each(Object.keys(approveOnB) as Array<keyof typeof approveOnB>)(
+    'resumes the run where it stopped (by %s); a message sent on A right after is answered',
+    async (how) => {
+      for (let round = 0; round < 4; round++) {
+        const { threadId, toolCallId, interruptId } = await pendingOnA();
+        await approveOnB[how](threadId, toolCallId, interruptId);
+        const sent = await post(a, `/threads/${threadId}/send-message`, { message: `sent ${round}` });
+        expect(sent.status, JSON.stringify(sent.body)).toBe(202);
+        await expect.poll(async () => (await history(a, threadId)).some((m) => m.content === `Echo: sent ${round}`), { timeout: 15_000 }).toBe(true);
+        const stored = await history(a, threadId, 'agui');
+        expect(JSON.stringify(stored)).toContain('deleted');
+        expect(stored.filter((m) => m.content === `sent ${round}`)).toHaveLength(1);
+      }
+    },
+  );
 
   it('a /run on B reads the run resumed on A as a resume on A reads it: the same events, the same history', async () => {
     const [here, there] = [await pendingOnA(), await pendingOnA()];

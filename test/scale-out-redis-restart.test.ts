@@ -73,7 +73,8 @@ describe('Redis restarted empty while a run streams on B, followed on A', { time
     await again.waitFor(() => again.list.length > 0 && isTerminal(again.list.at(-1)!), 'the replay, or a snapshot');
     // What that client holds: the replay after what it had up to the id, or (the log lost that
     // id) a snapshot bracket first, which a reconnecting client folds from scratch.
-    const held: AnyEvent[] = again.list[0].type === 'RUN_STARTED' ? again.list : [...onA.events.filter((e) => e.id <= lastSeen).map((e) => e.event), ...again.list];
+    const held: AnyEvent[] =
+      again.list[0].type === 'RUN_STARTED' ? again.list : [...onA.events.filter((e) => e.id <= lastSeen).map((e) => e.event), ...again.list];
     expect((await verifyThreadEvents(held)).warnings).toEqual([]);
     expect(await foldMessages(held)).toEqual(await history(a, threadId, 'agui'));
     await Promise.all([onA.close(), again.close()]);

@@ -61,7 +61,10 @@ describe('a workflow suspended on A', () => {
 
   it('answered on A and on B at once: one runs, the other is refused', async () => {
     const { threadId, interruptId } = await suspendedOn(a);
-    const [onA, onB] = await Promise.all([postRun(`${a.url}/run`, answer(threadId, interruptId, true)), postRun(`${b.url}/run`, answer(threadId, interruptId, false))]);
+    const [onA, onB] = await Promise.all([
+      postRun(`${a.url}/run`, answer(threadId, interruptId, true)),
+      postRun(`${b.url}/run`, answer(threadId, interruptId, false)),
+    ]);
     expect([onA.status, onB.status].sort()).toEqual([200, 404]);
     await Promise.all([onA.text(), onB.text()]);
   });
@@ -77,34 +80,38 @@ describe('a workflow run cut by kill -9 mid-step (the thread lease at its defaul
   }, 60_000);
   afterAll(() => cut?.close());
 
-  it('its follower on the other process sees it end within 5 s (RUN_ERROR, then the thread as stored); the next run cancels it in storage', { timeout: 60_000 }, async () => {
-    const watcher = await cut.start();
-    const runner = await cut.start({ DEMO_DELAY_MS: '1500' });
-    const [threadId, resourceId] = [uid('wf-cut'), uid('cut-user')];
-    const props = { agentId: DEMO_WORKFLOW_ID, resourceId };
-    const follower = await openSse(`${watcher.url}/threads/${threadId}/events?resourceId=${resourceId}&agentId=${DEMO_WORKFLOW_ID}`);
-    await follower.waitForComment('connected');
-    const running = await postRun(`${runner.url}/run`, runInput({ threadId, messages: [userMessage('tea')], forwardedProps: props }));
-    expect(running.status).toBe(200);
-    // Cut in its second step: the first one's text was stored as it ended.
-    await follower.waitForEvent((e) => e.type === 'STEP_STARTED' && (e as BaseEvent & { stepName: string }).stepName === 'review');
-    await cut.kill(runner);
-    const killedAt = Date.now();
+  it(
+    'its follower on the other process sees it end within 5 s (RUN_ERROR, then the thread as stored); the next run cancels it in storage',
+    { timeout: 60_000 },
+    async () => {
+      const watcher = await cut.start();
+      const runner = await cut.start({ DEMO_DELAY_MS: '1500' });
+      const [threadId, resourceId] = [uid('wf-cut'), uid('cut-user')];
+      const props = { agentId: DEMO_WORKFLOW_ID, resourceId };
+      const follower = await openSse(`${watcher.url}/threads/${threadId}/events?resourceId=${resourceId}&agentId=${DEMO_WORKFLOW_ID}`);
+      await follower.waitForComment('connected');
+      const running = await postRun(`${runner.url}/run`, runInput({ threadId, messages: [userMessage('tea')], forwardedProps: props }));
+      expect(running.status).toBe(200);
+      // Cut in its second step: the first one's text was stored as it ended.
+      await follower.waitForEvent((e) => e.type === 'STEP_STARTED' && (e as BaseEvent & { stepName: string }).stepName === 'review');
+      await cut.kill(runner);
+      const killedAt = Date.now();
 
-    const end = await follower.waitForEvent((e) => e.type === 'RUN_ERROR' || e.type === 'RUN_FINISHED');
-    const tookMs = Date.now() - killedAt;
-    console.log(`failover: a workflow run's follower on the other process got RUN_ERROR ${tookMs} ms after kill -9 (default lease TTL)`);
-    expect(tookMs).toBeLessThan(FAILOVER_MS);
-    expect(end.event).toMatchObject({ type: 'RUN_ERROR' });
-    const snapshot = await follower.waitForEvent((e) => e.type === 'MESSAGES_SNAPSHOT', end.index);
-    expect((snapshot.event as BaseEvent & { messages: Array<{ content: string }> }).messages.map((m) => m.content)).toEqual(['tea', 'Draft about tea.']);
-    await follower.close();
+      const end = await follower.waitForEvent((e) => e.type === 'RUN_ERROR' || e.type === 'RUN_FINISHED');
+      const tookMs = Date.now() - killedAt;
+      console.log(`failover: a workflow run's follower on the other process got RUN_ERROR ${tookMs} ms after kill -9 (default lease TTL)`);
+      expect(tookMs).toBeLessThan(FAILOVER_MS);
+      expect(end.event).toMatchObject({ type: 'RUN_ERROR' });
+      const snapshot = await follower.waitForEvent((e) => e.type === 'MESSAGES_SNAPSHOT', end.index);
+      expect((snapshot.event as BaseEvent & { messages: Array<{ content: string }> }).messages.map((m) => m.content)).toEqual(['tea', 'Draft about tea.']);
+      await follower.close();
 
-    // The thread is free (its lease let go with the process); the next run cancels the cut one, which no one may run again unasked.
-    const next = await runStrict(`${watcher.url}/run`, runInput({ threadId, messages: [userMessage('coffee')], forwardedProps: props }));
-    expect(next.terminal).toMatchObject({ outcome: { type: 'interrupt' } });
-    const rows = await cut.db.query(`SELECT snapshot FROM "${cut.db.schema}".mastra_workflow_snapshot WHERE workflow_name = $1`, [DEMO_WORKFLOW_ID]);
-    const statuses = rows.map((r) => (typeof r.snapshot === 'string' ? JSON.parse(r.snapshot) : r.snapshot) as { status: string }).map((s) => s.status);
-    expect(statuses.sort()).toEqual(['canceled', 'suspended']);
-  });
+      // The thread is free (its lease let go with the process); the next run cancels the cut one, which no one may run again unasked.
+      const next = await runStrict(`${watcher.url}/run`, runInput({ threadId, messages: [userMessage('coffee')], forwardedProps: props }));
+      expect(next.terminal).toMatchObject({ outcome: { type: 'interrupt' } });
+      const rows = await cut.db.query(`SELECT snapshot FROM "${cut.db.schema}".mastra_workflow_snapshot WHERE workflow_name = $1`, [DEMO_WORKFLOW_ID]);
+      const statuses = rows.map((r) => (typeof r.snapshot === 'string' ? JSON.parse(r.snapshot) : r.snapshot) as { status: string }).map((s) => s.status);
+      expect(statuses.sort()).toEqual(['canceled', 'suspended']);
+    },
+  );
 });

@@ -53,7 +53,9 @@ describe('a thread followed on A, steered from B', { timeout: 60_000 }, () => {
     const cancel = await http(`${b.url}/threads/${threadId}/queue/${dropped.body.signalId}?resourceId=${RESOURCE}`, { method: 'DELETE' });
     expect(cancel.body).toEqual({ cancelled: [dropped.body.signalId] });
     await run.rest;
-    await expect.poll(async () => (await history(b, threadId)).some((m) => m.role === 'assistant' && String(m.content).includes('queued on B')), { timeout: 15_000 }).toBe(true);
+    await expect
+      .poll(async () => (await history(b, threadId)).some((m) => m.role === 'assistant' && String(m.content).includes('queued on B')), { timeout: 15_000 })
+      .toBe(true);
     const stored = await history(b, threadId);
     const at = stored.findIndex((m) => m.id === queued.body.signalId);
     const firstAnswer = stored.findIndex((m) => m.role === 'assistant');
@@ -114,7 +116,9 @@ describe('a thread followed on A, steered from B', { timeout: 60_000 }, () => {
   it('a /run on B with multitask "reject" while A runs the thread is 409 THREAD_BUSY; with "interrupt" it cuts A’s run short and answers', async () => {
     const threadId = uid('multitask');
     const first = await startRun(a, threadId, LONG_MESSAGE);
-    const refused = await http(`${b.url}/run`, { body: runInput({ threadId, messages: [userMessage('refused')], forwardedProps: { resourceId: RESOURCE, multitask: 'reject' } }) });
+    const refused = await http(`${b.url}/run`, {
+      body: runInput({ threadId, messages: [userMessage('refused')], forwardedProps: { resourceId: RESOURCE, multitask: 'reject' } }),
+    });
     expect(refused).toMatchObject({ status: 409, body: { code: 'THREAD_BUSY' } });
 
     const second = await startRun(b, threadId, 'second question', { forwardedProps: { resourceId: RESOURCE, multitask: 'interrupt' } });

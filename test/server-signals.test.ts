@@ -75,7 +75,7 @@ function alive(pid: number): boolean {
  * loaded machine that moment can be seen (the process still running, its files already closed).
  */
 async function goneSoon(pid: number): Promise<boolean> {
-  for (const deadline = Date.now() + 2000; alive(pid); ) {
+  for (const deadline = Date.now() + 2000; alive(pid);) {
     if (Date.now() > deadline) return false;
     await new Promise((resolve) => setTimeout(resolve, 20));
   }

@@ -66,7 +66,12 @@ describe('routing decisions of send-message, queue-message, signals', () => {
     const res = await post(b, t, 'send-message', { message: { contents: 'from the web', attributes: { sentFrom: 'web', n: 2 } } });
     expect(res.body.action).toBe('wake');
     const run = await bracketOf(sse, res.body.runId);
-    expect(run[1]).toMatchObject({ type: 'TEXT_MESSAGE_START', messageId: res.body.signalId, role: 'user', metadata: { attributes: { sentFrom: 'web', n: 2 } } });
+    expect(run[1]).toMatchObject({
+      type: 'TEXT_MESSAGE_START',
+      messageId: res.body.signalId,
+      role: 'user',
+      metadata: { attributes: { sentFrom: 'web', n: 2 } },
+    });
     await sse.close();
   });
 

@@ -3,7 +3,11 @@ import { describe, expect, it } from 'vitest';
 import { useStandaloneServer } from './support/standalone.js';
 
 /** A GET with a `Host` of our choosing (fetch would not let us set it). */
-function getWithHost(url: string, host: string, headers: Record<string, string> = {}): Promise<{ status: number; headers: Record<string, string | string[] | undefined> }> {
+function getWithHost(
+  url: string,
+  host: string,
+  headers: Record<string, string> = {},
+): Promise<{ status: number; headers: Record<string, string | string[] | undefined> }> {
   return new Promise((resolve, reject) => {
     const req = request(url, { headers: { host, ...headers } }, (res) => {
       res.resume();

@@ -81,16 +81,35 @@ describe('client state in (RunAgentInput.state)', () => {
     const { agent, resourceId, ask } = newAgent();
     await ask('remember kept');
     const res = await http(`${b.base}/run`, {
-      body: { threadId: agent.threadId, runId: uid('run'), messages: [{ id: uid('msg'), role: 'user', content: 'hi' }], tools: [], context: [], state: { facts: 'not a list' }, forwardedProps: { resourceId } },
+      body: {
+        threadId: agent.threadId,
+        runId: uid('run'),
+        messages: [{ id: uid('msg'), role: 'user', content: 'hi' }],
+        tools: [],
+        context: [],
+        state: { facts: 'not a list' },
+        forwardedProps: { resourceId },
+      },
     });
     expect(res.status).toBe(400);
     expect(res.body).toMatchObject({ code: 'INVALID_INPUT', details: [expect.objectContaining({ path: 'state.facts' })] });
     const notObject = await http(`${b.base}/run`, {
-      body: { threadId: agent.threadId, runId: uid('run'), messages: [{ id: uid('msg'), role: 'user', content: 'hi' }], tools: [], context: [], state: ['x'], forwardedProps: { resourceId } },
+      body: {
+        threadId: agent.threadId,
+        runId: uid('run'),
+        messages: [{ id: uid('msg'), role: 'user', content: 'hi' }],
+        tools: [],
+        context: [],
+        state: ['x'],
+        forwardedProps: { resourceId },
+      },
     });
     expect(notObject).toMatchObject({ status: 400, body: { code: 'INVALID_INPUT', details: [{ path: 'state' }] } });
     expect(await storedState(agent.threadId, resourceId)).toEqual({ state: { facts: ['kept'] } });
-    expect((await new BridgeClient({ baseUrl: b.base, resourceId }).messages(agent.threadId, { format: 'agui' })).map((m) => m.content)).toEqual(['remember kept', 'Noted: kept']);
+    expect((await new BridgeClient({ baseUrl: b.base, resourceId }).messages(agent.threadId, { format: 'agui' })).map((m) => m.content)).toEqual([
+      'remember kept',
+      'Noted: kept',
+    ]);
   });
 
   it('{} and the stored state itself change nothing', async () => {
@@ -120,15 +139,18 @@ describe('what is stored is the checked state, and only /run writes it', () => {
     ['an extra key', '{"facts":["a"],"evil":true}'],
     ['__proto__', '{"facts":["a"],"__proto__":{"polluted":true}}'],
     ['constructor', '{"facts":["a"],"constructor":{"prototype":{"polluted":true}}}'],
-  ])('RunAgentInput.state with %s: the schema drops it; the stored state and the opening STATE_SNAPSHOT are exactly the checked value', async (_, stateJson) => {
-    const resourceId = uid('state-user');
-    const threadId = uid('state');
-    const { events, stored } = await runRaw(threadId, resourceId, stateJson);
-    expect(stored).toBe('{"state":{"facts":["a"]}}');
-    const snapshot = events.find((e) => e.type === 'STATE_SNAPSHOT');
-    expect(JSON.stringify(snapshot?.snapshot)).toBe('{"facts":["a"]}');
-    expect(({} as Record<string, unknown>).polluted).toBeUndefined();
-  });
+  ])(
+    'RunAgentInput.state with %s: the schema drops it; the stored state and the opening STATE_SNAPSHOT are exactly the checked value',
+    async (_, stateJson) => {
+      const resourceId = uid('state-user');
+      const threadId = uid('state');
+      const { events, stored } = await runRaw(threadId, resourceId, stateJson);
+      expect(stored).toBe('{"state":{"facts":["a"]}}');
+      const snapshot = events.find((e) => e.type === 'STATE_SNAPSHOT');
+      expect(JSON.stringify(snapshot?.snapshot)).toBe('{"facts":["a"]}');
+      expect(({} as Record<string, unknown>).polluted).toBeUndefined();
+    },
+  );
 
   it('a state that differs from the stored one only by keys the schema drops changes nothing', async () => {
     const { agent, resourceId, ask } = newAgent();
@@ -143,7 +165,10 @@ describe('what is stored is the checked state, and only /run writes it', () => {
     const url = `${b.base}/threads/${agent.threadId}?resourceId=${resourceId}`;
     for (const workingMemory of ['{"facts":5,"evil":true}', '{"facts":["fits"]}', null]) {
       const res = await http(url, { method: 'PATCH', body: { title: 'renamed', metadata: { workingMemory, color: 'red' } } });
-      expect(res).toMatchObject({ status: 400, body: { code: 'INVALID_INPUT', details: [{ path: 'metadata.workingMemory', message: expect.stringContaining('RunAgentInput.state') }] } });
+      expect(res).toMatchObject({
+        status: 400,
+        body: { code: 'INVALID_INPUT', details: [{ path: 'metadata.workingMemory', message: expect.stringContaining('RunAgentInput.state') }] },
+      });
     }
     // Nothing stored: not the state, not the title, not the other key.
     expect(await storedState(agent.threadId, resourceId)).toEqual({ state: { facts: ['kept'] } });
@@ -258,7 +283,15 @@ describe('other working memories: resource-scoped (schema) and template-based (M
     expect(agent.state).toEqual({ workingMemory: markdown });
     expect(await stateOf('notes', resourceId, threadId)).toEqual({ state: { workingMemory: markdown } });
     const bad = await http(`${others.base}/run`, {
-      body: { threadId, runId: uid('run'), messages: [{ id: uid('msg'), role: 'user', content: 'hi' }], tools: [], context: [], state: { facts: ['x'] }, forwardedProps: { resourceId, agentId: 'notes' } },
+      body: {
+        threadId,
+        runId: uid('run'),
+        messages: [{ id: uid('msg'), role: 'user', content: 'hi' }],
+        tools: [],
+        context: [],
+        state: { facts: ['x'] },
+        forwardedProps: { resourceId, agentId: 'notes' },
+      },
     });
     expect(bad).toMatchObject({ status: 400, body: { code: 'INVALID_INPUT', details: [{ path: 'state' }] } });
   });

@@ -38,13 +38,23 @@ describe('a delegation to a sub-agent on /run', () => {
     const started = events.findIndex((e) => e.type === 'SUBAGENT_STARTED');
     const finished = events.findIndex((e) => e.type === 'SUBAGENT_FINISHED');
     const result = events.findIndex((e) => e.type === 'TOOL_CALL_RESULT');
-    expect(events[started]).toEqual({ type: 'SUBAGENT_STARTED', subagentRunId: `subagent-${call.toolCallId}`, name: 'researcher', parentToolCallId: call.toolCallId });
+    expect(events[started]).toEqual({
+      type: 'SUBAGENT_STARTED',
+      subagentRunId: `subagent-${call.toolCallId}`,
+      name: 'researcher',
+      parentToolCallId: call.toolCallId,
+    });
     expect(started).toBeGreaterThan(events.findIndex((e) => e.type === 'TOOL_CALL_END'));
     expect(finished).toBeGreaterThan(started);
     expect(result).toBe(finished + 1);
     const answer = events.slice(started + 1, finished);
     expect(answer.every((e) => e.subagentRunId === `subagent-${call.toolCallId}`)).toBe(true);
-    expect(answer.filter((e) => e.type === 'TEXT_MESSAGE_CONTENT').map((e) => e.delta).join('')).toBe('Findings on tides: three sources agree, and none disagrees.');
+    expect(
+      answer
+        .filter((e) => e.type === 'TEXT_MESSAGE_CONTENT')
+        .map((e) => e.delta)
+        .join(''),
+    ).toBe('Findings on tides: three sources agree, and none disagrees.');
 
     expect(agent.messages.map((m) => [m.role, m.content ?? null])).toEqual([
       ['user', 'research tides'],
@@ -101,8 +111,16 @@ describe('a delegation to a sub-agent on /run', () => {
     const subagent = events.find((e) => e.type === 'SUBAGENT_STARTED')!.subagentRunId as string;
     expect(first.finished?.outcome).toBe('interrupt');
     const [interrupt] = agent.pendingInterrupts;
-    expect(interrupt).toMatchObject({ reason: 'tool_approval', subagentRunId: subagent, metadata: { toolName: 'delete_file', args: { path: 'old-notes.txt' } } });
-    expect(events.find((e) => e.type === 'SUBAGENT_FINISHED')).toEqual({ type: 'SUBAGENT_FINISHED', subagentRunId: subagent, outcome: { type: 'suspended', interruptIds: [interrupt.id] } });
+    expect(interrupt).toMatchObject({
+      reason: 'tool_approval',
+      subagentRunId: subagent,
+      metadata: { toolName: 'delete_file', args: { path: 'old-notes.txt' } },
+    });
+    expect(events.find((e) => e.type === 'SUBAGENT_FINISHED')).toEqual({
+      type: 'SUBAGENT_FINISHED',
+      subagentRunId: subagent,
+      outcome: { type: 'suspended', interruptIds: [interrupt.id] },
+    });
     // The call waiting for approval is the interrupt's (history has only that while the sub-agent waits).
     expect(events.find((e) => e.type === 'TOOL_CALL_START' && e.toolCallName === 'delete_file')).toBeUndefined();
     expect(comparable(await client.messages(agent.threadId, { format: 'agui' }))).toEqual(comparable(agent.messages));
@@ -132,7 +150,11 @@ describe('a delegation to a sub-agent on /run', () => {
     const run = await ask('research Atlantis');
     const events = run.events as AnyEvent[];
     const error = events.findIndex((e) => e.type === 'SUBAGENT_ERROR');
-    expect(events[error]).toMatchObject({ type: 'SUBAGENT_ERROR', subagentRunId: events.find((e) => e.type === 'SUBAGENT_STARTED')?.subagentRunId, message: expect.stringContaining('researcher') });
+    expect(events[error]).toMatchObject({
+      type: 'SUBAGENT_ERROR',
+      subagentRunId: events.find((e) => e.type === 'SUBAGENT_STARTED')?.subagentRunId,
+      message: expect.stringContaining('researcher'),
+    });
     expect(events[error + 1]).toMatchObject({ type: 'TOOL_CALL_RESULT', content: expect.stringContaining('"error"') });
     expect(run.terminal?.type).toBe('RUN_FINISHED');
     expect(agent.messages.at(-1)?.content).toMatch(/^The tool agent-researcher failed/);
@@ -140,7 +162,11 @@ describe('a delegation to a sub-agent on /run', () => {
 
   it('capabilities name the sub-agents of an agent that has them', async () => {
     const caps = (await http(`${b.base}/agents/demo`)).body.capabilities;
-    expect(caps.multiAgent).toEqual({ supported: true, delegation: true, subagents: [{ name: 'researcher', description: 'Looks a topic up and reports its findings.' }] });
+    expect(caps.multiAgent).toEqual({
+      supported: true,
+      delegation: true,
+      subagents: [{ name: 'researcher', description: 'Looks a topic up and reports its findings.' }],
+    });
   });
 });
 
@@ -174,7 +200,6 @@ describe('a delegation on the thread stream', () => {
     }
   });
 
-
   it('a follower’s reducer builds the same messages as history, the sub-agent’s answer attributed', async () => {
     const warnings: string[] = [];
     const warn = vi.spyOn(console, 'warn').mockImplementation((...args: unknown[]) => void warnings.push(args.map(String).join(' ')));
@@ -191,7 +216,10 @@ describe('a delegation on the thread stream', () => {
       follower.disconnect();
       await following;
       expect(events.map((e) => e.type)).toEqual(expect.arrayContaining(['SUBAGENT_STARTED', 'SUBAGENT_FINISHED']));
-      expect(follower.messages.find((m) => 'subagentRunId' in m)).toMatchObject({ role: 'assistant', content: 'Findings on coral reefs: three sources agree, and none disagrees.' });
+      expect(follower.messages.find((m) => 'subagentRunId' in m)).toMatchObject({
+        role: 'assistant',
+        content: 'Findings on coral reefs: three sources agree, and none disagrees.',
+      });
       expect(comparable(await client.messages(threadId, { format: 'agui' }))).toEqual(comparable(follower.messages));
       expect(warnings).toEqual([]);
     } finally {

@@ -138,8 +138,7 @@ describe.each(['memory', 'libsql'] as const)('thread CRUD (%s storage)', (storag
     expect(all.body[0].createdAt).toBe('2030-01-01T00:00:04.000Z');
     for (const t of all.body) expect(t.resourceId).toBe(resourceId);
 
-    const page = async (query: string) =>
-      (await http(`${b.base}/threads?resourceId=${resourceId}&${query}`)).body.map((t: { title: string }) => t.title);
+    const page = async (query: string) => (await http(`${b.base}/threads?resourceId=${resourceId}&${query}`)).body.map((t: { title: string }) => t.title);
     expect(await page('limit=2')).toEqual(['t4', 't3']);
     // `offset` is a page index (see Page in thread-store.ts): offset=1 skips one page of `limit`.
     expect(await page('limit=2&offset=0')).toEqual(['t4', 't3']);
@@ -239,7 +238,9 @@ describe('resource scoping', () => {
     // Not listed for the intruder.
     expect((await http(`${b.base}/threads?resourceId=intruder`)).body).toEqual([]);
     // /run on the thread is refused before any stream opens, and writes nothing.
-    const run = await http(`${b.base}/run`, { body: runInput({ threadId: t.id, messages: [userMessage('let me in')], forwardedProps: { resourceId: 'intruder' } }) });
+    const run = await http(`${b.base}/run`, {
+      body: runInput({ threadId: t.id, messages: [userMessage('let me in')], forwardedProps: { resourceId: 'intruder' } }),
+    });
     expect(run.status).toBe(404);
     expect(run.body.code).toBe('THREAD_NOT_FOUND');
 
@@ -309,9 +310,7 @@ describe('GET /threads/:threadId/messages', () => {
 
   it('limit / offset page through the history (offset is a page index)', async () => {
     const page = async (query: string, format = 'mastra') =>
-      (await http(`${b.base}/threads/${threadId}/messages?resourceId=${resourceId}&format=${format}&${query}`)).body.map(
-        (m: { content: string }) => m.content,
-      );
+      (await http(`${b.base}/threads/${threadId}/messages?resourceId=${resourceId}&format=${format}&${query}`)).body.map((m: { content: string }) => m.content);
     expect(await page('limit=2')).toEqual(['first question', 'first answer']);
     expect(await page('limit=2&offset=1')).toEqual(['second question', 'Echo: second question']);
     expect(await page('limit=3&offset=1')).toEqual(['Echo: second question']);
@@ -461,7 +460,10 @@ describe('resolveResourceId hook', () => {
       undefined,
       new HttpAgent({ url: `${b.base}/run`, headers: alice }),
     );
-    const refused = await http(`${b.base}/run`, { body: runInput({ threadId: t.id, messages: [userMessage('hi')], forwardedProps: { resourceId: alice['x-user'] } }), headers: bob });
+    const refused = await http(`${b.base}/run`, {
+      body: runInput({ threadId: t.id, messages: [userMessage('hi')], forwardedProps: { resourceId: alice['x-user'] } }),
+      headers: bob,
+    });
     expect(refused.status).toBe(404);
     expect(refused.body.code).toBe('THREAD_NOT_FOUND');
     const history = await http(`${b.base}/threads/${t.id}/messages?resourceId=whatever`, { headers: alice });

@@ -8,14 +8,23 @@ import { startOtlpReceiver, type OtlpReceiver, type ReceivedSpan } from './suppo
 
 /** A caller's span, as a `traceparent` header names it. */
 function callerSpan() {
-  const hex = (bytes: number) => Array.from({ length: bytes }, () => Math.floor(Math.random() * 256).toString(16).padStart(2, '0')).join('');
+  const hex = (bytes: number) =>
+    Array.from({ length: bytes }, () =>
+      Math.floor(Math.random() * 256)
+        .toString(16)
+        .padStart(2, '0'),
+    ).join('');
   const traceId = hex(16);
   const spanId = hex(8);
   return { traceId, spanId, traceparent: `00-${traceId}-${spanId}-01` };
 }
 
 /** Exported quickly: a test waits 100 ms for a batch, not the SDK's default 5 s. */
-const OTEL = (receiver: OtlpReceiver, protocol = 'http/json') => ({ OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url, OTEL_EXPORTER_OTLP_PROTOCOL: protocol, OTEL_BSP_SCHEDULE_DELAY: '100' });
+const OTEL = (receiver: OtlpReceiver, protocol = 'http/json') => ({
+  OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url,
+  OTEL_EXPORTER_OTLP_PROTOCOL: protocol,
+  OTEL_BSP_SCHEDULE_DELAY: '100',
+});
 
 /** Runs `/run` on `server` to its end with the caller's `traceparent`. */
 async function tracedRun(server: ServerProcess, text: string, traceparent: string) {
@@ -45,17 +54,29 @@ describe('traces over OTLP/HTTP (JSON)', { timeout: 60_000 }, () => {
     const input = await tracedRun(server, 'what is the weather in Rome', caller.traceparent);
     const spans = inTrace(caller.traceId)(await receiver.waitFor((all) => all.some(runSpan(input.runId))));
     const serverSpan = spans.find((s) => s.name === 'POST /agui/run')!;
-    expect(serverSpan).toMatchObject({ parentSpanId: caller.spanId, service: 'mastra-agui-bridge', attributes: { 'http.route': '/agui/run', 'http.response.status_code': 200 } });
+    expect(serverSpan).toMatchObject({
+      parentSpanId: caller.spanId,
+      service: 'mastra-agui-bridge',
+      attributes: { 'http.route': '/agui/run', 'http.response.status_code': 200 },
+    });
     const run = spans.find(runSpan(input.runId))!;
     expect(run.parentSpanId).toBe(serverSpan.spanId);
-    expect(run.attributes).toMatchObject({ 'agui.thread_id': input.threadId, 'agui.run_id': input.runId, 'agui.agent_id': 'demo', 'agui.resource_id': RESOURCE, 'agui.outcome': 'success' });
+    expect(run.attributes).toMatchObject({
+      'agui.thread_id': input.threadId,
+      'agui.run_id': input.runId,
+      'agui.agent_id': 'demo',
+      'agui.resource_id': RESOURCE,
+      'agui.outcome': 'success',
+    });
   });
 
   it("Mastra's own spans (the agent, the model call, the tool) are in the run span, in the same trace", async () => {
     const caller = callerSpan();
     const input = await tracedRun(server, 'what is the weather in Oslo', caller.traceparent);
     const named = (prefix: string) => (all: ReceivedSpan[]) => inTrace(caller.traceId)(all).find((s) => s.name.startsWith(prefix));
-    const spans = await receiver.waitFor((all) => all.some(runSpan(input.runId)) && !!named('execute_tool')(all) && !!named('invoke_agent')(all) && !!named('chat')(all));
+    const spans = await receiver.waitFor(
+      (all) => all.some(runSpan(input.runId)) && !!named('execute_tool')(all) && !!named('invoke_agent')(all) && !!named('chat')(all),
+    );
     const byId = new Map(inTrace(caller.traceId)(spans).map((s) => [s.spanId, s]));
     /** Whether `span` descends from `ancestor` (through its parents). */
     const under = (span: ReceivedSpan, ancestor: ReceivedSpan) => {
@@ -91,7 +112,11 @@ describe('traces over OTLP/HTTP (JSON)', { timeout: 60_000 }, () => {
   it('a run a message woke is in the trace of the request that sent it', async () => {
     const caller = callerSpan();
     const threadId = uid('woken');
-    const res = await fetch(`${server.url}/threads/${threadId}/send-message`, { method: 'POST', headers: { 'content-type': 'application/json', traceparent: caller.traceparent }, body: JSON.stringify({ resourceId: RESOURCE, message: 'hello from a backend' }) });
+    const res = await fetch(`${server.url}/threads/${threadId}/send-message`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', traceparent: caller.traceparent },
+      body: JSON.stringify({ resourceId: RESOURCE, message: 'hello from a backend' }),
+    });
     const { runId } = (await res.json()) as { runId: string };
     const spans = inTrace(caller.traceId)(await receiver.waitFor((all) => all.some(runSpan(runId))));
     const serverSpan = spans.find((s) => s.name === 'POST /agui/threads/:threadId/send-message')!;
@@ -165,7 +190,9 @@ describe("MASTRA_SPANS: how much of Mastra's span tree a trace holds", { timeout
     const caller = callerSpan();
     await tracedRun(all, 'hello all', caller.traceparent);
     const kinds = (spans: ReceivedSpan[]) => new Set(inTrace(caller.traceId)(spans).map((s) => s.name.split(' ')[0]));
-    const spans = await receiver.waitFor((received) => ['invoke_agent', 'processor_run', 'memory_operation', 'model_step'].every((kind) => kinds(received).has(kind)));
+    const spans = await receiver.waitFor((received) =>
+      ['invoke_agent', 'processor_run', 'memory_operation', 'model_step'].every((kind) => kinds(received).has(kind)),
+    );
     expect(inTrace(caller.traceId)(spans).every((s) => s.service === 'bridge-all')).toBe(true);
   });
 
@@ -175,7 +202,9 @@ describe("MASTRA_SPANS: how much of Mastra's span tree a trace holds", { timeout
     // The run span ends with the run, after any span of Mastra's would have (its agent span ends
     // with the agent's stream): once it and the server span are in, nothing else of the trace comes.
     const mine = inTrace(caller.traceId);
-    const spans = mine(await receiver.waitFor((received) => mine(received).some(runSpan(input.runId)) && mine(received).some((s) => s.name === 'POST /agui/run')));
+    const spans = mine(
+      await receiver.waitFor((received) => mine(received).some(runSpan(input.runId)) && mine(received).some((s) => s.name === 'POST /agui/run')),
+    );
     expect(spans.map((s) => s.name).sort()).toEqual(['POST /agui/run', 'agui.run']);
   });
 });
@@ -209,7 +238,9 @@ describe('traces in scale-out', { timeout: 90_000 }, () => {
     await onB.waitForEvent((e) => e.type === 'TEXT_MESSAGE_CONTENT');
     await cluster.kill(a);
     // B answers what A acknowledged (the recovery's run), in the caller's trace.
-    const spans = await receiver.waitFor((all) => all.some((s) => s.traceId === caller.traceId && s.name === 'agui.run' && s.attributes['agui.origin'] === 'recovery'));
+    const spans = await receiver.waitFor((all) =>
+      all.some((s) => s.traceId === caller.traceId && s.name === 'agui.run' && s.attributes['agui.origin'] === 'recovery'),
+    );
     const recovered = spans.find((s) => s.traceId === caller.traceId && s.attributes['agui.origin'] === 'recovery')!;
     expect(recovered.attributes).toMatchObject({ 'agui.thread_id': threadId, 'agui.resource_id': RESOURCE });
     const mine = spans.filter((s) => s.traceId === caller.traceId && s.name === 'POST /agui/run');

@@ -22,7 +22,13 @@ const transcript = '../web/transcript.js';
 const { itemsOfView } = (await import(transcript)) as { itemsOfView: (view: View) => Item[] };
 
 const call = (id: string, name = 'get_weather') => ({ id, type: 'function', function: { name, arguments: '{"city":"Oslo"}' } });
-const view = (messages: object[], running: boolean, approvals = new Map<string, string>()): View => ({ messages, notices: [], streaming: new Set(), approvals, running });
+const view = (messages: object[], running: boolean, approvals = new Map<string, string>()): View => ({
+  messages,
+  notices: [],
+  streaming: new Set(),
+  approvals,
+  running,
+});
 const tools = (items: Item[]) => items.filter((i) => i.kind === 'tool').map((i) => [i.name, i.status]);
 
 describe('the demo page’s transcript', () => {

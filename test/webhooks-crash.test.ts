@@ -48,7 +48,10 @@ describe('webhooks through kill -9', { timeout: 60_000 }, () => {
     const [failed] = await receiver.waitFor(ofRun(runId));
     expect(failed.status).toBe(503);
     // Written back to the outbox (the attempt counted once stored): nothing is in flight when the process dies.
-    await vi.waitFor(async () => expect(await metric(server!, 'agui_bridge_webhook_attempts_total{result="retried"}')).toBeGreaterThanOrEqual(1), { timeout: 10_000, interval: 50 });
+    await vi.waitFor(async () => expect(await metric(server!, 'agui_bridge_webhook_attempts_total{result="retried"}')).toBeGreaterThanOrEqual(1), {
+      timeout: 10_000,
+      interval: 50,
+    });
     server.child.kill('SIGKILL');
     await server.exited;
     receiver.answers.length = 0;
@@ -82,7 +85,10 @@ describe('webhooks in scale-out', { timeout: 90_000 }, () => {
     const delivered = await Promise.all(runIds.map(async (runId) => (await receiver.waitFor((w) => ofRun(runId)(w) && w.status === 200))[0]));
     for (const [i, runId] of runIds.entries()) {
       const attempts = receiver.received.filter(ofRun(runId));
-      expect(attempts.map((w) => w.status), `run ${i}`).toEqual([503, 200]);
+      expect(
+        attempts.map((w) => w.status),
+        `run ${i}`,
+      ).toEqual([503, 200]);
       expect(new Set(attempts.map((w) => w.id)).size).toBe(1);
     }
     expect(new Set(delivered.map((w) => w.id)).size).toBe(runIds.length);

@@ -22,12 +22,14 @@ describe('webhooks on run endings', () => {
     await receiver?.close();
   });
 
-
   it('a finished /run: run.finished once, signed, with the run and its outcome', async () => {
     const input = runInput({ messages: [userMessage('hello there')], forwardedProps: props });
     await runStrict(`${tb.base}/run`, input);
     const [hook] = await receiver.waitFor(ofRunId(input.runId));
-    expect(hook.payload).toMatchObject({ type: 'run.finished', data: { threadId: input.threadId, runId: input.runId, resourceId: RESOURCE, agentId: 'demo', outcome: 'success' } });
+    expect(hook.payload).toMatchObject({
+      type: 'run.finished',
+      data: { threadId: input.threadId, runId: input.runId, resourceId: RESOURCE, agentId: 'demo', outcome: 'success' },
+    });
     expect(hook.id).toMatch(/^msg_/);
     expect(Date.parse(hook.payload!.timestamp)).not.toBeNaN();
   });
@@ -44,7 +46,10 @@ describe('webhooks on run endings', () => {
     const input = runInput({ messages: [userMessage('please fail')], forwardedProps: props });
     const run = await runStrict(`${tb.base}/run`, input);
     const [hook] = await receiver.waitFor(ofRunId(input.runId));
-    expect(hook.payload).toMatchObject({ type: 'run.failed', data: { runId: input.runId, error: { code: (run.terminal as { code?: string }).code, message: (run.terminal as { message?: string }).message } } });
+    expect(hook.payload).toMatchObject({
+      type: 'run.failed',
+      data: { runId: input.runId, error: { code: (run.terminal as { code?: string }).code, message: (run.terminal as { message?: string }).message } },
+    });
     expect(hook.payload!.data.outcome).toBeUndefined();
   });
 
@@ -53,7 +58,11 @@ describe('webhooks on run endings', () => {
     let stopped: Promise<Response> | undefined;
     const run = await runStrict(`${tb.base}/run`, input, (event) => {
       if (stopped || event.type !== 'TEXT_MESSAGE_CONTENT') return;
-      stopped = fetch(`${tb.base}/threads/${input.threadId}/abort`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(props) });
+      stopped = fetch(`${tb.base}/threads/${input.threadId}/abort`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify(props),
+      });
     });
     expect(await (await stopped)?.json()).toEqual({ aborted: true });
     expect(run.terminal).toMatchObject({ type: 'RUN_FINISHED', outcome: { type: 'cancelled' } });
@@ -63,7 +72,11 @@ describe('webhooks on run endings', () => {
 
   it('a run a message woke (no /run, nobody following): run.finished under that run', async () => {
     const threadId = uid('woken');
-    const sent = await fetch(`${tb.base}/threads/${threadId}/send-message`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ ...props, message: 'hello from a backend' }) });
+    const sent = await fetch(`${tb.base}/threads/${threadId}/send-message`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ ...props, message: 'hello from a backend' }),
+    });
     const decision = (await sent.json()) as { action: string; runId: string };
     expect(decision.action).toBe('wake');
     const [hook] = await receiver.waitFor(ofRunId(decision.runId));
@@ -106,7 +119,7 @@ describe('webhooks on run endings', () => {
   });
 });
 
-describe('webhooks with the storage away at a run\'s end', () => {
+describe("webhooks with the storage away at a run's end", () => {
   it('the webhook is kept in memory, stored once the storage answers again, and sent', async () => {
     const receiver = await startWebhookReceiver();
     const tb = await startTestBridge({ config: { webhooks: { urls: [receiver.url], secret: TEST_WEBHOOK_SECRET } } });
@@ -138,8 +151,12 @@ describe('webhooks with the storage away at a run\'s end', () => {
 describe('webhook configuration', () => {
   it('a bad secret or URL stops the bridge with a clear message', () => {
     expect(() => createBridge({ webhooks: { urls: ['ftp://example.com/x'], secret: TEST_WEBHOOK_SECRET } })).toThrow(BridgeConfigError);
-    expect(() => createBridge({ webhooks: { urls: ['ftp://example.com/x'], secret: TEST_WEBHOOK_SECRET } })).toThrow(/webhooks\.urls\.0: each webhook URL must be an http\(s\) URL/);
-    expect(() => createBridge({ webhooks: { urls: ['http://127.0.0.1:9/x'], secret: 'not-a-secret' } })).toThrow(/webhooks\.secret: the webhook secret must be "whsec_"/);
+    expect(() => createBridge({ webhooks: { urls: ['ftp://example.com/x'], secret: TEST_WEBHOOK_SECRET } })).toThrow(
+      /webhooks\.urls\.0: each webhook URL must be an http\(s\) URL/,
+    );
+    expect(() => createBridge({ webhooks: { urls: ['http://127.0.0.1:9/x'], secret: 'not-a-secret' } })).toThrow(
+      /webhooks\.secret: the webhook secret must be "whsec_"/,
+    );
     expect(() => createBridge({ webhooks: { urls: [], secret: TEST_WEBHOOK_SECRET } })).toThrow(/needs at least one URL/);
   });
 
@@ -147,6 +164,8 @@ describe('webhook configuration', () => {
     expect(() => readServerEnv({ WEBHOOK_URLS: 'http://127.0.0.1:9/x' })).toThrow(/WEBHOOK_SECRET: set WEBHOOK_URLS and WEBHOOK_SECRET together/);
     expect(() => readServerEnv({ WEBHOOK_URLS: 'http://127.0.0.1:9/x', WEBHOOK_SECRET: 'whsec_short' })).toThrow(/WEBHOOK_SECRET: must be "whsec_"/);
     expect(() => readServerEnv({ WEBHOOK_URLS: 'not a url', WEBHOOK_SECRET: TEST_WEBHOOK_SECRET })).toThrow(/WEBHOOK_URLS\.0: must be an http\(s\):\/\/ URL/);
-    expect(readServerEnv({ WEBHOOK_URLS: 'http://a.example/x, https://b.example/y', WEBHOOK_SECRET: TEST_WEBHOOK_SECRET })).toMatchObject({ WEBHOOK_URLS: ['http://a.example/x', 'https://b.example/y'] });
+    expect(readServerEnv({ WEBHOOK_URLS: 'http://a.example/x, https://b.example/y', WEBHOOK_SECRET: TEST_WEBHOOK_SECRET })).toMatchObject({
+      WEBHOOK_URLS: ['http://a.example/x', 'https://b.example/y'],
+    });
   });
 });

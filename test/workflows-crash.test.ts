@@ -40,8 +40,18 @@ describe('kill -9 while a workflow waits on a person', { timeout: 60_000 }, () =
     expect((await server.exited).signal).toBe('SIGKILL');
     server = await startServerProcess(env);
 
-    const run = await runStrict(`${server.url}/run`, runInput({ threadId, forwardedProps, resume: [{ interruptId: interrupt.id, status: 'resolved', payload: { approved: true, edit: 'Tea after the crash.' } }] }));
-    expect(run.events.filter((e) => e.type === EventType.STEP_STARTED).map((e) => (e as BaseEvent & { stepName: string }).stepName)).toEqual(['review', 'send']);
+    const run = await runStrict(
+      `${server.url}/run`,
+      runInput({
+        threadId,
+        forwardedProps,
+        resume: [{ interruptId: interrupt.id, status: 'resolved', payload: { approved: true, edit: 'Tea after the crash.' } }],
+      }),
+    );
+    expect(run.events.filter((e) => e.type === EventType.STEP_STARTED).map((e) => (e as BaseEvent & { stepName: string }).stepName)).toEqual([
+      'review',
+      'send',
+    ]);
     expect(run.terminal).toMatchObject({ type: 'RUN_FINISHED', result: { text: 'Sent: Tea after the crash.' } });
     const history = await http(`${server.url}/threads/${threadId}/messages?format=agui&resourceId=crash-user&agentId=${DEMO_WORKFLOW_ID}`);
     expect(history.body.map((m: { content: string }) => m.content)).toEqual(['tea', 'Draft about tea.', 'Sent: Tea after the crash.']);

@@ -70,7 +70,12 @@ describe('listed', () => {
 
   it('an id an agent and a workflow share is refused when the bridge is wired, naming both', () => {
     const storage = new InMemoryStore();
-    const mastra = new Mastra({ agents: { 'draft-and-send': createDemoAgent({ storage }) }, workflows: { [DEMO_WORKFLOW_ID]: createDemoWorkflow() }, storage, logger: false });
+    const mastra = new Mastra({
+      agents: { 'draft-and-send': createDemoAgent({ storage }) },
+      workflows: { [DEMO_WORKFLOW_ID]: createDemoWorkflow() },
+      storage,
+      logger: false,
+    });
     expect(() => createBridge({ logger: silentLogger }).app(mastra)).toThrow(/"draft-and-send" names both agent demo .*and workflow draft-and-send/);
   });
 });
@@ -150,11 +155,16 @@ describe('run', () => {
   it('parallel, branch and nested steps each open and close (nested ones by their path)', async () => {
     const run = await runStrict(`${tb.base}/run`, runInput({ messages: [userMessage('tea')], forwardedProps: props({ agentId: 'shapes' }) }));
     const started = ofType(run.events, EventType.STEP_STARTED).map((e) => e.stepName);
-    expect(started).toEqual(expect.arrayContaining(['left', 'right', 'join', 'taken', 'pick', DEMO_WORKFLOW_ID, `${DEMO_WORKFLOW_ID}.draft`, `${DEMO_WORKFLOW_ID}.review`]));
+    expect(started).toEqual(
+      expect.arrayContaining(['left', 'right', 'join', 'taken', 'pick', DEMO_WORKFLOW_ID, `${DEMO_WORKFLOW_ID}.draft`, `${DEMO_WORKFLOW_ID}.review`]),
+    );
     expect(started).not.toContain('not-taken');
     expect(ofType(run.events, EventType.STEP_FINISHED)).toHaveLength(started.length);
     const [interrupt] = (run.terminal as BaseEvent & { outcome: { interrupts: Array<Record<string, any>> } }).outcome.interrupts;
-    expect(interrupt).toMatchObject({ id: expect.stringMatching(new RegExp(`::${DEMO_WORKFLOW_ID}\\.review$`)), metadata: { stepId: `${DEMO_WORKFLOW_ID}.review`, suspendPayload: { draft: 'Draft about tea.' } } });
+    expect(interrupt).toMatchObject({
+      id: expect.stringMatching(new RegExp(`::${DEMO_WORKFLOW_ID}\\.review$`)),
+      metadata: { stepId: `${DEMO_WORKFLOW_ID}.review`, suspendPayload: { draft: 'Draft about tea.' } },
+    });
     const threadId = (run.events[0] as BaseEvent & { threadId: string }).threadId;
     const resumed = await runStrict(`${tb.base}/run`, resume(threadId, interrupt.id, { approved: true }, { agentId: 'shapes' }));
     expect(resumed.terminal).toMatchObject({ type: 'RUN_FINISHED', result: { text: 'Sent: Draft about tea.' } });
@@ -200,7 +210,10 @@ describe('bad input', () => {
 
   it('two resumes of one interrupt at once: one runs, the other is refused', async () => {
     const first = await draft('tea');
-    const [a, b] = await Promise.all([postRun(`${tb.base}/run`, resume(first.threadId, first.interrupt.id, { approved: true })), postRun(`${tb.base}/run`, resume(first.threadId, first.interrupt.id, { approved: false }))]);
+    const [a, b] = await Promise.all([
+      postRun(`${tb.base}/run`, resume(first.threadId, first.interrupt.id, { approved: true })),
+      postRun(`${tb.base}/run`, resume(first.threadId, first.interrupt.id, { approved: false })),
+    ]);
     expect([a.status, b.status].sort()).toEqual([200, 404]);
     const ran = a.status === 200 ? a : b;
     const events = [];
@@ -220,7 +233,8 @@ describe('bad input', () => {
 });
 
 describe('new input supersedes a suspended workflow', () => {
-  const waiting = async (threadId: string, interruptId: string) => (await http(`${tb.base}/run`, { body: resume(threadId, interruptId, { approved: true }) })).status;
+  const waiting = async (threadId: string, interruptId: string) =>
+    (await http(`${tb.base}/run`, { body: resume(threadId, interruptId, { approved: true }) })).status;
 
   it('a new run of the workflow on its thread cancels the one that waits, and runs at once', async () => {
     const first = await draft('tea');
@@ -233,7 +247,10 @@ describe('new input supersedes a suspended workflow', () => {
 
   it('an agent’s run, or a message sent to the thread, cancels it too', async () => {
     const byRun = await draft('tea');
-    await runStrict(`${tb.base}/run`, runInput({ threadId: byRun.threadId, messages: [userMessage('hello')], forwardedProps: { resourceId: 'wf-user', multitask: 'reject' } }));
+    await runStrict(
+      `${tb.base}/run`,
+      runInput({ threadId: byRun.threadId, messages: [userMessage('hello')], forwardedProps: { resourceId: 'wf-user', multitask: 'reject' } }),
+    );
     expect(await waiting(byRun.threadId, byRun.interrupt.id)).toBe(404);
 
     const bySignal = await draft('tea');
@@ -252,17 +269,39 @@ describe('a workflow inside an agent’s run (the demo agent’s `draft <topic>`
     const types = first.events.map((e) => e.type);
     const callEnd = types.indexOf(EventType.TOOL_CALL_END);
     expect(types.indexOf(EventType.ACTIVITY_SNAPSHOT)).toBeGreaterThan(callEnd);
-    expect(ofType(first.events, EventType.ACTIVITY_SNAPSHOT)[0]).toMatchObject({ messageId: expect.stringMatching(/^workflow-/), activityType: 'workflow', content: { workflowId: DEMO_WORKFLOW_ID, status: 'running', steps: [] } });
+    expect(ofType(first.events, EventType.ACTIVITY_SNAPSHOT)[0]).toMatchObject({
+      messageId: expect.stringMatching(/^workflow-/),
+      activityType: 'workflow',
+      content: { workflowId: DEMO_WORKFLOW_ID, status: 'running', steps: [] },
+    });
     const activity = () => agent.messages.find((m) => m.role === 'activity') as { content: unknown } | undefined;
-    expect(activity()?.content).toEqual({ workflowId: DEMO_WORKFLOW_ID, status: 'suspended', steps: [{ id: 'draft', status: 'success' }, { id: 'review', status: 'suspended' }] });
+    expect(activity()?.content).toEqual({
+      workflowId: DEMO_WORKFLOW_ID,
+      status: 'suspended',
+      steps: [
+        { id: 'draft', status: 'success' },
+        { id: 'review', status: 'suspended' },
+      ],
+    });
     const [interrupt] = agent.pendingInterrupts;
-    expect(interrupt).toMatchObject({ reason: 'tool_suspended', metadata: { toolName: 'workflow-draft-and-send', suspendPayload: { draft: 'Draft about tea.' } } });
+    expect(interrupt).toMatchObject({
+      reason: 'tool_suspended',
+      metadata: { toolName: 'workflow-draft-and-send', suspendPayload: { draft: 'Draft about tea.' } },
+    });
     expect(interrupt.responseSchema).toMatchObject({ properties: { approved: { type: 'boolean' } } });
 
-    const second = await runAgentStrict(agent, { runId: uid('run'), forwardedProps: { resourceId: 'wf-user' }, resume: [{ interruptId: interrupt.id, status: 'resolved', payload: { approved: true, edit: 'Tea, edited.' } }] });
+    const second = await runAgentStrict(agent, {
+      runId: uid('run'),
+      forwardedProps: { resourceId: 'wf-user' },
+      resume: [{ interruptId: interrupt.id, status: 'resolved', payload: { approved: true, edit: 'Tea, edited.' } }],
+    });
     const resumedTypes = second.events.map((e) => e.type);
     expect(resumedTypes.lastIndexOf(EventType.ACTIVITY_DELTA)).toBeLessThan(resumedTypes.indexOf(EventType.TOOL_CALL_RESULT));
-    expect(activity()?.content).toEqual({ workflowId: DEMO_WORKFLOW_ID, status: 'success', steps: ['draft', 'review', 'send'].map((id) => ({ id, status: 'success' })) });
+    expect(activity()?.content).toEqual({
+      workflowId: DEMO_WORKFLOW_ID,
+      status: 'success',
+      steps: ['draft', 'review', 'send'].map((id) => ({ id, status: 'success' })),
+    });
     expect(agent.messages.at(-1)).toMatchObject({ role: 'assistant', content: 'Done: Sent: Tea, edited.' });
 
     const history = await http(`${tb.base}/threads/${threadId}/messages?format=agui&resourceId=wf-user`);
@@ -275,9 +314,16 @@ describe('POST /run?agentId=', () => {
     const input = runInput({ messages: [userMessage('tea')], forwardedProps: { resourceId: 'wf-user' } });
     const run = await runStrict(`${tb.base}/run?agentId=${DEMO_WORKFLOW_ID}`, input);
     expect(run.terminal).toMatchObject({ outcome: { type: 'interrupt', interrupts: [{ reason: 'workflow_suspended' }] } });
-    const agentRun = await runStrict(`${tb.base}/run?agentId=${DEMO_WORKFLOW_ID}`, runInput({ messages: [userMessage('hello')], forwardedProps: { agentId: 'demo' } }));
+    const agentRun = await runStrict(
+      `${tb.base}/run?agentId=${DEMO_WORKFLOW_ID}`,
+      runInput({ messages: [userMessage('hello')], forwardedProps: { agentId: 'demo' } }),
+    );
     expect(agentRun.terminal).toMatchObject({ type: 'RUN_FINISHED' });
-    expect(ofType(agentRun.events, EventType.TEXT_MESSAGE_CONTENT).map((e) => e.delta).join('')).toBe('Echo: hello');
+    expect(
+      ofType(agentRun.events, EventType.TEXT_MESSAGE_CONTENT)
+        .map((e) => e.delta)
+        .join(''),
+    ).toBe('Echo: hello');
   });
 
   it('an agentId that is no id is 400 naming the query field; an unknown one 404, before any event', async () => {
@@ -331,7 +377,9 @@ describe('a workflow’s thread, followed', () => {
     await follower.waitForEvent((e) => e.type === 'RUN_FINISHED');
     const events = follower.events.map((e) => e.event);
     expect(ofType(events as BaseEvent[], EventType.STATE_SNAPSHOT)).toMatchObject([{ snapshot: { drafts: 1 } }]);
-    expect(ofType(events as BaseEvent[], EventType.MESSAGES_SNAPSHOT)[0]).toMatchObject({ messages: [{ content: 'tea' }, { content: 'Draft about tea.' }, { content: 'Sent: Draft about tea.' }] });
+    expect(ofType(events as BaseEvent[], EventType.MESSAGES_SNAPSHOT)[0]).toMatchObject({
+      messages: [{ content: 'tea' }, { content: 'Draft about tea.' }, { content: 'Sent: Draft about tea.' }],
+    });
     await follower.close();
   });
 });
@@ -355,7 +403,14 @@ describe('a workflow inside an agent’s run, followed', () => {
     const first = await runStrict(`${tb.base}/run`, runInput({ threadId, messages: [userMessage('draft tea')], forwardedProps: { resourceId: 'wf-user' } }));
     const [interrupt] = (first.terminal as BaseEvent & { outcome: { interrupts: Array<{ id: string }> } }).outcome.interrupts;
     const follower = await openSse(`${tb.base}/threads/${threadId}/events?resourceId=wf-user`);
-    await runStrict(`${tb.base}/run`, runInput({ threadId, forwardedProps: { resourceId: 'wf-user' }, resume: [{ interruptId: interrupt.id, status: 'resolved', payload: { approved: true } }] }));
+    await runStrict(
+      `${tb.base}/run`,
+      runInput({
+        threadId,
+        forwardedProps: { resourceId: 'wf-user' },
+        resume: [{ interruptId: interrupt.id, status: 'resolved', payload: { approved: true } }],
+      }),
+    );
     await follower.waitForEvent((e) => e.type === 'RUN_FINISHED');
     const snapshot = follower.events.map((e) => e.event).find((e) => e.type === 'ACTIVITY_SNAPSHOT') as { content?: { steps: Array<{ id: string }> } };
     expect(snapshot.content?.steps.map((s) => s.id)).toEqual(['draft', 'review']);
@@ -369,7 +424,12 @@ describe('a workflow inside an agent’s run, followed', () => {
 describe('the client library', () => {
   it('BridgeClient lists each kind; BridgeAgent runs a workflow to its interrupt and resumes it', async () => {
     const client = new BridgeClient({ baseUrl: tb.base, resourceId: 'wf-user' });
-    expect((await client.agents()).map((a) => [a.id, a.kind])).toEqual(expect.arrayContaining([['demo', 'agent'], [DEMO_WORKFLOW_ID, 'workflow']]));
+    expect((await client.agents()).map((a) => [a.id, a.kind])).toEqual(
+      expect.arrayContaining([
+        ['demo', 'agent'],
+        [DEMO_WORKFLOW_ID, 'workflow'],
+      ]),
+    );
     const agent = new BridgeAgent({ baseUrl: tb.base, resourceId: 'wf-user', agentId: DEMO_WORKFLOW_ID, threadId: uid('thread') });
     agent.addMessage(userMessage('tea'));
     await agent.runAgent({ runId: uid('run') });
@@ -402,7 +462,8 @@ describe('abort and the client leaving', () => {
     const input = runInput({ threadId, messages: [userMessage('tea')], forwardedProps: props() });
     let aborted: Promise<unknown> | undefined;
     const run = await runStrict(`${slow.base}/run`, input, (e) => {
-      if (e.type === EventType.STEP_STARTED) aborted ??= http(`${slow.base}/threads/${threadId}/abort`, { body: { agentId: DEMO_WORKFLOW_ID, resourceId: 'wf-user' } });
+      if (e.type === EventType.STEP_STARTED)
+        aborted ??= http(`${slow.base}/threads/${threadId}/abort`, { body: { agentId: DEMO_WORKFLOW_ID, resourceId: 'wf-user' } });
     });
     expect((await aborted) as { body: unknown }).toMatchObject({ status: 200, body: { aborted: true } });
     expect(run.types).toEqual(['RUN_STARTED', 'STATE_SNAPSHOT', 'STEP_STARTED', 'STEP_FINISHED', 'RUN_FINISHED']);
@@ -413,8 +474,12 @@ describe('abort and the client leaving', () => {
     const threadId = uid('thread');
     const run = await runStrict(`${slow.base}/run`, runInput({ threadId, messages: [userMessage('tea')], forwardedProps: props() }));
     const [interrupt] = (run.terminal as BaseEvent & { outcome: { interrupts: Array<{ id: string }> } }).outcome.interrupts;
-    expect((await http(`${slow.base}/threads/${threadId}/abort`, { body: { agentId: DEMO_WORKFLOW_ID, resourceId: 'wf-user' } })).body).toEqual({ aborted: true });
-    expect((await http(`${slow.base}/threads/${threadId}/abort`, { body: { agentId: DEMO_WORKFLOW_ID, resourceId: 'wf-user' } })).body).toEqual({ aborted: false });
+    expect((await http(`${slow.base}/threads/${threadId}/abort`, { body: { agentId: DEMO_WORKFLOW_ID, resourceId: 'wf-user' } })).body).toEqual({
+      aborted: true,
+    });
+    expect((await http(`${slow.base}/threads/${threadId}/abort`, { body: { agentId: DEMO_WORKFLOW_ID, resourceId: 'wf-user' } })).body).toEqual({
+      aborted: false,
+    });
     expect((await http(`${slow.base}/run`, { body: resume(threadId, interrupt.id, { approved: true }) })).status).toBe(404);
   });
 
@@ -422,7 +487,9 @@ describe('abort and the client leaving', () => {
     const threadId = uid('thread');
     const resourceId = uid('leaver');
     const leave = new AbortController();
-    const res = await postRun(`${slow.base}/run`, runInput({ threadId, messages: [userMessage('tea')], forwardedProps: props({ resourceId }) }), { signal: leave.signal });
+    const res = await postRun(`${slow.base}/run`, runInput({ threadId, messages: [userMessage('tea')], forwardedProps: props({ resourceId }) }), {
+      signal: leave.signal,
+    });
     await readUntil(sseEvents(res.body!), 'STEP_STARTED');
     leave.abort();
     // Enqueued behind the cut run: it runs once that run has let go of the thread.
@@ -449,7 +516,9 @@ describe('abort and the client leaving', () => {
     const first = await postRun(`${slow.base}/run`, runInput({ threadId, messages: [userMessage('tea')], forwardedProps: props() }));
     const reader = sseEvents(first.body!);
     await readUntil(reader, 'STEP_STARTED');
-    const second = await http(`${slow.base}/run`, { body: runInput({ threadId, messages: [userMessage('coffee')], forwardedProps: props({ multitask: 'reject' }) }) });
+    const second = await http(`${slow.base}/run`, {
+      body: runInput({ threadId, messages: [userMessage('coffee')], forwardedProps: props({ multitask: 'reject' }) }),
+    });
     expect(second).toMatchObject({ status: 409, body: { code: 'THREAD_BUSY' } });
     expect((await readRest(reader)).at(-1)).toMatchObject({ type: 'RUN_FINISHED', outcome: { type: 'interrupt' } });
   });

@@ -115,7 +115,10 @@ const transcript = new Transcript(ui.transcript, () => ({
   pending: app.pending,
   streaming: app.streaming,
   running: app.running,
-  approvals: new Map([...[...app.approvals].map(([id, a]) => [id, a.state]), ...[...app.resumes.values()].filter((r) => r.toolCallId).map((r) => [r.toolCallId, 'waiting'])]),
+  approvals: new Map([
+    ...[...app.approvals].map(([id, a]) => [id, a.state]),
+    ...[...app.resumes.values()].filter((r) => r.toolCallId).map((r) => [r.toolCallId, 'waiting']),
+  ]),
 }));
 
 function setResource(resourceId) {
@@ -159,7 +162,9 @@ function target(agent) {
   const workflow = isWorkflow();
   for (const node of document.querySelectorAll('[data-kind]')) node.hidden = node.dataset.kind !== (workflow ? 'workflow' : 'agent');
   ui.message.placeholder = workflow ? 'A topic for the workflow… (Enter runs it)' : 'Message the agent… (Enter sends, Shift+Enter for a new line)';
-  ui.stateHelp.textContent = workflow ? "The workflow run's state, as AG-UI state: it changes step by step." : "The agent's working memory, as AG-UI state. Try remember tea, no sugar.";
+  ui.stateHelp.textContent = workflow
+    ? "The workflow run's state, as AG-UI state: it changes step by step."
+    : "The agent's working memory, as AG-UI state. Try remember tea, no sugar.";
 }
 
 ui.picker.addEventListener('change', async () => {
@@ -274,8 +279,16 @@ function describeDecision(answer, what = 'message') {
   const action = answer.action ?? answer.decision?.action;
   const sentences = {
     message: { wake: 'Sent: the agent is answering it.', deliver: 'Sent into the answer in progress.', persist: 'Saved: the agent reads it on its next turn.' },
-    queued: { wake: 'Sent: nothing was running, so the agent is answering it now.', deliver: 'Queued: the agent answers it after the current answer.', persist: 'Queued: the agent reads it on its next turn.' },
-    state: { wake: 'State sent: the agent is looking at it.', deliver: 'State sent into the answer in progress.', persist: 'State saved for the agent’s next turn.' },
+    queued: {
+      wake: 'Sent: nothing was running, so the agent is answering it now.',
+      deliver: 'Queued: the agent answers it after the current answer.',
+      persist: 'Queued: the agent reads it on its next turn.',
+    },
+    state: {
+      wake: 'State sent: the agent is looking at it.',
+      deliver: 'State sent into the answer in progress.',
+      persist: 'State saved for the agent’s next turn.',
+    },
     notification: {
       deliver: 'Notification delivered to the agent.',
       wake: 'Notification delivered: the agent is looking at it.',
@@ -559,7 +572,13 @@ function addNotice(tone, text) {
  * `RUN_STARTED`, so a reload in the middle of a run resumes from here and gets that run whole.
  */
 function checkpoint(agent) {
-  store.set(savedKey(agent.threadId), { lastEventId: agent.lastEventId, messages: agent.messages, state: agent.state, notices: app.notices, resumes: [...app.resumes.values()] });
+  store.set(savedKey(agent.threadId), {
+    lastEventId: agent.lastEventId,
+    messages: agent.messages,
+    state: agent.state,
+    notices: app.notices,
+    resumes: [...app.resumes.values()],
+  });
 }
 
 // ── approvals ────────────────────────────────────────────────────────────
@@ -576,7 +595,8 @@ function setApproval(toolCallId, fields) {
 function addApprovals(interrupts) {
   for (const i of interrupts) {
     // A suspended step (a workflow's, or one inside a workflow the agent runs as a tool) is answered with a form.
-    if (SUSPENDED.has(i.reason)) app.resumes.set(i.id, { id: i.id, toolCallId: i.toolCallId, message: i.message, responseSchema: i.responseSchema, metadata: i.metadata });
+    if (SUSPENDED.has(i.reason))
+      app.resumes.set(i.id, { id: i.id, toolCallId: i.toolCallId, message: i.message, responseSchema: i.responseSchema, metadata: i.metadata });
     else if (i.toolCallId) setApproval(i.toolCallId, { message: i.message, toolName: i.metadata?.toolName, args: i.metadata?.args });
   }
   renderApprovals();
@@ -623,7 +643,10 @@ function approvalCard(a) {
   const card = el('div', 'approval');
   card.dataset.toolCallId = a.toolCallId;
   const text = el('div', 'approval-text');
-  text.append(el('strong', '', a.message ?? `Approve the call to ${a.toolName ?? 'this tool'}?`), el('code', '', `${a.toolName ?? 'tool'}(${a.args === undefined ? '' : JSON.stringify(a.args)})`));
+  text.append(
+    el('strong', '', a.message ?? `Approve the call to ${a.toolName ?? 'this tool'}?`),
+    el('code', '', `${a.toolName ?? 'tool'}(${a.args === undefined ? '' : JSON.stringify(a.args)})`),
+  );
   const actions = el('div', 'approval-actions');
   actions.append(
     button('Approve', 'primary', () => answerApproval(a.toolCallId, true, card)),
@@ -740,11 +763,30 @@ async function answerResume(resume, payload, card) {
  * end, not dropped: a client that leaves cancels its run.
  */
 async function startRun({ messages, resume }) {
-  const input = { threadId: app.threadId, runId: crypto.randomUUID(), messages, tools: [], context: [], state: {}, forwardedProps: { agentId: app.target.id, resourceId: app.resourceId }, ...(resume && { resume }) };
-  const response = await fetch(`${baseUrl}/run`, { method: 'POST', headers: { 'Content-Type': 'application/json', Accept: 'text/event-stream', ...authHeaders() }, body: JSON.stringify(input) });
+  const input = {
+    threadId: app.threadId,
+    runId: crypto.randomUUID(),
+    messages,
+    tools: [],
+    context: [],
+    state: {},
+    forwardedProps: { agentId: app.target.id, resourceId: app.resourceId },
+    ...(resume && { resume }),
+  };
+  const response = await fetch(`${baseUrl}/run`, {
+    method: 'POST',
+    headers: { 'Content-Type': 'application/json', Accept: 'text/event-stream', ...authHeaders() },
+    body: JSON.stringify(input),
+  });
   if (!response.ok) {
     const body = await response.json().catch(() => ({}));
-    throw new BridgeRequestError({ status: response.status, code: body.code ?? `HTTP_${response.status}`, message: body.error ?? response.statusText, details: body.details, request: 'POST /run' });
+    throw new BridgeRequestError({
+      status: response.status,
+      code: body.code ?? `HTTP_${response.status}`,
+      message: body.error ?? response.statusText,
+      details: body.details,
+      request: 'POST /run',
+    });
   }
   void response.text().catch(() => {
     // The page left, or the connection dropped: the thread's stream says how the run ended.
@@ -800,10 +842,14 @@ for (const chip of document.querySelectorAll('[data-try]')) {
 }
 
 ui.stop.addEventListener('click', () =>
-  attempt('Could not stop', async () => {
-    const { aborted } = await app.client.abort(app.threadId);
-    sayInChat(aborted ? 'Run stopped.' : 'Nothing was running.');
-  }, ui.composerStatus),
+  attempt(
+    'Could not stop',
+    async () => {
+      const { aborted } = await app.client.abort(app.threadId);
+      sayInChat(aborted ? 'Run stopped.' : 'Nothing was running.');
+    },
+    ui.composerStatus,
+  ),
 );
 
 ui.notifyForm.addEventListener('submit', async (event) => {

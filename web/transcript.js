@@ -65,7 +65,9 @@ function itemsOf(m, results, approvals, running) {
         result: results.get(call.id),
         // A call with no result and no approval waiting is running only while a run is: else its run
         // was stopped or failed (live, or read back from the history in a new tab).
-        status: results.has(call.id) ? answeredStatus(resultStatus(results.get(call.id)), approvals.get(call.id)) : (approvals.get(call.id) ?? (running ? 'calling' : 'stopped')),
+        status: results.has(call.id)
+          ? answeredStatus(resultStatus(results.get(call.id)), approvals.get(call.id))
+          : (approvals.get(call.id) ?? (running ? 'calling' : 'stopped')),
       }));
       return [...(text ? [{ id: m.id, kind: 'assistant', text }] : []), ...calls];
     }
@@ -99,7 +101,9 @@ export function itemsOfView({ messages, notices, streaming, approvals, running, 
   const answered = new Map([...approvals, ...toolMessages.filter((m) => m.metadata?.approval).map((m) => [m.toolCallId, m.metadata.approval])]);
   // The bridge names a delegation's sub-agent run after its call (`subagent-<toolCallId>`), made by a tool `agent-<name>`.
   const subagents = new Map(
-    messages.flatMap((m) => (m.toolCalls ?? []).filter((c) => isDelegation(c.function.name)).map((c) => [`subagent-${c.id}`, c.function.name.slice(DELEGATION.length)])),
+    messages.flatMap((m) =>
+      (m.toolCalls ?? []).filter((c) => isDelegation(c.function.name)).map((c) => [`subagent-${c.id}`, c.function.name.slice(DELEGATION.length)]),
+    ),
   );
   const noticesAfter = new Map();
   // A notice is a line (`text`), or a workflow run's step timeline (`steps`).
@@ -215,10 +219,19 @@ function render(item, node) {
     case 'user':
     case 'assistant': {
       // Built once, then only the text changes: a screen reader hears additions, not the whole bubble again.
-      if (!node.querySelector('.bubble')) node.replaceChildren(el('span', 'who', item.kind === 'user' ? `You${item.pending ? ` · ${item.pending}` : ''}` : (item.subagent ?? 'Agent')), el('div', 'bubble'));
+      if (!node.querySelector('.bubble'))
+        node.replaceChildren(
+          el('span', 'who', item.kind === 'user' ? `You${item.pending ? ` · ${item.pending}` : ''}` : (item.subagent ?? 'Agent')),
+          el('div', 'bubble'),
+        );
       const bubble = node.querySelector('.bubble');
       if (bubble.textContent !== item.text) bubble.textContent = item.text;
-      const attributes = item.attributes && Object.keys(item.attributes).length > 0 ? Object.entries(item.attributes).map(([k, v]) => `${k}=${v}`).join(' · ') : '';
+      const attributes =
+        item.attributes && Object.keys(item.attributes).length > 0
+          ? Object.entries(item.attributes)
+              .map(([k, v]) => `${k}=${v}`)
+              .join(' · ')
+          : '';
       let meta = node.querySelector('.meta');
       if (attributes && !meta) node.append((meta = el('div', 'meta')));
       if (meta) meta.textContent = attributes;
@@ -267,7 +280,10 @@ function fromSources(text) {
 }
 
 function statusLabel(status) {
-  return { calling: 'running', done: 'done', failed: 'failed', waiting: 'needs approval', approved: 'approved', declined: 'declined', stopped: 'stopped' }[status] ?? status;
+  return (
+    { calling: 'running', done: 'done', failed: 'failed', waiting: 'needs approval', approved: 'approved', declined: 'declined', stopped: 'stopped' }[status] ??
+    status
+  );
 }
 
 function renderTool(item) {
@@ -284,7 +300,17 @@ function renderTool(item) {
 }
 
 /** A step's status, as a reader hears it. */
-const STEP_LABELS = { running: 'running', done: 'done', success: 'done', waiting: 'waiting for you', suspended: 'waiting for you', answered: 'answered', failed: 'failed', cancelled: 'cancelled', canceled: 'cancelled' };
+const STEP_LABELS = {
+  running: 'running',
+  done: 'done',
+  success: 'done',
+  waiting: 'waiting for you',
+  suspended: 'waiting for you',
+  answered: 'answered',
+  failed: 'failed',
+  cancelled: 'cancelled',
+  canceled: 'cancelled',
+};
 
 /** A workflow's steps in order, each with its status: a compact timeline. */
 function renderSteps(steps, label) {
@@ -304,7 +330,11 @@ function renderActivity(item) {
   const head = el('div', 'card-head');
   const content = item.content ?? {};
   if (item.activityType === 'background-task') {
-    head.append(el('span', 'icon', '↻'), el('span', 'title', `Background task · ${content.toolName ?? 'task'}`), el('span', `chip task-${content.status}`, content.status ?? 'started'));
+    head.append(
+      el('span', 'icon', '↻'),
+      el('span', 'title', `Background task · ${content.toolName ?? 'task'}`),
+      el('span', `chip task-${content.status}`, content.status ?? 'started'),
+    );
     card.append(head);
     if (content.result !== undefined) card.append(el('div', 'label', 'Result'), el('pre', 'result', pretty(content.result)));
     if (content.error !== undefined) card.append(el('div', 'label', 'Error'), el('pre', 'result', pretty(content.error)));
@@ -312,8 +342,18 @@ function renderActivity(item) {
   }
   if (item.activityType === 'workflow') {
     // A workflow the agent runs as a tool (`draft tea`): its steps as the run goes.
-    head.append(el('span', 'icon', '⇉'), el('span', 'title', `Workflow · ${content.workflowId ?? ''}`), el('span', `chip workflow-${content.status}`, STEP_LABELS[content.status] ?? content.status ?? 'running'));
-    card.append(head, renderSteps((content.steps ?? []).map((s) => ({ name: s.id, status: s.status })), `Steps of ${content.workflowId ?? 'the workflow'}`));
+    head.append(
+      el('span', 'icon', '⇉'),
+      el('span', 'title', `Workflow · ${content.workflowId ?? ''}`),
+      el('span', `chip workflow-${content.status}`, STEP_LABELS[content.status] ?? content.status ?? 'running'),
+    );
+    card.append(
+      head,
+      renderSteps(
+        (content.steps ?? []).map((s) => ({ name: s.id, status: s.status })),
+        `Steps of ${content.workflowId ?? 'the workflow'}`,
+      ),
+    );
     return card;
   }
   if (String(item.activityType).startsWith('signal.')) {

@@ -70,7 +70,12 @@ function summarise(rounds: MeasuredRound[]): AsStartedTarget {
 
 export async function runAsStartedPhase(plan: AsStartedPlan, profile = false): Promise<AsStartedResult> {
   log('as started: the standalone server with its defaults, and Mastra’s route, each on a LibSQL file…');
-  const profileDirs = profile ? { 'asstarted-bridge': resolve(REPO_ROOT, 'bench/results/profiles/asstarted-bridge'), 'asstarted-mastra': resolve(REPO_ROOT, 'bench/results/profiles/asstarted-mastra') } : undefined;
+  const profileDirs = profile
+    ? {
+        'asstarted-bridge': resolve(REPO_ROOT, 'bench/results/profiles/asstarted-bridge'),
+        'asstarted-mastra': resolve(REPO_ROOT, 'bench/results/profiles/asstarted-mastra'),
+      }
+    : undefined;
   const flags = (dir: keyof NonNullable<typeof profileDirs>) => (profileDirs ? ['--cpu-prof', `--cpu-prof-dir=${profileDirs[dir]}`] : []);
   const named = (name: Name) => (server: BenchServer) => ({ ...server, name });
   const servers: Array<BenchServer & { name: Name }> = await Promise.all([
@@ -83,7 +88,9 @@ export async function runAsStartedPhase(plan: AsStartedPlan, profile = false): P
   const round = async (server: BenchServer & { name: Name }, level: Omit<RoundSpec, 'target' | 'origin'>): Promise<MeasuredRound> => {
     // The load's target names the input format: a baseline bridge takes the bridge's.
     const target = server.name === 'mastra' ? 'mastra' : 'bridge';
-    const result = await withCpu(server.process.pid, () => load.request<RoundResult>({ cmd: 'round', target, origin: server.origin, resourcePerStream: true, ...level }, 'round'));
+    const result = await withCpu(server.process.pid, () =>
+      load.request<RoundResult>({ cmd: 'round', target, origin: server.origin, resourcePerStream: true, ...level }, 'round'),
+    );
     return { ...result, streams: level.streams };
   };
   const levels: AsStartedLevel[] = [];
@@ -95,7 +102,9 @@ export async function runAsStartedPhase(plan: AsStartedPlan, profile = false): P
       const measured: Record<Name, MeasuredRound[]> = { bridge: [], mastra: [], baseline: [] };
       for (let rep = 0; rep < plan.reps; rep++) {
         for (const server of rep % 2 === 0 ? servers : [...servers].reverse()) measured[server.name].push(await round(server, level));
-        log(`as started: c=${level.concurrency} ${level.words} words rep ${rep + 1}/${plan.reps}: ${servers.map((s) => `${s.name} ${measured[s.name][rep].eventsPerSec.toFixed(0)} events/s, ${(measured[s.name][rep].cpuMs / level.streams).toFixed(1)} ms CPU per run`).join('; ')}`);
+        log(
+          `as started: c=${level.concurrency} ${level.words} words rep ${rep + 1}/${plan.reps}: ${servers.map((s) => `${s.name} ${measured[s.name][rep].eventsPerSec.toFixed(0)} events/s, ${(measured[s.name][rep].cpuMs / level.streams).toFixed(1)} ms CPU per run`).join('; ')}`,
+        );
       }
       const [bridge, mastra] = [summarise(measured.bridge), summarise(measured.mastra)];
       const pairRatios = bridge.samples.map((value, i) => value / mastra.samples[i]);

@@ -68,7 +68,10 @@ export async function runDurabilityPhase(plan: DurabilityPlan): Promise<Durabili
 
   const sendRound = async (server: BenchServer, tally: Tally) => {
     const threadId = `durability-${randomUUID()}`;
-    const subscribed = await fanout.request<Failure>({ cmd: 'subscribe', origin: server.origin, path: `/agui/threads/${threadId}/events?resourceId=${BENCH_RESOURCE}`, count: 1 }, 'subscribed');
+    const subscribed = await fanout.request<Failure>(
+      { cmd: 'subscribe', origin: server.origin, path: `/agui/threads/${threadId}/events?resourceId=${BENCH_RESOURCE}`, count: 1 },
+      'subscribed',
+    );
     if (subscribed.error) throw new Error(subscribed.error);
     const spec = { cmd: 'latency', origin: server.origin, prefix: '/agui', threadId, resourceId: BENCH_RESOURCE, messages: plan.messages };
     const reply = await fanout.request<{ postMs: number[] } & Failure>(spec, 'latency', 300_000);
@@ -94,7 +97,9 @@ export async function runDurabilityPhase(plan: DurabilityPlan): Promise<Durabili
         await sendRound(server, tally);
         for (const { concurrency, streams } of plan.runs) await runRound(server, tally, concurrency, streams);
       }
-      log(`durability: rep ${rep + 1}/${plan.reps}: ${servers.map((s) => `${s.name} send-message p50 ${percentile(tallies.get(s.name)!.postMs, 50).toFixed(2)} ms`).join(', ')}`);
+      log(
+        `durability: rep ${rep + 1}/${plan.reps}: ${servers.map((s) => `${s.name} send-message p50 ${percentile(tallies.get(s.name)!.postMs, 50).toFixed(2)} ms`).join(', ')}`,
+      );
     }
   } finally {
     await Promise.all([fanout.stop(), load.stop(), ...servers.map((s) => s.process.stop())]);

@@ -53,7 +53,13 @@ export async function runFanoutPhase(plan: FanoutPlan): Promise<FanoutResult> {
   const client = new BenchProcess('bench/fanout.ts');
   await client.ready();
   const subscribe = async (threadId: string, count: number) =>
-    check(await client.request<{ count: number; ms: number } & Failure>({ cmd: 'subscribe', origin: server.origin, path: eventsPath(threadId), count }, 'subscribed', 120_000));
+    check(
+      await client.request<{ count: number; ms: number } & Failure>(
+        { cmd: 'subscribe', origin: server.origin, path: eventsPath(threadId), count },
+        'subscribed',
+        120_000,
+      ),
+    );
   const close = () => client.request({ cmd: 'close' }, 'closed');
   const mem = () => server.process.request<Mem>({ cmd: 'mem' }, 'mem');
   try {
@@ -78,7 +84,14 @@ export async function runFanoutPhase(plan: FanoutPlan): Promise<FanoutResult> {
       const spec = { cmd: 'latency', origin: server.origin, prefix: PREFIX, threadId, resourceId: BENCH_RESOURCE, messages: plan.messages };
       const { samples, postMs } = check(await client.request<LatencyReply & Failure>(spec, 'latency', 300_000));
       await close();
-      latency.push({ subscribers: count, samples: samples.length, p50: percentile(samples, 50), p99: percentile(samples, 99), max: Math.max(...samples), postP50: percentile(postMs, 50) });
+      latency.push({
+        subscribers: count,
+        samples: samples.length,
+        p50: percentile(samples, 50),
+        p99: percentile(samples, 99),
+        max: Math.max(...samples),
+        postP50: percentile(postMs, 50),
+      });
       log(`fan-out: ${count} subscribers: p50 ${latency.at(-1)?.p50.toFixed(2)} ms, p99 ${latency.at(-1)?.p99.toFixed(2)} ms`);
     }
     return { plan, memory, latency };

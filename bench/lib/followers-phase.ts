@@ -77,10 +77,20 @@ function summarise(rounds: Round[], messages: number): FollowersCell {
 }
 
 /** The servers of one checkout: one on its LibSQL file, two on a schema and prefix of their own. */
-async function startSetup(label: string, space: Awaited<ReturnType<typeof isolate>>, baselineDir?: string, profileDirs?: Record<string, string>): Promise<Record<FollowersSetup, BenchServer[]>> {
+async function startSetup(
+  label: string,
+  space: Awaited<ReturnType<typeof isolate>>,
+  baselineDir?: string,
+  profileDirs?: Record<string, string>,
+): Promise<Record<FollowersSetup, BenchServer[]>> {
   const flags = (key: string) => (profileDirs ? ['--cpu-prof', `--cpu-prof-dir=${profileDirs[`followers ${key}`]}`] : []);
   const file = baselineDir ? resolve(baselineDir, SERVER_FILE) : SERVER_FILE;
-  const env: Record<string, string> = { DATABASE_URL: space.databaseUrl, REDIS_URL, REDIS_PREFIX: space.prefix, ...(baselineDir && { BRIDGE_DIR: resolve(baselineDir) }) };
+  const env: Record<string, string> = {
+    DATABASE_URL: space.databaseUrl,
+    REDIS_URL,
+    REDIS_PREFIX: space.prefix,
+    ...(baselineDir && { BRIDGE_DIR: resolve(baselineDir) }),
+  };
   const one = await startStandalone(`${label} one`, { baselineDir, flags: flags('one') });
   // One at a time: the first shared server creates the schema's tables, the second finds them.
   const a = await startServer(`${label} A`, file, { cwd: baselineDir, env, flags: flags('A') });
@@ -91,7 +101,9 @@ async function startSetup(label: string, space: Awaited<ReturnType<typeof isolat
 /** With `profile`, this checkout's three servers run with `--cpu-prof` (bench/results/profiles/followers-<server>/). */
 export async function runFollowersPhase(plan: FollowersPlan, profile = false): Promise<FollowersResult> {
   await requireScaleServices();
-  const profileDirs = profile ? Object.fromEntries(['one', 'A', 'B'].map((k) => [`followers ${k}`, resolve(REPO_ROOT, 'bench/results/profiles', `followers-${k}`)])) : undefined;
+  const profileDirs = profile
+    ? Object.fromEntries(['one', 'A', 'B'].map((k) => [`followers ${k}`, resolve(REPO_ROOT, 'bench/results/profiles', `followers-${k}`)]))
+    : undefined;
   const spaces = [await isolate(), ...(plan.baselineDir ? [await isolate()] : [])];
   const servers: BenchServer[] = [];
   const client = new BenchProcess('bench/fanout.ts');
@@ -107,7 +119,11 @@ export async function runFollowersPhase(plan: FollowersPlan, profile = false): P
       const path = `${PREFIX}/threads/${threadId}/events?resourceId=${BENCH_RESOURCE}`;
       try {
         for (const server of on) {
-          const reply = await client.request<{ error?: string }>({ cmd: 'subscribe', origin: server.origin, path, count: Math.round(plan.followers / on.length), label: server.name }, 'subscribed', 300_000);
+          const reply = await client.request<{ error?: string }>(
+            { cmd: 'subscribe', origin: server.origin, path, count: Math.round(plan.followers / on.length), label: server.name },
+            'subscribed',
+            300_000,
+          );
           if (reply.error) throw new Error(reply.error);
         }
         const spec = { cmd: 'latency', origin: on[0].origin, prefix: PREFIX, threadId, resourceId: BENCH_RESOURCE, messages };
@@ -131,7 +147,9 @@ export async function runFollowersPhase(plan: FollowersPlan, profile = false): P
       for (const [key, where, on] of rep % 2 === 1 ? order.reverse() : order) {
         const result = await round(on, plan.messages);
         rounds[key][where].push(result);
-        log(`followers: rep ${rep + 1}/${plan.reps} ${key} ${where}: echo p50 ${percentile(result.samples, 50).toFixed(0)} / p99 ${percentile(result.samples, 99).toFixed(0)} ms, RUN_FINISHED p99 ${percentile(result.finished, 99).toFixed(0)} ms, server CPU ${(result.serverCpuMs / plan.messages).toFixed(0)} ms/message`);
+        log(
+          `followers: rep ${rep + 1}/${plan.reps} ${key} ${where}: echo p50 ${percentile(result.samples, 50).toFixed(0)} / p99 ${percentile(result.samples, 99).toFixed(0)} ms, RUN_FINISHED p99 ${percentile(result.finished, 99).toFixed(0)} ms, server CPU ${(result.serverCpuMs / plan.messages).toFixed(0)} ms/message`,
+        );
       }
     }
     const cells = (key: string) => ({ one: summarise(rounds[key].one, plan.messages), two: summarise(rounds[key].two, plan.messages) });

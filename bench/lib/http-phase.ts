@@ -149,7 +149,9 @@ function rounds(plan: HttpPlan, { floor }: Level, load: BenchProcess) {
   const words = plan.words;
   return {
     round: (server: Server, concurrency: number, streams: number) =>
-      withCpu(server.process.pid, () => load.request<RoundResult>({ cmd: 'round', target: server.kind, origin: server.origin, concurrency, streams, words }, 'round')),
+      withCpu(server.process.pid, () =>
+        load.request<RoundResult>({ cmd: 'round', target: server.kind, origin: server.origin, concurrency, streams, words }, 'round'),
+      ),
     floorRound: (concurrency: number, streams: number) =>
       withCpu(floor.pid, () => floor.request<FloorRound>({ cmd: 'round', concurrency, streams, words }, 'round')),
   };
@@ -175,14 +177,22 @@ async function measureLevel(plan: HttpPlan, level: Level, load: BenchProcess, co
     const order = rep % 2 === 0 ? servers : [...servers].reverse();
     for (const server of order) measured[server.name].push(await round(server, concurrency, streams));
     floorRounds.push(await floorRound(concurrency, streams));
-    log(`http: c=${concurrency} rep ${rep + 1}/${plan.reps}: ${servers.map((s) => `${s.name} ${Math.round(measured[s.name][rep].eventsPerSec)}`).join(', ')}, floor ${Math.round(floorRounds[rep].eventsPerSec)} events/s`);
+    log(
+      `http: c=${concurrency} rep ${rep + 1}/${plan.reps}: ${servers.map((s) => `${s.name} ${Math.round(measured[s.name][rep].eventsPerSec)}`).join(', ')}, floor ${Math.round(floorRounds[rep].eventsPerSec)} events/s`,
+    );
   }
-  const targets = Object.fromEntries(servers.map((s) => [s.name, { ...summarise(measured[s.name]), rssMb: rssOf(s.process.pid) / 2 ** 20 }])) as ConcurrencyResult['targets'];
+  const targets = Object.fromEntries(
+    servers.map((s) => [s.name, { ...summarise(measured[s.name]), rssMb: rssOf(s.process.pid) / 2 ** 20 }]),
+  ) as ConcurrencyResult['targets'];
   return {
     concurrency,
     streamsPerRound: streams,
     targets,
-    floor: { eventsPerSec: median(floorRounds.map((r) => r.eventsPerSec)), samples: floorRounds.map((r) => r.eventsPerSec), cpuUsPerEvent: cpuUsPerEvent(floorRounds) },
+    floor: {
+      eventsPerSec: median(floorRounds.map((r) => r.eventsPerSec)),
+      samples: floorRounds.map((r) => r.eventsPerSec),
+      cpuUsPerEvent: cpuUsPerEvent(floorRounds),
+    },
     vsMastra: compare(targets.bridge.samples, targets.mastra.samples),
     vsAgui: compare(targets.bridge.samples, targets.agui.samples),
     ...(targets.baseline && { vsBaseline: compare(targets.bridge.samples, targets.baseline.samples) }),

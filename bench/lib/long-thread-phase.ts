@@ -70,9 +70,21 @@ const words = (n: number) => Array.from({ length: n }, (_, i) => `w${i}`).join('
 /** One `/run`: the conversation so far and a new user message; answers its timings and the text of the answer. */
 async function run(server: BenchServer, threadId: string, conversation: AguiMessage[], text: string): Promise<RunSample & { answer: AguiMessage[] }> {
   const question = { id: randomUUID(), role: 'user', content: text };
-  const body = JSON.stringify({ threadId, runId: randomUUID(), messages: [...conversation, question], tools: [], context: [], state: {}, forwardedProps: { resourceId: BENCH_RESOURCE } });
+  const body = JSON.stringify({
+    threadId,
+    runId: randomUUID(),
+    messages: [...conversation, question],
+    tools: [],
+    context: [],
+    state: {},
+    forwardedProps: { resourceId: BENCH_RESOURCE },
+  });
   const started = performance.now();
-  const response = await fetch(`${server.origin}/agui/run`, { method: 'POST', headers: { 'content-type': 'application/json', accept: 'text/event-stream' }, body });
+  const response = await fetch(`${server.origin}/agui/run`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', accept: 'text/event-stream' },
+    body,
+  });
   if (!response.ok || !response.body) throw new Error(`${server.name}: /run answered ${response.status}: ${await response.text()}`);
   let ttfe = 0;
   let events = 0;

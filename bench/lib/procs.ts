@@ -136,7 +136,10 @@ const EMBEDDED = { DATABASE_URL: '', REDIS_URL: '', REDIS_PREFIX: '' };
  * checkout's, or with `baselineDir` that checkout's (tsx compiles with the tsconfig of its working
  * directory: the baseline's own for its sources). `env` is added to the server's environment.
  */
-export function startStandalone(name: string, { baselineDir, env = {}, flags }: { baselineDir?: string; env?: Record<string, string>; flags?: string[] } = {}): Promise<BenchServer> {
+export function startStandalone(
+  name: string,
+  { baselineDir, env = {}, flags }: { baselineDir?: string; env?: Record<string, string>; flags?: string[] } = {},
+): Promise<BenchServer> {
   const file = 'bench/servers/standalone.ts';
   if (!baselineDir) return startServer(name, file, { env: { ...EMBEDDED, ...env }, flags });
   return startServer(name, file, { env: { ...EMBEDDED, ...env, BRIDGE_DIR: resolve(baselineDir) }, cwd: resolve(baselineDir), flags });

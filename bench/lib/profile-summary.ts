@@ -92,7 +92,10 @@ export function summarise(profile: CpuProfile, top = 25): ProfileSplit {
     totalMs,
     groups: shares(groups, busy),
     owners: shares(owners, busy),
-    functions: [...functions.values()].map((f) => ({ ...f, share: f.ms / busy })).sort((a, b) => b.ms - a.ms).slice(0, top),
+    functions: [...functions.values()]
+      .map((f) => ({ ...f, share: f.ms / busy }))
+      .sort((a, b) => b.ms - a.ms)
+      .slice(0, top),
   };
 }
 
@@ -102,7 +105,8 @@ if (isMain(import.meta.url)) {
   console.log(`total ${split.totalMs.toFixed(0)} ms (shares are of busy time, idle excluded)`);
   for (const g of split.groups) console.log(`${(g.share * 100).toFixed(1).padStart(6)}%  ${g.ms.toFixed(0).padStart(7)} ms  ${g.group}`);
   console.log('\nby owner (Node internals charged to their nearest caller):');
-  for (const g of split.owners.filter((o) => o.group !== 'idle')) console.log(`${(g.share * 100).toFixed(1).padStart(6)}%  ${g.ms.toFixed(0).padStart(7)} ms  ${g.group}`);
+  for (const g of split.owners.filter((o) => o.group !== 'idle'))
+    console.log(`${(g.share * 100).toFixed(1).padStart(6)}%  ${g.ms.toFixed(0).padStart(7)} ms  ${g.group}`);
   console.log('\nhottest functions (self time):');
   for (const f of split.functions) console.log(`${(f.share * 100).toFixed(1).padStart(6)}%  ${f.ms.toFixed(0).padStart(7)} ms  ${f.name}  ${f.where}`);
 }

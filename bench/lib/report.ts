@@ -175,14 +175,36 @@ function workflowTable(result: WorkflowResult): string[] {
     '',
     'Each server counts its own events (AG-UI events; Mastra chunks); runs/s compares whole runs.',
     '',
-    row(['streams at once', 'server', 'runs/s', 'events/s', 'events/run', 'first event p50 / p99', 'last byte p50 / p99', 'CPU ms/run', 'bridge ÷ Mastra (runs/s, median pair)']),
+    row([
+      'streams at once',
+      'server',
+      'runs/s',
+      'events/s',
+      'events/run',
+      'first event p50 / p99',
+      'last byte p50 / p99',
+      'CPU ms/run',
+      'bridge ÷ Mastra (runs/s, median pair)',
+    ]),
     row(['---', '---', '---:', '---:', '---:', '---:', '---:', '---:', '---:']),
   ];
   for (const level of result.levels) {
     for (const name of ['bridge', 'mastra'] as const) {
       const t = level[name];
       const ratio = name === 'bridge' ? `${formatRatio(level.medianPairRatio, 3)} (${level.pairRatios.map((r) => r.toFixed(2)).join(', ')})` : '';
-      lines.push(row([level.concurrency, name, formatNumber(t.runsPerSec, 1), formatNumber(t.eventsPerSec), formatNumber(t.eventsPerRun), pctl(t.ttfe), pctl(t.ttlb), formatNumber(t.cpuMsPerRun, 2), ratio]));
+      lines.push(
+        row([
+          level.concurrency,
+          name,
+          formatNumber(t.runsPerSec, 1),
+          formatNumber(t.eventsPerSec),
+          formatNumber(t.eventsPerRun),
+          pctl(t.ttfe),
+          pctl(t.ttlb),
+          formatNumber(t.cpuMsPerRun, 2),
+          ratio,
+        ]),
+      );
     }
   }
   const errors = result.levels.flatMap((l) => [...l.bridge.errors, ...l.mastra.errors]);
@@ -201,8 +223,18 @@ function longThreadBudget(result: LongThreadResult): BudgetLine[] {
     const { sizes, ttfeRatio, eventsPerSecRatio } = result.bridge[way];
     const span = `${sizes[0].messages} → ${(sizes.at(-1) as { messages: number }).messages} stored messages, ${SENT[way]}`;
     return [
-      { line: `Time to first event, ${span}`, target: `≤ ${formatRatio(1 + LONG_THREAD_MAX_DRIFT, 2)}`, measured: formatRatio(ttfeRatio, 3), pass: ttfeRatio <= 1 + LONG_THREAD_MAX_DRIFT },
-      { line: `Events/s, ${span}`, target: `≥ ${formatRatio(1 - LONG_THREAD_MAX_DRIFT, 2)}`, measured: formatRatio(eventsPerSecRatio, 3), pass: eventsPerSecRatio >= 1 - LONG_THREAD_MAX_DRIFT },
+      {
+        line: `Time to first event, ${span}`,
+        target: `≤ ${formatRatio(1 + LONG_THREAD_MAX_DRIFT, 2)}`,
+        measured: formatRatio(ttfeRatio, 3),
+        pass: ttfeRatio <= 1 + LONG_THREAD_MAX_DRIFT,
+      },
+      {
+        line: `Events/s, ${span}`,
+        target: `≥ ${formatRatio(1 - LONG_THREAD_MAX_DRIFT, 2)}`,
+        measured: formatRatio(eventsPerSecRatio, 3),
+        pass: eventsPerSecRatio >= 1 - LONG_THREAD_MAX_DRIFT,
+      },
     ];
   });
 }
@@ -214,7 +246,10 @@ function longThreadTable(result: LongThreadResult): string[] {
     row(['server', 'sent', 'stored messages (at start)', 'first event', 'events/s']),
     row(['---', '---', '---:', '---:', '---:']),
   ];
-  const servers: Array<[string, LongThreadServerResult | undefined]> = [['bridge', result.bridge], ['baseline', result.baseline]];
+  const servers: Array<[string, LongThreadServerResult | undefined]> = [
+    ['bridge', result.bridge],
+    ['baseline', result.baseline],
+  ];
   for (const [name, server] of servers) {
     for (const way of ['whole', 'new'] as const) {
       const series = server?.[way];
@@ -321,8 +356,18 @@ function followersBudget(result: FollowersResult): BudgetLine[] {
   return (['one', 'two'] as const).flatMap((where) => {
     const cell = result.after[where];
     return [
-      { line: `${n} followers, ${WHERE[where]}: user echo p99`, target: `≤ ${formatMs(FOLLOWERS_ECHO_P99_MAX_MS[where])}`, measured: formatMs(cell.echo.p99), pass: cell.echo.p99 <= FOLLOWERS_ECHO_P99_MAX_MS[where] },
-      { line: `${n} followers, ${WHERE[where]}: \`RUN_FINISHED\` p99`, target: `< ${formatMs(FOLLOWERS_FINISHED_P99_MAX_MS)}`, measured: formatMs(cell.finished.p99), pass: cell.finished.p99 < FOLLOWERS_FINISHED_P99_MAX_MS },
+      {
+        line: `${n} followers, ${WHERE[where]}: user echo p99`,
+        target: `≤ ${formatMs(FOLLOWERS_ECHO_P99_MAX_MS[where])}`,
+        measured: formatMs(cell.echo.p99),
+        pass: cell.echo.p99 <= FOLLOWERS_ECHO_P99_MAX_MS[where],
+      },
+      {
+        line: `${n} followers, ${WHERE[where]}: \`RUN_FINISHED\` p99`,
+        target: `< ${formatMs(FOLLOWERS_FINISHED_P99_MAX_MS)}`,
+        measured: formatMs(cell.finished.p99),
+        pass: cell.finished.p99 < FOLLOWERS_FINISHED_P99_MAX_MS,
+      },
     ];
   });
 }
@@ -332,15 +377,43 @@ function followersTable(result: FollowersResult): string[] {
   const lines = [
     `### ${formatNumber(followers)} followers of one thread: \`send-message\` → each follower's user echo and \`RUN_FINISHED\` (${messages} messages × ${reps} rounds)`,
     '',
-    row(['checkout', 'where', 'echo p50 / p99', 'echo max', 'echo p50 / p99 by process', 'RUN_FINISHED p50 / p99', "rounds' echo p99", 'server CPU per message']),
+    row([
+      'checkout',
+      'where',
+      'echo p50 / p99',
+      'echo max',
+      'echo p50 / p99 by process',
+      'RUN_FINISHED p50 / p99',
+      "rounds' echo p99",
+      'server CPU per message',
+    ]),
     row(['---', '---', '---:', '---:', '---', '---:', '---:', '---:']),
   ];
-  const checkouts: Array<[string, Record<'one' | 'two', FollowersCell> | undefined]> = [['this', result.after], ['baseline', result.before]];
+  const checkouts: Array<[string, Record<'one' | 'two', FollowersCell> | undefined]> = [
+    ['this', result.after],
+    ['baseline', result.before],
+  ];
   for (const [name, cells] of checkouts) {
     for (const where of ['one', 'two'] as const) {
       const cell = cells?.[where];
-      const byServer = cell && Object.entries(cell.echoByServer).map(([server, v]) => `${server.split(' ').at(-1)}: ${pctl(v)}`).join('; ');
-      if (cell) lines.push(row([name, WHERE[where], pctl(cell.echo), formatMs(cell.echo.max), byServer ?? '', pctl(cell.finished), cell.echoP99s.map((v) => v.toFixed(0)).join(', '), formatMs(cell.serverCpuMsPerMessage)]));
+      const byServer =
+        cell &&
+        Object.entries(cell.echoByServer)
+          .map(([server, v]) => `${server.split(' ').at(-1)}: ${pctl(v)}`)
+          .join('; ');
+      if (cell)
+        lines.push(
+          row([
+            name,
+            WHERE[where],
+            pctl(cell.echo),
+            formatMs(cell.echo.max),
+            byServer ?? '',
+            pctl(cell.finished),
+            cell.echoP99s.map((v) => v.toFixed(0)).join(', '),
+            formatMs(cell.serverCpuMsPerMessage),
+          ]),
+        );
     }
   }
   return lines;
@@ -488,7 +561,11 @@ function httpTable(result: HttpResult): string[] {
   const lines = [
     `### End to end over loopback HTTP: ${formatNumber(plan.words)}-word echo, one word per delta, DEMO_DELAY_MS=0, memory on`,
     '',
-    `Median of ${plan.reps} interleaved rounds per cell; latencies pooled over every stream of those rounds (p50 / p99). Streams per round: ${Object.entries(plan.streamsPerRound).map(([c, n]) => `${n} at ${c}`).join(', ')}. Events: AG-UI events for the two AG-UI servers, SSE data frames (Mastra chunks, not the closing \`[DONE]\`) for Mastra's route.`,
+    `Median of ${plan.reps} interleaved rounds per cell; latencies pooled over every stream of those rounds (p50 / p99). Streams per round: ${Object.entries(
+      plan.streamsPerRound,
+    )
+      .map(([c, n]) => `${n} at ${c}`)
+      .join(', ')}. Events: AG-UI events for the two AG-UI servers, SSE data frames (Mastra chunks, not the closing \`[DONE]\`) for Mastra's route.`,
     '',
     `Timers armed by the scripted model for one ${formatNumber(plan.words)}-word answer: ${result.modelTimers.zero} with DEMO_DELAY_MS=0 (and ${result.modelTimers.oneMs} for 20 words at 1 ms, so the check sees them).`,
     '',
@@ -498,7 +575,19 @@ function httpTable(result: HttpResult): string[] {
   for (const r of result.results) {
     for (const [name, s] of Object.entries(r.targets) as Array<[ServerName, NonNullable<(typeof r.targets)[ServerName]>]>) {
       lines.push(
-        row([r.concurrency, SERVER_LABEL[name], formatNumber(s.eventsPerSec), `${((s.eventsPerSec / r.floor.eventsPerSec) * 100).toFixed(0)}%`, s.cpuUsPerEvent.toFixed(1), pctl(s.ttfe), pctl(s.firstDelta), pctl(s.ttlb), formatNumber(s.eventsPerStream), s.errors.length, s.rssMb ? `${s.rssMb.toFixed(0)} MB` : '']),
+        row([
+          r.concurrency,
+          SERVER_LABEL[name],
+          formatNumber(s.eventsPerSec),
+          `${((s.eventsPerSec / r.floor.eventsPerSec) * 100).toFixed(0)}%`,
+          s.cpuUsPerEvent.toFixed(1),
+          pctl(s.ttfe),
+          pctl(s.firstDelta),
+          pctl(s.ttlb),
+          formatNumber(s.eventsPerStream),
+          s.errors.length,
+          s.rssMb ? `${s.rssMb.toFixed(0)} MB` : '',
+        ]),
       );
     }
     lines.push(row([r.concurrency, SERVER_LABEL.floor, formatNumber(r.floor.eventsPerSec), '100%', r.floor.cpuUsPerEvent.toFixed(1), '', '', '', '', '', '']));
@@ -507,7 +596,16 @@ function httpTable(result: HttpResult): string[] {
   const withBaseline = result.results.some((r) => r.vsBaseline);
   lines.push(
     '',
-    row(['streams', 'bridge ÷ Mastra route', 'bridge ÷ MastraAgent', ...(withBaseline ? ['bridge ÷ baseline bridge'] : []), 'ceiling on any bridge ÷ Mastra route (floor ÷ Mastra route)', 'CPU per event: Mastra route ÷ bridge', 'MastraAgent ÷ bridge', 'bridge ÷ floor']),
+    row([
+      'streams',
+      'bridge ÷ Mastra route',
+      'bridge ÷ MastraAgent',
+      ...(withBaseline ? ['bridge ÷ baseline bridge'] : []),
+      'ceiling on any bridge ÷ Mastra route (floor ÷ Mastra route)',
+      'CPU per event: Mastra route ÷ bridge',
+      'MastraAgent ÷ bridge',
+      'bridge ÷ floor',
+    ]),
     row(['---:', '---:', '---:', ...(withBaseline ? ['---:'] : []), '---:', '---:', '---:', '---:']),
   );
   for (const r of result.results) {
@@ -540,7 +638,9 @@ function fanoutTable(result: FanoutResult): string[] {
     '',
     row(['subscribers', 'send-message → user echo p50', 'p99', 'max', 'samples', 'send-message round trip p50']),
     row(['---:', '---:', '---:', '---:', '---:', '---:']),
-    ...result.latency.map((l) => row([formatNumber(l.subscribers), formatMs(l.p50), formatMs(l.p99), formatMs(l.max), formatNumber(l.samples), formatMs(l.postP50)])),
+    ...result.latency.map((l) =>
+      row([formatNumber(l.subscribers), formatMs(l.p50), formatMs(l.p99), formatMs(l.max), formatNumber(l.samples), formatMs(l.postP50)]),
+    ),
     '',
     `Idle subscribers: ${formatNumber(m.idleSubscribers)} on one thread cost ${(m.rssBytesPerSubscriber / KB).toFixed(1)} KB of server RSS each (JS heap + external: ${(m.heapBytesPerSubscriber / KB).toFixed(1)} KB); subscribing them all took ${formatNumber(m.subscribeMs)} ms.`,
   ];
@@ -557,7 +657,13 @@ function durabilityTable(result: DurabilityResult): string[] {
     row(['server', 'send-message p50', 'p99', ...plan.runs.map((r) => `/run events/s, ${r.concurrency} stream(s)`), 'errors']),
     row(['---', '---:', '---:', ...plan.runs.map(() => '---:'), '---:']),
     ...servers.map(([name, s]) =>
-      row([name, formatMs(s.sendMessage.p50), formatMs(s.sendMessage.p99), ...s.runs.map((r) => formatNumber(r.eventsPerSec)), s.runs.reduce((n, r) => n + r.errors.length, 0)]),
+      row([
+        name,
+        formatMs(s.sendMessage.p50),
+        formatMs(s.sendMessage.p99),
+        ...s.runs.map((r) => formatNumber(r.eventsPerSec)),
+        s.runs.reduce((n, r) => n + r.errors.length, 0),
+      ]),
     ),
   ];
 }
@@ -568,34 +674,80 @@ function scaleTable(result: ScaleResult): string[] {
   const cores = (c: ScaleCell, server: string) =>
     [c.cores.serving, c.cores.redis, c.cores.postgres, c.cores.load, c.cores.machine, c.cores.steal].map((v) => v.toFixed(2)).concat(server);
   const runRow = (streams: number, what: string, c: ScaleCell, ratio: string, servers: string) =>
-    row([streams, what, formatNumber(c.eventsPerSec), ratio, pctl(c.ttlb), c.serverCpuUsPerEvent.toFixed(1), c.servicesCpuUsPerEvent.toFixed(1), c.redisCommandsPerRun.toFixed(0), ...cores(c, servers), c.errors.length]);
+    row([
+      streams,
+      what,
+      formatNumber(c.eventsPerSec),
+      ratio,
+      pctl(c.ttlb),
+      c.serverCpuUsPerEvent.toFixed(1),
+      c.servicesCpuUsPerEvent.toFixed(1),
+      c.redisCommandsPerRun.toFixed(0),
+      ...cores(c, servers),
+      c.errors.length,
+    ]);
   const both = (c: { medianPairRatio: number; ratioOfMedians: number }) => `${formatRatio(c.medianPairRatio)} / ${formatRatio(c.ratioOfMedians)}`;
   const share = split.two.shareByServer ?? {};
-  const fanoutRow = (where: string, f: { p50: number; p99: number; samples: number }, extra: string[]) => row([where, formatMs(f.p50), formatMs(f.p99), ...extra, formatNumber(f.samples)]);
+  const fanoutRow = (where: string, f: { p50: number; p99: number; samples: number }, extra: string[]) =>
+    row([where, formatMs(f.p50), formatMs(f.p99), ...extra, formatNumber(f.samples)]);
   return [
     '### Scale-out: the standalone server on Redis + PostgreSQL',
     '',
     `\`/run\`: ${formatNumber(plan.words)}-word echo, each stream on a thread of its own; ${plan.single.map((s) => `${s.streams} streams at ${s.concurrency}`).join(', ')} (one process), ${split.streams} at ${split.concurrency} (one process vs two, the workers dealt out over both). ${plan.reps} interleaved rounds; ratios: median of the per-repetition ratios / ratio of the medians. The one-process rounds at ${split.concurrency} alternate between A and B.`,
     '',
-    row(['streams', 'server(s)', 'events/s', 'ratio', 'last byte p50 / p99', 'server CPU µs/event', 'Redis + PG CPU µs/event', 'Redis commands per run', 'cores: serving process(es)', 'Redis', 'PostgreSQL', 'load generator', 'machine busy', 'steal', 'events by process', 'errors']),
+    row([
+      'streams',
+      'server(s)',
+      'events/s',
+      'ratio',
+      'last byte p50 / p99',
+      'server CPU µs/event',
+      'Redis + PG CPU µs/event',
+      'Redis commands per run',
+      'cores: serving process(es)',
+      'Redis',
+      'PostgreSQL',
+      'load generator',
+      'machine busy',
+      'steal',
+      'events by process',
+      'errors',
+    ]),
     row(['---:', '---', '---:', '---:', '---:', '---:', '---:', '---:', '---:', '---:', '---:', '---:', '---:', '---:', '---', '---:']),
     ...result.single.flatMap((s) => [
       runRow(s.concurrency, 'one process, LibSQL file', s.local, '', ''),
       runRow(s.concurrency, 'one process, PostgreSQL alone (no Redis)', s.pgOnly.cell, `${both(s.pgOnly.vsLocal)} of LibSQL`, ''),
       runRow(s.concurrency, 'one process, Redis + PostgreSQL', s.shared, `${both(s.ratio)}; ${both(s.pgOnly.sharedVsPg)} of PG alone`, ''),
-      ...(s.before ? [runRow(s.concurrency, 'one process, Redis + PostgreSQL, the checkout before', s.before.cell, `after ÷ before ${both(s.before.ratio)}`, '')] : []),
+      ...(s.before
+        ? [runRow(s.concurrency, 'one process, Redis + PostgreSQL, the checkout before', s.before.cell, `after ÷ before ${both(s.before.ratio)}`, '')]
+        : []),
     ]),
     runRow(split.concurrency, 'one process, Redis + PostgreSQL', split.one, '', ''),
-    runRow(split.concurrency, 'two processes, Redis + PostgreSQL', split.two, both(split.ratio), Object.entries(share).map(([k, v]) => `${k} ${(v * 100).toFixed(0)} %`).join(', ')),
+    runRow(
+      split.concurrency,
+      'two processes, Redis + PostgreSQL',
+      split.two,
+      both(split.ratio),
+      Object.entries(share)
+        .map(([k, v]) => `${k} ${(v * 100).toFixed(0)} %`)
+        .join(', '),
+    ),
     '',
-    'Cores: CPU time (user + system, all threads) over wall time of the round, median of the rounds, from /proc: the serving process(es), Redis, every PostgreSQL process, the load generator; machine busy and steal (time the hypervisor gave to other guests) are the whole machine\'s.',
+    "Cores: CPU time (user + system, all threads) over wall time of the round, median of the rounds, from /proc: the serving process(es), Redis, every PostgreSQL process, the load generator; machine busy and steal (time the hypervisor gave to other guests) are the whole machine's.",
     '',
     `Followers elsewhere: \`/run\` on A at ${followed.concurrency} streams (${followed.streams} per round), each thread followed on B from before its run starts. CPU per event: A's over the events \`/run\` sent, B's over the events its followers got (median of rounds).`,
     '',
     row(['checkout', 'A (runs the agent) µs/event', 'B (followers only) µs/event', 'B ÷ A', 'followers got', 'errors']),
     row(['---', '---:', '---:', '---:', '---:', '---:']),
     ...[['this one', followed] as const, ...(followed.before ? [['before', followed.before] as const] : [])].map(([which, f]) =>
-      row([which, f.runningCpuUsPerEvent.toFixed(1), f.followerCpuUsPerEvent.toFixed(1), formatRatio(f.ratio, 2), `${(f.delivered * 100).toFixed(0)} %`, f.errors.length]),
+      row([
+        which,
+        f.runningCpuUsPerEvent.toFixed(1),
+        f.followerCpuUsPerEvent.toFixed(1),
+        formatRatio(f.ratio, 2),
+        `${(f.delivered * 100).toFixed(0)} %`,
+        f.errors.length,
+      ]),
     ),
     '',
     `Projected \`/run\` events/s from the two-process rounds' CPU per event (bridge ${perEvent.bridgeUs.toFixed(1)} µs, Redis ${perEvent.redisUs.toFixed(1)} µs, PostgreSQL ${perEvent.postgresUs.toFixed(1)} µs; Redis on one thread caps the cluster at ${formatNumber(1e6 / perEvent.redisUs)}): ${[2, 4, 8].map((n) => `${n} cores ${formatNumber(projectedEventsPerSec(n, perEvent))}`).join(', ')}.`,
@@ -605,7 +757,9 @@ function scaleTable(result: ScaleResult): string[] {
     row(['followers', 'send-message → user echo p50', 'p99', 'send-message round trip p50', 'samples']),
     row(['---', '---:', '---:', '---:', '---:']),
     fanoutRow(`${formatNumber(fanout.spread.followers)} over two processes, posted to A`, fanout.spread, [formatMs(fanout.spread.postP50)]),
-    ...Object.entries(fanout.spread.byServer).map(([name, f]) => fanoutRow(`… the ${formatNumber(f.samples / plan.messages / plan.reps)} on ${name}${name === 'A' ? ' (same process)' : ' (through Redis)'}`, f, [''])),
+    ...Object.entries(fanout.spread.byServer).map(([name, f]) =>
+      fanoutRow(`… the ${formatNumber(f.samples / plan.messages / plan.reps)} on ${name}${name === 'A' ? ' (same process)' : ' (through Redis)'}`, f, ['']),
+    ),
     fanoutRow(`${formatNumber(fanout.local.followers)} on one process, LibSQL file (reference)`, fanout.local, [formatMs(fanout.local.postP50)]),
   ];
 }

@@ -182,7 +182,13 @@ interface Snapshot {
   machine: ReturnType<typeof machineTicks>;
 }
 
-type Measured = RoundResult & { cores: Record<CpuGroup, number>; ms: Record<Exclude<CpuGroup, 'machine' | 'steal'>, number>; serverCpuMs: number; servicesCpuMs: number; redisCommands: number };
+type Measured = RoundResult & {
+  cores: Record<CpuGroup, number>;
+  ms: Record<Exclude<CpuGroup, 'machine' | 'steal'>, number>;
+  serverCpuMs: number;
+  servicesCpuMs: number;
+  redisCommands: number;
+};
 
 /** Counts the commands Redis runs (`INFO commandstats`, every command's `calls`) on a connection of its own. */
 async function redisCommandCounter(): Promise<{ count(): Promise<number>; close(): Promise<void> }> {
@@ -211,16 +217,27 @@ class CpuMeter {
   }
 
   /** CPU ms per group between two snapshots, and the same as cores (`serving`: the processes `serving` names). */
-  between(before: Snapshot, after: Snapshot, serving: ServerKey[]): { ms: Record<Exclude<CpuGroup, 'machine' | 'steal'>, number>; cores: Record<CpuGroup, number> } {
+  between(
+    before: Snapshot,
+    after: Snapshot,
+    serving: ServerKey[],
+  ): { ms: Record<Exclude<CpuGroup, 'machine' | 'steal'>, number>; cores: Record<CpuGroup, number> } {
     const wall = after.at - before.at;
     const ms = {
-      ...(Object.fromEntries(cpuGroups.map((k) => [k, (after.procs[k as ServerKey] ?? 0) - (before.procs[k as ServerKey] ?? 0)])) as Record<ServerKey | 'load', number>),
+      ...(Object.fromEntries(cpuGroups.map((k) => [k, (after.procs[k as ServerKey] ?? 0) - (before.procs[k as ServerKey] ?? 0)])) as Record<
+        ServerKey | 'load',
+        number
+      >),
       redis: cpuMsBetween(before.redis, after.redis),
       postgres: cpuMsBetween(before.postgres, after.postgres),
     };
     const servingMs = serving.reduce((n, k) => n + ms[k], 0);
     const machine = coresBetween(before.machine, after.machine, this.cores);
-    const cores = { ...(Object.fromEntries(Object.entries(ms).map(([k, v]) => [k, v / wall])) as Record<CpuGroup, number>), machine: machine.busy, steal: machine.steal };
+    const cores = {
+      ...(Object.fromEntries(Object.entries(ms).map(([k, v]) => [k, v / wall])) as Record<CpuGroup, number>),
+      machine: machine.busy,
+      steal: machine.steal,
+    };
     return { ms: { ...ms, serving: servingMs }, cores: { ...cores, serving: servingMs / wall } };
   }
 }
@@ -278,7 +295,10 @@ function fanoutSummary(followers: number, rounds: LatencyReply[]): ScaleFanout {
     p50: percentile(samples, 50),
     p99: percentile(samples, 99),
     max: Math.max(...samples),
-    postP50: percentile(rounds.flatMap((r) => r.postMs), 50),
+    postP50: percentile(
+      rounds.flatMap((r) => r.postMs),
+      50,
+    ),
     byServer: Object.fromEntries(
       labels.map((label) => {
         const values = rounds.flatMap((r) => r.byLabel[label] ?? []);
@@ -292,14 +312,18 @@ function fanoutSummary(followers: number, rounds: LatencyReply[]): ScaleFanout {
 
 export async function runScalePhase(plan: ScalePlan, profile = false): Promise<ScaleResult> {
   await requireScaleServices();
-  const profileDirs = profile ? Object.fromEntries((['local', 'A', 'B'] as const).map((k) => [`scale ${k}`, resolve(REPO_ROOT, 'bench/results/profiles', `scale-${k}`)])) : undefined;
+  const profileDirs = profile
+    ? Object.fromEntries((['local', 'A', 'B'] as const).map((k) => [`scale ${k}`, resolve(REPO_ROOT, 'bench/results/profiles', `scale-${k}`)]))
+    : undefined;
   const flags = (key: ServerKey) => (profileDirs?.[`scale ${key}`] ? ['--cpu-prof', `--cpu-prof-dir=${profileDirs[`scale ${key}`]}`] : []);
   // A's (shared with B), the baseline's, and one of its own for the PostgreSQL-only server (which
   // has no Redis locks, so it must not meet A's threads or inbox).
   const [main, pgSpace] = [await isolate(), await isolate()];
   const baselineSpace = plan.baselineDir ? await isolate() : undefined;
   const spaces = [main, pgSpace, ...(baselineSpace ? [baselineSpace] : [])];
-  log(`scale: schema and Redis prefix ${main.prefix.split(':').at(-1)}; starting the LibSQL server and two servers on Redis + PostgreSQL${plan.baselineDir ? ', and two of the baseline' : ''}…`);
+  log(
+    `scale: schema and Redis prefix ${main.prefix.split(':').at(-1)}; starting the LibSQL server and two servers on Redis + PostgreSQL${plan.baselineDir ? ', and two of the baseline' : ''}…`,
+  );
   const sharedEnv = (space: (typeof spaces)[number]) => ({ DATABASE_URL: space.databaseUrl, REDIS_URL, REDIS_PREFIX: space.prefix });
   const started: BenchServer[] = [];
   const processes: BenchProcess[] = [];
@@ -338,10 +362,23 @@ export async function runScalePhase(plan: ScalePlan, profile = false): Promise<S
       const commands = await counter.count();
       const snapshot = meter.snapshot();
       const result = await load.request<RoundResult>(
-        { cmd: 'round', target: 'bridge', origin: origins[0], ...(origins.length > 1 && { origins }), concurrency, streams, words: plan.words, ...(followOn && { followOn: followOn.origin }) },
+        {
+          cmd: 'round',
+          target: 'bridge',
+          origin: origins[0],
+          ...(origins.length > 1 && { origins }),
+          concurrency,
+          streams,
+          words: plan.words,
+          ...(followOn && { followOn: followOn.origin }),
+        },
         'round',
       );
-      const { ms, cores } = meter.between(snapshot, meter.snapshot(), servers.map((s) => names[s.origin]));
+      const { ms, cores } = meter.between(
+        snapshot,
+        meter.snapshot(),
+        servers.map((s) => names[s.origin]),
+      );
       // Less the INFO that read the count before (counted once it ran).
       const redisCommands = (await counter.count()) - commands - 1;
       return { ...result, cores, ms, serverCpuMs: ms.serving, servicesCpuMs: ms.redis + ms.postgres, redisCommands };
@@ -353,7 +390,11 @@ export async function runScalePhase(plan: ScalePlan, profile = false): Promise<S
       try {
         for (const server of followersOn) {
           const count = Math.round(plan.followers / followersOn.length);
-          const reply = await fanout.request<Failure>({ cmd: 'subscribe', origin: server.origin, path, count, label: names[server.origin] }, 'subscribed', 120_000);
+          const reply = await fanout.request<Failure>(
+            { cmd: 'subscribe', origin: server.origin, path, count, label: names[server.origin] },
+            'subscribed',
+            120_000,
+          );
           if (reply.error) throw new Error(reply.error);
         }
         const spec = { cmd: 'latency', origin: postTo.origin, prefix: PREFIX, threadId, resourceId: BENCH_RESOURCE, messages };
@@ -385,14 +426,25 @@ export async function runScalePhase(plan: ScalePlan, profile = false): Promise<S
       const flip = rep % 2 === 1;
       const inTurn = <T>(items: T[]) => (flip ? items.reverse() : items);
       for (const [i, { concurrency, streams }] of plan.single.entries()) {
-        const order: Array<[SingleKey, BenchServer]> = [['local', local], ['pg', pg], ['shared', a], ...(before ? [['before', before.a] as [SingleKey, BenchServer]] : [])];
+        const order: Array<[SingleKey, BenchServer]> = [
+          ['local', local],
+          ['pg', pg],
+          ['shared', a],
+          ...(before ? [['before', before.a] as [SingleKey, BenchServer]] : []),
+        ];
         for (const [key, server] of inTurn(order)) single[i][key].push(await round([server], concurrency, streams));
       }
-      const pairs: Array<['after' | 'before', BenchServer, BenchServer]> = [['after', a, b], ...(before ? [['before', before.a, before.b] as ['before', BenchServer, BenchServer]] : [])];
+      const pairs: Array<['after' | 'before', BenchServer, BenchServer]> = [
+        ['after', a, b],
+        ...(before ? [['before', before.a, before.b] as ['before', BenchServer, BenchServer]] : []),
+      ];
       for (const [key, running, follower] of inTurn(pairs)) followed[key].push(await round([running], fc, fs, follower));
       // The one process is A and B in turn, so each serves as many one-process rounds.
       const one = flip ? b : a;
-      const order: Array<['one' | 'two', BenchServer[]]> = [['one', [one]], ['two', [a, b]]];
+      const order: Array<['one' | 'two', BenchServer[]]> = [
+        ['one', [one]],
+        ['two', [a, b]],
+      ];
       for (const [key, servers] of inTurn(order)) split[key].push(await round(servers, plan.split.concurrency, plan.split.streams));
       const fanouts: Array<['spread' | 'local', () => ReturnType<typeof fanoutRound>]> = [
         ['spread', () => fanoutRound([a, b], a, plan.messages)],
@@ -433,7 +485,11 @@ export async function runScalePhase(plan: ScalePlan, profile = false): Promise<S
       ...(profileDirs && { profileDirs }),
     };
   } finally {
-    await Promise.all([...processes.map((p) => p.stop()), ...started.map((s) => s.process.stop(profileDirs ? 30_000 : 5000)), ...closers.map((close) => close())]);
+    await Promise.all([
+      ...processes.map((p) => p.stop()),
+      ...started.map((s) => s.process.stop(profileDirs ? 30_000 : 5000)),
+      ...closers.map((close) => close()),
+    ]);
     for (const space of spaces) await space.cleanup().catch((error: unknown) => log(`scale: cleanup failed: ${reason(error)}`));
   }
 }

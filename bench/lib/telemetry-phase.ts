@@ -81,7 +81,9 @@ async function sink(): Promise<{ url: string; count: () => number; close: () => 
 export async function runTelemetryPhase(plan: TelemetryPlan, profile = false): Promise<TelemetryResult> {
   log('telemetry: the standalone server traced (with and without Mastra’s spans), with webhooks, with neither; Mastra’s route traced and not…');
   const [otlp, hooks] = await Promise.all([sink(), sink()]);
-  const profileDirs = profile ? Object.fromEntries(NAMES.map((name) => [`telemetry-${name}`, resolve(REPO_ROOT, `bench/results/profiles/telemetry-${name}`)])) : undefined;
+  const profileDirs = profile
+    ? Object.fromEntries(NAMES.map((name) => [`telemetry-${name}`, resolve(REPO_ROOT, `bench/results/profiles/telemetry-${name}`)]))
+    : undefined;
   const flags = (name: Name) => (profileDirs ? ['--cpu-prof', `--cpu-prof-dir=${profileDirs[`telemetry-${name}`]}`] : []);
   const traced = { OTEL_EXPORTER_OTLP_ENDPOINT: otlp.url };
   const start: Record<Name, () => Promise<BenchServer>> = {
@@ -107,7 +109,9 @@ export async function runTelemetryPhase(plan: TelemetryPlan, profile = false): P
       for (let rep = 0; rep < plan.reps; rep++) {
         // Forward, then backward: a drift of the machine's speed over two repetitions weighs on every server alike.
         for (const server of rep % 2 === 0 ? servers : [...servers].reverse()) measured[server.name].push(await round(server, level));
-        log(`telemetry: c=${level.concurrency} rep ${rep + 1}/${plan.reps}: ${servers.map((s) => `${s.name} ${measured[s.name][rep].eventsPerSec.toFixed(0)} events/s`).join(', ')}`);
+        log(
+          `telemetry: c=${level.concurrency} rep ${rep + 1}/${plan.reps}: ${servers.map((s) => `${s.name} ${measured[s.name][rep].eventsPerSec.toFixed(0)} events/s`).join(', ')}`,
+        );
       }
       const summary = (name: Name): TelemetryTarget => ({
         eventsPerSec: median(measured[name].map((r) => r.eventsPerSec)),

@@ -55,7 +55,16 @@ function log(message: string): void {
 function summarise(rounds: Measured<RoundResult>[]): WorkflowTargetSummary {
   const samples = rounds.flatMap((r) => r.samples);
   const runsPerSec = rounds.map((r) => (r.samples.length * 1000) / r.elapsedMs);
-  const pick = (key: 'ttfe' | 'ttlb') => ({ p50: percentile(samples.map((s) => s[key]), 50), p99: percentile(samples.map((s) => s[key]), 99) });
+  const pick = (key: 'ttfe' | 'ttlb') => ({
+    p50: percentile(
+      samples.map((s) => s[key]),
+      50,
+    ),
+    p99: percentile(
+      samples.map((s) => s[key]),
+      99,
+    ),
+  });
   return {
     runsPerSec: median(runsPerSec),
     eventsPerSec: median(rounds.map((r) => r.eventsPerSec)),
@@ -74,7 +83,12 @@ export async function runWorkflowPhase(plan: WorkflowPlan): Promise<WorkflowResu
   const load = new BenchProcess('bench/load.ts');
   await load.ready();
   const round = async (server: BenchServer & { name: Name }, concurrency: number, streams: number): Promise<Measured<RoundResult>> => {
-    return withCpu(server.process.pid, () => load.request<RoundResult>({ cmd: 'round', target: server.name, origin: server.origin, concurrency, streams, words: 0, workflow: BENCH_WORKFLOW_ID }, 'round'));
+    return withCpu(server.process.pid, () =>
+      load.request<RoundResult>(
+        { cmd: 'round', target: server.name, origin: server.origin, concurrency, streams, words: 0, workflow: BENCH_WORKFLOW_ID },
+        'round',
+      ),
+    );
   };
   const levels: WorkflowLevel[] = [];
   try {
@@ -83,7 +97,9 @@ export async function runWorkflowPhase(plan: WorkflowPlan): Promise<WorkflowResu
       const measured: Record<Name, Measured<RoundResult>[]> = { bridge: [], mastra: [] };
       for (let rep = 0; rep < plan.reps; rep++) {
         for (const server of rep % 2 === 0 ? servers : [...servers].reverse()) measured[server.name].push(await round(server, concurrency, streams));
-        log(`workflow: c=${concurrency} rep ${rep + 1}/${plan.reps}: ${servers.map((s) => `${s.name} ${((measured[s.name][rep].samples.length * 1000) / measured[s.name][rep].elapsedMs).toFixed(1)} runs/s`).join(', ')}`);
+        log(
+          `workflow: c=${concurrency} rep ${rep + 1}/${plan.reps}: ${servers.map((s) => `${s.name} ${((measured[s.name][rep].samples.length * 1000) / measured[s.name][rep].elapsedMs).toFixed(1)} runs/s`).join(', ')}`,
+        );
       }
       const [bridge, mastra] = [summarise(measured.bridge), summarise(measured.mastra)];
       const pairRatios = bridge.samples.map((value, i) => value / mastra.samples[i]);

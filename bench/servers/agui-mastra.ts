@@ -29,17 +29,19 @@ app.post('/agent', async (c) => {
   const agent = new MastraAgent({ agent: demo, resourceId: BENCH_RESOURCE });
   c.header('Content-Type', encoder.getContentType());
   c.header('Cache-Control', 'no-cache');
-  return stream(c, (s) =>
-    new Promise<void>((resolve) => {
-      agent.run(input).subscribe({
-        next: (event) => void s.write(encoder.encodeSSE(event as never)),
-        error: (error) => {
-          void s.write(encoder.encodeSSE({ type: EventType.RUN_ERROR, message: String(error) } as never));
-          resolve();
-        },
-        complete: () => resolve(),
-      });
-    }),
+  return stream(
+    c,
+    (s) =>
+      new Promise<void>((resolve) => {
+        agent.run(input).subscribe({
+          next: (event) => void s.write(encoder.encodeSSE(event as never)),
+          error: (error) => {
+            void s.write(encoder.encodeSSE({ type: EventType.RUN_ERROR, message: String(error) } as never));
+            resolve();
+          },
+          complete: () => resolve(),
+        });
+      }),
   );
 });
 await serveBench(app.fetch);

@@ -36,7 +36,14 @@ export async function createBenchMastra(): Promise<{ mastra: Mastra; demo: Agent
   const workflows = { [BENCH_WORKFLOW_ID]: createStepsWorkflow(50) };
   // The telemetry phase's traced Mastra route: the SDK and Mastra's spans as the bridge's server sets them up.
   const observability = (await startTracing(process.env)) ? await mastraSpans('on') : undefined;
-  const mastra = new Mastra({ agents: { demo }, workflows, storage, logger: false, backgroundTasks: { enabled: true }, ...(observability && { observability }) });
+  const mastra = new Mastra({
+    agents: { demo },
+    workflows,
+    storage,
+    logger: false,
+    backgroundTasks: { enabled: true },
+    ...(observability && { observability }),
+  });
   return { mastra, demo };
 }
 

@@ -21,7 +21,8 @@ const dir = process.env.BRIDGE_DIR ?? REPO_ROOT;
 const load = <T>(file: string) => import(pathToFileURL(join(dir, file)).href) as Promise<T>;
 const [{ startServer }, { readServerEnv }] = await Promise.all([load<Standalone>('src/server/standalone.ts'), load<Env>('src/server/env.ts')]);
 // The telemetry phase's traced server: the SDK as `npm start` starts it (before the bridge).
-if (process.env.OTEL_EXPORTER_OTLP_ENDPOINT) await (await load<typeof import('../../src/server/tracing.js')>('src/server/tracing.ts')).startTracing(process.env);
+if (process.env.OTEL_EXPORTER_OTLP_ENDPOINT)
+  await (await load<typeof import('../../src/server/tracing.js')>('src/server/tracing.ts')).startTracing(process.env);
 
 // An empty variable counts as unset: the phases pass `''` so that a shell's own DATABASE_URL or
 // REDIS_URL never reaches a server meant to run on a LibSQL file.
@@ -36,7 +37,13 @@ const server = await startServer(
     // many resources). Else the load generator is one resource with thousands of streams and
     // requests a minute: no caps, and warnings only, as Mastra's server (logger off) and the other
     // bench servers log nothing per request.
-    ...(process.env.BENCH_AS_STARTED !== '1' && { RATE_LIMIT_PER_MINUTE: '0', MAX_STREAMS_PER_RESOURCE: '0', MAX_STREAMS: '0', MAX_RUNS_PER_RESOURCE: '0', LOG_LEVEL: 'warn' }),
+    ...(process.env.BENCH_AS_STARTED !== '1' && {
+      RATE_LIMIT_PER_MINUTE: '0',
+      MAX_STREAMS_PER_RESOURCE: '0',
+      MAX_STREAMS: '0',
+      MAX_RUNS_PER_RESOURCE: '0',
+      LOG_LEVEL: 'warn',
+    }),
     ...(given('REDIS_URL') && { REDIS_URL: given('REDIS_URL'), REDIS_PREFIX: given('REDIS_PREFIX') }),
     ...(given('MASTRA_SPANS') && { MASTRA_SPANS: given('MASTRA_SPANS') }),
     ...(given('WEBHOOK_URLS') && { WEBHOOK_URLS: given('WEBHOOK_URLS'), WEBHOOK_SECRET: given('WEBHOOK_SECRET') }),

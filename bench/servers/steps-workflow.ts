@@ -13,7 +13,9 @@ const Count = z.object({ n: z.number() });
 export function createStepsWorkflow(steps = 50) {
   let workflow = createWorkflow({ id: BENCH_WORKFLOW_ID, description: `${steps} steps, each adding one`, inputSchema: Count, outputSchema: Count });
   for (let i = 0; i < steps; i++) {
-    workflow = workflow.then(createStep({ id: `step-${i}`, inputSchema: Count, outputSchema: Count, execute: async ({ inputData }) => ({ n: inputData.n + 1 }) }));
+    workflow = workflow.then(
+      createStep({ id: `step-${i}`, inputSchema: Count, outputSchema: Count, execute: async ({ inputData }) => ({ n: inputData.n + 1 }) }),
+    );
   }
   return workflow.commit();
 }

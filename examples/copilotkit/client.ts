@@ -57,6 +57,9 @@ if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) 
   const runtimeUrl = process.env.RUNTIME_URL ?? `http://127.0.0.1:${process.env.PORT ?? 4000}/api/copilotkit`;
   const [text = 'hello', answer] = process.argv.slice(2);
   const agentId = process.env.AGENT_ID ?? 'demo';
-  const result = answer === '--approve' || answer === '--decline' ? await sendAndAnswer(runtimeUrl, text, answer === '--approve', { agentId }) : await send(runtimeUrl, text);
+  const result =
+    answer === '--approve' || answer === '--decline'
+      ? await sendAndAnswer(runtimeUrl, text, answer === '--approve', { agentId })
+      : await send(runtimeUrl, text);
   console.log(JSON.stringify(result, null, 2));
 }

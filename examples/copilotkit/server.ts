@@ -107,7 +107,9 @@ export function listen(bridgeUrl: string, port = 4000, hostname = '127.0.0.1', o
 
 if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
   const bridgeUrl = process.env.BRIDGE_URL ?? 'http://127.0.0.1:4111/agui';
-  const corsOrigins = process.env.CORS_ORIGINS?.split(',').map((origin) => origin.trim()).filter(Boolean);
+  const corsOrigins = process.env.CORS_ORIGINS?.split(',')
+    .map((origin) => origin.trim())
+    .filter(Boolean);
   const server = await listen(bridgeUrl, Number(process.env.PORT ?? 4000), '127.0.0.1', { ...(corsOrigins && { corsOrigins }) });
   const { port } = server.address() as import('node:net').AddressInfo;
   console.log(`CopilotKit runtime on http://127.0.0.1:${port}${COPILOTKIT_PATH} -> ${bridgeUrl}`);

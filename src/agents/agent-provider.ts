@@ -96,7 +96,13 @@ export class AgentProvider {
   async info(agent: Agent): Promise<AgentInfo> {
     const [memory, subagents] = await Promise.all([memoryOf(agent), subagentsOf(agent)]);
     const workingMemory = WorkingMemoryState.of(memory)?.scope;
-    const info: AgentInfo = { id: agent.id, name: agent.name, kind: 'agent', default: this.find(this.config.defaultAgentId) === agent, capabilities: capabilitiesOf(agent, { workingMemory, subagents }) };
+    const info: AgentInfo = {
+      id: agent.id,
+      name: agent.name,
+      kind: 'agent',
+      default: this.find(this.config.defaultAgentId) === agent,
+      capabilities: capabilitiesOf(agent, { workingMemory, subagents }),
+    };
     const description = agent.getDescription?.();
     if (description) info.description = description;
     const model = await modelOf(agent);

@@ -26,7 +26,10 @@ export function apiKeyVerifier(keys: Readonly<Record<string, string>>): TokenVer
  */
 export function parseApiKeys(text: string): Record<string, string> {
   const keys: Record<string, string> = {};
-  for (const pair of text.split(',').map((p) => p.trim()).filter(Boolean)) {
+  for (const pair of text
+    .split(',')
+    .map((p) => p.trim())
+    .filter(Boolean)) {
     const at = pair.indexOf(':');
     const [key, resource] = [pair.slice(0, at), pair.slice(at + 1)];
     if (at <= 0 || resource.length === 0) throw new Error('each API key must be written key:resourceId');

@@ -6,7 +6,6 @@ import { bearerToken, type TokenVerifier } from './credentials.js';
 import { jwtVerifier, type JwtOptions } from './jwt.js';
 import { resourceOf } from './resource.js';
 
-
 /**
  * A `resolveResourceId` hook that requires a bearer token (see `bearerToken`) and asks each
  * verifier in turn: the first to answer names the resource. A `resourceId` the request claims

@@ -1,4 +1,13 @@
-import { HttpAgent, type AgentCapabilities, type AgentStateMutation, type AgentSubscriber, type BaseEvent, type HttpAgentConfig, type RunAgentInput, type RunAgentResult } from '@ag-ui/client';
+import {
+  HttpAgent,
+  type AgentCapabilities,
+  type AgentStateMutation,
+  type AgentSubscriber,
+  type BaseEvent,
+  type HttpAgentConfig,
+  type RunAgentInput,
+  type RunAgentResult,
+} from '@ag-ui/client';
 import { map, type Observable } from 'rxjs';
 import { BridgeClient } from './client.js';
 import { followThreadEvents, type ConnectionStatus, type ReconnectOptions } from './follow.js';

@@ -269,10 +269,17 @@ export class BridgeClient {
   }
 
   private signalRoute<T>(threadId: string, route: string, body: Record<string, unknown>, idempotencyKey?: string): Promise<T> {
-    return this.request('POST', `${this.thread(threadId)}/${route}`, { body: { ...this.target(), ...body }, ...(idempotencyKey !== undefined && { headers: { 'Idempotency-Key': idempotencyKey } }) });
+    return this.request('POST', `${this.thread(threadId)}/${route}`, {
+      body: { ...this.target(), ...body },
+      ...(idempotencyKey !== undefined && { headers: { 'Idempotency-Key': idempotencyKey } }),
+    });
   }
 
-  private async request<T>(method: string, path: string, options: { query?: Query; body?: Record<string, unknown>; headers?: Record<string, string> } = {}): Promise<T> {
+  private async request<T>(
+    method: string,
+    path: string,
+    options: { query?: Query; body?: Record<string, unknown>; headers?: Record<string, string> } = {},
+  ): Promise<T> {
     const params = new URLSearchParams();
     for (const [key, value] of Object.entries(options.query ?? {})) if (value !== undefined) params.set(key, String(value));
     const qs = params.toString();

@@ -234,7 +234,12 @@ class Follower {
         // an answer being thrown away: a body that will not cancel is dropped anyway
       });
       const type = response.headers.get('content-type') ?? 'none';
-      throw new BridgeRequestError({ status: response.status, code: 'NOT_AN_EVENT_STREAM', message: `expected text/event-stream, got ${type}`, request: this.request });
+      throw new BridgeRequestError({
+        status: response.status,
+        code: 'NOT_AN_EVENT_STREAM',
+        message: `expected text/event-stream, got ${type}`,
+        request: this.request,
+      });
     }
     this.failures = 0;
     this.everLive = true;
@@ -264,9 +269,10 @@ class Follower {
     const { signal, parser } = this;
     const reader = body.getReader();
     const decoder = new TextDecoder();
-    const cancel = () => void reader.cancel().catch(() => {
-      // the stream is being left: whatever cancelling it says, no one is listening
-    });
+    const cancel = () =>
+      void reader.cancel().catch(() => {
+        // the stream is being left: whatever cancelling it says, no one is listening
+      });
     signal.addEventListener('abort', cancel, { once: true });
     parser.reset();
     try {

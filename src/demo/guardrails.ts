@@ -55,7 +55,8 @@ export const retryDrafts: OutputProcessor = {
 export const stopClassifiedStream: OutputProcessor = {
   id: 'stop-classified-stream',
   processOutputStream: async ({ part, abort }) => {
-    if (part.type === 'text-delta' && /classified/i.test(part.payload.text)) abort('The answer names classified material', { metadata: { category: 'classified' } });
+    if (part.type === 'text-delta' && /classified/i.test(part.payload.text))
+      abort('The answer names classified material', { metadata: { category: 'classified' } });
     return part;
   },
 };

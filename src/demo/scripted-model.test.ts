@@ -24,7 +24,7 @@ describe('createScriptedModel', () => {
     expect(model.doStreamCalls).toHaveLength(0);
   });
 
-  it('answers a processor\'s request for another try (Mastra\'s feedback in the system prompt) with a revision', async () => {
+  it("answers a processor's request for another try (Mastra's feedback in the system prompt) with a revision", async () => {
     const model = createScriptedModel({ delayMs: 0 });
     const feedback = 'Answer the user.\n[Processor Feedback] Your previous response was not accepted: too short. Please try again with the feedback in mind.';
     expect(await answer(model, 'a draft', feedback)).toBe('Revised: a draft');

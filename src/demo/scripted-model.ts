@@ -32,7 +32,6 @@ const WORKING_MEMORY_TOOL = 'updateWorkingMemory';
 /** The tool Mastra makes of the demo agent's `researcher` sub-agent. */
 const RESEARCHER_TOOL = 'agent-researcher';
 
-
 /**
  * The demo agent's model: a real `LanguageModelV2` that answers from a fixed script instead of a
  * provider, so the bridge runs and is tested with no API key. The rules (first match wins, on the

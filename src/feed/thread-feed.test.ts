@@ -135,7 +135,7 @@ describe('ThreadFeed', () => {
     expect(late.types.at(-1)).toBe(EventType.RUN_FINISHED);
   });
 
-  it('past 1,000 clients, what follows a run\'s start waits up to 50 ms for the batches after it; a run\'s start and a user\'s message go at once', async () => {
+  it("past 1,000 clients, what follows a run's start waits up to 50 ms for the batches after it; a run's start and a user's message go at once", async () => {
     const feed = await startFeed();
     const clients = Array.from({ length: 1000 }, () => new RecordingSink());
     await Promise.all(clients.map((client) => feed.attach(client, {})));

@@ -161,7 +161,10 @@ export class ThreadHub {
    * feed closes, each client getting the cut run's terminal event before its stream ends.
    */
   async shutdown(windDownMs: number): Promise<void> {
-    await this.endings.cutAll(agentsOf(this.mastra).map(([, agent]) => agent), Date.now() + windDownMs);
+    await this.endings.cutAll(
+      agentsOf(this.mastra).map(([, agent]) => agent),
+      Date.now() + windDownMs,
+    );
     for (const timer of this.lingering.values()) clearTimeout(timer);
     this.lingering.clear();
     await Promise.all(

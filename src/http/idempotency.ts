@@ -18,7 +18,10 @@ export interface Answer {
 const KEY_RULE = 'must be 1 to 256 printable ASCII characters';
 /** The header of every idempotent route; optional (without it, nothing of this runs). */
 export const IdempotencyHeaderSchema = z.object({
-  'idempotency-key': z.string().regex(/^[\x20-\x7e]{1,256}$/, KEY_RULE).optional(),
+  'idempotency-key': z
+    .string()
+    .regex(/^[\x20-\x7e]{1,256}$/, KEY_RULE)
+    .optional(),
 });
 
 /** Where an idempotent request stands: its route's key, the caller's scope, its `Idempotency-Key` and its body as sent. */

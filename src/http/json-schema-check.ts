@@ -3,7 +3,18 @@
 
 const SCHEMA_TYPES = new Set(['string', 'number', 'integer', 'boolean', 'object', 'array', 'null']);
 /** Keywords whose value is one schema, a map of schemas, or a list of schemas. */
-const ONE_SCHEMA = ['additionalProperties', 'additionalItems', 'not', 'contains', 'propertyNames', 'if', 'then', 'else', 'unevaluatedProperties', 'unevaluatedItems'];
+const ONE_SCHEMA = [
+  'additionalProperties',
+  'additionalItems',
+  'not',
+  'contains',
+  'propertyNames',
+  'if',
+  'then',
+  'else',
+  'unevaluatedProperties',
+  'unevaluatedItems',
+];
 const SCHEMA_MAP = ['properties', 'patternProperties', '$defs', 'definitions', 'dependentSchemas'];
 const SCHEMA_LIST = ['anyOf', 'oneOf', 'allOf', 'prefixItems'];
 const isRecord = (v: unknown): v is Record<string, unknown> => !!v && typeof v === 'object' && !Array.isArray(v);
@@ -36,8 +47,10 @@ function keywordProblem(node: Record<string, unknown>): { key: string; message: 
   const types = Array.isArray(node.type) ? node.type : node.type === undefined ? [] : [node.type];
   if (types.some((t) => typeof t !== 'string' || !SCHEMA_TYPES.has(t))) return { key: 'type', message: `must be one of ${[...SCHEMA_TYPES].join(', ')}` };
   for (const key of SCHEMA_MAP) if (key in node && !isRecord(node[key])) return { key, message: 'must be an object of schemas' };
-  for (const key of SCHEMA_LIST) if (key in node && !(Array.isArray(node[key]) && (node[key] as unknown[]).length > 0)) return { key, message: 'must be a non-empty array of schemas' };
-  if ('required' in node && !(Array.isArray(node.required) && node.required.every((r) => typeof r === 'string'))) return { key: 'required', message: 'must be an array of strings' };
+  for (const key of SCHEMA_LIST)
+    if (key in node && !(Array.isArray(node[key]) && (node[key] as unknown[]).length > 0)) return { key, message: 'must be a non-empty array of schemas' };
+  if ('required' in node && !(Array.isArray(node.required) && node.required.every((r) => typeof r === 'string')))
+    return { key: 'required', message: 'must be an array of strings' };
   if ('enum' in node && !Array.isArray(node.enum)) return { key: 'enum', message: 'must be an array' };
   for (const key of ['description', 'title', '$ref', 'format']) if (key in node && typeof node[key] !== 'string') return { key, message: 'must be a string' };
   if ('pattern' in node && !compiles(node.pattern)) return { key: 'pattern', message: 'must be a valid regular expression' };

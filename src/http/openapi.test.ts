@@ -73,9 +73,7 @@ describe('buildOpenApiDocument', () => {
       expect(ok && 'content' in ok && Object.keys(ok.content ?? {})).toContain('text/event-stream');
     }
     const events = operationOf('GET', '/threads/{threadId}/events')!;
-    expect(events.parameters.map((p) => `${p.in}:${p.name}`)).toEqual(
-      expect.arrayContaining(['query:lastEventId', 'query:snapshot', 'header:last-event-id']),
-    );
+    expect(events.parameters.map((p) => `${p.in}:${p.name}`)).toEqual(expect.arrayContaining(['query:lastEventId', 'query:snapshot', 'header:last-event-id']));
   });
 
   it('answers errors with { error, code, details? }, every ErrorCode in its enum', () => {

@@ -41,7 +41,11 @@ export interface OpenApiDocument {
   tags: { name: string }[];
   paths: Record<string, Partial<Record<Lowercase<Method>, OpenApiOperation>>>;
   security: Array<Record<string, string[]>>;
-  components: { schemas: { Error: JsonSchema; AgUiEvent: JsonSchema }; responses: Record<string, OpenApiResponse>; securitySchemes: Record<string, Record<string, string>> };
+  components: {
+    schemas: { Error: JsonSchema; AgUiEvent: JsonSchema };
+    responses: Record<string, OpenApiResponse>;
+    securitySchemes: Record<string, Record<string, string>>;
+  };
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -91,11 +95,23 @@ const ERROR_RESPONSES = {
     codes: ['AGENT_NOT_FOUND', 'THREAD_NOT_FOUND', 'TOOL_CALL_NOT_FOUND'],
     when: "an unknown agent, thread (or another resource's thread) or tool call",
   },
-  409: { name: 'Conflict', codes: ['CONFLICT', 'THREAD_BUSY'], when: 'the request clashes with the current state (see docs/api.md); `THREAD_BUSY`: a `/run` with `multitask: "reject"` on a running thread' },
+  409: {
+    name: 'Conflict',
+    codes: ['CONFLICT', 'THREAD_BUSY'],
+    when: 'the request clashes with the current state (see docs/api.md); `THREAD_BUSY`: a `/run` with `multitask: "reject"` on a running thread',
+  },
   413: { name: 'PayloadTooLarge', codes: ['PAYLOAD_TOO_LARGE'], when: 'the body is over `maxBodyBytes`' },
-  429: { name: 'TooManyRequests', codes: ['RATE_LIMITED'], when: 'a configured limit (requests per minute, open streams, concurrent runs) was reached; `Retry-After` says when to try again' },
+  429: {
+    name: 'TooManyRequests',
+    codes: ['RATE_LIMITED'],
+    when: 'a configured limit (requests per minute, open streams, concurrent runs) was reached; `Retry-After` says when to try again',
+  },
   500: { name: 'InternalError', codes: ['MEMORY_NOT_CONFIGURED', 'INTERNAL_ERROR'], when: 'no agent with memory for a thread route, or anything unexpected' },
-  503: { name: 'Unavailable', codes: ['UNAVAILABLE'], when: 'a service the answer depends on (the token key server) is unreachable; `Retry-After` says when to try again' },
+  503: {
+    name: 'Unavailable',
+    codes: ['UNAVAILABLE'],
+    when: 'a service the answer depends on (the token key server) is unreachable; `Retry-After` says when to try again',
+  },
 } as const satisfies Record<ErrorStatus, { name: string; codes: readonly ErrorCode[]; when: string }>;
 
 /** The document's own route, served by the bridge outside `ROUTES`: it reads no input and needs no resource. */
@@ -170,7 +186,11 @@ function operation(route: Route): OpenApiOperation {
     operationId: route.operationId,
     summary: route.summary,
     tags: [route.tag],
-    parameters: [...pathParameters(route.path), ...(route.query ? parametersOf(route.query, 'query') : []), ...(headers ? parametersOf(headers, 'header') : [])],
+    parameters: [
+      ...pathParameters(route.path),
+      ...(route.query ? parametersOf(route.query, 'query') : []),
+      ...(headers ? parametersOf(headers, 'header') : []),
+    ],
     ...(route.body && {
       // An empty body reads as `{}`: the body is required only when `{}` would be refused.
       requestBody: { required: !route.body.safeParse({}).success, content: { 'application/json': { schema: toJsonSchema(route.body) } } },
@@ -183,7 +203,10 @@ function errorComponents(): Record<string, OpenApiResponse> {
   return Object.fromEntries(
     Object.values(ERROR_RESPONSES).map(({ name, codes, when }) => [
       name,
-      { description: `${codes.map((c) => `\`${c}\``).join(', ')}: ${when}`, content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } } },
+      {
+        description: `${codes.map((c) => `\`${c}\``).join(', ')}: ${when}`,
+        content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } },
+      },
     ]),
   );
 }
@@ -227,7 +250,14 @@ export function buildOpenApiDocument(options: { prefix: string; version?: string
     components: {
       schemas: { Error: toJsonSchema(ErrorBodySchema), AgUiEvent: toJsonSchema(AgUiEventSchema) },
       responses: errorComponents(),
-      securitySchemes: { bearer: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT or API key', description: 'Authorization: Bearer <token>; on the events stream also ?access_token=' } },
+      securitySchemes: {
+        bearer: {
+          type: 'http',
+          scheme: 'bearer',
+          bearerFormat: 'JWT or API key',
+          description: 'Authorization: Bearer <token>; on the events stream also ?access_token=',
+        },
+      },
     },
   };
 }

@@ -38,7 +38,9 @@ export async function readJsonBody(c: Context, limit: number): Promise<unknown> 
     throw invalidInput('Content-Type must be application/json');
   }
   if (nestingExceeds(text, MAX_JSON_DEPTH)) {
-    throw invalidInput(`JSON body nested deeper than ${MAX_JSON_DEPTH} levels`, [{ path: '', message: `must be nested at most ${MAX_JSON_DEPTH} levels deep` }]);
+    throw invalidInput(`JSON body nested deeper than ${MAX_JSON_DEPTH} levels`, [
+      { path: '', message: `must be nested at most ${MAX_JSON_DEPTH} levels deep` },
+    ]);
   }
   try {
     return JSON.parse(text) as unknown;

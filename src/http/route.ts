@@ -19,7 +19,13 @@ export type Successes = Partial<Record<SuccessStatus, Success>>;
 
 /** What a handler answers: one of its route's JSON answers (typed by its schema, on the service's side), or the stream it opened. */
 export type Reply<R extends Successes> =
-  | { [K in keyof R]: R[K] extends { schema: infer S extends z.ZodType } ? { status: K; body: z.output<S> } : R[K] extends { empty: true } ? { status: K } : never }[keyof R]
+  | {
+      [K in keyof R]: R[K] extends { schema: infer S extends z.ZodType }
+        ? { status: K; body: z.output<S> }
+        : R[K] extends { empty: true }
+          ? { status: K }
+          : never;
+    }[keyof R]
   | (true extends { [K in keyof R]: R[K] extends { events: true } ? true : false }[keyof R] ? Response : never);
 
 /**
@@ -57,7 +63,13 @@ export type Claim = (input: { query: unknown; body: unknown }) => { resourceId?:
  * text. The Hono wiring, validation, limits, idempotency and the OpenAPI document are all derived
  * from it (`serve-route.ts`, `openapi.ts`).
  */
-export interface RouteSpec<P extends string, Q extends z.ZodType | undefined, H extends z.ZodType | undefined, B extends z.ZodType | undefined, R extends Successes> {
+export interface RouteSpec<
+  P extends string,
+  Q extends z.ZodType | undefined,
+  H extends z.ZodType | undefined,
+  B extends z.ZodType | undefined,
+  R extends Successes,
+> {
   /** The OpenAPI `operationId`, unique in the table: by convention the name the route is exported under. */
   operationId: string;
   method: Method;
@@ -95,8 +107,12 @@ export type Route = RouteSpec<string, z.ZodType | undefined, z.ZodType | undefin
  *   handle: async ({ scope }, s) => answer(200, await s.threads.get(scope)),
  * });
  */
-export function route<P extends string, Q extends z.ZodType | undefined = undefined, H extends z.ZodType | undefined = undefined, B extends z.ZodType | undefined = undefined, R extends Successes = Successes>(
-  spec: RouteSpec<P, Q, H, B, R>,
-): Route {
+export function route<
+  P extends string,
+  Q extends z.ZodType | undefined = undefined,
+  H extends z.ZodType | undefined = undefined,
+  B extends z.ZodType | undefined = undefined,
+  R extends Successes = Successes,
+>(spec: RouteSpec<P, Q, H, B, R>): Route {
   return spec as unknown as Route;
 }

@@ -69,7 +69,10 @@ export const ForwardedPropsSchema = z
         let parsed = value;
         // JSON text escapes the body's nesting limit: the same limits apply to it before it is parsed.
         if (typeof value === 'string' && (value.length > MAX_STRUCTURED_OUTPUT_CHARS || nestingExceeds(value, MAX_JSON_DEPTH))) {
-          ctx.addIssue({ code: 'custom', message: `structuredOutput JSON text must be at most ${MAX_STRUCTURED_OUTPUT_CHARS} characters, nested at most ${MAX_JSON_DEPTH} levels` });
+          ctx.addIssue({
+            code: 'custom',
+            message: `structuredOutput JSON text must be at most ${MAX_STRUCTURED_OUTPUT_CHARS} characters, nested at most ${MAX_JSON_DEPTH} levels`,
+          });
           return z.NEVER;
         }
         if (typeof value === 'string') {
@@ -105,10 +108,13 @@ function structuredOutputProblem(schema: object): { path: PropertyKey[]; message
   return jsonSchemaProblem(schema);
 }
 
-export const ToolResultBodySchema = z.object({ content: z.unknown(), isError: z.boolean().optional() }).strict().refine((b) => 'content' in b, {
-  message: 'content is required',
-  path: ['content'],
-});
+export const ToolResultBodySchema = z
+  .object({ content: z.unknown(), isError: z.boolean().optional() })
+  .strict()
+  .refine((b) => 'content' in b, {
+    message: 'content is required',
+    path: ['content'],
+  });
 
 export const AgentQuerySchema = z.object({ agentId: id.optional(), resourceId: id.optional() }).loose();
 
@@ -121,7 +127,11 @@ const WORKING_MEMORY_KEY = 'workingMemory';
 
 const metadata = z.record(z.string(), z.unknown()).superRefine((value, ctx) => {
   if (Object.hasOwn(value, WORKING_MEMORY_KEY)) {
-    ctx.addIssue({ code: 'custom', path: [WORKING_MEMORY_KEY], message: "The thread's working memory is its agent state: send it as RunAgentInput.state on /run" });
+    ctx.addIssue({
+      code: 'custom',
+      path: [WORKING_MEMORY_KEY],
+      message: "The thread's working memory is its agent state: send it as RunAgentInput.state on /run",
+    });
   }
 });
 

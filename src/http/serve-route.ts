@@ -31,7 +31,8 @@ export function serveRoute(route: Route, s: Services): (c: Context) => Promise<R
   const claim = route.claim ?? claimOf;
   const routeKey = route.path.slice(route.path.lastIndexOf('/') + 1);
   // Answers are kept per thread: a route without one cannot honour a key.
-  if (route.idempotent && !route.path.includes(':threadId')) throw new Error(`${route.method} ${route.path}: an idempotent route must be below /threads/:threadId`);
+  if (route.idempotent && !route.path.includes(':threadId'))
+    throw new Error(`${route.method} ${route.path}: an idempotent route must be below /threads/:threadId`);
 
   return async (c) => {
     const params = parseInput(paramsSchema, c.req.param(), 'path') as Record<string, string>;
@@ -46,7 +47,10 @@ export function serveRoute(route: Route, s: Services): (c: Context) => Promise<R
     const scope = params.threadId === undefined ? undefined : { threadId: params.threadId, resourceId, agentId: claimed.agentId };
     const handle = () => route.handle({ c, params, query, headers, body, resourceId, scope }, s) as unknown as Promise<Answer | Response>;
     const key = (headers as { 'idempotency-key'?: string } | undefined)?.['idempotency-key'];
-    const reply = route.idempotent && key !== undefined ? await idempotent(c, s, { route: routeKey, scope: scope as ThreadScope, key, raw }, handle as () => Promise<Answer>) : await handle();
+    const reply =
+      route.idempotent && key !== undefined
+        ? await idempotent(c, s, { route: routeKey, scope: scope as ThreadScope, key, raw }, handle as () => Promise<Answer>)
+        : await handle();
     return reply instanceof Response ? reply : respond(c, reply);
   };
 }

@@ -5,7 +5,13 @@ import { contentsUrlDetails, createUrlPolicy, messageUrlDetails } from './url-po
 describe('createUrlPolicy', () => {
   it('allows no remote URL by default', () => {
     const policy = createUrlPolicy([]);
-    for (const url of ['http://example.com/a.png', 'https://127.0.0.1/', 'http://169.254.169.254/latest/meta-data', 'http://[::1]:8080/x', 'http://localhost/']) {
+    for (const url of [
+      'http://example.com/a.png',
+      'https://127.0.0.1/',
+      'http://169.254.169.254/latest/meta-data',
+      'http://[::1]:8080/x',
+      'http://localhost/',
+    ]) {
       expect(policy.problem(url), url).toMatch(/not allowed/);
     }
   });
@@ -87,7 +93,9 @@ describe('contentsUrlDetails', () => {
       { type: 'file', data: 'http://10.0.0.1/a.png', mediaType: 'image/png' },
       { type: 'file', data: 'data:image/png;base64,AAAA', mediaType: 'image/png' },
     ];
-    expect(contentsUrlDetails(contents, 'message.contents', policy)).toEqual([{ path: 'message.contents.1.data', message: expect.stringContaining('10.0.0.1') }]);
+    expect(contentsUrlDetails(contents, 'message.contents', policy)).toEqual([
+      { path: 'message.contents.1.data', message: expect.stringContaining('10.0.0.1') },
+    ]);
     expect(contentsUrlDetails('http://10.0.0.1/', 'message', policy)).toEqual([]);
   });
 });

@@ -39,7 +39,8 @@ export function createUrlPolicy(allowedHosts: readonly string[]): UrlPolicy {
     problem(value) {
       const url = parseUrl(value);
       if (!url || url.protocol === 'data:') return undefined;
-      if (url.protocol !== 'http:' && url.protocol !== 'https:') return `URL scheme "${url.protocol}" is not allowed: send the bytes inline (base64 or a data: URL)`;
+      if (url.protocol !== 'http:' && url.protocol !== 'https:')
+        return `URL scheme "${url.protocol}" is not allowed: send the bytes inline (base64 or a data: URL)`;
       if (!allowed(url.hostname)) return `URL host "${url.hostname}" is not allowed (allowedUrlHosts): send the bytes inline (base64 or a data: URL)`;
       return undefined;
     },

@@ -76,7 +76,9 @@ export class MastraIdempotencyStore implements IdempotencyStore {
       const records = (async (): Promise<IdempotencyStore> => {
         const domain = await threadStateStore(this.mastra);
         if (domain) return new ThreadStateRecords(domain);
-        this.config.logger.warn('Mastra has no storage with a threadState domain: Idempotency-Key records are kept in this process only, and forgotten on restart');
+        this.config.logger.warn(
+          'Mastra has no storage with a threadState domain: Idempotency-Key records are kept in this process only, and forgotten on restart',
+        );
         return new InProcessIdempotencyStore();
       })();
       this.records = records;

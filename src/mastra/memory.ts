@@ -33,7 +33,10 @@ export function threadById(memory: MastraMemory, threadId: string): Promise<Stor
 }
 
 /** Creates a thread (`threadId` absent: Mastra makes one up). */
-export function createThread(memory: MastraMemory, thread: { resourceId: string; threadId?: string; title?: string; metadata?: Record<string, unknown> }): Promise<StorageThreadType> {
+export function createThread(
+  memory: MastraMemory,
+  thread: { resourceId: string; threadId?: string; title?: string; metadata?: Record<string, unknown> },
+): Promise<StorageThreadType> {
   return memory.createThread(thread);
 }
 
@@ -53,7 +56,11 @@ export async function threadsOf(memory: MastraMemory, resourceId: string, page: 
  * one (LibSQL and the in-memory store both spread the old keys back in), so it cannot remove a key:
  * `replace` rewrites the whole row with `saveThread` instead (`thread` as read, every column kept).
  */
-export function writeThread(memory: MastraMemory, thread: StorageThreadType, change: { title: string; metadata: Record<string, unknown>; replace?: boolean }): Promise<StorageThreadType> {
+export function writeThread(
+  memory: MastraMemory,
+  thread: StorageThreadType,
+  change: { title: string; metadata: Record<string, unknown>; replace?: boolean },
+): Promise<StorageThreadType> {
   const { title, metadata } = change;
   if (change.replace) return memory.saveThread({ thread: { ...thread, title, metadata, updatedAt: new Date() } });
   return memory.updateThread({ id: thread.id, title, metadata });
@@ -80,7 +87,14 @@ export async function recallPage(memory: MastraMemory, thread: ThreadTarget, pag
 /** The thread's last `rows` stored messages (signals included), oldest first: one query however long the thread. */
 export async function recallTail(memory: MastraMemory, thread: ThreadTarget, rows: number): Promise<MastraDBMessage[]> {
   // No order given: Mastra reads the newest `perPage` and turns them round.
-  const { messages } = await memory.recall({ threadId: thread.threadId, resourceId: thread.resourceId, perPage: rows, page: 0, hideSignals: [], includeTotal: false });
+  const { messages } = await memory.recall({
+    threadId: thread.threadId,
+    resourceId: thread.resourceId,
+    perPage: rows,
+    page: 0,
+    hideSignals: [],
+    includeTotal: false,
+  });
   return messages;
 }
 

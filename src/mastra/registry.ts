@@ -23,7 +23,8 @@ export function agentsOf(mastra: Mastra): Array<[string, Agent]> {
 export async function modelOf(agent: Agent): Promise<{ provider: string; name: string } | undefined> {
   try {
     const model = await agent.getModel();
-    if (model && typeof model === 'object' && 'provider' in model && 'modelId' in model) return { provider: String(model.provider), name: String(model.modelId) };
+    if (model && typeof model === 'object' && 'provider' in model && 'modelId' in model)
+      return { provider: String(model.provider), name: String(model.modelId) };
   } catch {
     // A model resolved per request has no static answer.
   }

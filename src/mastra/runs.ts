@@ -76,7 +76,11 @@ export function continueThread(agent: Agent, thread: ThreadTarget, runId: string
 }
 
 /** Continues a suspended call of `runId`: approved, declined (with a reason), or resumed with data. */
-export function resumeCall(agent: Agent, how: { approve: true } | { decline: true; reason?: string } | { resumeData: unknown }, options: RunOptions & { runId: string; toolCallId: string }): Promise<RunOutput> {
+export function resumeCall(
+  agent: Agent,
+  how: { approve: true } | { decline: true; reason?: string } | { resumeData: unknown },
+  options: RunOptions & { runId: string; toolCallId: string },
+): Promise<RunOutput> {
   if ('approve' in how) return agent.approveToolCall(options as never);
   if ('decline' in how) return agent.declineToolCall({ ...options, reason: how.reason } as never);
   return agent.resumeStream(how.resumeData, options as never);

@@ -65,7 +65,8 @@ async function decision(sent: Sent, onWake?: OnWake): Promise<SignalDecision> {
   } catch (error) {
     throw new BridgeError(409, 'CONFLICT', `Mastra refused the signal: ${(error as Error).message}`);
   }
-  if (onWake && accepted.action === 'wake' && accepted.runId && accepted.output) onWake({ runId: accepted.runId, output: accepted.output, signalId: sent.signal.id });
+  if (onWake && accepted.action === 'wake' && accepted.runId && accepted.output)
+    onWake({ runId: accepted.runId, output: accepted.output, signalId: sent.signal.id });
   return { action: accepted.action, ...('runId' in accepted && accepted.runId && { runId: accepted.runId }), signalId: sent.signal.id };
 }
 
@@ -132,7 +133,12 @@ export interface StateSignal {
 }
 
 /** Sends a state signal; an unchanged `cacheKey` is skipped by Mastra. */
-export async function sendStateSignal(agent: Agent, state: StateSignal, target: SignalTarget, onWake?: OnWake): Promise<SignalDecision | { skipped: true; reason: string }> {
+export async function sendStateSignal(
+  agent: Agent,
+  state: StateSignal,
+  target: SignalTarget,
+  onWake?: OnWake,
+): Promise<SignalDecision | { skipped: true; reason: string }> {
   const result = await agent.sendStateSignal(state as never, target as never);
   if (result.skipped) return { skipped: true, reason: result.reason };
   return decision(result as Sent, onWake);

@@ -34,7 +34,8 @@ interface StandardSchema {
     jsonSchema?: { input?(options: { target: string }): Record<string, unknown> };
   };
 }
-type StandardResult = { value: unknown; issues?: undefined } | { issues: ReadonlyArray<{ message: string; path?: ReadonlyArray<PropertyKey | { key: PropertyKey }> }> };
+type StandardResult =
+  { value: unknown; issues?: undefined } | { issues: ReadonlyArray<{ message: string; path?: ReadonlyArray<PropertyKey | { key: PropertyKey }> }> };
 
 /** What a schema said of a value: the parsed value, or each problem with the field it is in. */
 export type Checked = { ok: true; value: unknown } | { ok: false; issues: Array<{ path: string; message: string }> };
@@ -118,14 +119,26 @@ export interface WorkflowRunTarget {
 }
 
 /** Starts a run of `workflow` and streams it; its final state comes with its result. */
-export async function startWorkflow(workflow: AnyWorkflow, target: WorkflowRunTarget, start: { inputData: unknown; initialState?: unknown }): Promise<WorkflowOutput> {
+export async function startWorkflow(
+  workflow: AnyWorkflow,
+  target: WorkflowRunTarget,
+  start: { inputData: unknown; initialState?: unknown },
+): Promise<WorkflowOutput> {
   const run = await workflow.createRun({ runId: target.runId, resourceId: target.resourceId });
-  const output = run.stream({ inputData: start.inputData, ...(start.initialState !== undefined && { initialState: start.initialState }), outputOptions: { includeState: true } });
+  const output = run.stream({
+    inputData: start.inputData,
+    ...(start.initialState !== undefined && { initialState: start.initialState }),
+    outputOptions: { includeState: true },
+  });
   return outputOf(run, output);
 }
 
 /** Resumes the suspended step at `stepPath` (its id, with the nested workflows' ids before it) with `resumeData`. */
-export async function resumeWorkflow(workflow: AnyWorkflow, target: WorkflowRunTarget, resume: { stepPath: string[]; resumeData: unknown }): Promise<WorkflowOutput> {
+export async function resumeWorkflow(
+  workflow: AnyWorkflow,
+  target: WorkflowRunTarget,
+  resume: { stepPath: string[]; resumeData: unknown },
+): Promise<WorkflowOutput> {
   const run = await workflow.createRun({ runId: target.runId, resourceId: target.resourceId });
   const output = run.resumeStream({ step: resume.stepPath, resumeData: resume.resumeData, outputOptions: { includeState: true } });
   return outputOf(run, output);
@@ -164,7 +177,10 @@ export async function storedWorkflowRun(mastra: Mastra, workflow: AnyWorkflow, r
   if (!row) return undefined;
   // LibSQL and PostgreSQL hand the snapshot back as stored; some stores as its JSON text.
   const snapshot = (typeof row.snapshot === 'string' ? JSON.parse(row.snapshot) : row.snapshot) as SnapshotData;
-  const suspended = Object.keys(snapshot.suspendedPaths ?? {}).map((stepId) => ({ path: suspendedPath(snapshot, stepId), payload: suspendPayloadOf(snapshot, stepId) }));
+  const suspended = Object.keys(snapshot.suspendedPaths ?? {}).map((stepId) => ({
+    path: suspendedPath(snapshot, stepId),
+    payload: suspendPayloadOf(snapshot, stepId),
+  }));
   return { status: snapshot.status ?? 'unknown', resourceId: row.resourceId, state: snapshot.value ?? {}, suspended };
 }
 
@@ -188,4 +204,3 @@ function suspendedPath(snapshot: SnapshotData, stepId: string): string[] {
   const meta = (snapshot.context?.[stepId]?.suspendPayload as { __workflow_meta?: { path?: string[] } } | undefined)?.__workflow_meta;
   return meta?.path?.length && meta.path[0] !== stepId ? [stepId, ...meta.path] : [stepId];
 }
-

@@ -85,18 +85,35 @@ export class BridgeMetrics {
     const registers = [this.registry];
     const counter = <L extends string>(name: string, help: string, labelNames: readonly L[]) =>
       new Counter<L>({ name: METRIC_PREFIX + name, help, labelNames, registers });
-    this.runsStarted = counter('runs_started_total', 'Runs started, by agent and origin (run: POST /run; signal: a signal woke the thread)', ['agent', 'origin']);
-    this.runsFinished = counter('runs_finished_total', 'Runs ended with RUN_FINISHED, by outcome (success, interrupt, cancelled)', ['agent', 'origin', 'outcome']);
+    this.runsStarted = counter('runs_started_total', 'Runs started, by agent and origin (run: POST /run; signal: a signal woke the thread)', [
+      'agent',
+      'origin',
+    ]);
+    this.runsFinished = counter('runs_finished_total', 'Runs ended with RUN_FINISHED, by outcome (success, interrupt, cancelled)', [
+      'agent',
+      'origin',
+      'outcome',
+    ]);
     this.runsErrored = counter('runs_errored_total', 'Runs ended with RUN_ERROR', ['agent', 'origin']);
     const [run, thread] = [new Tally(), new Tally()];
     this.runEvents = run;
     this.threadEvents = thread;
     this.tallied('events_sent_total', 'AG-UI events written to clients (thread streams: once per follower)', 'stream', { run, thread });
-    this.followerJoins = counter('follower_joins_total', 'Thread events streams opened, by how they began (live, replay after Last-Event-ID, snapshot)', ['kind']);
+    this.followerJoins = counter('follower_joins_total', 'Thread events streams opened, by how they began (live, replay after Last-Event-ID, snapshot)', [
+      'kind',
+    ]);
     this.signalDecisions = counter('signal_decisions_total', 'Routing decisions of the signal routes, by route kind and action', ['kind', 'action']);
     this.limitRefusals = counter('limit_refusals_total', 'Requests refused by a configured limit', ['limit']);
-    this.recoveryRuns = counter('recovery_runs_total', 'Runs recovery started for acknowledged input a crash left unanswered (continue: stored messages a cut run took; resend: messages never stored)', ['kind']);
-    this.webhookAttempts = counter('webhook_attempts_total', 'Webhook delivery attempts, by result (delivered: 2xx; retried: failed, tried again later; given_up: failed for the last time)', ['result']);
+    this.recoveryRuns = counter(
+      'recovery_runs_total',
+      'Runs recovery started for acknowledged input a crash left unanswered (continue: stored messages a cut run took; resend: messages never stored)',
+      ['kind'],
+    );
+    this.webhookAttempts = counter(
+      'webhook_attempts_total',
+      'Webhook delivery attempts, by result (delivered: 2xx; retried: failed, tried again later; given_up: failed for the last time)',
+      ['result'],
+    );
     this.summedGauge('webhook_outbox_depth', 'Webhook deliveries waiting in the outbox (every process sees the same outbox)', this.outboxDepth);
     this.httpRequests = counter('http_requests_total', 'HTTP requests to the bridge routes, by route pattern and status', ['method', 'route', 'status']);
     this.httpDuration = new Histogram({

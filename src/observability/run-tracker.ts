@@ -110,7 +110,13 @@ export class RunTracker {
   start(run: RunIdentity): TrackedRun {
     this.metrics.runStarted(run.agentId, run.origin);
     const span = this.tracer.startSpan('agui.run', {
-      attributes: { 'agui.thread_id': run.threadId, 'agui.run_id': run.runId, 'agui.agent_id': run.agentId, 'agui.resource_id': run.resourceId, 'agui.origin': run.origin },
+      attributes: {
+        'agui.thread_id': run.threadId,
+        'agui.run_id': run.runId,
+        'agui.agent_id': run.agentId,
+        'agui.resource_id': run.resourceId,
+        'agui.origin': run.origin,
+      },
     });
     return new TrackedRun(run, span, trace.setSpan(context.active(), span), (end) => this.report(end));
   }

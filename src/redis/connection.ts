@@ -38,7 +38,9 @@ export async function connectRedis(url: string, prefix: string, logger: BridgeLo
   const { createClient } = await loadRedis().catch((error: unknown) => {
     // In the bridge's words: its scale-out is what needs it here.
     if (!(error instanceof RedisNotInstalledError)) throw error;
-    throw new Error(`redis is not installed; RedisPubSub and the bridge's scale-out (REDIS_URL, createScaleOut) need it: npm install ${REDIS_PEER}`, { cause: error.cause });
+    throw new Error(`redis is not installed; RedisPubSub and the bridge's scale-out (REDIS_URL, createScaleOut) need it: npm install ${REDIS_PEER}`, {
+      cause: error.cause,
+    });
   });
   const reconnect = failFastThenReconnect();
   let connected = false;
@@ -48,7 +50,10 @@ export async function connectRedis(url: string, prefix: string, logger: BridgeLo
   const subscriber = client.duplicate();
   // node-redis emits 'error' on every failed (re)connect; unheard, it would crash the process.
   // Redis away is said once per outage, not at every reconnect attempt, until the connection is ready again.
-  for (const [name, c] of [['commands', client], ['subscriber', subscriber]] as const) {
+  for (const [name, c] of [
+    ['commands', client],
+    ['subscriber', subscriber],
+  ] as const) {
     const failures = new RepeatedFailures(isUnavailable);
     c.on('ready', () => failures.succeeded());
     c.on('error', (error: unknown) => {

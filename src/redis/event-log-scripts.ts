@@ -91,4 +91,3 @@ export function runAfter(open: string | undefined, events: readonly Event[]): st
   const [change, runId] = openChange(events);
   return change === 'keep' ? open : change === 'clear' ? undefined : runId;
 }
-

@@ -66,7 +66,9 @@ export class FollowedThreads {
   follow(logKey: string, onError: (error: unknown) => void): { stop(): void } {
     const member = `${this.owner} ${logKey}`;
     const mark = (announce: boolean) =>
-      FOLLOW.run(this.redis.client, [this.keyOf(threadKeyOfLog(logKey))], [member, String(this.ttlMs), this.channel, logKey, announce ? '1' : '0']).catch(onError);
+      FOLLOW.run(this.redis.client, [this.keyOf(threadKeyOfLog(logKey))], [member, String(this.ttlMs), this.channel, logKey, announce ? '1' : '0']).catch(
+        onError,
+      );
     void mark(true);
     const timer = setInterval(() => void mark(false), this.ttlMs / 3);
     timer.unref();

@@ -52,7 +52,12 @@ describe('GoneProcessRuns', () => {
         event: {
           type: 'run-failed',
           runId: 'run-1',
-          data: { type: 'run-failed', runId: 'run-1', streamId: 'stream-1', error: expect.stringContaining('lost its lease before publishing a terminal event') },
+          data: {
+            type: 'run-failed',
+            runId: 'run-1',
+            streamId: 'stream-1',
+            error: expect.stringContaining('lost its lease before publishing a terminal event'),
+          },
         },
       },
     ]);

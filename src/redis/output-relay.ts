@@ -22,7 +22,12 @@ const SILENCE_MS = 3 * BEAT_MS;
  * @example
  * void relayOutput(output, capture, (text) => redis.client.publish(channel, text));
  */
-export async function relayOutput(output: RunOutput, capture: ResultCapture, publish: (text: string) => Promise<unknown>, wasCut: () => boolean = () => false): Promise<void> {
+export async function relayOutput(
+  output: RunOutput,
+  capture: ResultCapture,
+  publish: (text: string) => Promise<unknown>,
+  wasCut: () => boolean = () => false,
+): Promise<void> {
   let relaying = true;
   const send = async (message: RelayMessage) => {
     if (!relaying) return;

@@ -154,7 +154,9 @@ describe('RedisEventLogs: one log per thread shared by processes', () => {
   });
 
   /** A writer log on `a`, and a follower's log in a process of its own whose Redis is reached through a fault proxy. */
-  async function withCutFollower(test: (logs: { writer: Awaited<ReturnType<typeof follow>>; cut: Awaited<ReturnType<typeof follow>>; proxy: FaultProxy; key: string }) => Promise<void>) {
+  async function withCutFollower(
+    test: (logs: { writer: Awaited<ReturnType<typeof follow>>; cut: Awaited<ReturnType<typeof follow>>; proxy: FaultProxy; key: string }) => Promise<void>,
+  ) {
     const proxy = await startFaultProxy(REDIS_URL);
     const connection = await connectRedis(proxy.urlFor(REDIS_URL), redis.prefix, quietLogger);
     try {
@@ -177,7 +179,16 @@ describe('RedisEventLogs: one log per thread shared by processes', () => {
       proxy.mode('refuse');
       cut.log.settle!('mastra-r1', [{ type: EventType.RUN_ERROR, message: 'lost', code: 'UNAVAILABLE' }]);
       proxy.mode('forward');
-      await vi.waitFor(() => expect(writer.seen.map((e) => e.event.type)).toEqual([...run('r1', 'cut').slice(0, 3).map((e) => e.type), EventType.RUN_ERROR]), { timeout: 10_000, interval: 100 });
+      await vi.waitFor(
+        () =>
+          expect(writer.seen.map((e) => e.event.type)).toEqual([
+            ...run('r1', 'cut')
+              .slice(0, 3)
+              .map((e) => e.type),
+            EventType.RUN_ERROR,
+          ]),
+        { timeout: 10_000, interval: 100 },
+      );
     }));
 
   it('what was appended while a log’s subscription was down reaches it once it is back, though nothing follows', () =>
@@ -282,7 +293,15 @@ describe('RedisEventLogs: one log per thread shared by processes', () => {
 
 describe('RedisEventLogs: what a failing append logs', () => {
   /** A log written through a fault proxy (one process whose Redis goes away), with every line its logger gets. */
-  async function withProxiedLog(test: (it: { log: Awaited<ReturnType<typeof follow>>; proxy: FaultProxy; connection: Awaited<ReturnType<typeof connectRedis>>; lines: { warn: string[]; error: string[] }; key: string }) => Promise<void>) {
+  async function withProxiedLog(
+    test: (it: {
+      log: Awaited<ReturnType<typeof follow>>;
+      proxy: FaultProxy;
+      connection: Awaited<ReturnType<typeof connectRedis>>;
+      lines: { warn: string[]; error: string[] };
+      key: string;
+    }) => Promise<void>,
+  ) {
     const proxy = await startFaultProxy(REDIS_URL);
     const lines = { warn: [] as string[], error: [] as string[] };
     const logger = { ...quietLogger, warn: (message: string) => void lines.warn.push(message), error: (message: string) => void lines.error.push(message) };

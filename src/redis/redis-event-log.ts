@@ -200,7 +200,9 @@ class SharedLog implements ThreadEventLog {
       this.mark?.stop();
       this.mark = undefined;
     } else {
-      this.mark ??= this.followed.follow(this.key, (error) => this.options.logger.warn(`Thread log ${this.keys.channel}: could not mark it followed: ${errorMessage(error)}`));
+      this.mark ??= this.followed.follow(this.key, (error) =>
+        this.options.logger.warn(`Thread log ${this.keys.channel}: could not mark it followed: ${errorMessage(error)}`),
+      );
     }
   }
 
@@ -221,7 +223,12 @@ class SharedLog implements ThreadEventLog {
   settle(runId: string, events: readonly Event[]): void {
     if (this.closed || events.length === 0) return;
     const closes = this.openRun ?? '';
-    this.logFailure(retried(() => this.write(events, closes, this.keys.settled(runId)), () => !this.closed));
+    this.logFailure(
+      retried(
+        () => this.write(events, closes, this.keys.settled(runId)),
+        () => !this.closed,
+      ),
+    );
   }
 
   /**
@@ -234,14 +241,20 @@ class SharedLog implements ThreadEventLog {
       const last = Number((await this.redis.client.hGet(this.keys.meta, 'last')) ?? 0);
       if (last > this.last) this.fillThen(last + 1, []);
     };
-    retried(attempt, () => !this.closed).catch((error: unknown) => this.options.logger.warn(`Thread log ${this.keys.channel}: could not catch up after a reconnect: ${errorMessage(error)}`));
+    retried(attempt, () => !this.closed).catch((error: unknown) =>
+      this.options.logger.warn(`Thread log ${this.keys.channel}: could not catch up after a reconnect: ${errorMessage(error)}`),
+    );
   }
 
   onEvents(listener: NumberedListener): void {
     this.listener = listener;
     const backlog = this.backlog;
     this.backlog = [];
-    if (backlog.length > 0) listener(backlog.map((e) => e.event), backlog[0].id);
+    if (backlog.length > 0)
+      listener(
+        backlog.map((e) => e.event),
+        backlog[0].id,
+      );
   }
 
   since(id: number): NumberedEvent[] | undefined {
@@ -271,7 +284,16 @@ class SharedLog implements ThreadEventLog {
   /** Numbers and appends events, in the order of the calls (one connection, scripts in order), if the run they go on is still open. */
   private async write(events: readonly Event[], goesOn: string, once?: string): Promise<void> {
     const [change, runId] = openChange(events);
-    const args = [this.keys.channel, String(this.options.retainedEvents), String(this.options.idleTtlMs), change, runId, goesOn, this.threadId, ...events.map((e) => JSON.stringify(e))];
+    const args = [
+      this.keys.channel,
+      String(this.options.retainedEvents),
+      String(this.options.idleTtlMs),
+      change,
+      runId,
+      goesOn,
+      this.threadId,
+      ...events.map((e) => JSON.stringify(e)),
+    ];
     const keys = [this.keys.stream, this.keys.meta, ...(once ? [once] : [])];
     const first = await APPEND.run(this.redis.client, keys, args);
     // Another process closed the run (it settled it as lost), or settled it first: not written.
@@ -287,7 +309,10 @@ class SharedLog implements ThreadEventLog {
       () => this.failures.succeeded(),
       (error: unknown) => {
         const level = this.failures.failed(error);
-        if (level === 'warn') this.options.logger.warn(`Thread log ${this.keys.channel}: Redis is unavailable, events are not appended until it answers again (further failures are not logged until an append succeeds): ${errorMessage(error)}`);
+        if (level === 'warn')
+          this.options.logger.warn(
+            `Thread log ${this.keys.channel}: Redis is unavailable, events are not appended until it answers again (further failures are not logged until an append succeeds): ${errorMessage(error)}`,
+          );
         else if (level === 'error') this.options.logger.error(`Thread log ${this.keys.channel}: append failed: ${errorMessage(error)}`);
       },
     );
@@ -329,7 +354,11 @@ class SharedLog implements ThreadEventLog {
       if (firstId > this.last + 1) {
         // Not read (Redis away): handled as a gap, which the feed fills with a snapshot.
         const missing = await this.read(this.last, firstId - 1).catch(() => undefined);
-        if (missing && missing.length > 0) this.take(missing[0].id, missing.map((m) => m.event));
+        if (missing && missing.length > 0)
+          this.take(
+            missing[0].id,
+            missing.map((m) => m.event),
+          );
         if (!missing) await this.skipGap(firstId - 1);
       }
       this.take(firstId, events);
@@ -351,7 +380,11 @@ class SharedLog implements ThreadEventLog {
     const held = entries.map((entry) => ({ id: idOf(entry.id), event: JSON.parse(entry.message.e) as Event }));
     this.restartAt((held[0]?.id ?? upTo + 1) - 1);
     this.gap = true;
-    if (held.length > 0) this.take(held[0].id, held.map((h) => h.event));
+    if (held.length > 0)
+      this.take(
+        held[0].id,
+        held.map((h) => h.event),
+      );
   }
 
   private restartAt(id: number): void {

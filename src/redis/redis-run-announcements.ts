@@ -49,9 +49,11 @@ export class RedisRunAnnouncements implements RunAnnouncements {
   }
 
   ended(runId: string): void {
-    this.redis.client.pExpire(this.keys.announce(runId), this.keepAfterRunMs).catch((error: unknown) =>
-      this.logger.warn(`Run ${runId}: could not shorten its announcement's TTL (it expires within ${this.runningTtlMs} ms): ${errorMessage(error)}`),
-    );
+    this.redis.client
+      .pExpire(this.keys.announce(runId), this.keepAfterRunMs)
+      .catch((error: unknown) =>
+        this.logger.warn(`Run ${runId}: could not shorten its announcement's TTL (it expires within ${this.runningTtlMs} ms): ${errorMessage(error)}`),
+      );
   }
 
   async get(runId: string): Promise<RunAnnouncement | undefined> {

@@ -7,7 +7,17 @@ import type { ResolvedConfig } from '../config.js';
 import { BridgeError, unavailable } from '../errors.js';
 import type { BridgeLogger } from '../logger.js';
 import { TOKENS } from '../tokens.js';
-import { outgoingWithId, outputFinished, type AgentMessage, type OnWake, type Outgoing, type Routing, type RunOutput, type SignalDecision, type ThreadTarget } from '../mastra/index.js';
+import {
+  outgoingWithId,
+  outputFinished,
+  type AgentMessage,
+  type OnWake,
+  type Outgoing,
+  type Routing,
+  type RunOutput,
+  type SignalDecision,
+  type ThreadTarget,
+} from '../mastra/index.js';
 import { ResultCapture } from '../runs/result-capture.js';
 import { resumeHere, type ResumeRequest, type Resumer } from '../runs/resume.js';
 import type { RunLive } from '../runs/stream-options.js';
@@ -234,7 +244,12 @@ export class RedisThreadControl implements ThreadControl, Resumer {
     const capture = new ResultCapture();
     const output = await resumeHere(agent, request, { signal: new AbortController().signal, onStepFinish: capture.onStepFinish, proxy: this.proxy });
     const { runId } = request.target;
-    const relaying = relayOutput(output, capture, (text) => this.redis.client.publish(relay, text), () => this.endings.wasCut(runId));
+    const relaying = relayOutput(
+      output,
+      capture,
+      (text) => this.redis.client.publish(relay, text),
+      () => this.endings.wasCut(runId),
+    );
     // An abort here waits for the run's end, as it does for a run a `/run` of this process reads.
     this.endings.track(runId, Promise.all([relaying, outputFinished(output)]));
     return { relayed: true };
@@ -283,7 +298,10 @@ export class RedisThreadControl implements ThreadControl, Resumer {
       const done = (reply: Reply) => {
         if (reply.taken) {
           clearTimeout(timer);
-          timer = setTimeout(() => done({ id, error: `the process that holds thread ${request.thread.threadId} took the request and did not answer` }), TAKEN_TIMEOUT_MS);
+          timer = setTimeout(
+            () => done({ id, error: `the process that holds thread ${request.thread.threadId} took the request and did not answer` }),
+            TAKEN_TIMEOUT_MS,
+          );
           return;
         }
         clearTimeout(timer);
@@ -293,7 +311,9 @@ export class RedisThreadControl implements ThreadControl, Resumer {
         else resolve(reply.result);
       };
       this.waiting.set(id, done);
-      this.redis.client.publish(this.channel, JSON.stringify({ ...request, id, replyTo: this.replyTo, ...withTraceparent() })).catch((error: unknown) => done({ id, error: errorMessage(error) }));
+      this.redis.client
+        .publish(this.channel, JSON.stringify({ ...request, id, replyTo: this.replyTo, ...withTraceparent() }))
+        .catch((error: unknown) => done({ id, error: errorMessage(error) }));
     });
   }
 

@@ -37,8 +37,7 @@ async function statusOf(answer: Promise<void>): Promise<number> {
 
 const newRun = () => `run-${randomUUID()}`;
 /** Resolves once the call's slot is in Redis (as it is before the client sees the call). */
-const opened = (runId: string, toolCallId: string) =>
-  vi.waitFor(async () => expect(await connB.client.exists(keys.tool(runId, toolCallId))).toBe(1));
+const opened = (runId: string, toolCallId: string) => vi.waitFor(async () => expect(await connB.client.exists(keys.tool(runId, toolCallId))).toBe(1));
 
 // In one process, a slot is there as soon as `wait()` or `expect()` returns, as in memory.
 describe('RedisToolProxy in one process: as InProcessToolProxy', () => {

@@ -127,13 +127,17 @@ export class RedisToolProxy implements ToolProxy {
   }
 
   wait(runId: string, toolCallId: string, toolName: string, signal: AbortSignal | undefined, resourceId: string): Promise<ToolCallAnswer> {
-    const call = new WaitingCall(this.redis, { key: this.keys.tool(runId, toolCallId), resourceId }, {
-      toolName,
-      signal,
-      timeoutMs: this.timeoutMs,
-      slotTtlMs: this.slotTtlMs,
-      recheckMs: this.recheckMs,
-    });
+    const call = new WaitingCall(
+      this.redis,
+      { key: this.keys.tool(runId, toolCallId), resourceId },
+      {
+        toolName,
+        signal,
+        timeoutMs: this.timeoutMs,
+        slotTtlMs: this.slotTtlMs,
+        recheckMs: this.recheckMs,
+      },
+    );
     this.remember(runId, toolCallId, call);
     return call.answer.finally(() => this.forget(runId, toolCallId, call));
   }
@@ -196,9 +200,10 @@ class WaitingCall {
   private settled = false;
   private readonly cleanups: Array<() => void> = [];
   /** A wake-up that cannot reach Redis is left to the next one, or to the recheck. */
-  private readonly onWake = () => void this.take().catch(() => {
-    // a slot that cannot be taken now is tried again at the next wake or times out
-  });
+  private readonly onWake = () =>
+    void this.take().catch(() => {
+      // a slot that cannot be taken now is tried again at the next wake or times out
+    });
 
   constructor(
     private readonly redis: RedisConnection,
@@ -230,7 +235,11 @@ class WaitingCall {
     recheck.unref();
     const onAbort = () => this.close(toolCancelled(toolName));
     signal?.addEventListener('abort', onAbort, { once: true });
-    this.cleanups.push(() => clearTimeout(timeout), () => clearInterval(recheck), () => signal?.removeEventListener('abort', onAbort));
+    this.cleanups.push(
+      () => clearTimeout(timeout),
+      () => clearInterval(recheck),
+      () => signal?.removeEventListener('abort', onAbort),
+    );
     if (signal?.aborted) onAbort();
   }
 
@@ -254,9 +263,12 @@ class WaitingCall {
   private async listen(): Promise<void> {
     const { subscriber } = this.redis;
     await subscriber.subscribe(this.slot.key, this.onWake);
-    this.cleanups.push(() => void subscriber.unsubscribe(this.slot.key, this.onWake).catch(() => {
-      // cleanup: a subscription left behind goes with its connection
-    }));
+    this.cleanups.push(
+      () =>
+        void subscriber.unsubscribe(this.slot.key, this.onWake).catch(() => {
+          // cleanup: a subscription left behind goes with its connection
+        }),
+    );
     if (this.settled) this.cleanup();
   }
 

@@ -26,7 +26,12 @@ describe('StaleLeases', () => {
       { key: key('t-running'), owner: 'r-running' },
       { key: key('t-turn'), owner: 'r-turn' }, // a /run's turn, taken before Mastra registers the run
     ]);
-    for (const [thread, runId] of [['t-over', 'r-over'], ['t-suspended', 'r-suspended'], ['t-running', 'r-running']]) await publish(runs, thread, 'run-registered', runId);
+    for (const [thread, runId] of [
+      ['t-over', 'r-over'],
+      ['t-suspended', 'r-suspended'],
+      ['t-running', 'r-running'],
+    ])
+      await publish(runs, thread, 'run-registered', runId);
     await publish(runs, 't-over', 'run-completed', 'r-over');
     await publish(runs, 't-suspended', 'run-suspended', 'r-suspended');
     const over = runs.overSince('r-over')!;

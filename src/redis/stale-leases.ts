@@ -53,7 +53,9 @@ export class StaleLeases {
     for (const { key, owner } of this.leases.heldLeases()) {
       const over = this.runs.overSince(owner);
       if (over === undefined || now - over < STALE_AFTER_MS) continue;
-      this.logger.warn(`Thread ${key.slice(key.indexOf('\0') + 1)}: run ${owner} was over ${Math.round((now - over) / 1000)} s ago and still held the thread; let go`);
+      this.logger.warn(
+        `Thread ${key.slice(key.indexOf('\0') + 1)}: run ${owner} was over ${Math.round((now - over) / 1000)} s ago and still held the thread; let go`,
+      );
       await this.leases.releaseLease(key, owner).catch((error: unknown) => this.logger.warn(`Thread lease of ${owner} could not be let go: ${String(error)}`));
     }
   }

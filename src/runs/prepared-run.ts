@@ -42,4 +42,3 @@ export interface PreparedRun {
   /** Streams the run's AG-UI events into `write`, the terminal event last; resolves once it is written. */
   stream(write: EventSink, signal: AbortSignal): Promise<void>;
 }
-

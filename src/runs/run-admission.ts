@@ -48,7 +48,8 @@ export class RunAdmission {
     if (multitask === 'reject') return takeThreadTurn(agent, scope, runId, 0, threadBusy);
     // Only a running thread is aborted: asking the other processes about an idle one would wait out their silence.
     // The aborted run's partial answer is stored before this run's input, as a Stop then a message would have it.
-    if (multitask === 'interrupt' && streaming) await this.cuts.around({ ...scope, agentId: agent.id }, () => this.control.abort(agent, scope, { untilEnded: true }));
+    if (multitask === 'interrupt' && streaming)
+      await this.cuts.around({ ...scope, agentId: agent.id }, () => this.control.abort(agent, scope, { untilEnded: true }));
     return takeThreadTurn(agent, scope, runId, this.config.threadBusyWaitMs);
   }
 

@@ -57,4 +57,3 @@ export interface ResumeQueue {
   waiting: Map<string, ResumeTarget>;
   next?: ResumeTarget;
 }
-

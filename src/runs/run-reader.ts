@@ -69,7 +69,7 @@ export class RunReader {
   private async resumeAll(agent: Agent, resume: ResumeTarget[], shape: RunShape, live: RunLive, context: RunContext): Promise<void> {
     const queue: ResumeQueue = { waiting: new Map(resume.slice(1).map((target) => [target.toolCallId, target])) };
     const thread = { resourceId: shape.resourceId, threadId: shape.input.threadId };
-    for (let target: ResumeTarget | undefined = resume[0]; target; ) {
+    for (let target: ResumeTarget | undefined = resume[0]; target;) {
       const output = await this.admission.resume(agent, thread, { target, run: shape }, live);
       queue.next = undefined;
       await this.piped(target.runId, output, context, queue);

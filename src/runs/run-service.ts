@@ -66,7 +66,12 @@ export class RunService {
       await this.gate.pass(input.threadId);
       // What the input needs checked, not the whole thread: a run costs the same on a long thread.
       const recent = await this.threads.recent(scope, memory, tailIds(input.messages));
-      if (recent) ({ stored, storedIds, context: { workflowActivities } } = recent);
+      if (recent)
+        ({
+          stored,
+          storedIds,
+          context: { workflowActivities },
+        } = recent);
       exists = recent !== undefined;
     }
     const resume = input.resume?.length ? await findResumeTargets(agent, input.resume, scope) : [];
@@ -84,7 +89,12 @@ export class RunService {
     const workingMemory = readOnly(options) ? undefined : WorkingMemoryState.of(memory);
     const state = clientState(input.state);
     await workingMemory?.assertFits(state);
-    if (memory) await assertIdsFree(memory, messages.map((m) => m.id), input.threadId);
+    if (memory)
+      await assertIdsFree(
+        memory,
+        messages.map((m) => m.id),
+        input.threadId,
+      );
     await this.admission.assertUnanswered(resume);
     // One run per thread at a time (here and in every process on the same leases).
     const turn = memory && resume.length === 0 ? await this.admission.takeTurn(agent, scope, input.runId, options.multitask, exists) : undefined;
@@ -98,7 +108,16 @@ export class RunService {
       throw error;
     }
     const announcement = { messages: fresh, appendsTo: memory ? appendTarget(messages, stored) : undefined };
-    const plan: RunPlan = { messages, resume, memory: !!memory, announcement, inboxId, turn, state: workingMemory && { store: workingMemory, scope }, workflowActivities };
+    const plan: RunPlan = {
+      messages,
+      resume,
+      memory: !!memory,
+      announcement,
+      inboxId,
+      turn,
+      state: workingMemory && { store: workingMemory, scope },
+      workflowActivities,
+    };
     return this.streamer.prepared(agent, input, options, plan);
   }
 

@@ -82,7 +82,15 @@ export class RunStreamer {
     };
   }
 
-  private async stream(agent: Agent, input: RunAgentInput, options: RunOptions, plan: RunPlan, sink: EventSink, clientSignal: AbortSignal, tracked: TrackedRun): Promise<void> {
+  private async stream(
+    agent: Agent,
+    input: RunAgentInput,
+    options: RunOptions,
+    plan: RunPlan,
+    sink: EventSink,
+    clientSignal: AbortSignal,
+    tracked: TrackedRun,
+  ): Promise<void> {
     const counted = countedSink(this.metrics, sink);
     const stored = plan.memory && !readOnly(options) ? { threadId: input.threadId, resourceId: options.resourceId, agentId: agent.id } : undefined;
     const write = this.history.keepingRunEnd(counted.write, stored, plan.inboxId);
@@ -111,9 +119,10 @@ export class RunStreamer {
       clientSignal.removeEventListener('abort', onClientAbort);
       this.reader.settle(input.runId);
       if (!context.translator.finished) controller.abort();
-      if (plan.inboxId) await this.inbox.remove(input.threadId, [plan.inboxId]).catch(() => {
-        // the sweep drops the entry once the history answers it
-      });
+      if (plan.inboxId)
+        await this.inbox.remove(input.threadId, [plan.inboxId]).catch(() => {
+          // the sweep drops the entry once the history answers it
+        });
     }
   }
 }

@@ -34,7 +34,10 @@ export interface RunLive {
  * @example
  * const output = await streamRun(agent, messages, { ...streamOptions(shape, live), runId });
  */
-export function streamOptions({ input, resourceId, frontendToolMode, memory }: RunShape, { signal, onStepFinish, proxy, waiting }: RunLive): Record<string, unknown> {
+export function streamOptions(
+  { input, resourceId, frontendToolMode, memory }: RunShape,
+  { signal, onStepFinish, proxy, waiting }: RunLive,
+): Record<string, unknown> {
   return {
     // What tools and processors may read of the AG-UI input: `requestContext.get('ag-ui')`.
     requestContext: requestContext([[AGUI_CONTEXT_KEY, { context: input.context ?? [], state: input.state, forwardedProps: input.forwardedProps }]]),

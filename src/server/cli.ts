@@ -76,8 +76,8 @@ const ENV_HELP = {
   ALLOWED_URL_HOSTS: 'hosts whose http(s) URLs input messages may carry, comma-separated',
   CORS_ORIGINS: 'browser origins allowed to call the bridge, comma-separated (default none)',
   OTEL_EXPORTER_OTLP_ENDPOINT: 'traces on: the OTLP collector, e.g. http://localhost:4318 (with the other OTEL_* variables)',
-  MASTRA_SPANS: 'with traces on, how much of Mastra\'s own spans they hold: on (default: agent, model, tool, workflow), all, off',
-  WEBHOOK_URLS: 'where every run\'s end is POSTed (Standard Webhooks), comma-separated; with WEBHOOK_SECRET',
+  MASTRA_SPANS: "with traces on, how much of Mastra's own spans they hold: on (default: agent, model, tool, workflow), all, off",
+  WEBHOOK_URLS: "where every run's end is POSTed (Standard Webhooks), comma-separated; with WEBHOOK_SECRET",
   WEBHOOK_SECRET: 'the key webhooks are signed with: whsec_ and base64, e.g. whsec_$(openssl rand -base64 32)',
 } satisfies Record<keyof z.input<typeof ServerEnvSchema>, string>;
 

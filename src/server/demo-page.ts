@@ -27,10 +27,11 @@ function browserClient(root: string): () => Promise<string> {
     return bundleBrowserClient(root);
   };
   // A failure is not kept: the next request tries again.
-  return () => (code ??= load().catch((error: unknown) => {
-    code = undefined;
-    throw error;
-  }));
+  return () =>
+    (code ??= load().catch((error: unknown) => {
+      code = undefined;
+      throw error;
+    }));
 }
 
 const PAGE_TYPES: Record<string, string> = {
@@ -39,7 +40,8 @@ const PAGE_TYPES: Record<string, string> = {
   '.svg': 'image/svg+xml',
 };
 /** Only same-origin scripts, styles and connections: the page has no inline code. */
-const PAGE_CSP = "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'";
+const PAGE_CSP =
+  "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'";
 
 /**
  * Serves the demo page (`web/`, see docs/client.md): `GET /`, its assets under `GET /ui/<file>`,

@@ -28,14 +28,26 @@ describe('readServerEnv', () => {
     });
   });
 
-  it("reads MASTRA_SPANS: on, all or off, and refuses anything else", () => {
+  it('reads MASTRA_SPANS: on, all or off, and refuses anything else', () => {
     expect(readServerEnv({ MASTRA_SPANS: 'all' }).MASTRA_SPANS).toBe('all');
     expect(() => readServerEnv({ MASTRA_SPANS: 'some' })).toThrow(/MASTRA_SPANS/);
   });
 
   it('reads the limits (0: no cap), the timeouts and the lists', () => {
-    const env = readServerEnv({ RATE_LIMIT_PER_MINUTE: '0', MAX_STREAMS: '7', HEADERS_TIMEOUT_MS: '2000', ALLOWED_HOSTS: ' bridge.internal , ,api.example.com', CORS_ORIGINS: 'https://app.example.com' });
-    expect(env).toMatchObject({ RATE_LIMIT_PER_MINUTE: 0, MAX_STREAMS: 7, HEADERS_TIMEOUT_MS: 2000, ALLOWED_HOSTS: ['bridge.internal', 'api.example.com'], CORS_ORIGINS: ['https://app.example.com'] });
+    const env = readServerEnv({
+      RATE_LIMIT_PER_MINUTE: '0',
+      MAX_STREAMS: '7',
+      HEADERS_TIMEOUT_MS: '2000',
+      ALLOWED_HOSTS: ' bridge.internal , ,api.example.com',
+      CORS_ORIGINS: 'https://app.example.com',
+    });
+    expect(env).toMatchObject({
+      RATE_LIMIT_PER_MINUTE: 0,
+      MAX_STREAMS: 7,
+      HEADERS_TIMEOUT_MS: 2000,
+      ALLOWED_HOSTS: ['bridge.internal', 'api.example.com'],
+      CORS_ORIGINS: ['https://app.example.com'],
+    });
     expect(() => readServerEnv({ MAX_RUNS_PER_RESOURCE: '-1' })).toThrow(/MAX_RUNS_PER_RESOURCE/);
     expect(() => readServerEnv({ REQUEST_TIMEOUT_MS: '10' })).toThrow(/REQUEST_TIMEOUT_MS/);
   });
@@ -54,7 +66,13 @@ describe('readServerEnv', () => {
 
   it('reads the authentication variables; refuses a short secret, both secret and JWKS, and malformed API keys, never echoing a value', () => {
     const secret = 's'.repeat(32);
-    const env = readServerEnv({ AUTH_JWT_SECRET: secret, AUTH_ISSUER: 'https://id/', AUTH_AUDIENCE: 'agents', AUTH_RESOURCE_CLAIM: 'uid', AUTH_API_KEYS: 'k-0123456789abcdef:billing, k-fedcba9876543210:reports' });
+    const env = readServerEnv({
+      AUTH_JWT_SECRET: secret,
+      AUTH_ISSUER: 'https://id/',
+      AUTH_AUDIENCE: 'agents',
+      AUTH_RESOURCE_CLAIM: 'uid',
+      AUTH_API_KEYS: 'k-0123456789abcdef:billing, k-fedcba9876543210:reports',
+    });
     expect(env).toMatchObject({ AUTH_JWT_SECRET: secret, AUTH_ISSUER: 'https://id/', AUTH_AUDIENCE: 'agents', AUTH_RESOURCE_CLAIM: 'uid' });
     expect(env.AUTH_API_KEYS).toEqual({ 'k-0123456789abcdef': 'billing', 'k-fedcba9876543210': 'reports' });
     expect(readServerEnv({ AUTH_JWT_SECRET: '', AUTH_API_KEYS: '' })).not.toHaveProperty('AUTH_JWT_SECRET', '');

@@ -34,9 +34,17 @@ async function serve(): Promise<void> {
   const storage = redactedUrl(env.DATABASE_URL);
   const shared = env.REDIS_URL ? `, shared through ${redactedUrl(env.REDIS_URL)} as ${env.REDIS_PREFIX}` : '';
   // The message keeps the words scripts and tests look for (`listening on <url> (pid <n>`).
-  log.info({ url: server.url, agent: 'demo', model, storage }, `mastra-agui-bridge listening on ${server.url} (pid ${process.pid}, agent "demo", ${model}, storage ${storage}${shared})`);
+  log.info(
+    { url: server.url, agent: 'demo', model, storage },
+    `mastra-agui-bridge listening on ${server.url} (pid ${process.pid}, agent "demo", ${model}, storage ${storage}${shared})`,
+  );
   log.info({ url: new URL('/', server.url).href }, 'demo page');
-  log.info({ example: `curl -N ${server.url}/run -H 'content-type: application/json' -d '{"threadId":"t1","runId":"r1","messages":[{"id":"m1","role":"user","content":"hello"}]}'` }, 'try the demo agent');
+  log.info(
+    {
+      example: `curl -N ${server.url}/run -H 'content-type: application/json' -d '{"threadId":"t1","runId":"r1","messages":[{"id":"m1","role":"user","content":"hello"}]}'`,
+    },
+    'try the demo agent',
+  );
   let stopping = false;
   const stop = (reason: string) => {
     if (stopping) return;

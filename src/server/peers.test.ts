@@ -32,7 +32,9 @@ describe('optional peer dependencies', () => {
   });
 
   it('any other failure to load, or a missing package the peer imports, is passed on as it is', async () => {
-    const inner = Object.assign(new Error("Cannot find package '@libsql/client' imported from /app/node_modules/@mastra/libsql/dist/index.js"), { code: 'ERR_MODULE_NOT_FOUND' });
+    const inner = Object.assign(new Error("Cannot find package '@libsql/client' imported from /app/node_modules/@mastra/libsql/dist/index.js"), {
+      code: 'ERR_MODULE_NOT_FOUND',
+    });
     await expect(importPeer('@mastra/libsql', () => Promise.reject(inner), 'x')).rejects.toBe(inner);
     const broken = new SyntaxError('Unexpected token');
     await expect(importPeer('pg', () => Promise.reject(broken), 'x')).rejects.toBe(broken);

@@ -122,7 +122,9 @@ export async function startServer(env: ServerEnv, bridgeConfig: BridgeConfig = {
   // With REDIS_URL, Mastra's pub/sub and leases and the bridge's shared state live in Redis.
   const logger = bridgeConfig.logger ?? pinoLogger(log);
   // Loaded only then: the embedded default runs without the Redis code.
-  const scaleOut = env.REDIS_URL ? await (await import('../redis/scale-out.js')).createScaleOut({ url: env.REDIS_URL, prefix: env.REDIS_PREFIX, logger }) : undefined;
+  const scaleOut = env.REDIS_URL
+    ? await (await import('../redis/scale-out.js')).createScaleOut({ url: env.REDIS_URL, prefix: env.REDIS_PREFIX, logger })
+    : undefined;
   const mastra = await embeddedMastra(env, storage, scaleOut);
   const resolveResourceId = authFromEnv(env);
   const warning = exposureWarning(env, resolveResourceId !== undefined);
@@ -196,7 +198,15 @@ async function embeddedMastra(env: ServerEnv, storage: MastraCompositeStore, sca
   const workflows = { [DEMO_WORKFLOW_ID]: createDemoWorkflow({ delayMs: env.DEMO_DELAY_MS }) };
   const observability = tracingWanted(process.env) ? await mastraSpans(env.MASTRA_SPANS) : undefined;
   // With REDIS_URL, Mastra's pub/sub and leases live in Redis.
-  return new Mastra({ agents: { demo }, workflows, storage, logger: false, backgroundTasks: { enabled: true }, ...(scaleOut && { pubsub: scaleOut.pubsub }), ...(observability && { observability }) });
+  return new Mastra({
+    agents: { demo },
+    workflows,
+    storage,
+    logger: false,
+    backgroundTasks: { enabled: true },
+    ...(scaleOut && { pubsub: scaleOut.pubsub }),
+    ...(observability && { observability }),
+  });
 }
 
 /** The bridge's configuration from the environment. */

@@ -10,8 +10,15 @@ import { readServerEnv } from './env.js';
 import { createStorage, parseDatabaseUrl } from './storage.js';
 
 describe('parseDatabaseUrl', () => {
-  it('takes file:, :memory: and the libSQL client\'s schemes as LibSQL, unchanged', () => {
-    for (const url of ['file:.data/bridge.db', ':memory:', 'file::memory:', 'libsql://db.turso.io?authToken=t', 'https://db.turso.io', 'wss://db.example.com']) {
+  it("takes file:, :memory: and the libSQL client's schemes as LibSQL, unchanged", () => {
+    for (const url of [
+      'file:.data/bridge.db',
+      ':memory:',
+      'file::memory:',
+      'libsql://db.turso.io?authToken=t',
+      'https://db.turso.io',
+      'wss://db.example.com',
+    ]) {
       expect(parseDatabaseUrl(url)).toEqual({ kind: 'libsql', url });
     }
   });
@@ -23,7 +30,11 @@ describe('parseDatabaseUrl', () => {
   });
 
   it('takes ?schema= out of the connection string and keeps every other parameter as written', () => {
-    expect(parseDatabaseUrl('postgres://app@db/bridge?schema=agui')).toEqual({ kind: 'postgres', connectionString: 'postgres://app@db/bridge', schemaName: 'agui' });
+    expect(parseDatabaseUrl('postgres://app@db/bridge?schema=agui')).toEqual({
+      kind: 'postgres',
+      connectionString: 'postgres://app@db/bridge',
+      schemaName: 'agui',
+    });
     expect(parseDatabaseUrl('postgres://app@db/bridge?sslmode=require&schema=Tenant_7&application_name=a%20b')).toEqual({
       kind: 'postgres',
       connectionString: 'postgres://app@db/bridge?sslmode=require&application_name=a%20b',
@@ -116,7 +127,9 @@ describe('createStorage on PostgreSQL', () => {
     }
     await roundTrip(storage);
     const tables = await db.query('SELECT table_name FROM information_schema.tables WHERE table_schema = $1', [db.schema]);
-    expect(tables.map((t) => t.table_name)).toEqual(expect.arrayContaining(['mastra_thread_state', 'mastra_messages', 'mastra_notifications', 'mastra_workflow_snapshot']));
+    expect(tables.map((t) => t.table_name)).toEqual(
+      expect.arrayContaining(['mastra_thread_state', 'mastra_messages', 'mastra_notifications', 'mastra_workflow_snapshot']),
+    );
     await storage.close();
     expect(storage.pool.ended).toBe(true);
     await storage.close();

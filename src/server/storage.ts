@@ -7,9 +7,7 @@ import type { Pool } from 'pg';
 import { importPeer } from './peers.js';
 
 /** What a `DATABASE_URL` names: a LibSQL database, or a PostgreSQL database and schema. */
-export type DatabaseTarget =
-  | { kind: 'libsql'; url: string }
-  | { kind: 'postgres'; connectionString: string; schemaName?: string };
+export type DatabaseTarget = { kind: 'libsql'; url: string } | { kind: 'postgres'; connectionString: string; schemaName?: string };
 
 /** The URL schemes the libSQL client opens (a local file, Turso / sqld over HTTP or WebSockets). */
 const LIBSQL_SCHEMES = ['file:', 'libsql:', 'http:', 'https:', 'ws:', 'wss:'];

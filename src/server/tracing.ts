@@ -64,9 +64,22 @@ export function activeSpanSampled(): boolean {
  */
 export async function mastraSpans(detail: MastraSpanDetail) {
   if (detail === 'off') return undefined;
-  const [{ Observability }, { OtelBridge }, { SpanType, SamplingStrategyType }] = await Promise.all([import('@mastra/observability'), import('@mastra/otel-bridge'), import('@mastra/core/observability')]);
+  const [{ Observability }, { OtelBridge }, { SpanType, SamplingStrategyType }] = await Promise.all([
+    import('@mastra/observability'),
+    import('@mastra/otel-bridge'),
+    import('@mastra/core/observability'),
+  ]);
   const inner = [SpanType.PROCESSOR_RUN, SpanType.MEMORY_OPERATION, SpanType.MODEL_STEP, SpanType.MODEL_INFERENCE];
   // A span per streamed chunk would outnumber the rest many times over: the model call says enough.
   const excludeSpanTypes = [SpanType.MODEL_CHUNK, ...(detail === 'on' ? inner : [])];
-  return new Observability({ configs: { default: { serviceName: process.env.OTEL_SERVICE_NAME ?? SERVICE_NAME, bridge: new OtelBridge(), excludeSpanTypes, sampling: { type: SamplingStrategyType.CUSTOM, sampler: activeSpanSampled } } } });
+  return new Observability({
+    configs: {
+      default: {
+        serviceName: process.env.OTEL_SERVICE_NAME ?? SERVICE_NAME,
+        bridge: new OtelBridge(),
+        excludeSpanTypes,
+        sampling: { type: SamplingStrategyType.CUSTOM, sampler: activeSpanSampled },
+      },
+    },
+  });
 }

@@ -45,14 +45,24 @@ export class AcceptedSignals {
    */
   watch(agent: Agent, scope: ThreadScope): OnWake {
     return ({ runId, output, signalId }) => {
-      const tracked = this.tracker.start({ agentId: agent.id, origin: 'signal', threadId: scope.threadId, runId, resourceId: scope.resourceId, inputId: signalId });
+      const tracked = this.tracker.start({
+        agentId: agent.id,
+        origin: 'signal',
+        threadId: scope.threadId,
+        runId,
+        resourceId: scope.resourceId,
+        inputId: signalId,
+      });
       const finished = outputFinished(output);
       this.endings.track(runId, finished);
       const end = finished.then(
         () => wokenEnd(output),
         (error: unknown) => ({ outcome: 'error' as const, error: wokenRunFailure({ error }) }),
       );
-      this.woken.set(runId, end.then(({ outcome }) => outcome));
+      this.woken.set(
+        runId,
+        end.then(({ outcome }) => outcome),
+      );
       void end.then((ended) => {
         this.woken.delete(runId);
         tracked.endWith(ended);

@@ -3,7 +3,17 @@ import { randomUUID } from 'node:crypto';
 import { inject, injectable } from 'inversify';
 import { AgentProvider } from '../agents/agent-provider.js';
 import type { ResolvedConfig } from '../config.js';
-import { continueThread, outputFinished, sendMessage, sendSignal, subscribeToThread, withId, type AgentMessage, type AgentSignal, type OnWake } from '../mastra/index.js';
+import {
+  continueThread,
+  outputFinished,
+  sendMessage,
+  sendSignal,
+  subscribeToThread,
+  withId,
+  type AgentMessage,
+  type AgentSignal,
+  type OnWake,
+} from '../mastra/index.js';
 import type { BridgeMetrics } from '../observability/metrics.js';
 import type { RunTracker } from '../observability/run-tracker.js';
 import { inTraceOf } from '../observability/trace-context.js';
@@ -42,7 +52,10 @@ export class RecoveryRuns {
     const { agent } = await this.agents.withMemory(agentId);
     if (cut.length > 0) {
       await inTraceOf(cut[0].traceparent, () => this.continueThread(agent, { resourceId, threadId }));
-      await this.inbox.remove(threadId, cut.map((e) => e.id));
+      await this.inbox.remove(
+        threadId,
+        cut.map((e) => e.id),
+      );
     }
     for (const entry of unseen) await inTraceOf(entry.traceparent, () => this.resend(agent, entry));
     return cut.length + unseen.length;
@@ -78,7 +91,14 @@ export class RecoveryRuns {
   /** Tracks the run a recovered message woke (Mastra streams it): its span, metrics and webhook. */
   private trackWoken(agent: Agent, entry: InboxEntry): OnWake {
     return ({ runId, output, signalId }) => {
-      const tracked = this.tracker.start({ agentId: agent.id, origin: 'recovery', threadId: entry.threadId, runId, resourceId: entry.resourceId, inputId: signalId });
+      const tracked = this.tracker.start({
+        agentId: agent.id,
+        origin: 'recovery',
+        threadId: entry.threadId,
+        runId,
+        resourceId: entry.resourceId,
+        inputId: signalId,
+      });
       void outputFinished(output).then(
         () => tracked.endWith(wokenEnd(output)),
         // In the words a run woken by a signal ends with (`AcceptedSignals`): its followers saw those.

@@ -9,13 +9,11 @@ const xmlName = z
   .max(128)
   .regex(/^[A-Za-z_][A-Za-z0-9_.-]*$/, 'must be XML-safe: start with a letter or "_", then letters, digits, "_", "." or "-"');
 
-const attributes = z
-  .record(z.string(), z.union([z.string(), z.number(), z.boolean(), z.null()]))
-  .superRefine((value, ctx) => {
-    for (const key of Object.keys(value)) {
-      if (!xmlName.safeParse(key).success) ctx.addIssue({ code: 'custom', path: [key], message: `attribute name "${key}" is not XML-safe` });
-    }
-  });
+const attributes = z.record(z.string(), z.union([z.string(), z.number(), z.boolean(), z.null()])).superRefine((value, ctx) => {
+  for (const key of Object.keys(value)) {
+    if (!xmlName.safeParse(key).success) ctx.addIssue({ code: 'custom', path: [key], message: `attribute name "${key}" is not XML-safe` });
+  }
+});
 
 const contentPart = z.union([
   z.object({ type: z.literal('text'), text: z.string() }).strict(),

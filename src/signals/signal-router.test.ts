@@ -45,7 +45,6 @@ const newScope = (): ThreadScope => ({ threadId: `thread-${randomUUID()}`, resou
 const threadKey = (scope: ThreadScope) => `${scope.resourceId}\0${scope.threadId}`;
 const pubsub = () => demo.getPubSub() as EventEmitterPubSub;
 
-
 /** Mastra's own view of a thread: every chunk of every run on it, and a way to wait for one. */
 const watch = (scope: ThreadScope) => watchThread(demo, scope);
 
@@ -208,7 +207,9 @@ describe('SignalRouter: what the durable inbox keeps', () => {
     const urgent = await router.notify(scope, { source: 'ci', kind: 'build', summary: 'build 42 is green', priority: 'urgent' });
     expect(urgent.decision.action).toBe('deliver');
     const signalId = urgent.record.deliveredSignalId as string;
-    expect(await kept(scope)).toEqual([expect.objectContaining({ id: signalId, kind: 'signal', message: expect.objectContaining({ type: 'notification', contents: 'build 42 is green' }) })]);
+    expect(await kept(scope)).toEqual([
+      expect.objectContaining({ id: signalId, kind: 'signal', message: expect.objectContaining({ type: 'notification', contents: 'build 42 is green' }) }),
+    ]);
     await thread.until((c) => c.type === 'finish' && c.runId === urgent.runId);
     // Low priority on an idle thread is summarised later (by Mastra's dispatcher): nothing sent, nothing kept.
     const low = await router.notify(scope, { source: 'ci', kind: 'lint', summary: 'lint warnings', priority: 'low' });

@@ -2,7 +2,17 @@ import type { Mastra } from '@mastra/core';
 import type { Agent } from '@mastra/core/agent';
 import { inject, injectable } from 'inversify';
 import type { z } from 'zod';
-import { leasesInProcess, listNotifications, sendMessage, sendNotification, sendStateSignal, withId, type Routing, type SignalDecision, type SignalTarget } from '../mastra/index.js';
+import {
+  leasesInProcess,
+  listNotifications,
+  sendMessage,
+  sendNotification,
+  sendStateSignal,
+  withId,
+  type Routing,
+  type SignalDecision,
+  type SignalTarget,
+} from '../mastra/index.js';
 import type { BridgeMetrics } from '../observability/metrics.js';
 import type { InboxEntry } from '../threads/inbox.js';
 import { sendPastFinishingRun } from '../threads/finishing-run.js';
@@ -49,7 +59,9 @@ export class SignalRouter {
     // is taken back (if Mastra still holds it) and sent again as a message under the id it got,
     // which Mastra keeps, so that it is stored once whichever copy runs.
     const send: Send = (agent, id) =>
-      id ? sendMessage(agent, withId(body.message, id), this.target(scope, body), this.accepted.watch(agent, scope)) : this.control.queue(agent, scope, body.message, routing(body), this.accepted.watch(agent, scope));
+      id
+        ? sendMessage(agent, withId(body.message, id), this.target(scope, body), this.accepted.watch(agent, scope))
+        : this.control.queue(agent, scope, body.message, routing(body), this.accepted.watch(agent, scope));
     return this.accept(scope, 'queue', body.message, this.superseding(scope, send));
   }
 
@@ -57,7 +69,8 @@ export class SignalRouter {
     const { type, contents, tagName, attributes, transient } = body;
     const signal = { type, contents, ...(tagName && { tagName }), ...(attributes && { attributes }), ...(transient !== undefined && { transient }) };
     // Into the thread's run wherever it runs, as a message sent now (`sendMessage`).
-    const send: Send = (agent, id) => this.control.send(agent, scope, { signal: { ...signal, ...(id && { id }) } }, routing(body), this.accepted.watch(agent, scope));
+    const send: Send = (agent, id) =>
+      this.control.send(agent, scope, { signal: { ...signal, ...(id && { id }) } }, routing(body), this.accepted.watch(agent, scope));
     // A transient signal is never stored: nothing to keep for it.
     return transient ? this.route(scope, 'signal', send).then(({ answer }) => answer) : this.accept(scope, 'signal', signal, send);
   }
@@ -80,7 +93,8 @@ export class SignalRouter {
     // The signal's routing when one was sent, else what the delivery policy did with the record.
     this.metrics.signalDecision('notification', accepted?.action ?? result.decision.action);
     // Delivered or summarised now, it is a signal a run is to answer: kept as any other.
-    if (result.signal && accepted && isAnswered(accepted.action)) await this.accepted.keep(scope, agent, 'signal', result.signal.id, signalFields(result.signal));
+    if (result.signal && accepted && isAnswered(accepted.action))
+      await this.accepted.keep(scope, agent, 'signal', result.signal.id, signalFields(result.signal));
     const runId = accepted && 'runId' in accepted ? accepted.runId : result.runId;
     return { record: result.record, decision: result.decision, ...(runId && { runId }) };
   }
@@ -145,11 +159,22 @@ function routing(body: Routing): Routing {
   return { ...(body.ifActive && { ifActive: body.ifActive }), ...(body.ifIdle && { ifIdle: body.ifIdle }) };
 }
 
-
 /** A decision after which a run is to answer the signal (`persist` and `discard` keep it unanswered). */
 export const isAnswered = (action: SignalDecision['action']) => action === 'wake' || action === 'deliver';
 
 /** What `sendSignal` needs to send a created signal (a notification's) again: its data, not its methods. */
-function signalFields({ type, tagName, contents, attributes, metadata }: { type: string; tagName?: string; contents: unknown; attributes?: unknown; metadata?: unknown }) {
+function signalFields({
+  type,
+  tagName,
+  contents,
+  attributes,
+  metadata,
+}: {
+  type: string;
+  tagName?: string;
+  contents: unknown;
+  attributes?: unknown;
+  metadata?: unknown;
+}) {
   return { type, contents, ...(tagName && { tagName }), ...(attributes !== undefined && { attributes }), ...(metadata !== undefined && { metadata }) };
 }

@@ -53,7 +53,9 @@ export class ThreadApprovals {
     const thread = { resourceId: scope.resourceId, threadId: scope.threadId };
     const { toolCallId, approved, resumeData, reason } = body;
     // Two approvals at once (here or in another process) both see the call waiting: one resumes it.
-    const result = await this.control.once(toolCallId, () => this.control.answerCall(agent, thread, { approval: { toolCallId, approved, resumeData, reason } }));
+    const result = await this.control.once(toolCallId, () =>
+      this.control.answerCall(agent, thread, { approval: { toolCallId, approved, resumeData, reason } }),
+    );
     if (!result) throw conflict(`Tool call ${body.toolCallId} was answered already`);
     return result;
   }

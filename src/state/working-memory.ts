@@ -16,7 +16,8 @@ export interface StateScope {
 interface StandardSchema {
   '~standard': { validate(value: unknown): StandardResult | Promise<StandardResult> };
 }
-type StandardResult = { value: unknown; issues?: undefined } | { issues: ReadonlyArray<{ message: string; path?: ReadonlyArray<PropertyKey | { key: PropertyKey }> }> };
+type StandardResult =
+  { value: unknown; issues?: undefined } | { issues: ReadonlyArray<{ message: string; path?: ReadonlyArray<PropertyKey | { key: PropertyKey }> }> };
 
 const isStandard = (schema: unknown): schema is StandardSchema =>
   typeof schema === 'object' && schema !== null && typeof (schema as Partial<StandardSchema>)['~standard']?.validate === 'function';
@@ -99,19 +100,26 @@ export class WorkingMemoryState {
     if (this.format === 'markdown') {
       const text = state[MARKDOWN_KEY];
       if (typeof text !== 'string' || Object.keys(state).length !== 1) {
-        throw invalidInput('This agent keeps its state as Markdown: state must be { "workingMemory": "<markdown>" }', [{ path: 'state', message: 'Expected { workingMemory: string }' }]);
+        throw invalidInput('This agent keeps its state as Markdown: state must be { "workingMemory": "<markdown>" }', [
+          { path: 'state', message: 'Expected { workingMemory: string }' },
+        ]);
       }
       return { state: { [MARKDOWN_KEY]: text }, text };
     }
     if (!isStandard(this.schema)) return { state, text: JSON.stringify(state) };
     const result = await this.schema['~standard'].validate(state);
     if (result.issues) {
-      const details = result.issues.map((issue) => ({ path: ['state', ...(issue.path ?? []).map((p) => String(typeof p === 'object' ? p.key : p))].join('.'), message: issue.message }));
+      const details = result.issues.map((issue) => ({
+        path: ['state', ...(issue.path ?? []).map((p) => String(typeof p === 'object' ? p.key : p))].join('.'),
+        message: issue.message,
+      }));
       throw invalidInput("The state does not fit the agent's working-memory schema", details);
     }
     const value = result.value;
     if (typeof value !== 'object' || value === null || Array.isArray(value)) {
-      throw invalidInput("The agent's working-memory schema does not answer a JSON object for this state", [{ path: 'state', message: 'Expected the schema to answer an object' }]);
+      throw invalidInput("The agent's working-memory schema does not answer a JSON object for this state", [
+        { path: 'state', message: 'Expected the schema to answer an object' },
+      ]);
     }
     // Stored as the JSON of the checked value; read back, it is what every state event carries.
     const text = JSON.stringify(value);

@@ -42,13 +42,17 @@ export async function answerCall(agent: Agent, thread: ThreadTarget, answer: Cal
  * Mastra stores the decline and the model is not asked again.
  */
 async function declineOnly(agent: Agent, thread: ThreadTarget, call: { runId: string; toolCallId: string; reason: string }): Promise<AnsweredCall> {
-  const output = await resumeCall(agent, { decline: true, reason: call.reason }, {
-    runId: call.runId,
-    toolCallId: call.toolCallId,
-    memory: { thread: thread.threadId, resource: thread.resourceId },
-    savePerStep: true,
-    stopWhen: () => true,
-  });
+  const output = await resumeCall(
+    agent,
+    { decline: true, reason: call.reason },
+    {
+      runId: call.runId,
+      toolCallId: call.toolCallId,
+      memory: { thread: thread.threadId, resource: thread.resourceId },
+      savePerStep: true,
+      stopWhen: () => true,
+    },
+  );
   for await (const _chunk of output.fullStream) {
     // read to the end: Mastra runs the step as the stream is read
   }

@@ -60,7 +60,13 @@ export class RecoveryGate {
     if (!work) return;
     let timer: NodeJS.Timeout | undefined;
     const late = new Promise<'late'>((resolve) => (timer = setTimeout(() => resolve('late'), WAIT_MS)));
-    const outcome = await Promise.race([work.then(() => 'done', () => 'done'), late]).finally(() => clearTimeout(timer));
+    const outcome = await Promise.race([
+      work.then(
+        () => 'done',
+        () => 'done',
+      ),
+      late,
+    ]).finally(() => clearTimeout(timer));
     if (outcome === 'late') throw unavailable('This thread is still answering messages acknowledged before a restart; try again shortly', 2);
   }
 }

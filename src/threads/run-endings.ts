@@ -3,7 +3,6 @@ import { setTimeout as delay } from 'node:timers/promises';
 import { injectable } from 'inversify';
 import { abortThreadRun, activeThreadRuns, stoppedOnInterrupt, toldOver, type ThreadOfRun } from '../mastra/index.js';
 
-
 /** How long a cut is remembered: a run's end comes within seconds of its abort. */
 const CUT_MEMORY_MS = 10 * 60 * 1000;
 

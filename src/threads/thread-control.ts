@@ -4,7 +4,18 @@ import { inject, injectable } from 'inversify';
 import { TOKENS } from '../tokens.js';
 import type { RunEndings } from './run-endings.js';
 import { answerCall, type AnsweredCall, type CallAnswer } from './answer-call.js';
-import { abortThreadRun, queueMessage, queuedMessageCount, sendNow, type AgentMessage, type Outgoing, type OnWake, type Routing, type SignalDecision, type ThreadTarget } from '../mastra/index.js';
+import {
+  abortThreadRun,
+  queueMessage,
+  queuedMessageCount,
+  sendNow,
+  type AgentMessage,
+  type Outgoing,
+  type OnWake,
+  type Routing,
+  type SignalDecision,
+  type ThreadTarget,
+} from '../mastra/index.js';
 
 /**
  * What Mastra 1.71 only does for runs of its own process: abort the thread's run, send a message

@@ -70,7 +70,9 @@ export async function takeLeasedTurn(
     const { acquired, owner } = await leases.acquireLease(key, runId, THREAD_LEASE_TTL_MS);
     if (acquired) return { release: () => leases.releaseLease(key, runId).then(() => {}) };
     if (Date.now() + wait > deadline) {
-      throw busy(`Thread ${scope.threadId} has a run streaming (${owner ?? 'another run'}); send to it with send-message or queue-message, or retry when it ends`);
+      throw busy(
+        `Thread ${scope.threadId} has a run streaming (${owner ?? 'another run'}); send to it with send-message or queue-message, or retry when it ends`,
+      );
     }
     await delay(wait);
   }

@@ -45,7 +45,15 @@ import {
   type ThreadInfo,
   type ThreadWorkflowRun,
 } from './thread-metadata.js';
-import { subagentThreads, toAguiMessages, toThreadMessage, type HistoryContext, type StoredBackgroundTask, type ThreadMessage, type ToolMessageIds } from '../translate/history.js';
+import {
+  subagentThreads,
+  toAguiMessages,
+  toThreadMessage,
+  type HistoryContext,
+  type StoredBackgroundTask,
+  type ThreadMessage,
+  type ToolMessageIds,
+} from '../translate/history.js';
 import { cutStepMessage, textOf, type BlockedStep, type CutStep } from '../translate/retraction.js';
 import type { WorkflowActivityContent } from '../translate/workflow-activity.js';
 import type { RunEndContent, StoredRunEnd } from '../translate/run-end.js';
@@ -203,7 +211,13 @@ export class ThreadStore {
    * before it. A page then holds those after its first row (any before it, on the first page) and
    * before the next page's first row. Two reads at most, only for a page of a thread with run ends.
    */
-  private async runEndsOnPage(thread: StorageThreadType, memory: MastraMemory, scope: ThreadScope, page: Page, stored: MastraDBMessage[]): Promise<Record<string, StoredRunEnd> | undefined> {
+  private async runEndsOnPage(
+    thread: StorageThreadType,
+    memory: MastraMemory,
+    scope: ThreadScope,
+    page: Page,
+    stored: MastraDBMessage[],
+  ): Promise<Record<string, StoredRunEnd> | undefined> {
     const ends = runEndsOf(thread);
     if (!ends || Object.keys(ends).length === 0 || page.limit === undefined) return ends;
     const { limit, offset = 0 } = page;
@@ -386,6 +400,4 @@ export class ThreadStore {
   private async memoryOf(scope: { agentId?: string }): Promise<MastraMemory> {
     return (await this.agents.withMemory(scope.agentId)).memory;
   }
-
 }
-

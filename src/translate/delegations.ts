@@ -16,7 +16,17 @@ export interface RelayedChunk {
 type Inner = {
   from?: unknown;
   type?: unknown;
-  payload?: { id?: unknown; text?: unknown; toolCallId?: unknown; toolName?: unknown; args?: unknown; result?: unknown; isError?: unknown; error?: unknown; approval?: { reason?: string } };
+  payload?: {
+    id?: unknown;
+    text?: unknown;
+    toolCallId?: unknown;
+    toolName?: unknown;
+    args?: unknown;
+    result?: unknown;
+    isError?: unknown;
+    error?: unknown;
+    approval?: { reason?: string };
+  };
 };
 
 /** The sub-agent whose call a tool is, if it is one: `agent-researcher` → `researcher`. */
@@ -100,13 +110,16 @@ export class Delegations {
     const delegation = this.close(toolCallId, out);
     if (!delegation) return;
     const { subagentRunId } = delegation;
-    out.push(failure === undefined ? { type: EventType.SUBAGENT_FINISHED, subagentRunId } : { type: EventType.SUBAGENT_ERROR, subagentRunId, message: failure });
+    out.push(
+      failure === undefined ? { type: EventType.SUBAGENT_FINISHED, subagentRunId } : { type: EventType.SUBAGENT_ERROR, subagentRunId, message: failure },
+    );
   }
 
   /** The sub-agent waits for an approval (interrupt `interruptId`): its segment of this run ends suspended. */
   suspend(toolCallId: string, interruptId: string, out: Event[]): void {
     const delegation = this.close(toolCallId, out);
-    if (delegation) out.push({ type: EventType.SUBAGENT_FINISHED, subagentRunId: delegation.subagentRunId, outcome: { type: 'suspended', interruptIds: [interruptId] } });
+    if (delegation)
+      out.push({ type: EventType.SUBAGENT_FINISHED, subagentRunId: delegation.subagentRunId, outcome: { type: 'suspended', interruptIds: [interruptId] } });
   }
 
   /** The run ends with delegations still open (it failed, or was cancelled). */
@@ -140,7 +153,10 @@ export class Delegations {
     const messageId = subagentReasoningId(toolCallId, ++delegation.reasonings);
     const { subagentRunId } = delegation;
     delegation.reasoning = messageId;
-    out.push({ type: EventType.REASONING_START, messageId, subagentRunId }, { type: EventType.REASONING_MESSAGE_START, messageId, role: 'reasoning', subagentRunId });
+    out.push(
+      { type: EventType.REASONING_START, messageId, subagentRunId },
+      { type: EventType.REASONING_MESSAGE_START, messageId, role: 'reasoning', subagentRunId },
+    );
     return messageId;
   }
 
@@ -175,7 +191,14 @@ export class Delegations {
     if (typeof callId !== 'string' || delegation.calls.get(callId) === true) return;
     this.call(toolCallId, delegation, payload, out);
     delegation.calls.set(callId, true);
-    out.push({ type: EventType.TOOL_CALL_RESULT, messageId: toolResultMessageId(callId), toolCallId: callId, content, role: 'tool', subagentRunId: delegation.subagentRunId });
+    out.push({
+      type: EventType.TOOL_CALL_RESULT,
+      messageId: toolResultMessageId(callId),
+      toolCallId: callId,
+      content,
+      role: 'tool',
+      subagentRunId: delegation.subagentRunId,
+    });
   }
 
   /** Closes what the sub-agent has open and forgets the delegation; answers it, if it was open. */

@@ -12,12 +12,18 @@ describe('isUnavailable', () => {
     ['a pg pool that could not connect in time', new Error('timeout exceeded when trying to connect')],
     ['a pg connection ended under a query', new Error('Connection terminated unexpectedly')],
     ["node-redis' closed client", named('ClientClosedError', 'The client is closed')],
-    ["node-redis' client replaced under a command (its class tells, its name is Error)", new (class DisconnectsClientError extends Error {})('Disconnects client')],
+    [
+      "node-redis' client replaced under a command (its class tells, its name is Error)",
+      new (class DisconnectsClientError extends Error {})('Disconnects client'),
+    ],
     ["node-redis' client offline", new Error('The client is offline')],
     ['Redis loading its data after a restart', new Error('LOADING Redis is loading the dataset in memory')],
     ['pg: a query on a hung connection', new Error('Query read timeout')],
     ["node-redis' lost socket", named('SocketClosedUnexpectedlyError', 'Socket closed unexpectedly')],
-    ['a refusal wrapped twice (Mastra wraps storage errors)', new Error('Failed to save', { cause: new Error('query failed', { cause: withCode('connect ECONNREFUSED ::1:5432', 'ECONNREFUSED') }) })],
+    [
+      'a refusal wrapped twice (Mastra wraps storage errors)',
+      new Error('Failed to save', { cause: new Error('query failed', { cause: withCode('connect ECONNREFUSED ::1:5432', 'ECONNREFUSED') }) }),
+    ],
     ['one of an AggregateError', new AggregateError([new Error('a'), withCode('connect ECONNREFUSED 127.0.0.1:6379', 'ECONNREFUSED')])],
   ])('%s is an outage', (_, error) => expect(isUnavailable(error)).toBe(true));
 
@@ -25,7 +31,10 @@ describe('isUnavailable', () => {
     ['a SQL error', withCode('relation "mastra_threads" does not exist', '42P01')],
     ['a constraint violation', withCode('duplicate key value violates unique constraint', '23505')],
     ['the model failing', new Error('demo model failure')],
-    ['the model provider unreachable (the AI SDK names its errors AI_…)', Object.assign(new Error('Cannot connect to API', { cause: withCode('connect ECONNREFUSED 10.0.0.1:443', 'ECONNREFUSED') }), { name: 'AI_APICallError' })],
+    [
+      'the model provider unreachable (the AI SDK names its errors AI_…)',
+      Object.assign(new Error('Cannot connect to API', { cause: withCode('connect ECONNREFUSED 10.0.0.1:443', 'ECONNREFUSED') }), { name: 'AI_APICallError' }),
+    ],
     ['a string', 'boom'],
     ['nothing', undefined],
   ])('%s is not', (_, error) => expect(isUnavailable(error)).toBe(false));
@@ -53,7 +62,10 @@ describe('redactInternals', () => {
 
 describe('runFailure', () => {
   it('an outage is UNAVAILABLE with a plain sentence, whatever code was meant', () => {
-    expect(runFailure(withCode('connect ECONNREFUSED 127.0.0.1:5433', 'ECONNREFUSED'), 'MODEL_ERROR')).toEqual({ code: 'UNAVAILABLE', message: UNAVAILABLE_MESSAGE });
+    expect(runFailure(withCode('connect ECONNREFUSED 127.0.0.1:5433', 'ECONNREFUSED'), 'MODEL_ERROR')).toEqual({
+      code: 'UNAVAILABLE',
+      message: UNAVAILABLE_MESSAGE,
+    });
   });
 
   it('anything else keeps its code and its message, internals taken out', () => {

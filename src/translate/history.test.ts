@@ -164,7 +164,13 @@ describe('toAguiMessages', () => {
         ],
       },
       { id: 'tool-result-c-result', role: 'tool', toolCallId: 'c-result', content: '{"error":"{\\"code\\":1}"}' },
-      { id: 'tool-result-c-output-denied', role: 'tool', toolCallId: 'c-output-denied', content: '{"declined":true,"message":"The call to tool was declined."}', metadata: { approval: 'declined' } },
+      {
+        id: 'tool-result-c-output-denied',
+        role: 'tool',
+        toolCallId: 'c-output-denied',
+        content: '{"declined":true,"message":"The call to tool was declined."}',
+        metadata: { approval: 'declined' },
+      },
       { id: 'g1', role: 'activity', activityType: 'signal.reminder', content: { tagName: 'reminder', contents: 'tick', attributes: {} } },
     ]);
   });
@@ -205,13 +211,7 @@ describe('history as a /run input', () => {
 describe('MessageNumbering (the id rule live and history share)', () => {
   it('numbers parts by segment: a new segment where text or reasoning follows a tool call', () => {
     const n = MessageNumbering.start('m');
-    expect([n.next('reasoning'), n.next('text'), n.next('text'), n.toolCallParent(), n.toolCallParent()]).toEqual([
-      'm-reasoning',
-      'm',
-      'm-text-2',
-      'm',
-      'm',
-    ]);
+    expect([n.next('reasoning'), n.next('text'), n.next('text'), n.toolCallParent(), n.toolCallParent()]).toEqual(['m-reasoning', 'm', 'm-text-2', 'm', 'm']);
     expect([n.next('text'), n.next('reasoning'), n.next('reasoning')]).toEqual(['m-1', 'm-1-reasoning', 'm-1-reasoning-2']);
     expect(n.position()).toEqual({ messageId: 'm', segment: 1, hasToolCalls: false, texts: 1, reasonings: 2 });
   });
@@ -230,7 +230,18 @@ describe('toAguiMessages: as the reducer folds the live stream', () => {
 
   it('gives each text part its own message, the tool message right after the message that carries the call', () => {
     const out = toAguiMessages([
-      row({ id: 'a', role: 'assistant', parts: [{ type: 'text', text: 'one' }, { type: 'text', text: 'two' }, call('c1', 'result', 'teal'), { type: 'step-start' }, { type: 'text', text: 'three' }, { type: 'text', text: 'four' }] }),
+      row({
+        id: 'a',
+        role: 'assistant',
+        parts: [
+          { type: 'text', text: 'one' },
+          { type: 'text', text: 'two' },
+          call('c1', 'result', 'teal'),
+          { type: 'step-start' },
+          { type: 'text', text: 'three' },
+          { type: 'text', text: 'four' },
+        ],
+      }),
     ]);
     expect(out.map((m) => [m.id, m.role, m.content ?? null])).toEqual([
       ['a', 'assistant', 'one'],
@@ -251,14 +262,23 @@ describe('toAguiMessages: as the reducer folds the live stream', () => {
 
   it("shows a background task's outcome as the call's result, then its activity in its last state", () => {
     const stored = [row({ id: 'a', role: 'assistant', parts: [call('c1', 'result', 'Background task started.'), { type: 'text', text: 'It runs.' }] })];
-    const done = toAguiMessages(stored, { backgroundTasks: [{ id: 'k', toolCallId: 'c1', toolName: 'slow_task', status: 'completed', result: { done: true } }] });
+    const done = toAguiMessages(stored, {
+      backgroundTasks: [{ id: 'k', toolCallId: 'c1', toolName: 'slow_task', status: 'completed', result: { done: true } }],
+    });
     expect(done).toEqual([
       { id: 'a', role: 'assistant', toolCalls: [{ id: 'c1', type: 'function', function: { name: 'pick_color', arguments: '{}' } }] },
       { id: 'tool-result-c1', role: 'tool', toolCallId: 'c1', content: '{"done":true}' },
-      { id: 'background-task-k', role: 'activity', activityType: 'background-task', content: { taskId: 'k', toolName: 'slow_task', toolCallId: 'c1', status: 'completed', result: { done: true } } },
+      {
+        id: 'background-task-k',
+        role: 'activity',
+        activityType: 'background-task',
+        content: { taskId: 'k', toolName: 'slow_task', toolCallId: 'c1', status: 'completed', result: { done: true } },
+      },
       { id: 'a-1', role: 'assistant', content: 'It runs.' },
     ]);
-    const failed = toAguiMessages(stored, { backgroundTasks: [{ id: 'k', toolCallId: 'c1', toolName: 'slow_task', status: 'failed', error: { message: 'boom' } }] });
+    const failed = toAguiMessages(stored, {
+      backgroundTasks: [{ id: 'k', toolCallId: 'c1', toolName: 'slow_task', status: 'failed', error: { message: 'boom' } }],
+    });
     expect(failed[1]).toMatchObject({ content: '{"error":"boom"}' });
     expect(failed[2]).toMatchObject({ content: { status: 'failed', error: 'boom' } });
     // Still running: the call has no result yet.
@@ -269,7 +289,18 @@ describe('toAguiMessages: as the reducer folds the live stream', () => {
 
 describe('appendPosition', () => {
   it('is where the numbering of a stored message stands after its parts', () => {
-    expect(appendPosition(row({ id: 'a', role: 'assistant', parts: [{ type: 'text', text: 'x' }, { type: 'tool-invocation', toolInvocation: { state: 'call', toolCallId: 'c', toolName: 't', args: {} } }] }))).toEqual({
+    expect(
+      appendPosition(
+        row({
+          id: 'a',
+          role: 'assistant',
+          parts: [
+            { type: 'text', text: 'x' },
+            { type: 'tool-invocation', toolInvocation: { state: 'call', toolCallId: 'c', toolName: 't', args: {} } },
+          ],
+        }),
+      ),
+    ).toEqual({
       messageId: 'a',
       segment: 0,
       hasToolCalls: true,
@@ -284,7 +315,12 @@ describe('a delegation to a sub-agent', () => {
     row({
       id: 'a1',
       role: 'assistant',
-      parts: [{ type: 'tool-invocation', toolInvocation: { state: 'result', toolCallId: 'd1', toolName: 'agent-researcher', args: { prompt: 'research rain' }, result } }],
+      parts: [
+        {
+          type: 'tool-invocation',
+          toolInvocation: { state: 'result', toolCallId: 'd1', toolName: 'agent-researcher', args: { prompt: 'research rain' }, result },
+        },
+      ],
     });
   const result = {
     text: 'It rains.',
@@ -306,7 +342,10 @@ describe('a delegation to a sub-agent', () => {
         role: 'assistant',
         parts: [
           { type: 'reasoning', reasoning: 'Hmm.', details: [] },
-          { type: 'tool-invocation', toolInvocation: { state: 'result', toolCallId: 'c1', toolName: 'get_weather', args: { city: 'Oslo' }, result: { rain: true } } },
+          {
+            type: 'tool-invocation',
+            toolInvocation: { state: 'result', toolCallId: 'c1', toolName: 'get_weather', args: { city: 'Oslo' }, result: { rain: true } },
+          },
           { type: 'step-start' },
           { type: 'text', text: 'It rains.' },
         ],
@@ -316,7 +355,12 @@ describe('a delegation to a sub-agent', () => {
     expect(out.slice(1)).toEqual([
       { id: 'tool-result-d1', role: 'tool', toolCallId: 'd1', content: JSON.stringify(result) },
       { id: `${sub}-reasoning`, role: 'reasoning', content: 'Hmm.', subagentRunId: sub },
-      { id: `${sub}-calls`, role: 'assistant', toolCalls: [{ id: 'c1', type: 'function', function: { name: 'get_weather', arguments: '{"city":"Oslo"}' } }], subagentRunId: sub },
+      {
+        id: `${sub}-calls`,
+        role: 'assistant',
+        toolCalls: [{ id: 'c1', type: 'function', function: { name: 'get_weather', arguments: '{"city":"Oslo"}' } }],
+        subagentRunId: sub,
+      },
       { id: 'tool-result-c1', role: 'tool', toolCallId: 'c1', content: '{"rain":true}', subagentRunId: sub },
       { id: `${sub}-text`, role: 'assistant', content: 'It rains.', subagentRunId: sub },
     ]);

@@ -15,7 +15,16 @@ import type { MastraDBMessage } from '@mastra/core/agent/message-list';
 import { delegatedAgent } from './delegations.js';
 import { WORKFLOW_ACTIVITY, workflowActivityId, type WorkflowActivityContent } from './workflow-activity.js';
 import { placeRunEnds, type StoredRunEnd } from './run-end.js';
-import { backgroundTaskId, MessageNumbering, subagentCallsId, subagentReasoningId, subagentRunId, subagentTextId, toolResultMessageId, type MessagePosition } from './ids.js';
+import {
+  backgroundTaskId,
+  MessageNumbering,
+  subagentCallsId,
+  subagentReasoningId,
+  subagentRunId,
+  subagentTextId,
+  toolResultMessageId,
+  type MessagePosition,
+} from './ids.js';
 import { declinedContent, toolErrorContent, toolResultContent } from './values.js';
 import { errorMessage } from '../text.js';
 
@@ -99,7 +108,12 @@ export function subagentThreads(stored: MastraDBMessage[]): Map<string, { thread
  */
 export function toAguiMessages(stored: MastraDBMessage[], context: HistoryContext = {}): Message[] {
   const tasks = new Map((context.backgroundTasks ?? []).map((task) => [task.toolCallId, task]));
-  const extras: RowContext = { toolMessageIds: context.toolMessageIds ?? {}, tasks, subagents: context.subagents ?? new Map(), workflows: context.workflowActivities ?? {} };
+  const extras: RowContext = {
+    toolMessageIds: context.toolMessageIds ?? {},
+    tasks,
+    subagents: context.subagents ?? new Map(),
+    workflows: context.workflowActivities ?? {},
+  };
   const ids = new Set<string>();
   const unique = (id: string): string => {
     let candidate = id;
@@ -107,7 +121,12 @@ export function toAguiMessages(stored: MastraDBMessage[], context: HistoryContex
     ids.add(candidate);
     return candidate;
   };
-  const rows = stored.map((row) => ({ id: row.id, role: row.role, createdAt: row.createdAt, messages: rowToAgui(row, extras).map((message) => ({ ...message, id: unique(message.id) })) }));
+  const rows = stored.map((row) => ({
+    id: row.id,
+    role: row.role,
+    createdAt: row.createdAt,
+    messages: rowToAgui(row, extras).map((message) => ({ ...message, id: unique(message.id) })),
+  }));
   return placeRunEnds(rows, context.runEnds ?? {});
 }
 
@@ -228,7 +247,8 @@ function addToolCall(segment: Segment, parentId: string, invocation: ToolInvocat
   // A workflow's activity, after the call's result: a client puts a tool message right after the
   // message carrying its call, ahead of the activity that message's call opened.
   const workflow = context.workflows[invocation.toolCallId];
-  if (workflow) segment.results.push({ id: workflowActivityId(invocation.toolCallId), role: 'activity', activityType: WORKFLOW_ACTIVITY, content: { ...workflow } });
+  if (workflow)
+    segment.results.push({ id: workflowActivityId(invocation.toolCallId), role: 'activity', activityType: WORKFLOW_ACTIVITY, content: { ...workflow } });
   if (delegatedAgent(invocation.toolName) !== undefined) segment.results.push(...subagentMessages(invocation, context.subagents.get(invocation.toolCallId)));
   if (task) segment.activities.push(backgroundActivity(task));
 }
@@ -273,10 +293,14 @@ function subagentMessages(invocation: ToolInvocation, rows: MastraDBMessage[] | 
 /** What a finished delegation's result keeps of its sub-agent's work, as stored parts: its calls with their results, then its answer. */
 function delegationParts(invocation: ToolInvocation): StoredPart[] {
   if (invocation.state !== 'result' || invocation.isError) return [];
-  const result = (invocation.result ?? {}) as { text?: unknown; subAgentToolResults?: Array<{ toolCallId: string; toolName: string; args?: unknown; result?: unknown }> };
-  const calls = (result.subAgentToolResults ?? []).map(
-    ({ toolCallId, toolName, args, result: value }): StoredPart => ({ type: 'tool-invocation', toolInvocation: { state: 'result', toolCallId, toolName, args, result: value } }),
-  );
+  const result = (invocation.result ?? {}) as {
+    text?: unknown;
+    subAgentToolResults?: Array<{ toolCallId: string; toolName: string; args?: unknown; result?: unknown }>;
+  };
+  const calls = (result.subAgentToolResults ?? []).map(({ toolCallId, toolName, args, result: value }): StoredPart => ({
+    type: 'tool-invocation',
+    toolInvocation: { state: 'result', toolCallId, toolName, args, result: value },
+  }));
   return typeof result.text === 'string' && result.text ? [...calls, { type: 'text', text: result.text }] : calls;
 }
 

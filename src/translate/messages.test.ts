@@ -78,7 +78,12 @@ describe('toMastraMessages', () => {
   });
 
   it('drops an assistant message with neither text nor tool calls', () => {
-    expect(toMastraMessages([{ id: 'a1', role: 'assistant' }, { id: 'a2', role: 'assistant', content: '' }])).toEqual([]);
+    expect(
+      toMastraMessages([
+        { id: 'a1', role: 'assistant' },
+        { id: 'a2', role: 'assistant', content: '' },
+      ]),
+    ).toEqual([]);
   });
 
   it('maps tool results: name from an earlier call, json / text / error outputs', () => {
@@ -197,7 +202,11 @@ describe('tailIds', () => {
   it('is what selectNewMessages looks at: any other stored id changes nothing', () => {
     const input = [m('u1', 'user'), m('a1', 'assistant'), m('u2', 'user'), m('a2', 'assistant'), m('u3', 'user')];
     const looked = new Set(tailIds(input));
-    for (const stored of [['u1', 'a1', 'u2'], ['u1', 'a1', 'u2', 'a2'], ['u1', 'a1', 'u2', 'a2', 'u3']]) {
+    for (const stored of [
+      ['u1', 'a1', 'u2'],
+      ['u1', 'a1', 'u2', 'a2'],
+      ['u1', 'a1', 'u2', 'a2', 'u3'],
+    ]) {
       expect(selectNewMessages(input, new Set(stored.filter((id) => looked.has(id))), true)).toEqual(selectNewMessages(input, new Set(stored), true));
     }
     expect(tailIds([m('a1', 'assistant')])).toEqual(['a1']);

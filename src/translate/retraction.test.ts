@@ -35,7 +35,12 @@ describe('beforeTerminal', () => {
 
   it('puts it before the run-end message that goes with the terminal event: the message stays on the list the snapshot sets', () => {
     const events = new RunTranslator({ threadId: 't', runId: 'r' }).fail('no', 'TRIPWIRE');
-    expect(beforeTerminal(events, snapshot).map((e) => e.type)).toEqual([EventType.RUN_STARTED, EventType.MESSAGES_SNAPSHOT, EventType.ACTIVITY_SNAPSHOT, EventType.RUN_ERROR]);
+    expect(beforeTerminal(events, snapshot).map((e) => e.type)).toEqual([
+      EventType.RUN_STARTED,
+      EventType.MESSAGES_SNAPSHOT,
+      EventType.ACTIVITY_SNAPSHOT,
+      EventType.RUN_ERROR,
+    ]);
   });
 
   it('appends it to a batch with no terminal event', () => {
@@ -51,7 +56,11 @@ describe('RunTranslator.cutStep and cutStepMessage', () => {
     return translator.cutStep;
   };
   const messageId = (chunks.find((c) => c.type === 'step-start') as { payload: { messageId: string } }).payload.messageId;
-  const reasoningAt = (n: number) => chunks.slice(0, n).flatMap((c) => (c.type === 'reasoning-delta' ? [c.payload.text] : [])).join('');
+  const reasoningAt = (n: number) =>
+    chunks
+      .slice(0, n)
+      .flatMap((c) => (c.type === 'reasoning-delta' ? [c.payload.text] : []))
+      .join('');
 
   it('is the reasoning the step in progress showed, under the step’s message id (recorded run, cut anywhere in it)', () => {
     expect(cutAt(2)).toBeUndefined();
@@ -71,9 +80,24 @@ describe('RunTranslator.cutStep and cutStepMessage', () => {
   const step = { messageId: 'm-live', reasoning: ['Let me think'] };
 
   it('gives the answer Mastra left the step’s id, its reasoning first', () => {
-    const left = { id: 'm-new', role: 'assistant', createdAt: new Date(5), ...thread, content: { format: 2, parts: [{ type: 'text', text: 'Here ' }] } } as MastraDBMessage;
+    const left = {
+      id: 'm-new',
+      role: 'assistant',
+      createdAt: new Date(5),
+      ...thread,
+      content: { format: 2, parts: [{ type: 'text', text: 'Here ' }] },
+    } as MastraDBMessage;
     const kept = cutStepMessage(step, left, thread);
-    expect(kept).toMatchObject({ id: 'm-live', createdAt: new Date(5), content: { parts: [{ type: 'reasoning', reasoning: 'Let me think' }, { type: 'text', text: 'Here ' }] } });
+    expect(kept).toMatchObject({
+      id: 'm-live',
+      createdAt: new Date(5),
+      content: {
+        parts: [
+          { type: 'reasoning', reasoning: 'Let me think' },
+          { type: 'text', text: 'Here ' },
+        ],
+      },
+    });
     expect(toAguiMessages([kept]).map((m) => [m.id, m.role])).toEqual([
       ['m-live-reasoning', 'reasoning'],
       ['m-live', 'assistant'],

@@ -130,7 +130,11 @@ const terminal = (events: Event[]) => events[events.length - 1];
 const indexOf = (events: Event[], predicate: (e: Event) => boolean) => events.findIndex(predicate);
 
 function textOf(events: Event[], role: 'assistant' | 'user' = 'assistant'): string {
-  const ids = new Set(ofType(events, EventType.TEXT_MESSAGE_START).filter((e) => (e.role ?? 'assistant') === role).map((e) => e.messageId));
+  const ids = new Set(
+    ofType(events, EventType.TEXT_MESSAGE_START)
+      .filter((e) => (e.role ?? 'assistant') === role)
+      .map((e) => e.messageId),
+  );
   return ofType(events, EventType.TEXT_MESSAGE_CONTENT)
     .filter((e) => ids.has(e.messageId))
     .map((e) => e.delta)
@@ -225,19 +229,16 @@ describe('RunTranslator on every recorded run', () => {
     }
   });
 
-  it.each(FIXTURE_NAMES.map((name) => [name, fixture(name)] as const))(
-    '%s: STEP_STARTED / STEP_FINISHED pair up, one per streamed step',
-    (_name, f) => {
-      for (const run of splitRuns(f.chunks)) {
-        const events = translate(run.chunks);
-        const started = ofType(events, EventType.STEP_STARTED).map((e) => e.stepName);
-        const finished = ofType(events, EventType.STEP_FINISHED).map((e) => e.stepName);
-        expect(started).toHaveLength(chunksOf(run.chunks, 'step-start').length);
-        expect(new Set(started).size).toBe(started.length);
-        expect([...finished].sort()).toEqual([...started].sort());
-      }
-    },
-  );
+  it.each(FIXTURE_NAMES.map((name) => [name, fixture(name)] as const))('%s: STEP_STARTED / STEP_FINISHED pair up, one per streamed step', (_name, f) => {
+    for (const run of splitRuns(f.chunks)) {
+      const events = translate(run.chunks);
+      const started = ofType(events, EventType.STEP_STARTED).map((e) => e.stepName);
+      const finished = ofType(events, EventType.STEP_FINISHED).map((e) => e.stepName);
+      expect(started).toHaveLength(chunksOf(run.chunks, 'step-start').length);
+      expect(new Set(started).size).toBe(started.length);
+      expect([...finished].sort()).toEqual([...started].sort());
+    }
+  });
 
   // Runs that end otherwise (an error, an abort, a guardrail) have no RUN_FINISHED to carry usage.
   const endsWell = (f: ChunkFixture) => !f.chunks.some((c) => c.type === 'error' || c.type === 'abort' || c.type === 'tripwire' || isTrippedFinish(c));
@@ -334,7 +335,11 @@ describe('RunTranslator: stream scenarios', () => {
     const finished = indexOf(events, (e) => e.type === EventType.SUBAGENT_FINISHED);
     expect(events[finished + 1]).toMatchObject({ type: EventType.TOOL_CALL_RESULT, toolCallId: call.toolCallId });
     const inside = events.slice(started + 1, finished);
-    expect(inside.map((e) => e.type)).toEqual([EventType.TEXT_MESSAGE_START, ...inside.slice(1, -1).map(() => EventType.TEXT_MESSAGE_CONTENT), EventType.TEXT_MESSAGE_END]);
+    expect(inside.map((e) => e.type)).toEqual([
+      EventType.TEXT_MESSAGE_START,
+      ...inside.slice(1, -1).map(() => EventType.TEXT_MESSAGE_CONTENT),
+      EventType.TEXT_MESSAGE_END,
+    ]);
     expect(inside.every((e) => (e as { subagentRunId?: string }).subagentRunId === subagent)).toBe(true);
     expect(inside.flatMap((e) => (e.type === EventType.TEXT_MESSAGE_CONTENT ? [e.delta] : [])).join('')).toBe(answer);
   });
@@ -366,7 +371,13 @@ describe('RunTranslator: stream scenarios', () => {
       EventType.REASONING_MESSAGE_END,
       EventType.REASONING_END,
     ]);
-    expect(reasoning.every((e) => (e as { subagentRunId?: string; messageId?: string }).subagentRunId === subagent && (e as { messageId?: string }).messageId === `${subagent}-reasoning`)).toBe(true);
+    expect(
+      reasoning.every(
+        (e) =>
+          (e as { subagentRunId?: string; messageId?: string }).subagentRunId === subagent &&
+          (e as { messageId?: string }).messageId === `${subagent}-reasoning`,
+      ),
+    ).toBe(true);
   });
 
   it('subagent-approval: the sub-agent’s call that waits is the run’s interrupt (with its subagentRunId), not a call; the segment ends suspended', async () => {
@@ -378,8 +389,16 @@ describe('RunTranslator: stream scenarios', () => {
     expect(events.filter((e) => e.type === EventType.TOOL_CALL_START).map((e) => (e as { toolCallName: string }).toolCallName)).toEqual(['agent-researcher']);
     const finished = terminal(events) as EventOf<EventType.RUN_FINISHED>;
     const interrupt = finished.outcome?.type === 'interrupt' ? finished.outcome.interrupts[0] : undefined;
-    expect(interrupt).toMatchObject({ toolCallId: delegation, subagentRunId: subagent, metadata: { toolName: 'delete_file', args: { path: 'old-notes.txt' } } });
-    expect(only(events, EventType.SUBAGENT_FINISHED)).toEqual({ type: EventType.SUBAGENT_FINISHED, subagentRunId: subagent, outcome: { type: 'suspended', interruptIds: [interrupt?.id] } });
+    expect(interrupt).toMatchObject({
+      toolCallId: delegation,
+      subagentRunId: subagent,
+      metadata: { toolName: 'delete_file', args: { path: 'old-notes.txt' } },
+    });
+    expect(only(events, EventType.SUBAGENT_FINISHED)).toEqual({
+      type: EventType.SUBAGENT_FINISHED,
+      subagentRunId: subagent,
+      outcome: { type: 'suspended', interruptIds: [interrupt?.id] },
+    });
   });
 
   it('subagent-approval-approved: the resumed run shows the same sub-agent again, its call (with arguments) and result, then the delegation’s result', async () => {
@@ -389,7 +408,14 @@ describe('RunTranslator: stream scenarios', () => {
     await expectValidRun(events);
     const subagent = `subagent-${delegation}`;
     expect(events.filter((e) => 'subagentRunId' in e).map((e) => e.type)).toEqual(
-      expect.arrayContaining([EventType.SUBAGENT_STARTED, EventType.TOOL_CALL_START, EventType.TOOL_CALL_ARGS, EventType.TOOL_CALL_END, EventType.TOOL_CALL_RESULT, EventType.SUBAGENT_FINISHED]),
+      expect.arrayContaining([
+        EventType.SUBAGENT_STARTED,
+        EventType.TOOL_CALL_START,
+        EventType.TOOL_CALL_ARGS,
+        EventType.TOOL_CALL_END,
+        EventType.TOOL_CALL_RESULT,
+        EventType.SUBAGENT_FINISHED,
+      ]),
     );
     expect(only(events, EventType.SUBAGENT_STARTED)).toMatchObject({ subagentRunId: subagent });
     const results = events.filter((e) => e.type === EventType.TOOL_CALL_RESULT);
@@ -492,7 +518,14 @@ describe('RunTranslator: stream scenarios', () => {
     const finished = only(events, EventType.RUN_FINISHED);
     expect(finished.outcome).toMatchObject({
       type: 'interrupt',
-      interrupts: [{ id: `r::${approval.toolCallId}`, reason: 'tool_approval', toolCallId: approval.toolCallId, responseSchema: JSON.parse(approval.resumeSchema as string) }],
+      interrupts: [
+        {
+          id: `r::${approval.toolCallId}`,
+          reason: 'tool_approval',
+          toolCallId: approval.toolCallId,
+          responseSchema: JSON.parse(approval.resumeSchema as string),
+        },
+      ],
     });
     const [interrupt] = finished.outcome?.type === 'interrupt' ? finished.outcome.interrupts : [];
     expect(interrupt.responseSchema).toEqual(expect.objectContaining({ type: 'object' }));
@@ -638,7 +671,11 @@ describe('RunTranslator: stream scenarios', () => {
 
     const abort = perChunk.find((p) => p.chunk.type === 'abort');
     expect(types(abort?.events ?? [])).toEqual([EventType.TEXT_MESSAGE_END, EventType.STEP_FINISHED, EventType.ACTIVITY_SNAPSHOT, EventType.RUN_FINISHED]);
-    expect(only(events, EventType.ACTIVITY_SNAPSHOT)).toMatchObject({ messageId: `run-end-${IDS.runId}`, activityType: 'run-end', content: { outcome: 'cancelled' } });
+    expect(only(events, EventType.ACTIVITY_SNAPSHOT)).toMatchObject({
+      messageId: `run-end-${IDS.runId}`,
+      activityType: 'run-end',
+      content: { outcome: 'cancelled' },
+    });
     expect(terminal(events)).toEqual({ type: EventType.RUN_FINISHED, ...IDS, outcome: { type: 'cancelled' } });
     expect(perChunk.find((p) => p.chunk.type === 'finish')?.events).toEqual([]);
     expect(end).toEqual([]);
@@ -662,7 +699,7 @@ describe('RunTranslator: stream scenarios', () => {
     expect(only(events, EventType.TOOL_CALL_START).toolCallId).toBe(started.toolCallId);
   });
 
-  it('background-task: the task\'s end gives the call its result, in the bracket that carries it', async () => {
+  it("background-task: the task's end gives the call its result, in the bracket that carries it", async () => {
     const { chunks } = fixture('background-task');
     const started = firstChunk(chunks, 'background-task-started').payload;
     const completed = { type: 'background-task-completed', payload: { ...started, result: { done: true } } } as unknown as MastraChunk;
@@ -761,7 +798,12 @@ describe('RunTranslator: thread subscription scenarios', () => {
       const echoes = echoesOf(run.chunks, 'data-user-message');
       expect(echoes.length).toBeGreaterThan(0);
       for (const { data } of echoes) {
-        expect(only(run.events.filter((e) => 'messageId' in e && e.messageId === data.id), EventType.TEXT_MESSAGE_START).role).toBe('user');
+        expect(
+          only(
+            run.events.filter((e) => 'messageId' in e && e.messageId === data.id),
+            EventType.TEXT_MESSAGE_START,
+          ).role,
+        ).toBe('user');
       }
       expect(textOf(run.events, 'user')).toBe(echoes.map((c) => c.data.contents).join(''));
       expect(textOf(run.events)).toBe(deltaText(run.chunks, 'text-delta'));
@@ -1053,7 +1095,9 @@ describe('RunTranslator: synthetic cases', () => {
       type: EventType.RUN_FINISHED,
       outcome: {
         type: 'interrupt',
-        interrupts: [{ id: 'r::c9', reason: 'tool_suspended', toolCallId: 'c9', responseSchema: { type: 'object' }, metadata: { suspendPayload: { prompt: 'why?' } } }],
+        interrupts: [
+          { id: 'r::c9', reason: 'tool_suspended', toolCallId: 'c9', responseSchema: { type: 'object' }, metadata: { suspendPayload: { prompt: 'why?' } } },
+        ],
       },
     });
   });

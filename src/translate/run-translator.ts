@@ -1,7 +1,16 @@
 import { Delegations } from './delegations.js';
 import { WorkflowActivities, type WorkflowActivityContent } from './workflow-activity.js';
 import { EventType, type Event, type Interrupt, type Message, type RunFinishedEvent, type RunFinishedOutcome, type TokenUsage } from '@ag-ui/core';
-import { CAPTURED_TOOL_RESULTS, WORKING_MEMORY_TOOL, isDataChunk, isLostRemoteRun, isSignalEcho, type CapturedToolResult, type MastraChunk, type SignalEchoChunk } from './chunks.js';
+import {
+  CAPTURED_TOOL_RESULTS,
+  WORKING_MEMORY_TOOL,
+  isDataChunk,
+  isLostRemoteRun,
+  isSignalEcho,
+  type CapturedToolResult,
+  type MastraChunk,
+  type SignalEchoChunk,
+} from './chunks.js';
 import { backgroundTaskId, interruptId, MessageNumbering, subagentRunId, toolResultMessageId, type MessagePosition } from './ids.js';
 import { GUARDRAIL_STOPPED, LOST_RUN, runFailure } from './failure.js';
 import { declinedContent, signalText, toolErrorContent, toolResultContent, toTokenUsage } from './values.js';
@@ -474,14 +483,23 @@ export class RunTranslator {
     // A delegation that paused for its sub-agent's approval was not itself approved: the sub-agent's call was.
     const approval = declined ? 'declined' : this.approvalToolCalls.has(toolCallId) && !this.delegations.has(toolCallId) ? 'approved' : undefined;
     this.delegations.end(toolCallId, failure, out);
-    out.push({ type: EventType.TOOL_CALL_RESULT, messageId: toolResultMessageId(toolCallId), toolCallId, content, role: 'tool', ...(approval && { metadata: { approval } }) });
+    out.push({
+      type: EventType.TOOL_CALL_RESULT,
+      messageId: toolResultMessageId(toolCallId),
+      toolCallId,
+      content,
+      role: 'tool',
+      ...(approval && { metadata: { approval } }),
+    });
   }
 
   private toolResult(payload: { toolCallId: string; toolName: string; args?: unknown; result: unknown; isError?: boolean }, out: Event[]): void {
     this.answeredCall(payload, out);
     // A call sent to the background answers the model with a placeholder; its result is the task's.
     if (this.backgroundCalls.has(payload.toolCallId)) return;
-    this.emitResult(payload.toolCallId, toolResultContent(payload.result, payload.isError), out, { failure: payload.isError ? errorMessage(payload.result) : undefined });
+    this.emitResult(payload.toolCallId, toolResultContent(payload.result, payload.isError), out, {
+      failure: payload.isError ? errorMessage(payload.result) : undefined,
+    });
   }
 
   private toolError(payload: { toolCallId: string; toolName: string; args?: unknown; error: unknown }, out: Event[]): void {

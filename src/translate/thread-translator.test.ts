@@ -12,7 +12,16 @@ import { ThreadTranslator } from './thread-translator.js';
  * and a stream `@ag-ui/client` accepts. Hand-made chunks appear only where no recording has them.
  */
 
-const FIXTURES = ['signal-wake', 'signal-deliver-during-run', 'signal-persist', 'signal-approval', 'signal-abort', 'signal-model-error', 'agent-workflow-suspend', 'agent-workflow-resume'] as const;
+const FIXTURES = [
+  'signal-wake',
+  'signal-deliver-during-run',
+  'signal-persist',
+  'signal-approval',
+  'signal-abort',
+  'signal-model-error',
+  'agent-workflow-suspend',
+  'agent-workflow-resume',
+] as const;
 type FixtureName = (typeof FIXTURES)[number];
 
 function chunks(name: FixtureName): Array<MastraChunk & { runId: string }> {
@@ -332,7 +341,14 @@ describe('a workflow call suspended in one bracket and resumed in the next (agen
   });
 
   it('a translator that met the call only resumed starts from what it was given (the thread as stored)', () => {
-    const stored = { workflowId: 'draft-and-send', status: 'suspended', steps: [{ id: 'draft', status: 'success' }, { id: 'review', status: 'suspended' }] };
+    const stored = {
+      workflowId: 'draft-and-send',
+      status: 'suspended',
+      steps: [
+        { id: 'draft', status: 'success' },
+        { id: 'review', status: 'suspended' },
+      ],
+    };
     const toolCallId = (chunks('agent-workflow-resume')[0] as unknown as { payload: { toolCallId: string } }).payload.toolCallId;
     const given = new ThreadTranslator(THREAD, { workflowActivities: { [toolCallId]: stored } });
     expect(activityOf(translate(chunks('agent-workflow-resume'), given))?.content.steps).toEqual(stored.steps);

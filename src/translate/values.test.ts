@@ -13,7 +13,7 @@ describe('declinedContent', () => {
     });
   });
 
-  it("has no reason when the user gave none, also when Mastra filled in its own sentence for the model", () => {
+  it('has no reason when the user gave none, also when Mastra filled in its own sentence for the model', () => {
     for (const reason of [undefined, '', DEFAULT_TOOL_DECLINE_REASON]) {
       expect(declinedContent('delete_file', reason)).toBe('{"declined":true,"message":"The call to delete_file was declined."}');
     }
@@ -87,7 +87,10 @@ describe('toTokenUsage', () => {
   });
 
   it('drops counts AG-UI cannot carry (not a non-negative integer), so RUN_FINISHED stays valid', () => {
-    const usage = toTokenUsage({ inputTokens: Number.NaN, outputTokens: 2.5, totalTokens: -1, reasoningTokens: Infinity, cachedInputTokens: 7 }, { modelProvider: 42, modelId: 'm' });
+    const usage = toTokenUsage(
+      { inputTokens: Number.NaN, outputTokens: 2.5, totalTokens: -1, reasoningTokens: Infinity, cachedInputTokens: 7 },
+      { modelProvider: 42, modelId: 'm' },
+    );
     expect(usage).toEqual({ model: 'm', cachedInputTokens: 7 });
     expect(TokenUsageSchema.safeParse(usage).success).toBe(true);
   });

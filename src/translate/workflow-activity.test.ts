@@ -11,7 +11,8 @@ import { workflowActivityId, type WorkflowActivityContent } from './workflow-act
  * (`scripts/record-fixtures.ts`: agent-workflow-suspend, then agent-workflow-resume): one activity
  * per call, built by its snapshot and deltas, carried across the suspension.
  */
-const chunksOf = (name: string) => (JSON.parse(readFileSync(new URL(`../../test/fixtures/chunks/${name}.json`, import.meta.url), 'utf8')) as { chunks: MastraChunk[] }).chunks;
+const chunksOf = (name: string) =>
+  (JSON.parse(readFileSync(new URL(`../../test/fixtures/chunks/${name}.json`, import.meta.url), 'utf8')) as { chunks: MastraChunk[] }).chunks;
 
 function translate(name: string, workflowActivities?: Record<string, WorkflowActivityContent>) {
   const chunks = chunksOf(name);
@@ -36,7 +37,14 @@ describe('a workflow run as an agent’s tool', () => {
     const types = events.map((e) => e.type);
     expect(types.indexOf(EventType.ACTIVITY_SNAPSHOT)).toBeGreaterThan(types.indexOf(EventType.TOOL_CALL_END));
     const content = built(events, workflowActivityId(toolCallId));
-    expect(content).toEqual({ workflowId: 'draft-and-send', status: 'suspended', steps: [{ id: 'draft', status: 'success' }, { id: 'review', status: 'suspended' }] });
+    expect(content).toEqual({
+      workflowId: 'draft-and-send',
+      status: 'suspended',
+      steps: [
+        { id: 'draft', status: 'success' },
+        { id: 'review', status: 'suspended' },
+      ],
+    });
     expect(translator.workflowActivities).toEqual({ [toolCallId]: content });
   });
 
@@ -45,11 +53,22 @@ describe('a workflow run as an agent’s tool', () => {
     const { events, toolCallId } = translate('agent-workflow-resume', first.translator.workflowActivities);
     const types = events.map((e) => e.type);
     expect(types.lastIndexOf(EventType.ACTIVITY_DELTA)).toBeLessThan(types.indexOf(EventType.TOOL_CALL_RESULT));
-    expect(built(events, workflowActivityId(toolCallId))).toEqual({ workflowId: 'draft-and-send', status: 'success', steps: ['draft', 'review', 'send'].map((id) => ({ id, status: 'success' })) });
+    expect(built(events, workflowActivityId(toolCallId))).toEqual({
+      workflowId: 'draft-and-send',
+      status: 'success',
+      steps: ['draft', 'review', 'send'].map((id) => ({ id, status: 'success' })),
+    });
   });
 
   it('resumed with nothing kept, it shows the steps of this run', () => {
     const { events, toolCallId } = translate('agent-workflow-resume');
-    expect(built(events, workflowActivityId(toolCallId))).toEqual({ workflowId: 'draft-and-send', status: 'success', steps: [{ id: 'review', status: 'success' }, { id: 'send', status: 'success' }] });
+    expect(built(events, workflowActivityId(toolCallId))).toEqual({
+      workflowId: 'draft-and-send',
+      status: 'success',
+      steps: [
+        { id: 'review', status: 'success' },
+        { id: 'send', status: 'success' },
+      ],
+    });
   });
 });

@@ -78,7 +78,12 @@ export class WorkflowActivities {
     const before = this.known[toolCallId];
     const content: WorkflowActivityContent = before ? { ...before, steps: before.steps.map((s) => ({ ...s })) } : { workflowId, status: 'running', steps: [] };
     this.shown.set(toolCallId, content);
-    out.push({ type: EventType.ACTIVITY_SNAPSHOT, messageId: workflowActivityId(toolCallId), activityType: WORKFLOW_ACTIVITY, content: structuredClone(content) });
+    out.push({
+      type: EventType.ACTIVITY_SNAPSHOT,
+      messageId: workflowActivityId(toolCallId),
+      activityType: WORKFLOW_ACTIVITY,
+      content: structuredClone(content),
+    });
     return content;
   }
 
@@ -93,7 +98,11 @@ export class WorkflowActivities {
     if (at >= 0 && content.steps[at].status === status) return;
     if (at >= 0) content.steps[at].status = status;
     else content.steps.push({ id, status });
-    this.delta(toolCallId, [at >= 0 ? { op: 'replace', path: `/steps/${at}/status`, value: status } : { op: 'add', path: '/steps/-', value: { id, status } }], out);
+    this.delta(
+      toolCallId,
+      [at >= 0 ? { op: 'replace', path: `/steps/${at}/status`, value: status } : { op: 'add', path: '/steps/-', value: { id, status } }],
+      out,
+    );
   }
 
   private delta(toolCallId: string, patch: Array<{ op: 'add' | 'replace'; path: string; value: unknown }>, out: Event[]): void {

@@ -103,7 +103,11 @@ describe('suspend and resume', () => {
     const names = ofType(events, EventType.STEP_STARTED).map((e) => e.stepName);
     expect(names).toContain('draft-and-send.review');
     const end = events.at(-1) as Extract<Event, { type: EventType.RUN_FINISHED }>;
-    expect(end.outcome).toMatchObject({ interrupts: [{ id: `${mastraRunId}::draft-and-send.review`, metadata: { stepId: 'draft-and-send.review', suspendPayload: { draft: 'Draft about tea.' } } }] });
+    expect(end.outcome).toMatchObject({
+      interrupts: [
+        { id: `${mastraRunId}::draft-and-send.review`, metadata: { stepId: 'draft-and-send.review', suspendPayload: { draft: 'Draft about tea.' } } },
+      ],
+    });
   });
 });
 

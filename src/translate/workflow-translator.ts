@@ -136,7 +136,13 @@ export class WorkflowTranslator {
   private finish(out: Event[], end: { result?: unknown; outcome?: NonNullable<Extract<Event, { type: EventType.RUN_FINISHED }>['outcome']> }): Event[] {
     this.ended = true;
     const { threadId, runId } = this.options;
-    out.push({ type: EventType.RUN_FINISHED, threadId, runId, ...(end.result !== undefined && { result: end.result }), ...(end.outcome && { outcome: end.outcome }) });
+    out.push({
+      type: EventType.RUN_FINISHED,
+      threadId,
+      runId,
+      ...(end.result !== undefined && { result: end.result }),
+      ...(end.outcome && { outcome: end.outcome }),
+    });
     return out;
   }
 
@@ -255,4 +261,3 @@ export function answerText(result: unknown): string {
   const text = (result as { text?: unknown }).text;
   return typeof text === 'string' ? text : JSON.stringify(result);
 }
-

@@ -10,12 +10,20 @@ const ids = { threadId: 't1', runId: 'r1', resourceId: 'u1', agentId: 'demo' };
 describe('runEndPayload', () => {
   it('a finished run: run.finished with its result', () => {
     const end: RunEnd = { ...run, outcome: 'success', terminal: { type: EventType.RUN_FINISHED, threadId: 't1', runId: 'r1', result: { answer: 42 } } };
-    expect(runEndPayload(end, at)).toEqual({ type: 'run.finished', timestamp: '2026-11-28T10:00:00.000Z', data: { ...ids, outcome: 'success', result: { answer: 42 } } });
+    expect(runEndPayload(end, at)).toEqual({
+      type: 'run.finished',
+      timestamp: '2026-11-28T10:00:00.000Z',
+      data: { ...ids, outcome: 'success', result: { answer: 42 } },
+    });
   });
 
   it('an interrupted run: run.interrupted with what it waits on', () => {
     const interrupts = [{ id: 'i1', reason: 'tool_approval' }];
-    const end: RunEnd = { ...run, outcome: 'interrupt', terminal: { type: EventType.RUN_FINISHED, threadId: 't1', runId: 'r1', outcome: { type: 'interrupt', interrupts } } as RunEnd['terminal'] };
+    const end: RunEnd = {
+      ...run,
+      outcome: 'interrupt',
+      terminal: { type: EventType.RUN_FINISHED, threadId: 't1', runId: 'r1', outcome: { type: 'interrupt', interrupts } } as RunEnd['terminal'],
+    };
     expect(runEndPayload(end, at).data).toEqual({ ...ids, outcome: 'interrupt', interrupts });
     expect(runEndPayload(end, at).type).toBe('run.interrupted');
   });
@@ -28,6 +36,10 @@ describe('runEndPayload', () => {
   });
 
   it('a cancelled run: run.cancelled', () => {
-    expect(runEndPayload({ ...run, outcome: 'cancelled' }, at)).toEqual({ type: 'run.cancelled', timestamp: at.toISOString(), data: { ...ids, outcome: 'cancelled' } });
+    expect(runEndPayload({ ...run, outcome: 'cancelled' }, at)).toEqual({
+      type: 'run.cancelled',
+      timestamp: at.toISOString(),
+      data: { ...ids, outcome: 'cancelled' },
+    });
   });
 });

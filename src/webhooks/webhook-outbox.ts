@@ -42,7 +42,11 @@ export class WebhookOutbox {
   depth = 0;
 
   constructor(@inject(TOKENS.Mastra) mastra: Mastra, @inject(TOKENS.ThreadLocks) locks: ThreadLocks) {
-    this.queue = new ThreadStateQueue(mastra, locks, { entries: 'mastra-agui-bridge.webhooks', index: 'mastra-agui-bridge.webhook-threads', locks: 'webhooks' });
+    this.queue = new ThreadStateQueue(mastra, locks, {
+      entries: 'mastra-agui-bridge.webhooks',
+      index: 'mastra-agui-bridge.webhook-threads',
+      locks: 'webhooks',
+    });
   }
 
   add(entries: readonly OutboxEntry[]): Promise<void> {

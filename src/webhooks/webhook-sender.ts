@@ -66,7 +66,18 @@ export class WebhookSender implements RunEndListener {
     const webhookId = `msg_${randomUUID()}`;
     const body = JSON.stringify(runEndPayload(end, new Date(now)));
     // Claimed by this process as they are written: the other processes leave them to it.
-    const entries = this.settings.urls.map((url, i): OutboxEntry => ({ id: `${webhookId}.${i}`, threadId: end.threadId, webhookId, url, body, createdAt: now, attempts: 0, nextAt: now, claimedUntil: now + CLAIM_MS, claimedBy: this.owner }));
+    const entries = this.settings.urls.map((url, i): OutboxEntry => ({
+      id: `${webhookId}.${i}`,
+      threadId: end.threadId,
+      webhookId,
+      url,
+      body,
+      createdAt: now,
+      attempts: 0,
+      nextAt: now,
+      claimedUntil: now + CLAIM_MS,
+      claimedBy: this.owner,
+    }));
     void this.store(entries);
   }
 
@@ -115,10 +126,13 @@ export class WebhookSender implements RunEndListener {
     if (this.stopped || at >= this.timerAt) return;
     clearTimeout(this.timer);
     this.timerAt = at;
-    this.timer = setTimeout(() => {
-      this.timerAt = Infinity;
-      this.reading ??= this.read().finally(() => (this.reading = undefined));
-    }, Math.max(0, at - Date.now()));
+    this.timer = setTimeout(
+      () => {
+        this.timerAt = Infinity;
+        this.reading ??= this.read().finally(() => (this.reading = undefined));
+      },
+      Math.max(0, at - Date.now()),
+    );
     this.timer.unref();
   }
 
@@ -178,7 +192,9 @@ export class WebhookSender implements RunEndListener {
     await this.outbox.failed(entry, nextAt);
     this.wakeBy(nextAt);
     this.metrics.webhookAttempt('retried');
-    this.config.logger.warn(`Webhook ${entry.webhookId} to ${entry.url} failed (${failure}); attempt ${entry.attempts + 2} in ${Math.round((nextAt - Date.now()) / 1000)} s`);
+    this.config.logger.warn(
+      `Webhook ${entry.webhookId} to ${entry.url} failed (${failure}); attempt ${entry.attempts + 2} in ${Math.round((nextAt - Date.now()) / 1000)} s`,
+    );
   }
 
   /** One signed POST; undefined when a `2xx` answered, else why not. */

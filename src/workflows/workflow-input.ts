@@ -11,7 +11,10 @@ import type { Message } from '@ag-ui/core';
  * workflowInput({ messages: [{ id: 'm1', role: 'user', content: 'tea' }] }, { type: 'object', required: ['topic'], properties: { topic: { type: 'string' } } });
  * // { topic: 'tea' }
  */
-export function workflowInput(input: { messages: readonly Message[]; forwardedProps?: { input?: unknown } | null }, inputSchema: Record<string, unknown> | undefined): unknown {
+export function workflowInput(
+  input: { messages: readonly Message[]; forwardedProps?: { input?: unknown } | null },
+  inputSchema: Record<string, unknown> | undefined,
+): unknown {
   if (input.forwardedProps?.input !== undefined) return input.forwardedProps.input;
   const text = lastUserText(input.messages);
   if (text === undefined) return undefined;

@@ -39,7 +39,12 @@ export class WorkflowProvider {
   /** The public description of a workflow, as `GET /agents` lists it. */
   info(workflow: AnyWorkflow): AgentInfo {
     const { description } = workflow;
-    const capabilities = workflowCapabilities({ name: workflow.id, description, canSuspend: canSuspend(workflow), hasState: workflow.stateSchema !== undefined });
+    const capabilities = workflowCapabilities({
+      name: workflow.id,
+      description,
+      canSuspend: canSuspend(workflow),
+      hasState: workflow.stateSchema !== undefined,
+    });
     return { id: workflow.id, name: workflow.id, kind: 'workflow', default: false, ...(description && { description }), capabilities };
   }
 }
@@ -57,7 +62,9 @@ export function assertDistinctIds(agents: Array<[string, { id: string }]>, workf
     for (const [workflowKey, workflow] of workflows) {
       const shared = [...names(agentKey, agent.id)].find((name) => names(workflowKey, workflow.id).has(name));
       if (shared !== undefined) {
-        throw new Error(`"${shared}" names both agent ${agent.id} (key ${agentKey}) and workflow ${workflow.id} (key ${workflowKey}): give one of them another id`);
+        throw new Error(
+          `"${shared}" names both agent ${agent.id} (key ${agentKey}) and workflow ${workflow.id} (key ${workflowKey}): give one of them another id`,
+        );
       }
     }
   }

@@ -46,17 +46,23 @@ export class WorkflowStarts {
    */
   async resume(workflow: AnyWorkflow, input: RunAgentInput, resourceId: string): Promise<Start> {
     const entries = input.resume ?? [];
-    if (entries.length > 1) throw invalidInput('A workflow run resumes one interrupt at a time', [{ path: 'resume', message: `${entries.length} entries, at most 1` }]);
+    if (entries.length > 1)
+      throw invalidInput('A workflow run resumes one interrupt at a time', [{ path: 'resume', message: `${entries.length} entries, at most 1` }]);
     const [entry] = entries;
     const parsed = parseWorkflowInterruptId(entry.interruptId);
     if (!parsed) throw notWaiting(entry.interruptId);
     const stored = await storedWorkflowRun(this.mastra, workflow, parsed.mastraRunId);
-    const waiting = stored?.status === 'suspended' && stored.resourceId === resourceId && stored.suspended.some((s) => s.path.join('.') === parsed.stepPath.join('.'));
+    const waiting =
+      stored?.status === 'suspended' && stored.resourceId === resourceId && stored.suspended.some((s) => s.path.join('.') === parsed.stepPath.join('.'));
     if (!waiting || (await this.control.taken(entry.interruptId))) throw notWaiting(entry.interruptId);
     const { mastraRunId, stepPath } = parsed;
     if (entry.status === 'cancelled') return { kind: 'cancel', mastraRunId, interruptId: entry.interruptId };
     const step = findStep(workflow, stepPath);
-    const resumeData = refuseInvalid(await check(step?.resumeSchema, entry.payload ?? {}), 'resume.0.payload', `The answer to interrupt ${entry.interruptId} does not fit the step's resume schema`);
+    const resumeData = refuseInvalid(
+      await check(step?.resumeSchema, entry.payload ?? {}),
+      'resume.0.payload',
+      `The answer to interrupt ${entry.interruptId} does not fit the step's resume schema`,
+    );
     return { kind: 'resume', mastraRunId, interruptId: entry.interruptId, stepPath, resumeData };
   }
 

@@ -75,7 +75,15 @@ export class WorkflowStreamer {
       workflowId: workflow.id,
       mastraRunId: start.mastraRunId,
       // The message the run answers, for followers that did not send it (`RUN_STARTED.input`).
-      ...(message && { input: { threadId: input.threadId, runId: input.runId, messages: [{ id: message.id, role: 'user' as const, content: message.text }], tools: [], context: [] } }),
+      ...(message && {
+        input: {
+          threadId: input.threadId,
+          runId: input.runId,
+          messages: [{ id: message.id, role: 'user' as const, content: message.text }],
+          tools: [],
+          context: [],
+        },
+      }),
       stepFacts: stepFactsOf(workflow),
     });
     const tracked = this.tracker.start({ agentId: workflow.id, origin: 'run', threadId: scope.threadId, runId: input.runId, resourceId: scope.resourceId });
@@ -93,7 +101,14 @@ export class WorkflowStreamer {
     }
   }
 
-  private async run(workflow: AnyWorkflow, scope: ThreadScope, start: Start, translator: WorkflowTranslator, write: EventSink, signal: AbortSignal): Promise<void> {
+  private async run(
+    workflow: AnyWorkflow,
+    scope: ThreadScope,
+    start: Start,
+    translator: WorkflowTranslator,
+    write: EventSink,
+    signal: AbortSignal,
+  ): Promise<void> {
     const target = { runId: start.mastraRunId, resourceId: scope.resourceId };
     const state = workflow.stateSchema ? this.stateEvents(workflow, start) : undefined;
     const keep = this.textsKeeper(scope, translator);
@@ -124,7 +139,10 @@ export class WorkflowStreamer {
       }
       const result = await output.result;
       if (result.state !== undefined) state?.settle(result.state);
-      const end = [...((await state?.events.changed()) ?? []), ...(signal.aborted && result.status !== 'success' ? translator.cancelled() : translator.end(result))];
+      const end = [
+        ...((await state?.events.changed()) ?? []),
+        ...(signal.aborted && result.status !== 'success' ? translator.cancelled() : translator.end(result)),
+      ];
       await keep();
       await write(end);
     } catch (error) {

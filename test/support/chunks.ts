@@ -2,7 +2,11 @@ import { readFileSync } from 'node:fs';
 
 /** The chunks of a sequence recorded from a real demo-agent run (`scripts/record-fixtures.ts`, `test/fixtures/chunks/`). */
 export function recordedChunks(scenario: string): Array<{ type: string; payload: Record<string, any> }> {
-  return (JSON.parse(readFileSync(new URL(`../fixtures/chunks/${scenario}.json`, import.meta.url), 'utf8')) as { chunks: Array<{ type: string; payload: Record<string, any> }> }).chunks;
+  return (
+    JSON.parse(readFileSync(new URL(`../fixtures/chunks/${scenario}.json`, import.meta.url), 'utf8')) as {
+      chunks: Array<{ type: string; payload: Record<string, any> }>;
+    }
+  ).chunks;
 }
 
 /** The first chunk of `type` in a recorded run. */

@@ -9,7 +9,12 @@ import { REPO_ROOT } from './process.js';
 // objects that the samples take as given (their agent, storage, page code) are declared once
 // (`AMBIENT`): a block fails only for what it really gets wrong.
 
-const PAGES = ['README.md', ...readdirSync(join(REPO_ROOT, 'docs')).filter((f) => f.endsWith('.md')).map((f) => `docs/${f}`)];
+const PAGES = [
+  'README.md',
+  ...readdirSync(join(REPO_ROOT, 'docs'))
+    .filter((f) => f.endsWith('.md'))
+    .map((f) => `docs/${f}`),
+];
 
 /** A code block of a page: its language, the line it starts on, its text. */
 interface DocBlock {
@@ -30,7 +35,15 @@ function blocks(page: string): DocBlock[] {
     const start = i + 1;
     let end = start;
     while (end < lines.length && !/^\s*```\s*$/.test(lines[end])) end++;
-    out.push({ page, lang, line: start + 1, code: lines.slice(start, end).map((l) => l.slice(indent)).join('\n') });
+    out.push({
+      page,
+      lang,
+      line: start + 1,
+      code: lines
+        .slice(start, end)
+        .map((l) => l.slice(indent))
+        .join('\n'),
+    });
     i = end;
   }
   return out;
@@ -68,7 +81,9 @@ export function sampleModules({ jsx = false } = {}): SampleModule[] {
       const continues = current !== undefined && !/^\s*import\s/m.test(code);
       if (!continues) modules.push((current = { name: `${page.replace(/[/.]/g, '_')}_${line}`, text: [], origin: [] }));
       const body = continues ? ['{', ...lines, '}'] : lines;
-      const origins = continues ? [`${page}:${line}`, ...lines.map((_, i) => `${page}:${line + i}`), `${page}:${line}`] : lines.map((_, i) => `${page}:${line + i}`);
+      const origins = continues
+        ? [`${page}:${line}`, ...lines.map((_, i) => `${page}:${line + i}`), `${page}:${line}`]
+        : lines.map((_, i) => `${page}:${line + i}`);
       current!.text.push(...body);
       current!.origin.push(...origins);
     }

@@ -26,9 +26,7 @@ export interface ModelRequest {
 }
 
 export type ModelReply =
-  | { text: string }
-  | { call: { name: string; args: Record<string, unknown> } }
-  | { status: number; error: { message: string; type: string; code: string } };
+  { text: string } | { call: { name: string; args: Record<string, unknown> } } | { status: number; error: { message: string; type: string; code: string } };
 
 export interface FakeOpenAI {
   /** The base URL to give as `OPENAI_BASE_URL` (ends in `/v1`). */
@@ -54,7 +52,9 @@ export async function startFakeOpenAI(script: (request: ModelRequest) => ModelRe
     req.on('data', (chunk: string) => (raw += chunk));
     req.on('end', () => {
       if (req.method !== 'POST' || req.url !== '/v1/responses') {
-        res.writeHead(404, { 'content-type': 'application/json' }).end(JSON.stringify({ error: { message: `no route ${req.method} ${req.url}`, type: 'invalid_request_error', code: 'not_found' } }));
+        res
+          .writeHead(404, { 'content-type': 'application/json' })
+          .end(JSON.stringify({ error: { message: `no route ${req.method} ${req.url}`, type: 'invalid_request_error', code: 'not_found' } }));
         return;
       }
       const body = JSON.parse(raw) as ModelRequest['body'];
@@ -102,18 +102,33 @@ function streamOf(id: string, model: string, reply: Exclude<ModelReply, { status
   if ('text' in reply) {
     const item = { type: 'message', id: `msg_${id}`, role: 'assistant', status: 'in_progress', content: [] };
     events.push({ type: 'response.output_item.added', output_index: 0, item });
-    events.push({ type: 'response.content_part.added', item_id: item.id, output_index: 0, content_index: 0, part: { type: 'output_text', text: '', annotations: [] } });
-    for (const delta of reply.text.match(/\S+\s*/g) ?? []) events.push({ type: 'response.output_text.delta', item_id: item.id, output_index: 0, content_index: 0, delta, logprobs: [] });
+    events.push({
+      type: 'response.content_part.added',
+      item_id: item.id,
+      output_index: 0,
+      content_index: 0,
+      part: { type: 'output_text', text: '', annotations: [] },
+    });
+    for (const delta of reply.text.match(/\S+\s*/g) ?? [])
+      events.push({ type: 'response.output_text.delta', item_id: item.id, output_index: 0, content_index: 0, delta, logprobs: [] });
     events.push({ type: 'response.output_text.done', item_id: item.id, output_index: 0, content_index: 0, text: reply.text });
-    events.push({ type: 'response.output_item.done', output_index: 0, item: { ...item, status: 'completed', content: [{ type: 'output_text', text: reply.text, annotations: [] }] } });
+    events.push({
+      type: 'response.output_item.done',
+      output_index: 0,
+      item: { ...item, status: 'completed', content: [{ type: 'output_text', text: reply.text, annotations: [] }] },
+    });
   } else {
     const args = JSON.stringify(reply.call.args);
     const item = { type: 'function_call', id: `fc_${id}`, call_id: `call_${id}`, name: reply.call.name, arguments: '', status: 'in_progress' };
     events.push({ type: 'response.output_item.added', output_index: 0, item });
-    for (let at = 0; at < args.length; at += 8) events.push({ type: 'response.function_call_arguments.delta', item_id: item.id, output_index: 0, delta: args.slice(at, at + 8) });
+    for (let at = 0; at < args.length; at += 8)
+      events.push({ type: 'response.function_call_arguments.delta', item_id: item.id, output_index: 0, delta: args.slice(at, at + 8) });
     events.push({ type: 'response.function_call_arguments.done', item_id: item.id, output_index: 0, arguments: args });
     events.push({ type: 'response.output_item.done', output_index: 0, item: { ...item, arguments: args, status: 'completed' } });
   }
-  events.push({ type: 'response.completed', response: { id, object: 'response', created_at: Math.floor(Date.now() / 1000), model, status: 'completed', incomplete_details: null, usage } });
+  events.push({
+    type: 'response.completed',
+    response: { id, object: 'response', created_at: Math.floor(Date.now() / 1000), model, status: 'completed', incomplete_details: null, usage },
+  });
   return events.map((event, i) => ({ ...event, sequence_number: i }));
 }

@@ -31,7 +31,10 @@ type JsonAttribute = { key: string; value: JsonValue };
 type JsonExport = {
   resourceSpans?: Array<{
     resource?: { attributes?: JsonAttribute[] };
-    scopeSpans?: Array<{ scope?: { name?: string }; spans?: Array<{ traceId: string; spanId: string; parentSpanId?: string; name: string; attributes?: JsonAttribute[]; status?: ReceivedSpan['status'] }> }>;
+    scopeSpans?: Array<{
+      scope?: { name?: string };
+      spans?: Array<{ traceId: string; spanId: string; parentSpanId?: string; name: string; attributes?: JsonAttribute[]; status?: ReceivedSpan['status'] }>;
+    }>;
   }>;
 };
 
@@ -53,7 +56,16 @@ export async function startOtlpReceiver(): Promise<OtlpReceiver> {
         const service = String(flatten(resource?.attributes)['service.name']);
         for (const { scope, spans: list = [] } of scopeSpans) {
           for (const span of list) {
-            spans.push({ traceId: span.traceId, spanId: span.spanId, ...(span.parentSpanId && { parentSpanId: span.parentSpanId }), name: span.name, attributes: flatten(span.attributes), scope: scope?.name ?? '', service, status: span.status });
+            spans.push({
+              traceId: span.traceId,
+              spanId: span.spanId,
+              ...(span.parentSpanId && { parentSpanId: span.parentSpanId }),
+              name: span.name,
+              attributes: flatten(span.attributes),
+              scope: scope?.name ?? '',
+              service,
+              status: span.status,
+            });
           }
         }
       }

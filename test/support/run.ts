@@ -79,7 +79,11 @@ export async function* sseEvents(body: ReadableStream<Uint8Array>): AsyncGenerat
 }
 
 /** A raw `POST /run` (no AG-UI client), for tests that read the bytes or leave mid-stream. */
-export async function postRun(url: string, input: RunAgentInput, init: { accept?: string; signal?: AbortSignal; headers?: Record<string, string> } = {}): Promise<Response> {
+export async function postRun(
+  url: string,
+  input: RunAgentInput,
+  init: { accept?: string; signal?: AbortSignal; headers?: Record<string, string> } = {},
+): Promise<Response> {
   return fetch(url, {
     method: 'POST',
     headers: { 'content-type': 'application/json', accept: init.accept ?? 'text/event-stream', ...init.headers },
@@ -87,4 +91,3 @@ export async function postRun(url: string, input: RunAgentInput, init: { accept?
     signal: init.signal,
   });
 }
-

@@ -54,7 +54,13 @@ export async function startTestBridge(options: TestBridgeOptions = {}): Promise<
   }
   const demo = createDemoAgent({ storage, delayMs: options.delayMs ?? 0, slowTaskMs: 100 });
   const agents = { ...(options.withDemo === false ? {} : { demo }), ...options.agents?.(storage) };
-  const mastra = new Mastra({ agents, ...(options.workflows && { workflows: options.workflows() }), storage, logger: false, backgroundTasks: { enabled: true } });
+  const mastra = new Mastra({
+    agents,
+    ...(options.workflows && { workflows: options.workflows() }),
+    storage,
+    logger: false,
+    backgroundTasks: { enabled: true },
+  });
   const bridge = createBridge({ logger: silentLogger, ...options.config });
   const app = bridge.app(mastra);
   const server: ServerType = await new Promise((resolve) => {

@@ -40,7 +40,11 @@ export function requireRedis(): Promise<void> {
 /** A random name part: letters and digits only, so it is safe in identifiers and key patterns. */
 const random = () => randomBytes(6).toString('hex');
 /** `label` as an identifier part: lower case letters, digits and `_`. */
-const tag = (label: string) => label.toLowerCase().replace(/[^a-z0-9_]/g, '_').slice(0, 20);
+const tag = (label: string) =>
+  label
+    .toLowerCase()
+    .replace(/[^a-z0-9_]/g, '_')
+    .slice(0, 20);
 
 /** A schema of its own in the test PostgreSQL. */
 export interface IsolatedPostgres {

@@ -23,7 +23,11 @@ export interface StandaloneServer {
  * const s = useStandaloneServer({ AUTH_API_KEYS: 'k-0123456789abcdef:ops' });
  * it('answers /healthz', async () => expect((await fetch(`${s.origin}/healthz`)).status).toBe(200));
  */
-export function useStandaloneServer(env: Record<string, string> = {}, config: BridgeConfig = { logger: silentLogger }, options: StartOptions = {}): StandaloneServer {
+export function useStandaloneServer(
+  env: Record<string, string> = {},
+  config: BridgeConfig = { logger: silentLogger },
+  options: StartOptions = {},
+): StandaloneServer {
   let dir: string | undefined;
   let started: RunningServer | undefined;
   beforeAll(async () => {

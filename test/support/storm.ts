@@ -375,7 +375,10 @@ export class StormThread {
       await previous.reader.close();
     }
     if (previous?.reader.end && !previous.closedByUs) {
-      this.find('openBrackets', `the follower on ${previous.node} ended before the client left (${previous.reader.end.kind}: ${String(previous.reader.end.error ?? '')})`);
+      this.find(
+        'openBrackets',
+        `the follower on ${previous.node} ended before the client left (${previous.reader.end.kind}: ${String(previous.reader.end.error ?? '')})`,
+      );
       previous.closedByUs = true;
     }
     const lastEventId = this.lastId();
@@ -527,7 +530,8 @@ export class StormThread {
     this.count(`abort ${answer.status}${answer.status === 200 ? ` ${answer.body?.aborted}` : ''}`);
     this.note(node.name, 'abort', `${answer.status} ${JSON.stringify(answer.body ?? answer.error)}`);
     if (answer.status === 200) for (const approval of this.approvals) if (approval.choice === 'pending') approval.superseded = true;
-    if (answer.status === 0 || (answer.status >= 500 && answer.status !== 503)) this.find('serverErrors', `abort on ${node.name}: ${answer.status} ${JSON.stringify(answer.body ?? answer.error)}`);
+    if (answer.status === 0 || (answer.status >= 500 && answer.status !== 503))
+      this.find('serverErrors', `abort on ${node.name}: ${answer.status} ${JSON.stringify(answer.body ?? answer.error)}`);
   }
 
   /** `delete f<k>.txt`: a run that stops on an approval, then approved, declined, left pending or aborted. */
@@ -559,12 +563,18 @@ export class StormThread {
       await this.abort(to);
       return;
     }
-    const body = { resourceId: this.resourceId, toolCallId: interrupt.toolCallId, approved: choice === 'approve', ...(choice === 'decline' && { reason: `keep ${path}` }) };
+    const body = {
+      resourceId: this.resourceId,
+      toolCallId: interrupt.toolCallId,
+      approved: choice === 'approve',
+      ...(choice === 'decline' && { reason: `keep ${path}` }),
+    };
     const answer = await request(this.url(to, '/tool-approval'), { body });
     approval.status = answer.status;
     this.count(`tool-approval ${choice} ${answer.status}`);
     this.note(to.name, `tool-approval ${choice} ${interrupt.toolCallId}`, `${answer.status} ${JSON.stringify(answer.body ?? answer.error)}`);
-    if (answer.status === 0 || (answer.status >= 500 && answer.status !== 503)) this.find('serverErrors', `tool-approval on ${to.name}: ${answer.status} ${JSON.stringify(answer.body ?? answer.error)}`);
+    if (answer.status === 0 || (answer.status >= 500 && answer.status !== 503))
+      this.find('serverErrors', `tool-approval on ${to.name}: ${answer.status} ${JSON.stringify(answer.body ?? answer.error)}`);
   }
 
   async pause(): Promise<void> {
@@ -613,7 +623,14 @@ export class StormThread {
         stableSince = Date.now();
       }
       const streaming = this.runs.filter((r) => !r.ended).map((r) => r.runId);
-      why = streaming.length > 0 ? `runs still streaming: ${streaming.join(', ')}` : this.followerBusy() ? 'the follower has a bracket open' : rows ? 'history still changing' : 'history unreadable';
+      why =
+        streaming.length > 0
+          ? `runs still streaming: ${streaming.join(', ')}`
+          : this.followerBusy()
+            ? 'the follower has a bracket open'
+            : rows
+              ? 'history still changing'
+              : 'history unreadable';
       if (streaming.length === 0 && !this.followerBusy() && rows && Date.now() - stableSince >= settleMs) return undefined;
       await sleep(250);
     }
@@ -634,7 +651,10 @@ export class StormThread {
     for (const { toolCallId } of listed ?? []) {
       if (!expected.has(toolCallId)) {
         const approval = this.approvals.find((a) => a.toolCallId === toolCallId);
-        this.find('wedged', `approval ${toolCallId} still listed as pending though ${approval ? `it was ${approval.choice === 'pending' ? 'superseded by later input' : `${approval.choice}d (${approval.status ?? 'no answer'})`}` : 'no step made it'}`);
+        this.find(
+          'wedged',
+          `approval ${toolCallId} still listed as pending though ${approval ? `it was ${approval.choice === 'pending' ? 'superseded by later input' : `${approval.choice}d (${approval.status ?? 'no answer'})`}` : 'no step made it'}`,
+        );
       }
     }
     const deadline = Date.now() + 10_000;
@@ -659,7 +679,11 @@ export class StormThread {
     if (left && left.length > 0) this.find('wedged', `approvals still pending after the probe: ${left.map((a) => a.toolCallId).join(', ')}`);
     for (const run of this.runs) if (!run.ended) run.controller.abort();
     for (const segment of this.segments) {
-      if (segment.reader.end && !segment.closedByUs) this.find('openBrackets', `the follower on ${segment.node} ended before the client left (${segment.reader.end.kind}: ${String(segment.reader.end.error ?? '')})`);
+      if (segment.reader.end && !segment.closedByUs)
+        this.find(
+          'openBrackets',
+          `the follower on ${segment.node} ended before the client left (${segment.reader.end.kind}: ${String(segment.reader.end.error ?? '')})`,
+        );
       segment.closedByUs = true;
       await segment.reader.close();
     }
@@ -678,7 +702,10 @@ export class StormThread {
     const known = new Set(this.rows.map((r) => r.id));
     const added = rows.map(rowOf).filter((r) => !known.has(r.id));
     if (added.length === 0) return [];
-    const finding: Finding = { kind: 'unasked', detail: `history changed after the thread was checked idle: ${added.length} row(s) added: ${added.map((r) => `${r.role}: ${short(r.texts.join(' | '), 60)}`).join('; ')}` };
+    const finding: Finding = {
+      kind: 'unasked',
+      detail: `history changed after the thread was checked idle: ${added.length} row(s) added: ${added.map((r) => `${r.role}: ${short(r.texts.join(' | '), 60)}`).join('; ')}`,
+    };
     this.findings.push(finding);
     this.rows = rows.map(rowOf);
     return [finding];
@@ -700,7 +727,13 @@ export class StormThread {
         try {
           checkRun(run.events, { threadId: this.id, runId: run.runId });
         } catch (error) {
-          this.find('openBrackets', `/run ${run.runId}: ${String(error)} (last: ${run.events.slice(-3).map((e) => e.type).join(', ')})`);
+          this.find(
+            'openBrackets',
+            `/run ${run.runId}: ${String(error)} (last: ${run.events
+              .slice(-3)
+              .map((e) => e.type)
+              .join(', ')})`,
+          );
         }
       }
       const last = run.events.at(-1);
@@ -734,7 +767,10 @@ export class StormThread {
       try {
         const { verified, warnings } = await verifyThreadEvents(stream.events.map((e) => e.event));
         if (warnings.length > 0 || verified.length !== stream.events.length) {
-          this.find('openBrackets', `follower ${stream.from}: @ag-ui/client let ${verified.length} of ${stream.events.length} events through; warnings: ${short(warnings.join(' | '), 300)}`);
+          this.find(
+            'openBrackets',
+            `follower ${stream.from}: @ag-ui/client let ${verified.length} of ${stream.events.length} events through; warnings: ${short(warnings.join(' | '), 300)}`,
+          );
         }
       } catch (error) {
         this.find('openBrackets', `follower ${stream.from}: verifyEvents failed: ${short(String(error), 300)}`);
@@ -745,7 +781,10 @@ export class StormThread {
     for (const ack of this.acks) {
       const started = ack.kind === 'run' || ack.action === 'wake';
       if (started && ack.runId && !seenRuns.has(ack.runId)) {
-        this.find(resumedWithSnapshot ? 'snapshotOnReconnect' : 'followerMissedRun', `the follower never saw run ${ack.runId} (${ack.kind}${ack.action ? ` ${ack.action}` : ''} "${short(ack.text, 40)}")`);
+        this.find(
+          resumedWithSnapshot ? 'snapshotOnReconnect' : 'followerMissedRun',
+          `the follower never saw run ${ack.runId} (${ack.kind}${ack.action ? ` ${ack.action}` : ''} "${short(ack.text, 40)}")`,
+        );
       }
     }
 
@@ -758,7 +797,10 @@ export class StormThread {
       const at = stored(ack);
       if (at.length === 0) {
         const anywhere = rows.some((r) => r.texts.some((t) => t.includes(ack.text)));
-        this.find('lost', `${ack.kind}${ack.action ? ` ${ack.action}` : ''} on ${ack.node} "${short(ack.text, 50)}" (run ${ack.runId}) is not in history${anywhere ? ' (its text appears inside another row)' : ''}`);
+        this.find(
+          'lost',
+          `${ack.kind}${ack.action ? ` ${ack.action}` : ''} on ${ack.node} "${short(ack.text, 50)}" (run ${ack.runId}) is not in history${anywhere ? ' (its text appears inside another row)' : ''}`,
+        );
       } else if (at.length > 1) this.find('duplicated', `"${short(ack.text, 50)}" stored ${at.length} times (ids ${at.map((r) => r.id).join(', ')})`);
     }
 
@@ -824,7 +866,10 @@ export class StormThread {
         const candidates = expected.filter((e) => e.full.startsWith(t));
         if (candidates.length === 0) {
           const refused = [...this.refusedTexts].find((r) => `Echo: ${r}`.startsWith(t) && t.length > 'Echo: '.length);
-          this.find('unasked', `row ${i}: "${short(t, 80)}" answers nothing acknowledged${refused ? ` (it echoes "${short(refused, 40)}", which was refused)` : ''}`);
+          this.find(
+            'unasked',
+            `row ${i}: "${short(t, 80)}" answers nothing acknowledged${refused ? ` (it echoes "${short(refused, 40)}", which was refused)` : ''}`,
+          );
           continue;
         }
         // A prefix that several could start (a cut `Echo: `) goes to the latest acknowledged message stored before it.
@@ -856,7 +901,8 @@ export class StormThread {
     // Stored back to back (no answer between) and the later one answered: one step read both and
     // gave one reply (the demo model echoes the last). "deliver" allows it: joined the active run,
     // or queued for the next, which a queued message may be read in too.
-    const readWithNext = (k: number) => k + 1 < order.length && answeredOwn[k + 1] && !rows.slice(order[k].row + 1, order[k + 1].row).some((r) => r.role === 'assistant');
+    const readWithNext = (k: number) =>
+      k + 1 < order.length && answeredOwn[k + 1] && !rows.slice(order[k].row + 1, order[k + 1].row).some((r) => r.role === 'assistant');
     for (const [k, { ack }] of order.entries()) {
       const next = order[k + 1];
       if (answeredOwn[k]) continue;
@@ -864,11 +910,21 @@ export class StormThread {
       if (cut(ack.runId)) {
         this.find('cutBeforeAnswering', `${what}: its run was cut before it answered`);
       } else if (next && ((next.ack.kind === 'send' && next.ack.action === 'deliver') || readWithNext(k))) {
-        this.find('answeredTogether', `${what}: the next message, #${next.ack.seq} (${next.ack.kind} into run ${next.ack.runId}), was read with it and answered`);
+        this.find(
+          'answeredTogether',
+          `${what}: the next message, #${next.ack.seq} (${next.ack.kind} into run ${next.ack.runId}), was read with it and answered`,
+        );
       } else if (ack.kind === 'send' && ack.action === 'deliver' && (steps.get(ack.runId ?? '') ?? 0) >= 5) {
         this.find('outOfSteps', `${what}: delivered into run ${ack.runId}, which had taken ${steps.get(ack.runId ?? '')} steps`);
       } else {
-        this.find('unanswered', `${what}: no answer before ${next ? `#${next.ack.seq} "${short(next.ack.text, 30)}"` : 'the end of history'}${failed(ack.runId) ? ' (its run ended RUN_ERROR)' : ''}; its run ended ${runEnd(ack.runId).map((e) => `${e.type}${e.outcome ? ` ${e.outcome.type}` : ''}`).join(', ') || 'unseen'}`);
+        this.find(
+          'unanswered',
+          `${what}: no answer before ${next ? `#${next.ack.seq} "${short(next.ack.text, 30)}"` : 'the end of history'}${failed(ack.runId) ? ' (its run ended RUN_ERROR)' : ''}; its run ended ${
+            runEnd(ack.runId)
+              .map((e) => `${e.type}${e.outcome ? ` ${e.outcome.type}` : ''}`)
+              .join(', ') || 'unseen'
+          }`,
+        );
       }
     }
 
@@ -878,7 +934,8 @@ export class StormThread {
       if (!e.approval || e.complete + e.partial > 0) continue;
       const overtaken = this.acks.some((a) => a.kind === 'send' && a.action === 'deliver' && a.runId === e.approval!.runId);
       if (cut(e.approval.runId)) this.find('cutBeforeAnswering', `${e.key} (${e.approval.choice}d): its run was cut before it answered`);
-      else if (overtaken) this.find('answeredTogether', `${e.key} (${e.approval.choice}d): a message delivered into run ${e.approval.runId} was answered instead`);
+      else if (overtaken)
+        this.find('answeredTogether', `${e.key} (${e.approval.choice}d): a message delivered into run ${e.approval.runId} was answered instead`);
       else this.find('unanswered', `${e.key} (${e.approval.choice}d, ${e.approval.status}) has no answer "${e.full}"`);
     }
   }
@@ -904,7 +961,9 @@ export async function runStorm(options: StormOptions): Promise<StormResult> {
   const started = Date.now();
   const storm = { nodes: options.nodes, resourceId: options.resourceId ?? 'storm-user', round: options.round ?? 0 };
   const threads = Array.from({ length: options.threads }, (_, i) => new StormThread(i, seed, storm));
-  log(`storm seed ${seed}${options.round ? ` round ${options.round}` : ''}: ${options.threads} threads × ${options.steps} steps on ${options.nodes.map((n) => `${n.name}=${n.url}`).join(', ')}`);
+  log(
+    `storm seed ${seed}${options.round ? ` round ${options.round}` : ''}: ${options.threads} threads × ${options.steps} steps on ${options.nodes.map((n) => `${n.name}=${n.url}`).join(', ')}`,
+  );
   await Promise.all(
     threads.map(async (thread) => {
       thread.maxPause = options.maxPauseMs ?? 120;
@@ -944,7 +1003,15 @@ export function summarize(threads: StormThread[], meta: Pick<StormReport, 'seed'
 
 /** Adds the counts of `next` to `into` (the soak's rounds), keeping up to `EXAMPLES` examples per kind. */
 export function mergeReports(into: StormReport | undefined, next: StormReport): StormReport {
-  if (!into) return { ...next, ops: { ...next.ops }, refused: { ...next.refused }, failures: { ...next.failures }, info: { ...next.info }, examples: [...next.examples] };
+  if (!into)
+    return {
+      ...next,
+      ops: { ...next.ops },
+      refused: { ...next.refused },
+      failures: { ...next.failures },
+      info: { ...next.info },
+      examples: [...next.examples],
+    };
   const add = (a: Record<string, number>, b: Record<string, number>) => {
     for (const [k, v] of Object.entries(b)) a[k] = (a[k] ?? 0) + v;
   };
@@ -969,7 +1036,9 @@ export function formatReport(report: StormReport, options: { examples?: boolean;
       .sort(([a], [b]) => a.localeCompare(b))
       .map(([k, v]) => `${k}: ${v}`)
       .join(', ');
-  lines.push(`storm seed ${report.seed}: ${report.threads} threads, ${report.steps} steps per thread, ${(report.durationMs / 1000).toFixed(1)} s, nodes ${report.nodes.map((n) => `${n.name}=${n.url}`).join(' ')}`);
+  lines.push(
+    `storm seed ${report.seed}: ${report.threads} threads, ${report.steps} steps per thread, ${(report.durationMs / 1000).toFixed(1)} s, nodes ${report.nodes.map((n) => `${n.name}=${n.url}`).join(' ')}`,
+  );
   lines.push(`  acknowledged ${report.acknowledged}; refused: ${list(report.refused) || 'none'}`);
   lines.push(`  steps: ${list(report.ops)}`);
   lines.push(`  FAILURES (${failureCount(report)}): ${FAILURE_KINDS.map((k) => `${k} ${report.failures[k]}`).join(', ')}`);
@@ -978,7 +1047,10 @@ export function formatReport(report: StormReport, options: { examples?: boolean;
     for (const kind of [...FAILURE_KINDS, ...INFO_KINDS]) {
       const examples = report.examples.filter((e) => e.kind === kind);
       if (examples.length === 0) continue;
-      lines.push('', `== ${kind} (${examples.length} shown of ${(report.failures as Record<string, number>)[kind] ?? (report.info as Record<string, number>)[kind]})`);
+      lines.push(
+        '',
+        `== ${kind} (${examples.length} shown of ${(report.failures as Record<string, number>)[kind] ?? (report.info as Record<string, number>)[kind]})`,
+      );
       for (const e of examples) {
         lines.push(`-- ${kind} on ${e.threadId} (seed ${e.seed}): ${e.detail}`);
         const failure = (FAILURE_KINDS as readonly string[]).includes(kind);

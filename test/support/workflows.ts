@@ -18,7 +18,9 @@ export function failingWorkflow() {
       throw new Error('the printer is on fire');
     },
   });
-  return createWorkflow({ id: 'always-fails', inputSchema: topic, outputSchema: z.object({ text: z.string() }) }).then(explode).commit();
+  return createWorkflow({ id: 'always-fails', inputSchema: topic, outputSchema: z.object({ text: z.string() }) })
+    .then(explode)
+    .commit();
 }
 
 /** `shapes`: parallel steps, a branch (one arm taken), then the demo workflow nested, which suspends. */
@@ -40,9 +42,19 @@ export function shapesWorkflow() {
 /** `loops`: a `foreach` over the topic's words, a `dountil` loop, then a `sleep`. */
 export function loopsWorkflow() {
   const count = z.object({ n: z.number() });
-  const split = createStep({ id: 'split', inputSchema: topic, outputSchema: z.array(z.string()), execute: async ({ inputData }) => inputData.topic.split(' ') });
+  const split = createStep({
+    id: 'split',
+    inputSchema: topic,
+    outputSchema: z.array(z.string()),
+    execute: async ({ inputData }) => inputData.topic.split(' '),
+  });
   const shout = createStep({ id: 'shout', inputSchema: z.string(), outputSchema: z.string(), execute: async ({ inputData }) => inputData.toUpperCase() });
-  const countWords = createStep({ id: 'count', inputSchema: z.array(z.string()), outputSchema: count, execute: async ({ inputData }) => ({ n: inputData.length }) });
+  const countWords = createStep({
+    id: 'count',
+    inputSchema: z.array(z.string()),
+    outputSchema: count,
+    execute: async ({ inputData }) => ({ n: inputData.length }),
+  });
   const up = createStep({ id: 'up', inputSchema: count, outputSchema: count, execute: async ({ inputData }) => ({ n: inputData.n + 1 }) });
   return createWorkflow({ id: 'loops', inputSchema: topic, outputSchema: count })
     .then(split)
@@ -55,7 +67,12 @@ export function loopsWorkflow() {
 
 /** `agent-step`: a step that writes the prompt, then `agent` as a step (its text streams). */
 export function agentStepWorkflow(agent: Agent) {
-  const prompt = createStep({ id: 'prompt', inputSchema: topic, outputSchema: z.object({ prompt: z.string() }), execute: async ({ inputData }) => ({ prompt: `about ${inputData.topic}` }) });
+  const prompt = createStep({
+    id: 'prompt',
+    inputSchema: topic,
+    outputSchema: z.object({ prompt: z.string() }),
+    execute: async ({ inputData }) => ({ prompt: `about ${inputData.topic}` }),
+  });
   return createWorkflow({ id: 'agent-step', inputSchema: topic, outputSchema: z.object({ text: z.string() }) })
     .then(prompt)
     .then(createStep(agent))

@@ -38,8 +38,7 @@ export const threadEvents = route({
   headers: EventsHeaderSchema,
   ok: {
     200: {
-      description:
-        'Every run on the thread, one `RUN_STARTED … RUN_FINISHED|RUN_ERROR` bracket each; every frame has an `id:`; open until the client leaves.',
+      description: 'Every run on the thread, one `RUN_STARTED … RUN_FINISHED|RUN_ERROR` bracket each; every frame has an `id:`; open until the client leaves.',
       events: true,
     },
   },

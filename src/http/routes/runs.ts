@@ -34,7 +34,10 @@ export const runAgent = route({
   query: AgentQuerySchema,
   body: RunBodySchema,
   claim: ({ body, query }) => {
-    const [props, q] = [(body as { forwardedProps?: { resourceId?: string; agentId?: string } | null }).forwardedProps ?? {}, (query ?? {}) as { resourceId?: string; agentId?: string }];
+    const [props, q] = [
+      (body as { forwardedProps?: { resourceId?: string; agentId?: string } | null }).forwardedProps ?? {},
+      (query ?? {}) as { resourceId?: string; agentId?: string },
+    ];
     return { resourceId: props.resourceId ?? q.resourceId, agentId: props.agentId ?? q.agentId };
   },
   ok: {
@@ -63,11 +66,10 @@ export const runAgent = route({
     } as const;
     // An id that names a workflow runs the workflow (docs/workflows.md); else an agent.
     const workflow = s.workflows.find(agentId);
-    const run = await (workflow ? s.workflowRuns.prepare(workflow, input, options) : s.runs.prepare(input, options))
-      .catch((error: unknown) => {
-        release();
-        throw error;
-      });
+    const run = await (workflow ? s.workflowRuns.prepare(workflow, input, options) : s.runs.prepare(input, options)).catch((error: unknown) => {
+      release();
+      throw error;
+    });
     const out = new EventStream(encoderFor(c.req.header('accept')));
     const abort = new AbortController();
     out.onCancel(() => abort.abort());

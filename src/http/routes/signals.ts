@@ -44,7 +44,12 @@ const DECISION = { description: "`{ action, runId?, signalId }`: Mastra's routin
  * A message route: `message` checked for URLs the server may not fetch, then `send` answers
  * Mastra's decision. `send-message` and `queue-message` differ only in what they call.
  */
-function messageRoute(operationId: string, path: `/threads/:threadId/${string}`, summary: string, send: (s: Services, scope: ThreadScope, body: z.output<typeof SendMessageSchema>) => Promise<SignalDecision>) {
+function messageRoute(
+  operationId: string,
+  path: `/threads/:threadId/${string}`,
+  summary: string,
+  send: (s: Services, scope: ThreadScope, body: z.output<typeof SendMessageSchema>) => Promise<SignalDecision>,
+) {
   return route({
     operationId,
     method: 'POST',
@@ -65,12 +70,17 @@ function messageRoute(operationId: string, path: `/threads/:threadId/${string}`,
 }
 
 /** `POST /threads/:threadId/send-message` */
-export const sendMessage = messageRoute('sendMessage', '/threads/:threadId/send-message', 'Send a message now (wakes an idle thread or joins the active run)', (s, scope, body) =>
-  s.signals.sendMessage(scope, body),
+export const sendMessage = messageRoute(
+  'sendMessage',
+  '/threads/:threadId/send-message',
+  'Send a message now (wakes an idle thread or joins the active run)',
+  (s, scope, body) => s.signals.sendMessage(scope, body),
 );
 
 /** `POST /threads/:threadId/queue-message` */
-export const queueMessage = messageRoute('queueMessage', '/threads/:threadId/queue-message', 'Queue a message for the next run', (s, scope, body) => s.signals.queueMessage(scope, body));
+export const queueMessage = messageRoute('queueMessage', '/threads/:threadId/queue-message', 'Queue a message for the next run', (s, scope, body) =>
+  s.signals.queueMessage(scope, body),
+);
 
 /** `POST /threads/:threadId/signals` */
 export const sendSignal = route({

@@ -69,7 +69,14 @@ describe('codec: what JSON loses comes back', () => {
   });
 
   it('a whole event: id, createdAt, data with everything above', () => {
-    const event = { type: 'stream-part', id: 'e-1', runId: 'run-1', createdAt: new Date(), index: 4, data: { part: { type: 'error', payload: { error: new Error('model failed') } } } };
+    const event = {
+      type: 'stream-part',
+      id: 'e-1',
+      runId: 'run-1',
+      createdAt: new Date(),
+      index: 4,
+      data: { part: { type: 'error', payload: { error: new Error('model failed') } } },
+    };
     const back = roundTrip(event);
     expect(back.createdAt).toEqual(event.createdAt);
     expect(back.data.part.payload.error).toBeInstanceOf(Error);

@@ -84,13 +84,15 @@ export class Connections {
   /** The writer, connecting it on first use. A failed first connect is retried by the next call. */
   writer(): Promise<RedisClient> {
     this.#assertOpen();
-    this.#writerReady ??= this.#newClient('writer', true).then((client) => this.#connect(client, 'writer')).then(
-      (client) => (this.#writer = client),
-      (error: unknown) => {
-        this.#writerReady = undefined;
-        throw error;
-      },
-    );
+    this.#writerReady ??= this.#newClient('writer', true)
+      .then((client) => this.#connect(client, 'writer'))
+      .then(
+        (client) => (this.#writer = client),
+        (error: unknown) => {
+          this.#writerReady = undefined;
+          throw error;
+        },
+      );
     return this.#writerReady;
   }
 

@@ -39,13 +39,15 @@ export function deliver(cb: EventCallback, event: Event, settlement: Settlement,
     returned = Promise.reject(error);
   }
   if (!isPromiseLike(returned)) return;
-  Promise.resolve(returned).then(
-    () => undefined,
-    (error: unknown) => {
-      logger.warn?.(`[RedisPubSub] subscriber of ${topic} failed on ${event.type}; the delivery counts as a nack`, error);
-      return nack();
-    },
-  ).catch((error: unknown) => logger.error?.(`[RedisPubSub] could not nack a delivery on ${topic}`, error));
+  Promise.resolve(returned)
+    .then(
+      () => undefined,
+      (error: unknown) => {
+        logger.warn?.(`[RedisPubSub] subscriber of ${topic} failed on ${event.type}; the delivery counts as a nack`, error);
+        return nack();
+      },
+    )
+    .catch((error: unknown) => logger.error?.(`[RedisPubSub] could not nack a delivery on ${topic}`, error));
 }
 
 function isPromiseLike(value: unknown): value is PromiseLike<unknown> {

@@ -132,9 +132,10 @@ export class FanoutReader {
     if (this.#reader) this.#options.connections.drop(this.#reader);
     await this.#loop;
     const writer = this.#options.connections.openedWriter;
-    if (writer) await writer.del(this.#wakeKey).catch(() => {
-      // the wake stream expires with its idle TTL if the delete fails
-    });
+    if (writer)
+      await writer.del(this.#wakeKey).catch(() => {
+        // the wake stream expires with its idle TTL if the delete fails
+      });
   }
 
   get #wakeKey(): string {
@@ -182,7 +183,9 @@ export class FanoutReader {
       try {
         this.#reading = starts;
         const { blockMs } = this.#options;
-        const reply = await this.#options.connections.blocking(reader, blockMs, () => reader.xRead(this.#streams(starts), { BLOCK: blockMs, COUNT: READ_COUNT }));
+        const reply = await this.#options.connections.blocking(reader, blockMs, () =>
+          reader.xRead(this.#streams(starts), { BLOCK: blockMs, COUNT: READ_COUNT }),
+        );
         this.#reading = undefined;
         this.#dispatch(streamBatches(reply), starts);
         failures = 0;
@@ -191,7 +194,11 @@ export class FanoutReader {
         this.#reading = undefined;
         if (this.#stop.signal.aborted) return;
         const level = logged.failed(error);
-        if (level) this.#options.logger.warn?.(`[RedisPubSub] fan-out read failed; retrying${level === 'warn' ? ' (Redis is unavailable: not logged again until a read succeeds)' : ''}`, error);
+        if (level)
+          this.#options.logger.warn?.(
+            `[RedisPubSub] fan-out read failed; retrying${level === 'warn' ? ' (Redis is unavailable: not logged again until a read succeeds)' : ''}`,
+            error,
+          );
         await pause(Math.min(100 * 2 ** failures++, 2000), undefined, { signal: this.#stop.signal }).catch(() => {
           // an aborted pause is the stop the loop checks next
         });

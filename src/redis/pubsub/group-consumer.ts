@@ -131,7 +131,14 @@ export class GroupConsumer {
     this.#reader = reader;
     this.#readerId = await reader.clientId();
     // A reconnected connection has a new id: CLIENT UNBLOCK needs the current one.
-    reader.on('ready', () => void reader.clientId().then((id) => (this.#readerId = id), () => {}));
+    reader.on(
+      'ready',
+      () =>
+        void reader.clientId().then(
+          (id) => (this.#readerId = id),
+          () => {},
+        ),
+    );
     this.#loop = this.#run(reader);
     const every = this.#options.reclaimIntervalMs;
     // Not once stopped: stop() clears the timer only after this start has settled.
@@ -168,7 +175,10 @@ export class GroupConsumer {
   /** The stream was deleted (clearTopic) or expired: the group goes with it and is made again. */
   async #recover(error: unknown, failures: number): Promise<void> {
     if (String((error as Error)?.message).startsWith('NOGROUP')) {
-      const recreated = await this.#createGroup('0').then(() => true, () => false);
+      const recreated = await this.#createGroup('0').then(
+        () => true,
+        () => false,
+      );
       if (recreated) return;
     } else {
       const level = this.#readFailures.failed(error);

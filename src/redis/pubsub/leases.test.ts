@@ -155,7 +155,12 @@ describe('leases of an instance that is gone', () => {
     const key = newKey();
     await a.acquireLease(key, 'run-1', 60_000);
     expect(await redis.inspect.get(holderKey(key))).toBe(a.instanceId);
-    expect(await a.leaseHolders([{ key, owner: 'run-1' }, { key, owner: 'run-2' }])).toEqual([a.instanceId, undefined]);
+    expect(
+      await a.leaseHolders([
+        { key, owner: 'run-1' },
+        { key, owner: 'run-2' },
+      ]),
+    ).toEqual([a.instanceId, undefined]);
     expect(await redis.inspect.exists(aliveKey(a.instanceId))).toBe(1);
     // The heartbeat renews it every second from its own thread (TTL 3 s).
     await vi.waitFor(async () => expect(await redis.inspect.pTTL(aliveKey(a.instanceId))).toBeGreaterThan(2000), { timeout: 3000 });
@@ -189,7 +194,10 @@ describe('leases of an instance that is gone', () => {
     expect(await b.acquireLease(key, 'run-3', 60_000)).toEqual({ acquired: true, owner: 'run-3' });
     expect(await redis.inspect.get(holderKey(key))).toBe(b.instanceId);
 
-    const runs = [{ key, owner: 'run-1' }, { key: other, owner: 'run-2' }];
+    const runs = [
+      { key, owner: 'run-1' },
+      { key: other, owner: 'run-2' },
+    ];
     expect(await a.reclaimFromGone(gone.instanceId, runs)).toEqual(['run-1', 'run-2']);
     expect(await b.reclaimFromGone(gone.instanceId, runs)).toEqual([]);
     // run-3's lease (taken by b) is left alone; run-2's is let go.

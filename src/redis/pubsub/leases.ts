@@ -170,7 +170,10 @@ export class RedisLeases implements LeaseProvider {
 
   async acquireLease(key: string, owner: string, ttlMs: number): Promise<{ acquired: boolean; owner?: string }> {
     const expiresAt = Date.now() + ttlMs;
-    const [won, holder] = (await ACQUIRE.run(await this.connection(), this.#leaseKeys(key), [owner, ttl(ttlMs), RELEASED, ...this.#holderArgs()])) as [number, string | null];
+    const [won, holder] = (await ACQUIRE.run(await this.connection(), this.#leaseKeys(key), [owner, ttl(ttlMs), RELEASED, ...this.#holderArgs()])) as [
+      number,
+      string | null,
+    ];
     if (won === 1) this.#held.set(key, { owner, expiresAt, ttlMs });
     else if (holder !== this.#held.get(key)?.owner) this.#forget(key); // held elsewhere now
     // The holder's key may expire between SET and GET: no holder to name then (rare, allowed).

@@ -18,7 +18,10 @@ const names = (n: number, prefix = 'e') => Array.from({ length: n }, (_, i) => `
 async function connectionsOf(pubsub: RedisPubSub): Promise<string[]> {
   const clients = await redis.inspect.clientList();
   const mine = `mastra-pubsub:${pubsub.instanceId}:`;
-  return clients.filter((c) => c.name.startsWith(mine)).map((c) => c.name.slice(mine.length)).sort();
+  return clients
+    .filter((c) => c.name.startsWith(mine))
+    .map((c) => c.name.slice(mine.length))
+    .sort();
 }
 const pending = async (topic: string, group: string) => (await redis.inspect.xPending(redis.topicKey(topic), group)).pending;
 /** Fails the test, instead of hanging it, when `promise` takes longer than `ms`. */
@@ -232,7 +235,11 @@ describe('subscribe with a group', () => {
     }
     const all = () => [...a1.events, ...a2.events, ...b1.events];
     await vi.waitFor(() => expect(all()).toHaveLength(60));
-    expect(all().map((e) => e.type).sort()).toEqual(names(60).sort());
+    expect(
+      all()
+        .map((e) => e.type)
+        .sort(),
+    ).toEqual(names(60).sort());
     expect(new Set(all().map((e) => e.id)).size).toBe(60);
     for (const r of [a1, a2, b1]) expect(r.events.length).toBeGreaterThan(0);
     await Promise.all([a.flush(), b.flush()]);
@@ -388,7 +395,12 @@ describe('what failing publishes log', () => {
     // The writer is ours, so the test can tell when it is offline; it fails commands at once, as the pubsub's own do.
     const writer: RedisClient = createClient({ url: proxy.urlFor(REDIS_URL), disableOfflineQueue: true, socket: { reconnectStrategy: () => 50 } });
     const lines = { warn: [] as string[], error: [] as string[] };
-    const pubsub = redis.pubsub({ url: undefined, client: writer, isOutage: isUnavailable, logger: { warn: (m: string) => void lines.warn.push(m), error: (m: string) => void lines.error.push(m) } });
+    const pubsub = redis.pubsub({
+      url: undefined,
+      client: writer,
+      isOutage: isUnavailable,
+      logger: { warn: (m: string) => void lines.warn.push(m), error: (m: string) => void lines.error.push(m) },
+    });
     const topic = newTopic();
     try {
       await pubsub.publish(topic, event('warm-up'));
@@ -421,7 +433,11 @@ describe('what failing publishes log', () => {
       await outage();
       expect([publishes().length, connection().length, lines.warn.length, lines.error.length]).toEqual([2, 2, 4, 0]);
       await heal();
-      expect(((await redis.inspect.xRange(redis.topicKey(topic), '-', '+')) ?? []).map((e) => (JSON.parse(e.message.e) as Event).type)).toEqual(['warm-up', 'through', 'through']);
+      expect(((await redis.inspect.xRange(redis.topicKey(topic), '-', '+')) ?? []).map((e) => (JSON.parse(e.message.e) as Event).type)).toEqual([
+        'warm-up',
+        'through',
+        'through',
+      ]);
     } finally {
       proxy.mode('forward');
       await pubsub.close();
@@ -434,7 +450,11 @@ describe('what failing publishes log', () => {
     const proxy = await startFaultProxy(REDIS_URL);
     const writer: RedisClient = createClient({ url: proxy.urlFor(REDIS_URL), disableOfflineQueue: true, socket: { reconnectStrategy: () => 50 } });
     const lines = { warn: [] as string[], error: [] as string[] };
-    const pubsub = redis.pubsub({ url: undefined, client: writer, logger: { warn: (m: string) => void lines.warn.push(m), error: (m: string) => void lines.error.push(m) } });
+    const pubsub = redis.pubsub({
+      url: undefined,
+      client: writer,
+      logger: { warn: (m: string) => void lines.warn.push(m), error: (m: string) => void lines.error.push(m) },
+    });
     try {
       await pubsub.publish(newTopic(), event('warm-up'));
       const offline = new Promise((resolve) => writer.once('reconnecting', resolve));

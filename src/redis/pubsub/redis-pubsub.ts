@@ -249,8 +249,13 @@ export class RedisPubSub extends PubSub implements LeaseProvider {
         (error: unknown) => {
           // Once per outage: while Redis is away every chunk of every run fails the same way.
           const level = this.#publishFailures.failed(error);
-          if (level === 'warn') this.#options.logger.warn?.(`[RedisPubSub] Redis is unavailable: publish to ${topic} failed (further failures are not logged until one succeeds)`, error);
-          else if (level === 'error') this.#options.logger.error?.(`[RedisPubSub] publish to ${topic} failed (further failures are not logged until one succeeds)`, error);
+          if (level === 'warn')
+            this.#options.logger.warn?.(
+              `[RedisPubSub] Redis is unavailable: publish to ${topic} failed (further failures are not logged until one succeeds)`,
+              error,
+            );
+          else if (level === 'error')
+            this.#options.logger.error?.(`[RedisPubSub] publish to ${topic} failed (further failures are not logged until one succeeds)`, error);
         },
       ),
     );
@@ -268,7 +273,18 @@ export class RedisPubSub extends PubSub implements LeaseProvider {
     if (!consumer) {
       const { blockMs, maxStreamLength, streamIdleTtlMs, reclaimIntervalMs, reclaimIdleMs } = this.#options;
       const name = `${this.#instanceId}:${++this.#consumers}`;
-      consumer = new GroupConsumer(topic, group, { ...this.#redelivery(), connections: this.#connections, keys: this.#keys, consumer: name, blockMs, maxStreamLength, streamIdleTtlMs, reclaimIntervalMs, reclaimIdleMs, isOutage: this.#options.isOutage });
+      consumer = new GroupConsumer(topic, group, {
+        ...this.#redelivery(),
+        connections: this.#connections,
+        keys: this.#keys,
+        consumer: name,
+        blockMs,
+        maxStreamLength,
+        streamIdleTtlMs,
+        reclaimIntervalMs,
+        reclaimIdleMs,
+        isOutage: this.#options.isOutage,
+      });
       byGroup.set(group, consumer);
     }
     return consumer;
