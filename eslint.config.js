@@ -61,6 +61,21 @@ export default tseslint.config(
     },
   },
   {
+    // Small units: a source file over 400 lines, or a function over 60, does more than one job.
+    files: ['src/**/*.ts'],
+    ignores: ['**/*.test.ts', '**/*.test-d.ts'],
+    rules: {
+      'max-lines': ['error', { max: 400 }],
+      'max-lines-per-function': ['error', { max: 60, skipBlankLines: true, skipComments: true, IIFEs: true }],
+    },
+  },
+  {
+    // Not split yet (issue 33): the run translator's state machine and the thread feed. An entry
+    // goes once its file is under the limits above.
+    files: ['src/translate/run-translator.ts', 'src/feed/thread-feed.ts'],
+    rules: { 'max-lines': 'off', 'max-lines-per-function': 'off' },
+  },
+  {
     // Tests read parsed JSON and SSE frames loosely: `any` is how they say "whatever the wire held".
     files: ['test/**/*.ts', '**/*.test.ts', '**/*.test-d.ts'],
     rules: { '@typescript-eslint/no-explicit-any': 'off' },

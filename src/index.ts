@@ -36,7 +36,7 @@ export type { WebhookPayload, WebhookType } from './webhooks/payload.js';
 export type { AgentInfo } from './agents/agent-provider.js';
 export { AGUI_CONTEXT_KEY } from './runs/run-service.js';
 export type { ThreadInfo } from './threads/thread-store.js';
-export type { ThreadMessage } from './translate/history.js';
+export type { ThreadMessage } from './translate/thread-message.js';
 export type { ToolCallAnswer } from './runs/tool-proxy.js';
 export { TOKENS } from './tokens.js';
 export { inProcessBindings } from './container.js';

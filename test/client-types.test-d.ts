@@ -6,7 +6,7 @@ import type { SignalDecision as ServerSignalDecision } from '../src/mastra/index
 import type { PendingApproval as ServerPendingApproval } from '../src/signals/thread-approvals.js';
 import type { NotificationSchema, SendMessageSchema, SignalSchema, StateSignalSchema, ToolApprovalSchema } from '../src/signals/schemas.js';
 import type { ThreadInfo as ServerThreadInfo } from '../src/threads/thread-store.js';
-import type { ThreadMessage as ServerThreadMessage } from '../src/translate/history.js';
+import type { ThreadMessage as ServerThreadMessage } from '../src/translate/thread-message.js';
 import type {
   AgentInfo,
   ErrorBody,

@@ -4,7 +4,7 @@ import type { AgentInfo } from '../agents/agent-provider.js';
 import type { SignalDecision } from '../mastra/index.js';
 import type { PendingApproval } from '../signals/thread-approvals.js';
 import type { ThreadInfo } from '../threads/thread-store.js';
-import type { ThreadMessage } from '../translate/history.js';
+import type { ThreadMessage } from '../translate/thread-message.js';
 
 // What the routes answer, as zod schemas: the handlers' answers are typed by them and the OpenAPI
 // document describes them (on their input side: what goes over the wire). Each `satisfies` keeps a

@@ -123,6 +123,20 @@ export function inputRows(thread: ThreadTarget, messages: MessageListInput): Mas
   return list.get.all.db();
 }
 
+/** Texts as assistant messages in the thread, under the given ids, a millisecond apart (history orders by creation time). */
+export function assistantRows(thread: ThreadTarget, texts: ReadonlyArray<{ id: string; text: string }>): MastraDBMessage[] {
+  const now = Date.now();
+  return texts.map(({ id, text }, i) => ({
+    id,
+    role: 'assistant',
+    threadId: thread.threadId,
+    resourceId: thread.resourceId,
+    createdAt: new Date(now + i),
+    type: 'text',
+    content: { format: 2, parts: [{ type: 'text', text }] },
+  }));
+}
+
 /** `Memory.updateMessages`, and the storage's: both take whole new content for a message. */
 type UpdatesMessages = { updateMessages(args: { messages: Array<Pick<MastraDBMessage, 'id' | 'content'>> }): Promise<unknown> };
 

@@ -91,3 +91,7 @@ export function runAfter(open: string | undefined, events: readonly Event[]): st
   const [change, runId] = openChange(events);
   return change === 'keep' ? open : change === 'clear' ? undefined : runId;
 }
+
+/** A thread event id as its stream entry's id, and back: the log numbers its entries itself. */
+export const entryId = (id: number) => `${id}-0`;
+export const idOf = (entry: string) => Number(entry.slice(0, entry.indexOf('-')));

@@ -1,6 +1,6 @@
 import { EventType, type Event } from '@ag-ui/core';
 import { RepeatedFailures } from './pubsub/index.js';
-import { APPEND, isTerminal, openChange, POSITION, runAfter } from './event-log-scripts.js';
+import { APPEND, entryId, idOf, isTerminal, openChange, POSITION, runAfter } from './event-log-scripts.js';
 import { inject, injectable, unmanaged } from 'inversify';
 import type { ResolvedConfig } from '../config.js';
 import type { BridgeLogger } from '../logger.js';
@@ -45,9 +45,6 @@ export interface SharedLogOptions {
   idleTtlMs: number;
   logger: BridgeLogger;
 }
-
-const entryId = (id: number) => `${id}-0`;
-const idOf = (entry: string) => Number(entry.slice(0, entry.indexOf('-')));
 
 /**
  * One log per thread shared by every bridge process on one Redis: a stream of numbered events

@@ -56,31 +56,11 @@ export class RunService {
     const agent = this.agents.get(options.agentId);
     const memory = await memoryOf(agent);
     const scope = { threadId: input.threadId, resourceId: options.resourceId, agentId: agent.id };
-    let stored: MastraDBMessage[] = [];
+    const { stored, storedIds, workflowActivities, exists } = await this.recentOf(memory, scope, input);
     let inboxId: string | undefined;
-    let storedIds = new Set<string>();
-    let workflowActivities: RunPlan['workflowActivities'];
-    let exists = false;
-    if (memory) {
-      // After what a crash left unanswered on the thread: its input must come after theirs.
-      await this.gate.pass(input.threadId);
-      // What the input needs checked, not the whole thread: a run costs the same on a long thread.
-      const recent = await this.threads.recent(scope, memory, tailIds(input.messages));
-      if (recent)
-        ({
-          stored,
-          storedIds,
-          context: { workflowActivities },
-        } = recent);
-      exists = recent !== undefined;
-    }
     const resume = input.resume?.length ? await findResumeTargets(agent, input.resume, scope) : [];
     const fresh = memory ? selectNewMessages(input.messages, storedIds, stored.length > 0) : input.messages;
-    // Convert the whole input, then keep the new ids: a new tool message takes its tool name from
-    // the (already stored) assistant call before it, else Mastra would store it as `unknown`.
-    const newIds = new Set(fresh.map((m) => m.id));
-    const freshIds = new Set([...newIds, ...callOwners(input.messages, fresh)]);
-    const messages = toMastraMessages(input.messages).filter((m) => freshIds.has(m.id));
+    const messages = newMastraMessages(input.messages, fresh);
     if (resume.length === 0 && messages.length === 0) {
       if (memory && isRetry(input.messages, storedIds)) return this.streamer.replayed(input, await this.threads.messages(scope, {}, 'agui'));
       throw invalidInput('The run has no new message to answer and nothing to resume');
@@ -122,6 +102,19 @@ export class RunService {
   }
 
   /**
+   * What the input is checked against, on a thread with memory: after what a crash left unanswered
+   * on the thread (its input must come after theirs), the thread's last rows and which of the
+   * input's ids it stores: not the whole thread, so a run costs the same on a long thread.
+   */
+  private async recentOf(memory: MastraMemory | undefined, scope: ThreadScope, input: RunAgentInput): Promise<Recent> {
+    if (!memory) return { stored: [], storedIds: new Set(), exists: false };
+    await this.gate.pass(input.threadId);
+    const recent = await this.threads.recent(scope, memory, tailIds(input.messages));
+    if (!recent) return { stored: [], storedIds: new Set(), exists: false };
+    return { stored: recent.stored, storedIds: recent.storedIds, workflowActivities: recent.context.workflowActivities, exists: true };
+  }
+
+  /**
    * Acknowledged means stored: the new conversation messages are committed before `RUN_STARTED`,
    * in their order (tool results belong to their call's stored message, and system messages are
    * instructions, not history: Mastra stores both its own way). A read-only run
@@ -145,6 +138,25 @@ export class RunService {
     await this.inbox.add({ id: inboxId, kind: 'run', threadId, resourceId, agentId, message: conversation, acceptedAt: Date.now(), ...withTraceparent() });
     return inboxId;
   }
+}
+
+/** What the thread holds that a new run's input is checked against. */
+interface Recent {
+  stored: MastraDBMessage[];
+  storedIds: Set<string>;
+  workflowActivities?: RunPlan['workflowActivities'];
+  /** Whether the thread is stored yet. */
+  exists: boolean;
+}
+
+/**
+ * The new messages as Mastra takes them. The whole input is converted, then the new ids kept: a
+ * new tool message takes its tool name from the (already stored) assistant call before it, else
+ * Mastra would store it as `unknown`.
+ */
+function newMastraMessages(input: Message[], fresh: Message[]): MastraInputMessage[] {
+  const freshIds = new Set([...fresh.map((m) => m.id), ...callOwners(input, fresh)]);
+  return toMastraMessages(input).filter((m) => freshIds.has(m.id));
 }
 
 /**

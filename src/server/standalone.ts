@@ -132,25 +132,8 @@ export async function startServer(env: ServerEnv, bridgeConfig: BridgeConfig = {
   const bridge = createBridge({ ...bridgeConfigOf(env, resolveResourceId, scaleOut), logger, ...bridgeConfig });
   const app = bridge.app(mastra);
   let closing = false;
-  serveHealth(app, { storage, redis: scaleOut?.redis.client, closing: () => closing, logger: bridge.config.logger });
-  // The process's own metrics (CPU, memory, event loop, GC) only here: a library bridge leaves
-  // them to its host, which may collect them already.
-  bridge.metrics.collectProcessMetrics();
-  serveMetrics(app, bridge.metrics, env.METRICS_TOKEN);
-  // The page asks for a token when the server wants one, and reads the resource from this claim.
-  servePage(app, bridge.config.prefix, resolveResourceId ? `bearer:${env.AUTH_RESOURCE_CLAIM ?? 'sub'}` : 'none');
-  let server: ServerType;
-  try {
-    server = await listen(app, env);
-  } catch (error) {
-    await storage.close().catch(() => {
-      // the start failed already: that error is the one to report
-    });
-    await scaleOut?.close().catch(() => {
-      // the start failed already: that error is the one to report
-    });
-    throw error;
-  }
+  serveBeside(app, bridge, env, { storage, scaleOut, closing: () => closing, tokens: resolveResourceId !== undefined });
+  const server = await listenOrClose(app, env, [storage, scaleOut]);
   const { port } = server.address() as AddressInfo;
   const host = env.HOST.includes(':') ? `[${env.HOST}]` : env.HOST;
   // What a crash left acknowledged and unanswered is sent again now that the server listens.
@@ -223,6 +206,22 @@ function bridgeConfigOf(env: ServerEnv, resolveResourceId: ResolveResourceId | u
   };
 }
 
+/** What the server serves beside the bridge's routes: health and readiness, `/metrics`, the demo page. */
+function serveBeside(
+  app: Hono,
+  bridge: Bridge,
+  env: ServerEnv,
+  { storage, scaleOut, closing, tokens }: { storage: MastraCompositeStore; scaleOut: ScaleOut | undefined; closing: () => boolean; tokens: boolean },
+): void {
+  serveHealth(app, { storage, redis: scaleOut?.redis.client, closing, logger: bridge.config.logger });
+  // The process's own metrics (CPU, memory, event loop, GC) only here: a library bridge leaves
+  // them to its host, which may collect them already.
+  bridge.metrics.collectProcessMetrics();
+  serveMetrics(app, bridge.metrics, env.METRICS_TOKEN);
+  // The page asks for a token when the server wants one, and reads the resource from this claim.
+  servePage(app, bridge.config.prefix, tokens ? `bearer:${env.AUTH_RESOURCE_CLAIM ?? 'sub'}` : 'none');
+}
+
 /** Listens on `HOST:PORT`; resolves once it does, rejects when it cannot. */
 function listen(app: Hono, env: ServerEnv): Promise<ServerType> {
   return new Promise<ServerType>((resolve, reject) => {
@@ -234,6 +233,20 @@ function listen(app: Hono, env: ServerEnv): Promise<ServerType> {
     // the process with a raw stack instead of main's one-line message and exit code 1.
     s.once('error', reject);
   });
+}
+
+/** Listens, or closes what the start opened and throws: a start that failed leaves nothing open. */
+async function listenOrClose(app: Hono, env: ServerEnv, opened: ReadonlyArray<{ close(): Promise<unknown> } | undefined>): Promise<ServerType> {
+  try {
+    return await listen(app, env);
+  } catch (error) {
+    for (const resource of opened) {
+      await resource?.close().catch(() => {
+        // the start failed already: that error is the one to report
+      });
+    }
+    throw error;
+  }
 }
 
 /** Stops listening: the cancelled streams write their terminal event, then idle keep-alive sockets are dropped. */

@@ -5,6 +5,7 @@ import type { MessageListInput } from '@mastra/core/agent/message-list';
 import { inject, injectable } from 'inversify';
 import { AgentProvider } from '../agents/agent-provider.js';
 import {
+  assistantRows,
   backgroundTasksOf,
   createThread,
   deleteMessages,
@@ -45,15 +46,8 @@ import {
   type ThreadInfo,
   type ThreadWorkflowRun,
 } from './thread-metadata.js';
-import {
-  subagentThreads,
-  toAguiMessages,
-  toThreadMessage,
-  type HistoryContext,
-  type StoredBackgroundTask,
-  type ThreadMessage,
-  type ToolMessageIds,
-} from '../translate/history.js';
+import { subagentThreads, toAguiMessages, type HistoryContext, type StoredBackgroundTask, type ToolMessageIds } from '../translate/history.js';
+import { toThreadMessage, type ThreadMessage } from '../translate/thread-message.js';
 import { cutStepMessage, textOf, type BlockedStep, type CutStep } from '../translate/retraction.js';
 import type { WorkflowActivityContent } from '../translate/workflow-activity.js';
 import type { RunEndContent, StoredRunEnd } from '../translate/run-end.js';
@@ -300,18 +294,7 @@ export class ThreadStore {
   async storeAnswer(scope: ThreadScope, texts: ReadonlyArray<{ id: string; text: string }>): Promise<void> {
     if (texts.length === 0) return;
     const { memory } = await this.agents.withMemory(scope.agentId);
-    const now = Date.now();
-    const messages: MastraDBMessage[] = texts.map(({ id, text }, i) => ({
-      id,
-      role: 'assistant',
-      threadId: scope.threadId,
-      resourceId: scope.resourceId,
-      // A millisecond apart: history orders by creation time, and these were streamed in this order.
-      createdAt: new Date(now + i),
-      type: 'text',
-      content: { format: 2, parts: [{ type: 'text', text }] },
-    }));
-    await saveMessages(memory, messages);
+    await saveMessages(memory, assistantRows(scope, texts));
   }
 
   /** Keeps what the run's workflow calls showed (merged into what the thread kept of earlier calls). */

@@ -3,7 +3,8 @@ import type { Message } from '@ag-ui/core';
 import { MessageSchema } from '@ag-ui/core/schemas';
 import type { MastraDBMessage } from '@mastra/core/agent/message-list';
 import { describe, expect, it } from 'vitest';
-import { appendPosition, subagentThreads, toAguiMessages, toThreadMessage } from './history.js';
+import { appendPosition, subagentThreads, toAguiMessages } from './history.js';
+import { toThreadMessage } from './thread-message.js';
 import { MessageNumbering } from './ids.js';
 import { selectNewMessages, toMastraMessages } from './messages.js';
 

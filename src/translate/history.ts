@@ -388,31 +388,7 @@ function signalMessages(row: MastraDBMessage): Message[] {
 }
 
 /** The text parts joined; Mastra's own `content.content` string is absent on signal rows, so parts are the source. */
-function partsText(parts: StoredPart[]): string {
+/** The text of a message's text parts, one per line. */
+export function partsText(parts: StoredPart[]): string {
   return parts.flatMap((part) => (part.type === 'text' ? [part.text] : [])).join('\n');
-}
-
-// ─── Plain history ──────────────────────────────────────────────────────────────────────────
-
-/** A stored message as a plain JSON history item (e.g. for a `GET …/messages` route). */
-export type ThreadMessage = { id: string; role: string; content: unknown; createdAt: string; threadId: string };
-
-/**
- * The plain history shape of one stored message: `content` is the text when every part is a text
- * part, else the stored content object (`{ format: 2, parts, … }`) unchanged. `threadId` is `''`
- * when the row has none.
- *
- * @example
- * toThreadMessage(row); // { id: 'm1', role: 'user', content: 'hi', createdAt: '2026-01-01T00:00:00.000Z', threadId: 't1' }
- */
-export function toThreadMessage(stored: MastraDBMessage): ThreadMessage {
-  const parts = stored.content.parts;
-  const plain = parts.length > 0 && parts.every((part) => part.type === 'text');
-  return {
-    id: stored.id,
-    role: stored.role,
-    content: plain ? partsText(parts) : stored.content,
-    createdAt: new Date(stored.createdAt).toISOString(),
-    threadId: stored.threadId ?? '',
-  };
 }
