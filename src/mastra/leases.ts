@@ -4,20 +4,15 @@ import { EventEmitterPubSub, type EventCallback, type LeaseProvider, type PubSub
 import type { ThreadOfRun } from './runs.js';
 
 /**
- * The door into Mastra's pub/sub: its thread leases, and what it tells of a thread's runs. Mastra's `PubSub` has no lease methods in
- * its type; a pub/sub that keeps leases (Redis in scale-out, Mastra's own in one process) adds
- * them, so the check for them is made here, once.
+ * The door into Mastra's pub/sub: its thread leases, and what it tells of a thread's runs.
+ * Mastra's `PubSub` has no lease methods in its type; a pub/sub that keeps leases (Redis in
+ * scale-out, Mastra's own in one process) adds them, so the check for them is made here, once.
  *
  * @example
  * const owner = await leasesOf(agent)?.getLeaseOwner(threadLeaseKey(scope));
  */
 
 export type { LeaseProvider, PubSub };
-
-/** The agent's pub/sub: where Mastra tells of its runs. */
-export function pubsubOf(agent: Agent): PubSub | undefined {
-  return agent.getPubSub();
-}
 
 /** The agent's lease provider, when its pub/sub has one. */
 export function leasesOf(agent: Agent): LeaseProvider | undefined {
