@@ -70,9 +70,9 @@ export default tseslint.config(
     },
   },
   {
-    // Not split yet (issue 33): the run translator's state machine and the thread feed. An entry
-    // goes once its file is under the limits above.
-    files: ['src/translate/run-translator.ts', 'src/feed/thread-feed.ts'],
+    // Not split yet (issue 33): the run translator's state machine. The entry goes once its file
+    // is under the limits above.
+    files: ['src/translate/run-translator.ts'],
     rules: { 'max-lines': 'off', 'max-lines-per-function': 'off' },
   },
   {
