@@ -1,7 +1,7 @@
 import { EventType, type Event } from '@ag-ui/core';
 import { subscribeToThread } from '../mastra/index.js';
 import { endsRun, isLostRemoteRun, topLevelRunId, type MastraChunk } from '../translate/chunks.js';
-import { shapesRun } from '../translate/close-run.js';
+import { isRunEnd, shapesRun } from '../translate/close-run.js';
 import { ThreadTranslator, type RunAnnouncement } from '../translate/thread-translator.js';
 import { errorMessage } from '../text.js';
 import { WorkflowActivities, type WorkflowActivityContent } from '../translate/workflow-activity.js';
@@ -16,7 +16,6 @@ import { StateEvents } from '../state/state-events.js';
 
 export type { AttachOptions, FeedMetrics, FeedOptions } from './feed-options.js';
 
-const isTerminal = (e: Event) => e.type === EventType.RUN_FINISHED || e.type === EventType.RUN_ERROR;
 /** How long a shutdown waits, at most, for the log to hand back the end of the run it cut (a shared log's round trip). */
 const CUT_END_MS = 2000;
 
@@ -224,7 +223,7 @@ export class ThreadFeed {
       if (event.type === EventType.RUN_STARTED) {
         runs.started(event, firstId + i);
         if (this.options.watchLeaseMs && this.options.sharedLog && event.runId !== runs.lastWritten) this.lostRuns.watchRemoteRun(event.runId);
-      } else if (isTerminal(event)) {
+      } else if (isRunEnd(event)) {
         gapEnded ||= this.clients.gappedRunEnds();
         runs.ended();
       } else if (shapesRun(event)) runs.shaped(event);

@@ -1,6 +1,6 @@
 import type { Mastra } from '@mastra/core';
 import type { Agent } from '@mastra/core/agent';
-import { EventEmitterPubSub, type EventCallback, type LeaseProvider, type PubSub } from '@mastra/core/events';
+import { EventEmitterPubSub, type EventCallback, type LeaseProvider } from '@mastra/core/events';
 import type { ThreadOfRun } from './runs.js';
 
 /**
@@ -12,7 +12,7 @@ import type { ThreadOfRun } from './runs.js';
  * const owner = await leasesOf(agent)?.getLeaseOwner(threadLeaseKey(scope));
  */
 
-export type { LeaseProvider, PubSub };
+export type { LeaseProvider };
 
 /** The agent's lease provider, when its pub/sub has one. */
 export function leasesOf(agent: Agent): LeaseProvider | undefined {

@@ -55,7 +55,7 @@ export interface WokenOutput extends FinishingOutput {
 }
 
 /** Options of a run, built per request: memory, request context, abort signal, step hook, tools. */
-export type RunOptions = Record<string, unknown>;
+export type MastraRunOptions = Record<string, unknown>;
 
 /** What the bridge reads of a run: its chunks, and its end (`outputFinished`). */
 export interface RunOutput extends FinishingOutput {
@@ -63,7 +63,7 @@ export interface RunOutput extends FinishingOutput {
 }
 
 /** Starts a run on `messages` (Mastra's `stream`, whose overloads split on `structuredOutput`). */
-export function streamRun(agent: Agent, messages: MessageListInput, options: RunOptions): Promise<RunOutput> {
+export function streamRun(agent: Agent, messages: MessageListInput, options: MastraRunOptions): Promise<RunOutput> {
   return agent.stream(messages, options as never);
 }
 
@@ -79,7 +79,7 @@ export function continueThread(agent: Agent, thread: ThreadTarget, runId: string
 export function resumeCall(
   agent: Agent,
   how: { approve: true } | { decline: true; reason?: string } | { resumeData: unknown },
-  options: RunOptions & { runId: string; toolCallId: string },
+  options: MastraRunOptions & { runId: string; toolCallId: string },
 ): Promise<RunOutput> {
   if ('approve' in how) return agent.approveToolCall(options as never);
   if ('decline' in how) return agent.declineToolCall({ ...options, reason: how.reason } as never);

@@ -3,8 +3,6 @@ import type { Agent } from '@mastra/core/agent';
 import { BridgeError } from '../errors.js';
 import type { ThreadTarget, WokenOutput } from './runs.js';
 
-export type { ThreadTarget, WokenOutput };
-
 /**
  * The door into Mastra's agent APIs that take the bridge's input: signals, messages, state,
  * notifications, and the queue behind a run. Every call's types are the bridge's

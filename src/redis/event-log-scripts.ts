@@ -1,4 +1,5 @@
 import { EventType, type Event } from '@ag-ui/core';
+import { isRunEnd } from '../translate/close-run.js';
 import { LuaScript } from './pubsub/index.js';
 
 /*
@@ -73,15 +74,12 @@ end
 return redis.call('HMGET', KEYS[1], 'last', 'open')
 `);
 
-/** Whether an event ends a run. */
-export const isTerminal = (e: Event) => e.type === EventType.RUN_FINISHED || e.type === EventType.RUN_ERROR;
-
 /** How a batch moves the open run: where its last RUN_STARTED is (and its run), or that it closes the run. */
 export function openChange(events: readonly Event[]): [change: string, runId: string] {
   let change: [string, string] = ['keep', ''];
   events.forEach((event, i) => {
     if (event.type === EventType.RUN_STARTED) change = [String(i), event.runId];
-    else if (isTerminal(event)) change = ['clear', ''];
+    else if (isRunEnd(event)) change = ['clear', ''];
   });
   return change;
 }

@@ -1,6 +1,7 @@
 import { EventType, type Event } from '@ag-ui/core';
 import { RepeatedFailures } from './pubsub/index.js';
-import { APPEND, entryId, idOf, isTerminal, openChange, POSITION, runAfter } from './event-log-scripts.js';
+import { isRunEnd } from '../translate/close-run.js';
+import { APPEND, entryId, idOf, openChange, POSITION, runAfter } from './event-log-scripts.js';
 import { inject, injectable, unmanaged } from 'inversify';
 import type { ResolvedConfig } from '../config.js';
 import type { BridgeLogger } from '../logger.js';
@@ -394,6 +395,6 @@ class SharedLog implements ThreadEventLog {
     this.ring.push(id, event);
     this.last = id;
     if (event.type === EventType.RUN_STARTED) this.openRun = event.runId;
-    else if (isTerminal(event)) this.openRun = undefined;
+    else if (isRunEnd(event)) this.openRun = undefined;
   }
 }

@@ -16,6 +16,9 @@ export interface RunOptions {
   multitask: Multitask;
 }
 
+/** Whether the run stores nothing (`memoryOptions.readOnly`). */
+export const isReadOnly = (options: RunOptions): boolean => options.memoryOptions?.readOnly === true;
+
 /**
  * Where a run's events go, a batch per Mastra chunk. A returned promise makes the run wait for it
  * before it reads on (backpressure); returning nothing lets it go on at once.

@@ -1,7 +1,7 @@
 import type { RunAgentInput } from '@ag-ui/core';
 import type { Agent } from '@mastra/core/agent';
 import { injectable } from 'inversify';
-import { resumeCall, suspendedRuns, type RunOptions, type RunOutput, type ThreadTarget } from '../mastra/index.js';
+import { resumeCall, suspendedRuns, type MastraRunOptions, type RunOutput, type ThreadTarget } from '../mastra/index.js';
 import { notFound } from '../errors.js';
 import { INTERRUPT_ID_SEPARATOR } from '../translate/ids.js';
 import { streamOptions, type RunLive, type RunShape } from './stream-options.js';
@@ -39,7 +39,7 @@ export async function findResumeTargets(agent: Agent, entries: ResumeEntry[], sc
  * cancelled or its payload says `approved: false` (then declined, with `payload.reason`); a
  * suspended tool gets `payload` as its resume data, or is declined when cancelled.
  */
-export function resume(agent: Agent, target: ResumeTarget, streamOptions: RunOptions): Promise<RunOutput> {
+export function resume(agent: Agent, target: ResumeTarget, streamOptions: MastraRunOptions): Promise<RunOutput> {
   const { runId, toolCallId, entry } = target;
   const payload = (entry.payload ?? {}) as { approved?: unknown; reason?: unknown };
   const reason = typeof payload.reason === 'string' ? payload.reason : undefined;

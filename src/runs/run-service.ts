@@ -13,7 +13,7 @@ import { TOKENS } from '../tokens.js';
 import { appendPosition } from '../translate/history.js';
 import { toolResultMessageId, type MessagePosition } from '../translate/ids.js';
 import { selectNewMessages, tailIds, toMastraMessages, type MastraInputMessage } from '../translate/messages.js';
-import type { PreparedRun, RunOptions } from './prepared-run.js';
+import { isReadOnly, type PreparedRun, type RunOptions } from './prepared-run.js';
 import { findResumeTargets } from './resume.js';
 import { RunAdmission } from './run-admission.js';
 import type { RunPlan } from './run-plan.js';
@@ -66,7 +66,7 @@ export class RunService {
       throw invalidInput('The run has no new message to answer and nothing to resume');
     }
     // Every check comes before the first write: a refused request stores nothing (API.md).
-    const workingMemory = readOnly(options) ? undefined : WorkingMemoryState.of(memory);
+    const workingMemory = isReadOnly(options) ? undefined : WorkingMemoryState.of(memory);
     const state = clientState(input.state);
     await workingMemory?.assertFits(state);
     if (memory)
@@ -130,7 +130,7 @@ export class RunService {
     await this.threads.rememberToolMessageIds(scope, clientToolMessageIds(fresh));
     const newIds = new Set(fresh.map((m) => m.id));
     const conversation = messages.filter((m) => newIds.has(m.id) && (m.role === 'user' || m.role === 'assistant'));
-    if (readOnly(options) || conversation.length === 0) return undefined;
+    if (isReadOnly(options) || conversation.length === 0) return undefined;
     await this.threads.storeInput(scope, conversation);
     // In the inbox while the run lasts: cut by a crash, the restarted process runs it again.
     const { threadId, resourceId, agentId } = scope;
@@ -178,8 +178,6 @@ function isRetry(input: Message[], storedIds: ReadonlySet<string>): boolean {
   const last = input.findLast((m) => m.role !== 'activity' && m.role !== 'reasoning');
   return last !== undefined && storedIds.has(last.id);
 }
-
-const readOnly = (options: RunOptions): boolean => options.memoryOptions?.readOnly === true;
 
 /** `RunAgentInput.state` as a state to store: an object, or none (`{}`) when absent. */
 function clientState(state: unknown): AgentState {

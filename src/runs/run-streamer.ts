@@ -8,7 +8,7 @@ import { StateEvents } from '../state/state-events.js';
 import type { DurableInbox } from '../threads/inbox.js';
 import { TOKENS } from '../tokens.js';
 import { RunTranslator } from '../translate/run-translator.js';
-import { countedSink, type EventSink, type PreparedRun, type RunOptions } from './prepared-run.js';
+import { countedSink, isReadOnly, type EventSink, type PreparedRun, type RunOptions } from './prepared-run.js';
 import { ResultCapture } from './result-capture.js';
 import { loggedRunFailure } from './run-failure.js';
 import { RunHistory } from './run-history.js';
@@ -92,7 +92,7 @@ export class RunStreamer {
     tracked: TrackedRun,
   ): Promise<void> {
     const counted = countedSink(this.metrics, sink);
-    const stored = plan.memory && !readOnly(options) ? { threadId: input.threadId, resourceId: options.resourceId, agentId: agent.id } : undefined;
+    const stored = plan.memory && !isReadOnly(options) ? { threadId: input.threadId, resourceId: options.resourceId, agentId: agent.id } : undefined;
     const write = this.history.keepingRunEnd(counted.write, stored, plan.inboxId);
     const controller = new AbortController();
     const onClientAbort = () => controller.abort(clientSignal.reason);
@@ -127,8 +127,6 @@ export class RunStreamer {
   }
 }
 
-const readOnly = (options: RunOptions): boolean => options.memoryOptions?.readOnly === true;
-
 /** The run's translator, result capture and state events, as reading and ending it share them. */
 function openContext(input: RunAgentInput, options: RunOptions, plan: RunPlan, run: Pick<RunContext, 'write' | 'stored' | 'signal'>): RunContext {
   const frontendTools = new Set((input.tools ?? []).map((t) => t.name));
@@ -155,7 +153,7 @@ function shapeOf(input: RunAgentInput, options: RunOptions, plan: RunPlan): RunS
     input: { threadId, runId, context, state, forwardedProps, tools },
     resourceId: options.resourceId,
     frontendToolMode: options.frontendToolMode,
-    ...(plan.memory && { memory: { ...(options.memoryOptions && { options: options.memoryOptions }), savePerStep: !readOnly(options) } }),
+    ...(plan.memory && { memory: { ...(options.memoryOptions && { options: options.memoryOptions }), savePerStep: !isReadOnly(options) } }),
   };
 }
 

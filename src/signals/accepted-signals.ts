@@ -14,6 +14,9 @@ import { wokenRunFailure } from '../translate/failure.js';
 import { lastStep } from '../translate/retraction.js';
 import { wokenEnd } from './woken-end.js';
 
+/** A decision after which a run is to answer the signal (`persist` and `discard` keep it unanswered). */
+export const isAnswered = (action: SignalDecision['action']) => action === 'wake' || action === 'deliver';
+
 /**
  * What an acknowledged signal means: kept in the durable inbox until a run answers it, and the run
  * it woke watched (Mastra streams that run itself): its span and metrics, its end, and a failed

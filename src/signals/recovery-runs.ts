@@ -22,7 +22,7 @@ import { threadLeaseOwner } from '../threads/thread-lease.js';
 import { TOKENS } from '../tokens.js';
 import { runFailure, wokenRunFailure } from '../translate/failure.js';
 import { endsRun } from '../translate/chunks.js';
-import { isAnswered } from './signal-router.js';
+import { isAnswered } from './accepted-signals.js';
 import { wokenEnd } from './woken-end.js';
 
 /**

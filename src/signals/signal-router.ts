@@ -20,7 +20,7 @@ import { SUPERSEDED_BY_INPUT, type PendingInterrupts } from '../threads/pending-
 import type { ThreadControl } from '../threads/thread-control.js';
 import type { ThreadScope } from '../threads/thread-store.js';
 import { TOKENS } from '../tokens.js';
-import { AcceptedSignals } from './accepted-signals.js';
+import { AcceptedSignals, isAnswered } from './accepted-signals.js';
 import type { NotificationSchema, SendMessageSchema, SignalSchema, StateSignalSchema } from './schemas.js';
 import { ThreadOwnership } from './thread-ownership.js';
 
@@ -158,9 +158,6 @@ export class SignalRouter {
 function routing(body: Routing): Routing {
   return { ...(body.ifActive && { ifActive: body.ifActive }), ...(body.ifIdle && { ifIdle: body.ifIdle }) };
 }
-
-/** A decision after which a run is to answer the signal (`persist` and `discard` keep it unanswered). */
-export const isAnswered = (action: SignalDecision['action']) => action === 'wake' || action === 'deliver';
 
 /** What `sendSignal` needs to send a created signal (a notification's) again: its data, not its methods. */
 function signalFields({

@@ -23,6 +23,9 @@ const SHAPING = new Set<EventType>([
  */
 export const shapesRun = (event: Event): boolean => SHAPING.has(event.type);
 
+/** Whether an event ends its run's bracket (`RUN_FINISHED` or `RUN_ERROR`). */
+export const isRunEnd = (event: Event): boolean => event.type === EventType.RUN_FINISHED || event.type === EventType.RUN_ERROR;
+
 /** How a run cut short is ended: as finished (its answer is stored) or with an error. */
 export type RunEnding = { finished: true } | { error: { code: string; message: string } };
 

@@ -1,6 +1,7 @@
 import { EventType, type Event, type Message } from '@ag-ui/core';
 import type { MastraDBMessage } from '@mastra/core/memory';
 import type { MastraChunk } from './chunks.js';
+import { isRunEnd } from './close-run.js';
 import { runEndIn } from './run-end.js';
 
 /**
@@ -47,7 +48,7 @@ export function textOf(parts: StepContent): string {
  * if (translator.finished && translator.retracts) write(beforeTerminal(events, await history()));
  */
 export function beforeTerminal(events: Event[], messages: Message[]): Event[] {
-  const terminal = events.findLastIndex((e) => e.type === EventType.RUN_FINISHED || e.type === EventType.RUN_ERROR);
+  const terminal = events.findLastIndex(isRunEnd);
   // Before the run's end as a whole: its run-end message stays on the client's list, stored or not yet.
   const at = terminal > 0 && runEndIn([events[terminal - 1]]) ? terminal - 1 : terminal;
   const snapshot: Event = { type: EventType.MESSAGES_SNAPSHOT, messages };

@@ -4,6 +4,7 @@ import type { PreparedRun } from '../../runs/prepared-run.js';
 import { invalidInput } from '../../errors.js';
 import { loggedRunFailure } from '../../runs/run-failure.js';
 import { requestId } from '../../observability/context.js';
+import { isRunEnd } from '../../translate/close-run.js';
 import { encoderFor, EventStream } from '../../sse/event-stream.js';
 import { AcceptedSchema } from '../answers.js';
 import { internalErrorMessage } from '../errors.js';
@@ -20,8 +21,6 @@ const RunBodySchema = RunAgentInputSchema.extend({ forwardedProps: ForwardedProp
   const ids = RunIdsSchema.safeParse(input);
   for (const issue of ids.success ? [] : ids.error.issues) ctx.addIssue({ ...issue, code: 'custom', message: issue.message });
 });
-
-const isTerminal = (event: Event | undefined) => event?.type === EventType.RUN_FINISHED || event?.type === EventType.RUN_ERROR;
 
 /** `POST /run`: one AG-UI run, streamed. Everything refusable is refused before the stream opens. */
 export const runAgent = route({
@@ -99,7 +98,7 @@ async function pump(
     const { message, code } = loggedRunFailure(s.config.logger, `Run ${runId} on thread ${threadId}`, error, 'INTERNAL_ERROR');
     // A defect's own message is for the log: the client gets the request id to quote.
     const told = code === 'UNAVAILABLE' ? message : internalErrorMessage(requestId);
-    if (!isTerminal(last)) out.send([{ type: EventType.RUN_ERROR, message: told, code }]);
+    if (!last || !isRunEnd(last)) out.send([{ type: EventType.RUN_ERROR, message: told, code }]);
   } finally {
     out.close();
   }
