@@ -5,6 +5,7 @@ import { AgentProvider } from './agents/agent-provider.js';
 import type { ResolvedConfig } from './config.js';
 import type { ThreadEventLogs } from './feed/event-log.js';
 import { InProcessEventLogs } from './feed/in-process-event-log.js';
+import { FeedFactory } from './feed/feed-factory.js';
 import { ThreadHub } from './feed/thread-hub.js';
 import { ResourceResolver } from './http/resource-resolver.js';
 import type { Services } from './http/services.js';
@@ -101,6 +102,7 @@ const services = new ContainerModule(({ bind }) => {
   bind(TOKENS.RunEndings).to(RunEndings);
   bind(TOKENS.PendingInterrupts).to(PendingInterrupts);
   bind(TOKENS.ThreadHub).to(ThreadHub);
+  bind(FeedFactory).toSelf();
   bind(TOKENS.RunTracker).to(RunTracker);
   bind(TOKENS.RunEndRecords).to(RunEndRecords);
   bind<RunEndListener>(TOKENS.RunEndListener).toService(TOKENS.RunEndRecords);

@@ -1,37 +1,19 @@
-import { WorkingMemoryState, type AgentState } from '../state/working-memory.js';
-import type { Event, Interrupt, Message } from '@ag-ui/core';
+import type { Event } from '@ag-ui/core';
 import type { Mastra } from '@mastra/core';
 import type { Agent } from '@mastra/core/agent';
-import { inject, injectable, optional } from 'inversify';
+import { inject, injectable } from 'inversify';
 import type { ResolvedConfig } from '../config.js';
-import { BridgeError } from '../errors.js';
+import { agentsOf } from '../mastra/index.js';
 import type { BridgeMetrics } from '../observability/metrics.js';
-import type { RunAnnouncements } from '../runs/run-announcements.js';
 import type { RunEndings } from '../threads/run-endings.js';
-import type { ThreadScope, ThreadStore } from '../threads/thread-store.js';
-import { WIND_DOWN_MS } from '../threads/thread-control.js';
-import { THREAD_LEASE_TTL_MS, threadLeaseKey, threadLeaseOwner, type HolderWatch } from '../threads/thread-lease.js';
 import { TOKENS } from '../tokens.js';
 import { errorMessage } from '../text.js';
-import { agentsOf, backgroundTaskStream, memoryOf } from '../mastra/index.js';
 import type { ThreadEventLogs } from './event-log.js';
+import { FeedFactory } from './feed-factory.js';
 import type { FeedSink } from './feed-sink.js';
-import { ThreadFeed, type AttachOptions, type FeedMetrics } from './thread-feed.js';
-
-/**
- * What a thread stream follows: an agent's thread, or a workflow's (`workflow`), whose feed is
- * the workflow's own (its runs are the bridge's, not on Mastra's thread subscription) and whose
- * state is its latest run's.
- */
-export type FollowTarget = { agent: Agent } & ThreadScope & { workflow?: WorkflowFollowing };
-
-/** What a workflow's feed reads of storage: the workflow's state, what it waits on, whether its latest run ended. */
-export interface WorkflowFollowing {
-  id: string;
-  loadState: () => Promise<AgentState | undefined>;
-  loadInterrupts: () => Promise<Interrupt[]>;
-  latestRunEnded: () => Promise<boolean>;
-}
+import { feedKey, type FollowTarget } from './follow-target.js';
+import type { AttachOptions, FeedMetrics } from './feed-options.js';
+import type { ThreadFeed } from './thread-feed.js';
 
 /** Writes a run the bridge streams itself to its thread's followers (`ThreadHub.openRun`); `close` once the run has ended. */
 export interface RunWriter {
@@ -65,12 +47,10 @@ export class ThreadHub {
   constructor(
     @inject(TOKENS.Config) private readonly config: ResolvedConfig,
     @inject(TOKENS.Mastra) private readonly mastra: Mastra,
-    @inject(TOKENS.ThreadStore) private readonly threads: ThreadStore,
     @inject(TOKENS.EventLogs) private readonly logs: ThreadEventLogs,
-    @inject(TOKENS.RunAnnouncements) private readonly announcements: RunAnnouncements,
     @inject(TOKENS.Metrics) metrics: BridgeMetrics,
     @inject(TOKENS.RunEndings) private readonly endings: RunEndings,
-    @inject(TOKENS.HolderWatch) @optional() private readonly holders?: HolderWatch,
+    @inject(FeedFactory) private readonly factory: FeedFactory,
   ) {
     // Read when scraped: the hub's own counts, nothing kept in step on attach and detach.
     metrics.trackFollowers(() => this.followerCount);
@@ -185,50 +165,9 @@ export class ThreadHub {
   }
 
   private async createFeed(key: string, target: FollowTarget): Promise<ThreadFeed> {
-    const scope = { threadId: target.threadId, resourceId: target.resourceId, agentId: target.workflow?.id ?? target.agent.id };
-    // A workflow's state is its run's; an agent's, its working memory (when it keeps one).
-    const workingMemory = target.workflow ? undefined : WorkingMemoryState.of(await memoryOf(target.agent));
-    const loadState = target.workflow?.loadState ?? (workingMemory && (() => workingMemory.read(scope)));
-    const { holders } = this;
-    const feed = new ThreadFeed({
-      agent: target.agent,
-      threadId: target.threadId,
-      resourceId: target.resourceId,
-      log: await this.logs.open(key),
-      sharedLog: this.sharedLog,
-      maxClientQueueBytes: this.config.maxClientQueueBytes,
-      heartbeatMs: this.config.heartbeatMs,
-      announcement: (runId) => this.announcements.get(runId),
-      loadHistory: () => this.history(scope),
-      ...(loadState && { loadState }),
-      ...(target.workflow && { loadInterrupts: target.workflow.loadInterrupts, latestRunEnded: target.workflow.latestRunEnded }),
-      dropBlockedStep: (step) => this.threads.dropBlockedStep(scope, step),
-      loadWorkflowActivities: () => this.threads.workflowActivities(scope),
-      leaseOwner: () => threadLeaseOwner(target.agent, target),
-      // A workflow's runs hold the thread's lease under their AG-UI run id, which their brackets carry.
-      ...(target.workflow && { watchLeaseMs: THREAD_LEASE_TTL_MS }),
-      ...(target.workflow && holders && { whenHolderGone: (runId, gone) => holders.whenHolderGone(threadLeaseKey(target), runId, gone) }),
-      runEnded: (runId) => this.endings.woundDown(runId, Date.now() + WIND_DOWN_MS),
-      wasCut: (runId) => this.endings.wasCut(runId),
-      keepCutStep: (step, since) => this.threads.keepCutStep(scope, step, since),
-      closingRun: (runId, closed) => this.endings.closing(runId, closed),
-      backgroundStream: (signal) => backgroundTaskStream(this.mastra, target, signal),
-      logger: this.config.logger,
-      metrics: this.feedMetrics,
-    });
-    await feed.start();
+    const feed = await this.factory.create(target, { log: await this.logs.open(key), sharedLog: this.sharedLog, metrics: this.feedMetrics });
     this.feeds.set(key, feed);
     return feed;
-  }
-
-  /** The thread's AG-UI history; a thread that does not exist yet (a stream may come first) has none. */
-  private async history(scope: ThreadScope & { agentId: string }): Promise<Message[]> {
-    try {
-      return await this.threads.messages(scope, {}, 'agui');
-    } catch (error) {
-      if (error instanceof BridgeError && error.code === 'THREAD_NOT_FOUND') return [];
-      throw error;
-    }
   }
 
   private detach(key: string, feed: ThreadFeed, out: FeedSink): void {
@@ -266,9 +205,4 @@ export class ThreadHub {
     feed.close();
     this.feeds.delete(key);
   }
-}
-
-/** A feed's key: the agent's (or workflow's) id, the resource and the thread. */
-function feedKey(target: FollowTarget): string {
-  return `${target.workflow?.id ?? target.agent.id}\0${target.resourceId}\0${target.threadId}`;
 }

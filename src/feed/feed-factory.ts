@@ -1,0 +1,100 @@
+import type { Message } from '@ag-ui/core';
+import type { Mastra } from '@mastra/core';
+import { inject, injectable, optional } from 'inversify';
+import type { ResolvedConfig } from '../config.js';
+import { BridgeError } from '../errors.js';
+import { backgroundTaskStream, memoryOf } from '../mastra/index.js';
+import type { RunAnnouncements } from '../runs/run-announcements.js';
+import { WorkingMemoryState } from '../state/working-memory.js';
+import type { RunEndings } from '../threads/run-endings.js';
+import { WIND_DOWN_MS } from '../threads/thread-control.js';
+import { THREAD_LEASE_TTL_MS, threadLeaseKey, threadLeaseOwner, type HolderWatch } from '../threads/thread-lease.js';
+import type { ThreadScope, ThreadStore } from '../threads/thread-store.js';
+import { TOKENS } from '../tokens.js';
+import type { ThreadEventLog } from './event-log.js';
+import type { FollowTarget } from './follow-target.js';
+import type { FeedMetrics, FeedOptions } from './feed-options.js';
+import { ThreadFeed } from './thread-feed.js';
+
+/** What every feed of a process shares, which the hub holds: the log it writes to, and the counters. */
+export interface FeedPlumbing {
+  log: ThreadEventLog;
+  /** The log is shared with other processes (Redis). */
+  sharedLog: boolean;
+  metrics: FeedMetrics;
+}
+
+/**
+ * Makes a thread's feed: what it reads of the thread (history, state, what a workflow waits on),
+ * of its runs (how each ended, what a cut step showed) and of Mastra (background tasks, the
+ * thread's lease). The hub decides which feeds live and for how long.
+ *
+ * @example
+ * const feed = await factory.create({ agent, threadId, resourceId }, { log, sharedLog: false, metrics });
+ */
+@injectable()
+export class FeedFactory {
+  constructor(
+    @inject(TOKENS.Config) private readonly config: ResolvedConfig,
+    @inject(TOKENS.Mastra) private readonly mastra: Mastra,
+    @inject(TOKENS.ThreadStore) private readonly threads: ThreadStore,
+    @inject(TOKENS.RunAnnouncements) private readonly announcements: RunAnnouncements,
+    @inject(TOKENS.RunEndings) private readonly endings: RunEndings,
+    @inject(TOKENS.HolderWatch) @optional() private readonly holders?: HolderWatch,
+  ) {}
+
+  /** A started feed for `target`. */
+  async create(target: FollowTarget, { log, sharedLog, metrics }: FeedPlumbing): Promise<ThreadFeed> {
+    const scope = { threadId: target.threadId, resourceId: target.resourceId, agentId: target.workflow?.id ?? target.agent.id };
+    // A workflow's state is its run's; an agent's, its working memory (when it keeps one).
+    const workingMemory = target.workflow ? undefined : WorkingMemoryState.of(await memoryOf(target.agent));
+    const loadState = target.workflow?.loadState ?? (workingMemory && (() => workingMemory.read(scope)));
+    const feed = new ThreadFeed({
+      agent: target.agent,
+      threadId: target.threadId,
+      resourceId: target.resourceId,
+      log,
+      sharedLog,
+      maxClientQueueBytes: this.config.maxClientQueueBytes,
+      heartbeatMs: this.config.heartbeatMs,
+      announcement: (runId) => this.announcements.get(runId),
+      loadHistory: () => this.history(scope),
+      ...(loadState && { loadState }),
+      ...this.workflowReads(target),
+      dropBlockedStep: (step) => this.threads.dropBlockedStep(scope, step),
+      loadWorkflowActivities: () => this.threads.workflowActivities(scope),
+      leaseOwner: () => threadLeaseOwner(target.agent, target),
+      runEnded: (runId) => this.endings.woundDown(runId, Date.now() + WIND_DOWN_MS),
+      wasCut: (runId) => this.endings.wasCut(runId),
+      keepCutStep: (step, since) => this.threads.keepCutStep(scope, step, since),
+      closingRun: (runId, closed) => this.endings.closing(runId, closed),
+      backgroundStream: (signal) => backgroundTaskStream(this.mastra, target, signal),
+      logger: this.config.logger,
+      metrics,
+    });
+    await feed.start();
+    return feed;
+  }
+
+  /** A workflow's feed reads what its runs wait on from storage, and watches the lease its runs hold under their AG-UI run id. */
+  private workflowReads({ workflow, ...thread }: FollowTarget): Partial<FeedOptions> {
+    if (!workflow) return {};
+    const { holders } = this;
+    return {
+      loadInterrupts: workflow.loadInterrupts,
+      latestRunEnded: workflow.latestRunEnded,
+      watchLeaseMs: THREAD_LEASE_TTL_MS,
+      ...(holders && { whenHolderGone: (runId: string, gone: () => void) => holders.whenHolderGone(threadLeaseKey(thread), runId, gone) }),
+    };
+  }
+
+  /** The thread's AG-UI history; a thread that does not exist yet (a stream may come first) has none. */
+  private async history(scope: ThreadScope & { agentId: string }): Promise<Message[]> {
+    try {
+      return await this.threads.messages(scope, {}, 'agui');
+    } catch (error) {
+      if (error instanceof BridgeError && error.code === 'THREAD_NOT_FOUND') return [];
+      throw error;
+    }
+  }
+}

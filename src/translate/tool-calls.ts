@@ -1,0 +1,256 @@
+import { EventType, type Event, type Interrupt, type RunFinishedOutcome } from '@ag-ui/core';
+import { WORKING_MEMORY_TOOL, type CapturedToolResult, type MastraChunk } from './chunks.js';
+import type { Delegations } from './delegations.js';
+import { interruptId, subagentRunId, toolResultMessageId } from './ids.js';
+import type { RunSteps } from './run-steps.js';
+import { declinedContent, toolErrorContent, toolResultContent } from './values.js';
+import { errorMessage } from '../text.js';
+
+/** What of `RunTranslatorOptions` the tool calls read (each documented there). */
+export interface ToolCallOptions {
+  mastraRunId: string;
+  frontendTools?: ReadonlySet<string>;
+  frontendToolMode?: 'proxy' | 'return';
+  resumedToolCalls?: Iterable<string>;
+  approvalToolCalls?: Iterable<string>;
+  unseenCallsAreResumed?: boolean;
+}
+
+/** A call as Mastra's tool chunks name it. */
+interface CallPayload {
+  toolCallId: string;
+  toolName: string;
+  args?: unknown;
+}
+
+/** A background task's end, as far as its call's result goes. */
+export interface BackgroundOutcome {
+  toolCallId?: string;
+  toolName?: string;
+  result?: unknown;
+  error?: unknown;
+}
+
+type ToolCallState = { name: string; open: boolean; resolved: boolean };
+
+/**
+ * The tool calls of one run: each call's `TOOL_CALL_START` / `ARGS` / `END` and its one
+ * `TOOL_CALL_RESULT`, the pauses for a human (interrupts), and the frontend calls a run in
+ * `return` mode hands back. A result for a call the run never showed (a resumed call) re-announces
+ * the call first, without arguments.
+ *
+ * @example
+ * const calls = new ToolCalls({ mastraRunId: 'run-1' }, steps, delegations);
+ * calls.atomic('call-1', 'weather', { city: 'Paris' }, out); // START, ARGS, END
+ * calls.result({ toolCallId: 'call-1', toolName: 'weather', result: 'sunny' }, out);
+ */
+export class ToolCalls {
+  private readonly mastraRunId: string;
+  private readonly frontendTools: ReadonlySet<string>;
+  private readonly returnFrontendCalls: boolean;
+  private readonly resumed: Set<string>;
+  private readonly approvals: Set<string>;
+  private readonly unseenAreResumed: boolean;
+  private readonly calls = new Map<string, ToolCallState>();
+  /** Working-memory calls, left out of the stream (`hides`). */
+  private readonly hidden = new Set<string>();
+  /** Calls Mastra runs in the background: their result comes with the task's end, not as `tool-result`. */
+  private readonly background = new Set<string>();
+  private readonly interrupts: Interrupt[] = [];
+  private readonly pendingFrontendCalls: string[] = [];
+
+  constructor(
+    options: ToolCallOptions,
+    private readonly steps: RunSteps,
+    private readonly delegations: Delegations,
+  ) {
+    this.mastraRunId = options.mastraRunId;
+    this.frontendTools = options.frontendTools ?? new Set();
+    this.returnFrontendCalls = options.frontendToolMode === 'return';
+    this.resumed = new Set(options.resumedToolCalls);
+    this.approvals = new Set(options.approvalToolCalls);
+    this.unseenAreResumed = options.unseenCallsAreResumed ?? false;
+  }
+
+  get interrupted(): boolean {
+    return this.interrupts.length > 0;
+  }
+
+  /** How the run ends, as far as its calls go: interrupted, or with frontend calls to run. */
+  outcome(): RunFinishedOutcome | undefined {
+    if (this.interrupts.length > 0) return { type: 'interrupt', interrupts: this.interrupts as [Interrupt, ...Interrupt[]] };
+    if (this.pendingFrontendCalls.length > 0) return { type: 'success', pendingToolCallIds: this.pendingFrontendCalls };
+    return undefined;
+  }
+
+  /**
+   * Mastra's working-memory tool is not shown as a tool call: its effect reaches the client as
+   * state events (`StateEvents`), and Mastra leaves the call out of the thread's history too.
+   */
+  hides(chunk: MastraChunk): boolean {
+    switch (chunk.type) {
+      case 'tool-call-input-streaming-start':
+      case 'tool-call':
+      case 'tool-result':
+      case 'tool-error':
+        if (chunk.payload.toolName !== WORKING_MEMORY_TOOL) return false;
+        this.hidden.add(chunk.payload.toolCallId);
+        return true;
+      case 'tool-call-delta':
+      case 'tool-call-input-streaming-end':
+        return this.hidden.has(chunk.payload.toolCallId);
+      default:
+        return false;
+    }
+  }
+
+  start(toolCallId: string, toolName: string, out: Event[]): void {
+    if (this.calls.has(toolCallId)) return;
+    this.calls.set(toolCallId, { name: toolName, open: true, resolved: false });
+    out.push({ type: EventType.TOOL_CALL_START, toolCallId, toolCallName: toolName, parentMessageId: this.steps.toolCallParent() });
+  }
+
+  args(toolCallId: string, toolName: string, delta: string, out: Event[]): void {
+    if (!this.calls.has(toolCallId)) this.start(toolCallId, toolName, out);
+    if (this.calls.get(toolCallId)?.open && delta) out.push({ type: EventType.TOOL_CALL_ARGS, toolCallId, delta });
+  }
+
+  end(toolCallId: string, out: Event[]): void {
+    const call = this.calls.get(toolCallId);
+    if (!call?.open) return;
+    call.open = false;
+    out.push({ type: EventType.TOOL_CALL_END, toolCallId });
+  }
+
+  /** The atomic `tool-call`: a full triad unless the call was already streamed. */
+  atomic(toolCallId: string, toolName: string, args: unknown, out: Event[]): void {
+    if (!this.calls.has(toolCallId)) {
+      this.start(toolCallId, toolName, out);
+      if (!this.resumed.has(toolCallId)) out.push({ type: EventType.TOOL_CALL_ARGS, toolCallId, delta: JSON.stringify(args ?? {}) });
+    }
+    this.end(toolCallId, out);
+    if (this.frontendTools.has(toolName) && this.returnFrontendCalls) this.pendingFrontendCalls.push(toolCallId);
+  }
+
+  closeAll(out: Event[]): void {
+    for (const toolCallId of this.calls.keys()) this.end(toolCallId, out);
+  }
+
+  result(payload: CallPayload & { result: unknown; isError?: boolean }, out: Event[]): void {
+    this.answered(payload, out);
+    // A call sent to the background answers the model with a placeholder; its result is the task's.
+    if (this.background.has(payload.toolCallId)) return;
+    const failure = payload.isError ? errorMessage(payload.result) : undefined;
+    this.emitResult(payload.toolCallId, toolResultContent(payload.result, payload.isError), out, { failure });
+  }
+
+  error(payload: CallPayload & { error: unknown }, out: Event[]): void {
+    this.answered(payload, out);
+    this.emitResult(payload.toolCallId, toolErrorContent(payload.error), out, { failure: errorMessage(payload.error) });
+  }
+
+  denied(payload: CallPayload & { approval?: { reason?: string } }, out: Event[]): void {
+    this.answered(payload, out);
+    this.emitResult(payload.toolCallId, declinedContent(payload.toolName, payload.approval?.reason), out, { declined: true });
+  }
+
+  /**
+   * Server tools whose result Mastra did not stream get the one captured when they ran (the run
+   * passes them in just before the step ends). Calls of frontend tools and background tasks get
+   * their results elsewhere; a call already answered keeps its answer.
+   */
+  captured(results: readonly CapturedToolResult[], out: Event[]): void {
+    for (const { toolCallId, result, isError } of results) {
+      const call = this.calls.get(toolCallId);
+      if (!call || call.resolved || this.frontendTools.has(call.name) || this.background.has(toolCallId)) continue;
+      this.emitResult(toolCallId, toolResultContent(result, isError), out);
+    }
+  }
+
+  /** A call runs as a background task: its `tool-result` is a placeholder (`result`). */
+  runsInBackground(toolCallId: string): void {
+    this.background.add(toolCallId);
+  }
+
+  /**
+   * The result of a call that ran in the background, when its task ends. The task usually ends
+   * after the run that made the call, in a bracket that never saw the call.
+   */
+  backgroundResult(task: BackgroundOutcome, failed: boolean, out: Event[]): void {
+    const { toolCallId } = task;
+    if (!toolCallId) return;
+    const content = failed ? toolErrorContent(task.error ?? 'The background task failed') : toolResultContent(task.result, false);
+    if (!this.calls.has(toolCallId)) {
+      // Re-announced as a resumed call is: no arguments (the client has them) and no parent, so
+      // the numbering of what this bracket writes is not moved by a call made elsewhere.
+      const toolCallName = task.toolName ?? 'unknown';
+      this.calls.set(toolCallId, { name: toolCallName, open: false, resolved: false });
+      out.push({ type: EventType.TOOL_CALL_START, toolCallId, toolCallName }, { type: EventType.TOOL_CALL_END, toolCallId });
+    }
+    this.emitResult(toolCallId, content, out);
+  }
+
+  /** The run stops for a human: to approve the call, or to answer a tool that suspended. */
+  interrupt(payload: CallPayload & { resumeSchema?: string }, reason: 'tool_approval' | 'tool_suspended', suspendPayload: unknown, out: Event[]): void {
+    const call = this.ensure(payload, out);
+    call.resolved = true; // answered in the next run, not in this one
+    if (reason === 'tool_approval') this.approvals.add(payload.toolCallId);
+    const id = interruptId(this.mastraRunId, payload.toolCallId);
+    // A delegation's call pauses for what its sub-agent asked: the interrupt is the sub-agent's.
+    const subagent = this.delegations.has(payload.toolCallId) ? subagentRunId(payload.toolCallId) : undefined;
+    if (subagent) this.delegations.suspend(payload.toolCallId, id, out);
+    this.interrupts.push({
+      id,
+      ...(subagent && { subagentRunId: subagent }),
+      reason,
+      message: reason === 'tool_approval' ? `Approve the call to ${payload.toolName}?` : `${payload.toolName} is waiting for input.`,
+      toolCallId: payload.toolCallId,
+      responseSchema: parseSchema(payload.resumeSchema),
+      metadata: { toolName: payload.toolName, args: payload.args, ...(suspendPayload === undefined ? {} : { suspendPayload }) },
+    });
+  }
+
+  /** Makes sure a call is known (started and ended) before its result: results of resumed calls arrive alone. */
+  private ensure(payload: CallPayload, out: Event[]): ToolCallState {
+    if (!this.calls.has(payload.toolCallId)) this.atomic(payload.toolCallId, payload.toolName, payload.args, out);
+    else this.end(payload.toolCallId, out);
+    return this.calls.get(payload.toolCallId) as ToolCallState;
+  }
+
+  /** The call a result answers: one this run never showed may be one the client holds already. */
+  private answered(payload: CallPayload, out: Event[]): void {
+    if (this.unseenAreResumed && !this.calls.has(payload.toolCallId)) this.resumed.add(payload.toolCallId);
+    this.ensure(payload, out);
+  }
+
+  /**
+   * The call's result. `failure` says why it failed, for a delegation's `SUBAGENT_ERROR`; `declined`:
+   * its approval was declined (the result says how an approval was answered, `metadata.approval`).
+   */
+  private emitResult(toolCallId: string, content: string, out: Event[], { failure, declined = false }: { failure?: string; declined?: boolean } = {}): void {
+    const call = this.calls.get(toolCallId);
+    if (!call || call.resolved) return;
+    call.resolved = true;
+    // A delegation that paused for its sub-agent's approval was not itself approved: the sub-agent's call was.
+    const approval = declined ? 'declined' : this.approvals.has(toolCallId) && !this.delegations.has(toolCallId) ? 'approved' : undefined;
+    this.delegations.end(toolCallId, failure, out);
+    out.push({
+      type: EventType.TOOL_CALL_RESULT,
+      messageId: toolResultMessageId(toolCallId),
+      toolCallId,
+      content,
+      role: 'tool',
+      ...(approval && { metadata: { approval } }),
+    });
+  }
+}
+
+function parseSchema(schema: string | undefined): Record<string, unknown> | undefined {
+  if (!schema) return undefined;
+  try {
+    const parsed: unknown = JSON.parse(schema);
+    return parsed && typeof parsed === 'object' ? (parsed as Record<string, unknown>) : undefined;
+  } catch {
+    return undefined;
+  }
+}
