@@ -8,7 +8,6 @@ import { resolveConfig, type BridgeConfig, type ResolvedConfig } from './config.
 import { createServices } from './container.js';
 import { errorResponse } from './http/errors.js';
 import { unavailable } from './errors.js';
-import { buildOpenApiDocument, OPENAPI_PATH } from './http/openapi.js';
 import { ROUTES } from './http/routes/index.js';
 import type { Route } from './http/route.js';
 import { serveRoute } from './http/serve-route.js';
@@ -97,8 +96,6 @@ export function createBridge(config: BridgeConfig = {}): Bridge {
   const authenticate = authenticatorOf(resolved.resolveResourceId);
   const handle = routeHandler(resolved, gate, authenticate);
   const observe = observer(resolved, metrics);
-  const serveOpenApi = openApiHandler(resolved, authenticate);
-  const openapiPath = `${resolved.prefix}${OPENAPI_PATH}`;
   return {
     config: resolved,
     metrics,
@@ -112,7 +109,6 @@ export function createBridge(config: BridgeConfig = {}): Bridge {
           createHandler: async ({ mastra }) => handle(route, services.of(mastra)),
         });
       }),
-      apiRoute(openapiPath, { method: 'GET', middleware: observe(openapiPath), handler: serveOpenApi }),
     ],
     app: (mastra) => {
       const s = services.of(mastra);
@@ -122,7 +118,6 @@ export function createBridge(config: BridgeConfig = {}): Bridge {
         const pattern = `${resolved.prefix}${route.path}`;
         app.on(route.method, pattern, ...observe(pattern), handle(route, s));
       }
-      app.get(openapiPath, ...observe(openapiPath), serveOpenApi);
       app.notFound((c) => c.json({ error: `No route ${c.req.method} ${c.req.path}`, code: 'NOT_FOUND' }, 404));
       app.onError((error, c) => errorResponse(c, error, resolved.logger));
       return app;
@@ -202,23 +197,6 @@ function observer(resolved: ResolvedConfig, metrics: BridgeMetrics) {
     requestLog(resolved.logger, pattern),
     httpMetrics(metrics, pattern),
   ];
-}
-
-/**
- * The OpenAPI document's handler. The document is built once: converting every schema per request
- * would be wasted work. No resource is resolved for it (the contract is the same for every
- * caller), but with auth on it takes credentials.
- */
-function openApiHandler(resolved: ResolvedConfig, authenticate: Authenticate | undefined) {
-  const openapi = buildOpenApiDocument({ prefix: resolved.prefix });
-  return async (c: Context) => {
-    try {
-      await authenticate?.(c);
-      return c.json(openapi);
-    } catch (error) {
-      return errorResponse(c, error, resolved.logger);
-    }
-  };
 }
 
 /**

@@ -40,7 +40,7 @@ export const other: typeof sent.action = 'maybe';
 declare const agents: Json<'/agents', 'get', 200>;
 export const agentName: string = agents[0].name;
 
-type Frame = components['schemas']['AgUiEvent'];
+type Frame = components['schemas']['ThreadEvent'];
 declare const frame: Frame;
 export const eventType: string = frame.type;
 
@@ -105,7 +105,7 @@ describe('a client generated with openapi-typescript from /agui/openapi.json', (
       const validate = answerOf(path, method, status);
       expect(validate(body), `${method} ${path} ${status}: ${JSON.stringify(validate.errors)}`).toBe(true);
     }
-    const frame = ajv.compile({ ...doc.components.schemas.AgUiEvent, components: doc.components });
+    const frame = ajv.compile({ ...doc.components.schemas.ThreadEvent, components: doc.components });
     for (const event of events.list) expect(frame(event), `${event.type}: ${JSON.stringify(frame.errors)}`).toBe(true);
     expect(frame({ type: 'NOT_AN_EVENT' })).toBe(false);
   });

@@ -87,5 +87,13 @@ export const AbortAnswerSchema = z.object({ aborted: z.boolean() });
 export const CancelAnswerSchema = z.object({ cancelled: z.array(z.string()) });
 export const AcceptedSchema = z.object({ accepted: z.literal(true) });
 
-/** One frame's `data:` on an event stream: any AG-UI event (`@ag-ui/core`'s own schemas). */
-export const AgUiEventSchema = EventSchemas;
+/** One frame's `data:` on `POST /run`: an AG-UI event of the one run it streams (`@ag-ui/core`'s own schemas). */
+export const RunEventSchema = EventSchemas.meta({
+  description: 'One AG-UI event of the run: `RUN_STARTED` first, exactly one `RUN_FINISHED` or `RUN_ERROR` last.',
+});
+
+/** One frame's `data:` on a thread's events stream: an AG-UI event of one of the thread's runs, each frame numbered by its SSE `id:`. */
+export const ThreadEventSchema = EventSchemas.meta({
+  description:
+    'One AG-UI event of a run on the thread, inside its `RUN_STARTED … RUN_FINISHED|RUN_ERROR` bracket; the frame carries `id: <n>` (resume with `Last-Event-ID`).',
+});

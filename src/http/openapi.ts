@@ -2,13 +2,8 @@ import { createRequire } from 'node:module';
 import { z } from 'zod';
 import type { ErrorCode, ErrorDetail } from '../errors.js';
 import { IdSchema } from '../id.js';
-import { AgUiEventSchema } from './answers.js';
 import type { ErrorStatus, Method, Route, Success, Tag } from './route.js';
-import { ROUTES } from './routes/index.js';
 import { headerSchemaOf } from './serve-route.js';
-
-/** Where the document is served, below the prefix. */
-export const OPENAPI_PATH = '/openapi.json';
 
 /** A JSON Schema (2020-12, the dialect of OpenAPI 3.1) as a plain JSON value. */
 export type JsonSchema = { [key: string]: unknown };
@@ -34,7 +29,7 @@ export interface OpenApiOperation {
   responses: Record<string, OpenApiResponse | { $ref: string }>;
 }
 
-export interface OpenApiDocument {
+export type OpenApiDocument = {
   openapi: '3.1.0';
   info: { title: string; version: string; description: string };
   servers: { url: string }[];
@@ -42,11 +37,12 @@ export interface OpenApiDocument {
   paths: Record<string, Partial<Record<Lowercase<Method>, OpenApiOperation>>>;
   security: Array<Record<string, string[]>>;
   components: {
-    schemas: { Error: JsonSchema; AgUiEvent: JsonSchema };
+    /** `Error`, and one schema per event stream (`RunEvent`, `ThreadEvent`): what one frame's `data:` holds. */
+    schemas: { Error: JsonSchema } & Record<string, JsonSchema>;
     responses: Record<string, OpenApiResponse>;
     securitySchemes: Record<string, Record<string, string>>;
   };
-}
+};
 
 // ---------------------------------------------------------------------------------------------
 // The error body
@@ -114,16 +110,7 @@ const ERROR_RESPONSES = {
   },
 } as const satisfies Record<ErrorStatus, { name: string; codes: readonly ErrorCode[]; when: string }>;
 
-/** The document's own route, served by the bridge outside `ROUTES`: it reads no input and needs no resource. */
-const OPENAPI_OPERATION: OpenApiOperation = {
-  operationId: 'openapi',
-  summary: 'This document (OpenAPI 3.1)',
-  tags: ['meta'],
-  parameters: [],
-  responses: { 200: { description: 'The OpenAPI document', content: { 'application/json': { schema: { type: 'object' } } } } },
-};
-
-const TAGS: Array<Tag | 'meta'> = ['runs', 'agents', 'threads', 'signals', 'meta'];
+const TAGS: Tag[] = ['runs', 'agents', 'threads', 'signals', 'meta'];
 
 // ---------------------------------------------------------------------------------------------
 // Building the document
@@ -157,16 +144,15 @@ function pathParameters(path: string): OpenApiParameter[] {
 
 const openApiPath = (path: string) => path.replace(/:(\w+)/g, '{$1}');
 
-/** An event stream's frames each carry one AG-UI event (`components.schemas.AgUiEvent`). */
-const EVENT_FRAME = { $ref: '#/components/schemas/AgUiEvent' };
-
 function successResponse(ok: Success): OpenApiResponse {
   if ('empty' in ok) return { description: ok.description };
   if ('events' in ok) {
     return {
       description: `${ok.description} AG-UI events, as Server-Sent Events (or AG-UI protobuf when \`Accept\` names it)`,
       content: {
-        'text/event-stream': { schema: { ...EVENT_FRAME, description: 'Each SSE frame is `data: <one AG-UI event as JSON>`' } },
+        'text/event-stream': {
+          schema: { $ref: `#/components/schemas/${ok.events.name}`, description: 'Each SSE frame is `data: <one AG-UI event as JSON>`' },
+        },
         'application/vnd.ag-ui.event+proto': { schema: { type: 'string', contentEncoding: 'binary' } },
       },
     };
@@ -199,6 +185,12 @@ function operation(route: Route): OpenApiOperation {
   };
 }
 
+/** Each event stream's frame schema, under its name. */
+function eventSchemas(routes: readonly Route[]): Record<string, JsonSchema> {
+  const streams = routes.flatMap((route) => Object.values(route.ok).flatMap((ok) => ('events' in ok ? [ok.events] : [])));
+  return Object.fromEntries(streams.map(({ name, schema }) => [name, toJsonSchema(schema)]));
+}
+
 function errorComponents(): Record<string, OpenApiResponse> {
   return Object.fromEntries(
     Object.values(ERROR_RESPONSES).map(({ name, codes, when }) => [
@@ -218,22 +210,21 @@ function packageVersion(): string {
 }
 
 /**
- * Builds the OpenAPI 3.1 document of the bridge's routes under `prefix`, from the route table:
- * bodies, queries, path ids and headers are the zod schemas the pipeline validates with, answers
- * the schemas the handlers are typed by, so the document and the code cannot disagree. Call it once (it converts every schema); `createBridge` does and
- * serves the result at `GET <prefix>/openapi.json`.
+ * Builds the OpenAPI 3.1 document of `routes` under `prefix`: bodies, queries, path ids and
+ * headers are the zod schemas the pipeline validates with, answers the schemas the handlers are
+ * typed by, so the document and the code cannot disagree. Call it once (it converts every schema);
+ * the table's own `GET /openapi.json` route (`routes/meta.ts`) does, on first request.
  *
  * @example
- * const doc = buildOpenApiDocument({ prefix: '/agui' });
+ * const doc = buildOpenApiDocument(ROUTES, { prefix: '/agui' });
  * doc.paths['/threads/{threadId}/send-message'].post?.requestBody; // SendMessageSchema as JSON Schema
  */
-export function buildOpenApiDocument(options: { prefix: string; version?: string }): OpenApiDocument {
+export function buildOpenApiDocument(routes: readonly Route[], options: { prefix: string; version?: string }): OpenApiDocument {
   const paths: OpenApiDocument['paths'] = {};
-  for (const route of ROUTES) {
+  for (const route of routes) {
     const key = openApiPath(route.path);
     paths[key] = { ...paths[key], [route.method.toLowerCase() as Lowercase<Method>]: operation(route) };
   }
-  paths[OPENAPI_PATH] = { get: OPENAPI_OPERATION };
   return {
     openapi: '3.1.0',
     info: {
@@ -248,7 +239,7 @@ export function buildOpenApiDocument(options: { prefix: string; version?: string
     // Credentials are optional in the contract: the bridge takes them when its host turns auth on.
     security: [{}, { bearer: [] }],
     components: {
-      schemas: { Error: toJsonSchema(ErrorBodySchema), AgUiEvent: toJsonSchema(AgUiEventSchema) },
+      schemas: { Error: toJsonSchema(ErrorBodySchema), ...eventSchemas(routes) },
       responses: errorComponents(),
       securitySchemes: {
         bearer: {

@@ -6,13 +6,19 @@ import type { Services } from './services.js';
 export type Method = 'GET' | 'POST' | 'PATCH' | 'DELETE';
 
 /** The groups of the OpenAPI document. */
-export type Tag = 'runs' | 'agents' | 'threads' | 'signals';
+export type Tag = 'runs' | 'agents' | 'threads' | 'signals' | 'meta';
 
 /** The error statuses a route may answer (each with the `Error` body; see `openapi.ts`). */
 export type ErrorStatus = 400 | 401 | 403 | 404 | 409 | 413 | 429 | 500 | 503;
 
+/** An AG-UI event stream's frames: the schema of one frame's event, under its name in the OpenAPI document's components. */
+export interface FrameSchema {
+  name: string;
+  schema: z.ZodType;
+}
+
 /** A success answer: JSON of `schema`, an AG-UI event stream, or no body. */
-export type Success = { description: string; schema: z.ZodType } | { description: string; events: true } | { description: string; empty: true };
+export type Success = { description: string; schema: z.ZodType } | { description: string; events: FrameSchema } | { description: string; empty: true };
 
 export type SuccessStatus = 200 | 201 | 202 | 204;
 export type Successes = Partial<Record<SuccessStatus, Success>>;
@@ -26,7 +32,7 @@ export type Reply<R extends Successes> =
           ? { status: K }
           : never;
     }[keyof R]
-  | (true extends { [K in keyof R]: R[K] extends { events: true } ? true : false }[keyof R] ? Response : never);
+  | (true extends { [K in keyof R]: R[K] extends { events: FrameSchema } ? true : false }[keyof R] ? Response : never);
 
 /**
  * A JSON answer with its status kept literal, so that it is checked against the route's `ok`.
@@ -48,7 +54,7 @@ export interface RouteInput<P extends string, Q, H, B> {
   query: Parsed<Q>;
   headers: Parsed<H>;
   body: Parsed<B>;
-  /** The caller, as `resolveResourceId` decided. */
+  /** The caller, as `resolveResourceId` decided (`''` on an `anyCaller` route). */
   resourceId: string;
   /** On `/threads/:threadId…` only: the thread, the caller, the agent claimed (`agentId` of body or query). */
   scope: string extends P ? ThreadScope | undefined : P extends `${string}:threadId${string}` ? ThreadScope : undefined;
@@ -89,6 +95,11 @@ export interface RouteSpec<
   startsWork?: true;
   /** Honours `Idempotency-Key` (a 2xx answer is kept and replayed; `http/idempotency.ts`). */
   idempotent?: true;
+  /**
+   * Answers every caller alike (the OpenAPI document): no resource is resolved, `resourceId` is
+   * `''`. With auth on, credentials are still checked.
+   */
+  anyCaller?: true;
   /** Where the caller's claim is, when not `resourceId`/`agentId` of body or query. */
   claim?: Claim;
   handle(input: RouteInput<P, Q, H, B>, s: Services): Promise<Reply<R>>;

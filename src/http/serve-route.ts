@@ -41,7 +41,7 @@ export function serveRoute(route: Route, s: Services): (c: Context) => Promise<R
     const raw = route.body ? await readJsonBody(c, s.config.maxBodyBytes) : undefined;
     const body = route.body ? parseInput(route.body, raw, 'body') : undefined;
     const claimed = claim({ query, body });
-    const resourceId = await s.resources.resolve(c, claimed.resourceId);
+    const resourceId = route.anyCaller ? '' : await s.resources.resolve(c, claimed.resourceId);
     // Counted once the caller is known: a refused caller never spends a request of someone else's.
     if (route.limited) await s.limits.admitRequest(resourceId);
     const scope = params.threadId === undefined ? undefined : { threadId: params.threadId, resourceId, agentId: claimed.agentId };

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { encoderFor, EventStream } from '../../sse/event-stream.js';
 import { IdSchema } from '../../id.js';
+import { ThreadEventSchema } from '../answers.js';
 import { route } from '../route.js';
 
 /**
@@ -39,7 +40,7 @@ export const threadEvents = route({
   ok: {
     200: {
       description: 'Every run on the thread, one `RUN_STARTED … RUN_FINISHED|RUN_ERROR` bracket each; every frame has an `id:`; open until the client leaves.',
-      events: true,
+      events: { name: 'ThreadEvent', schema: ThreadEventSchema },
     },
   },
   // The open-stream caps (`limits.streamsPerResource`, `limits.streams`).

@@ -1,5 +1,6 @@
 import type { Route } from '../route.js';
 import { getAgent, listAgents } from './agents.js';
+import { openApiRoute } from './meta.js';
 import { threadEvents } from './events.js';
 import { postToolResult, runAgent } from './runs.js';
 import {
@@ -40,4 +41,5 @@ export const ROUTES: readonly Route[] = [
   pendingApprovals,
   abortThread,
   cancelQueued,
+  openApiRoute(() => ROUTES),
 ];

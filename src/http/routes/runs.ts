@@ -6,7 +6,7 @@ import { loggedRunFailure } from '../../runs/run-failure.js';
 import { requestId } from '../../observability/context.js';
 import { isRunEnd } from '../../translate/close-run.js';
 import { encoderFor, EventStream } from '../../sse/event-stream.js';
-import { AcceptedSchema } from '../answers.js';
+import { AcceptedSchema, RunEventSchema } from '../answers.js';
 import { internalErrorMessage } from '../errors.js';
 import { answer, route } from '../route.js';
 import { AgentQuerySchema, ForwardedPropsSchema, RunIdsSchema, ToolResultBodySchema } from '../schemas.js';
@@ -42,7 +42,7 @@ export const runAgent = route({
   ok: {
     200: {
       description: 'One run: `RUN_STARTED` first, exactly one `RUN_FINISHED` or `RUN_ERROR` last.',
-      events: true,
+      events: { name: 'RunEvent', schema: RunEventSchema },
     },
   },
   errors: [404, 409],
