@@ -1,6 +1,7 @@
 import type { Mastra } from '@mastra/core';
 import type { Agent } from '@mastra/core/agent';
-import type { AgentCapabilities } from '@ag-ui/core';
+import { AgentCapabilitiesSchema } from '@ag-ui/core/schemas';
+import { z } from 'zod';
 import type { MastraMemory } from '@mastra/core/memory';
 import { inject, injectable } from 'inversify';
 import type { ResolvedConfig } from '../config.js';
@@ -11,18 +12,20 @@ import { capabilitiesOf } from './capabilities.js';
 import { activeThreadRuns, agentsOf, memoryOf, modelOf, stoppedOnInterrupt, subagentsOf, workflowsOf } from '../mastra/index.js';
 
 /** What `GET /agents` lists about an agent. */
-export interface AgentInfo {
-  id: string;
-  name: string;
+export const AgentInfoSchema = z.object({
+  id: z.string(),
+  name: z.string(),
   /** An agent, or a workflow served as one (`POST /run` runs either). */
-  kind: 'agent' | 'workflow';
-  description?: string;
-  model?: { provider: string; name: string };
+  kind: z.enum(['agent', 'workflow']),
+  description: z.string().optional(),
+  model: z.object({ provider: z.string(), name: z.string() }).optional(),
   /** Whether a run that names no agent runs this one. */
-  default: boolean;
+  default: z.boolean(),
   /** AG-UI's capabilities: what the bridge does for this agent. */
-  capabilities: AgentCapabilities;
-}
+  capabilities: AgentCapabilitiesSchema,
+});
+
+export type AgentInfo = z.infer<typeof AgentInfoSchema>;
 
 /**
  * Finds agents in the Mastra instance: by `agent.id` first, then by registration key, else the

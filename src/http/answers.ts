@@ -1,44 +1,16 @@
-import { AgentCapabilitiesSchema, EventSchemas, MessageSchema } from '@ag-ui/core/schemas';
+import { EventSchemas, MessageSchema } from '@ag-ui/core/schemas';
 import { z } from 'zod';
-import type { AgentInfo } from '../agents/agent-provider.js';
 import type { SignalDecision } from '../mastra/index.js';
-import type { PendingApproval } from '../signals/thread-approvals.js';
-import type { ThreadInfo } from '../threads/thread-store.js';
-import type { ThreadMessage } from '../translate/thread-message.js';
+import { ThreadMessageSchema } from '../translate/thread-message.js';
 
 // What the routes answer, as zod schemas: the handlers' answers are typed by them and the OpenAPI
-// document describes them (on their input side: what goes over the wire). Each `satisfies` keeps a
-// schema and the type the service returns from drifting apart.
+// document describes them (on their input side: what goes over the wire). A service's own answer
+// is declared beside the service, its type `z.infer` of its schema (`ThreadInfoSchema`,
+// `AgentInfoSchema`, `ThreadMessageSchema`, `PendingApprovalSchema`); Mastra's, here, kept in step
+// with Mastra's type by `satisfies`.
 
 /** A date: a `Date` in the service, its ISO string on the wire. */
 const wireDate = z.codec(z.iso.datetime(), z.date(), { decode: (text) => new Date(text), encode: (date) => date.toISOString() });
-
-export const ThreadInfoSchema = z.object({
-  id: z.string(),
-  resourceId: z.string(),
-  title: z.string().optional(),
-  createdAt: z.string(),
-  updatedAt: z.string(),
-  metadata: z.record(z.string(), z.unknown()).optional(),
-}) satisfies z.ZodType<ThreadInfo>;
-
-export const AgentInfoSchema = z.object({
-  id: z.string(),
-  name: z.string(),
-  kind: z.enum(['agent', 'workflow']),
-  description: z.string().optional(),
-  model: z.object({ provider: z.string(), name: z.string() }).optional(),
-  default: z.boolean(),
-  capabilities: AgentCapabilitiesSchema,
-}) satisfies z.ZodType<AgentInfo>;
-
-export const ThreadMessageSchema = z.object({
-  id: z.string(),
-  role: z.string(),
-  content: z.unknown(),
-  createdAt: z.string(),
-  threadId: z.string(),
-}) satisfies z.ZodType<ThreadMessage>;
 
 /** `GET …/messages`: stored rows (`format=mastra`) or AG-UI messages (`format=agui`). */
 export const HistorySchema = z.union([z.array(ThreadMessageSchema), z.array(MessageSchema)]);
@@ -63,8 +35,18 @@ export const NotificationRecordSchema = z
     status: z.enum(['pending', 'delivered', 'seen', 'dismissed', 'archived', 'discarded', 'failed']),
     summary: z.string(),
     payload: z.unknown().optional(),
+    resourceId: z.string().optional(),
+    agentId: z.string().optional(),
+    dedupeKey: z.string().optional(),
+    coalesceKey: z.string().optional(),
+    coalescedCount: z.number().optional(),
+    // Mastra's attributes may hold `undefined`, which JSON leaves out.
+    attributes: z.record(z.string(), z.union([z.string(), z.number(), z.boolean(), z.null()]).optional()).optional(),
     createdAt: wireDate,
     updatedAt: wireDate,
+    deliveredAt: wireDate.optional(),
+    deliveryReason: z.string().optional(),
+    deliveredSignalId: z.string().optional(),
   })
   .loose();
 
@@ -74,13 +56,6 @@ export const NotificationAnswerSchema = z.object({
   decision: z.object({ action: z.enum(['deliver', 'queue', 'defer', 'summarize', 'persist', 'discard']), reason: z.string().optional() }).loose(),
   runId: z.string().optional(),
 });
-
-export const PendingApprovalSchema = z.object({
-  runId: z.string(),
-  toolCallId: z.string(),
-  toolName: z.string(),
-  args: z.unknown(),
-}) satisfies z.ZodType<PendingApproval>;
 
 export const ApprovalAnswerSchema = z.object({ runId: z.string(), toolCallId: z.string() });
 export const AbortAnswerSchema = z.object({ aborted: z.boolean() });

@@ -1,5 +1,5 @@
 import { inject, injectable } from 'inversify';
-import type { z } from 'zod';
+import { z } from 'zod';
 import { AgentProvider } from '../agents/agent-provider.js';
 import { conflict, notFound, type BridgeError } from '../errors.js';
 import { suspendedRuns } from '../mastra/index.js';
@@ -10,12 +10,9 @@ import type { ToolApprovalSchema } from './schemas.js';
 import { ThreadOwnership, type Resolved } from './thread-ownership.js';
 
 /** A call that waits for a person's approval. */
-export interface PendingApproval {
-  runId: string;
-  toolCallId: string;
-  toolName: string;
-  args: unknown;
-}
+export const PendingApprovalSchema = z.object({ runId: z.string(), toolCallId: z.string(), toolName: z.string(), args: z.unknown() });
+
+export type PendingApproval = z.infer<typeof PendingApprovalSchema>;
 
 /**
  * A thread's tool calls that wait for approval, and their answers: approved or declined once, in

@@ -1,3 +1,4 @@
+import { z } from 'zod';
 import type { StorageThreadType } from '../mastra/index.js';
 import type { HistoryContext, StoredBackgroundTask, ToolMessageIds } from '../translate/history.js';
 import type { StoredRunEnd } from '../translate/run-end.js';
@@ -45,15 +46,17 @@ export function withoutInternal(metadata: Record<string, unknown> | undefined): 
   return rest;
 }
 
-/** A thread as the API shows it (ISO 8601 dates). */
-export interface ThreadInfo {
-  id: string;
-  resourceId: string;
-  title?: string;
-  createdAt: string;
-  updatedAt: string;
-  metadata?: Record<string, unknown>;
-}
+/** A thread as the API shows it (ISO 8601 dates): what the thread routes answer. */
+export const ThreadInfoSchema = z.object({
+  id: z.string(),
+  resourceId: z.string(),
+  title: z.string().optional(),
+  createdAt: z.string(),
+  updatedAt: z.string(),
+  metadata: z.record(z.string(), z.unknown()).optional(),
+});
+
+export type ThreadInfo = z.infer<typeof ThreadInfoSchema>;
 
 export function mergeMetadata(current: Record<string, unknown> | undefined, patch: Record<string, unknown> | undefined): Record<string, unknown> {
   const merged: Record<string, unknown> = { ...current };

@@ -1,8 +1,11 @@
 import type { MastraDBMessage } from '@mastra/core/memory';
+import { z } from 'zod';
 import { partsText } from './history.js';
 
 /** A stored message as a plain JSON history item (e.g. for a `GET …/messages` route). */
-export type ThreadMessage = { id: string; role: string; content: unknown; createdAt: string; threadId: string };
+export const ThreadMessageSchema = z.object({ id: z.string(), role: z.string(), content: z.unknown(), createdAt: z.string(), threadId: z.string() });
+
+export type ThreadMessage = z.infer<typeof ThreadMessageSchema>;
 
 /**
  * The plain history shape of one stored message: `content` is the text when every part is a text

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { AgentInfoSchema } from '../answers.js';
+import { AgentInfoSchema } from '../../agents/agent-provider.js';
 import { answer, route } from '../route.js';
 import { AgentQuerySchema } from '../schemas.js';
 

@@ -16,11 +16,11 @@ import {
   CancelAnswerSchema,
   NotificationAnswerSchema,
   NotificationRecordSchema,
-  PendingApprovalSchema,
   SignalDecisionSchema,
   StateSkippedSchema,
 } from '../answers.js';
 import type { SignalDecision } from '../../mastra/index.js';
+import { PendingApprovalSchema } from '../../signals/thread-approvals.js';
 import type { ThreadScope } from '../../threads/thread-store.js';
 import { answer, route } from '../route.js';
 import type { Services } from '../services.js';

@@ -1,5 +1,6 @@
 import { z } from 'zod';
-import { HistorySchema, ThreadInfoSchema } from '../answers.js';
+import { ThreadInfoSchema } from '../../threads/thread-metadata.js';
+import { HistorySchema } from '../answers.js';
 import { answer, route } from '../route.js';
 import { AgentQuerySchema, CreateThreadSchema, ListThreadsQuerySchema, MessagesQuerySchema, UpdateThreadSchema } from '../schemas.js';
 
