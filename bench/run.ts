@@ -31,7 +31,7 @@ import { requireScaleServices, runScalePhase, type ScalePlan } from './lib/scale
 import { runWorkflowPhase, type WorkflowPlan } from './lib/workflow-phase.js';
 import { summarise } from './lib/profile-summary.js';
 import { BenchProcess } from './lib/procs.js';
-import { evaluateBudget, renderMarkdown, type BenchReport } from './lib/report.js';
+import { evaluateBudget, renderMarkdown, type BenchEnvironment, type BenchReport } from './lib/report.js';
 import type { TranslatorResult } from './translator.js';
 
 const args = process.argv.slice(2);
@@ -223,7 +223,7 @@ function ensureBenchDependencies(): void {
   if (result.status !== 0) throw new Error('npm --prefix bench ci failed');
 }
 
-function environment(): Record<string, unknown> {
+function environment(): BenchEnvironment {
   return {
     node: process.version,
     cpus: cpus().length,
@@ -252,7 +252,7 @@ function profileSplits(dirs: Record<string, string>): Record<string, ReturnType<
   for (const [target, dir] of Object.entries(dirs)) {
     const files = readdirSync(dir).map((f) => join(dir, f));
     const main = files.sort((a, b) => statSync(b).size - statSync(a).size)[0];
-    if (main) out[target] = summarise(JSON.parse(readFileSync(main, 'utf8'))).owners;
+    if (main) out[target] = summarise(JSON.parse(readFileSync(main, 'utf8')) as Parameters<typeof summarise>[0]).owners;
   }
   return out;
 }

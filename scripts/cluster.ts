@@ -37,8 +37,8 @@ function startInstance(instancePort: number): Promise<ChildProcess> {
   });
   children.push(child);
   return new Promise((resolve, reject) => {
-    child.stdout!.setEncoding('utf8');
-    child.stdout!.on('data', (chunk: string) => {
+    child.stdout.setEncoding('utf8');
+    child.stdout.on('data', (chunk: string) => {
       if (chunk.includes('listening on')) resolve(child);
     });
     child.once('exit', (code) => reject(new Error(`instance on port ${instancePort} exited (${code}) before listening`)));

@@ -27,6 +27,7 @@ import { z } from 'zod';
 import { createDemoAgent } from '../src/demo/agent.js';
 import { createGuardedAgent } from '../src/demo/guardrails.js';
 import { createDemoWorkflow, DEMO_WORKFLOW_ID } from '../src/demo/workflow.js';
+import { errorMessage } from '../src/text.js';
 import { agentStepWorkflow, failingWorkflow, loopsWorkflow, shapesWorkflow } from '../test/support/workflows.js';
 
 type Chunk = { type: string; runId?: string; payload?: Record<string, unknown>; [key: string]: unknown };
@@ -153,7 +154,8 @@ class ThreadRecorder {
   until(test: (c: Chunk, all: Chunk[]) => boolean, what: string, ms = SCENARIO_TIMEOUT_MS): Promise<Chunk> {
     const seen = this.chunks.find((c, i) => test(c, this.chunks.slice(0, i + 1)));
     if (seen) return Promise.resolve(seen);
-    if (this.ended) return Promise.reject(new Error(`subscription ended (${String(this.failure ?? 'no error')}) before ${what}`));
+    if (this.ended)
+      return Promise.reject(new Error(`subscription ended (${this.failure === undefined ? 'no error' : errorMessage(this.failure)}) before ${what}`));
     const waiting = new Promise<Chunk>((resolve) => this.waiters.push({ test, resolve }));
     return withTimeout(waiting, ms, `waiting for ${what}; got so far: ${typeSequence(this.chunks) || '(nothing)'}`);
   }
@@ -208,7 +210,7 @@ function sanitize(chunk: Chunk): Chunk {
       payload.output = {
         ...output,
         steps: output.steps.map((step) => {
-          if (!step || typeof step !== 'object') return step;
+          if (!step || typeof step !== 'object') return step as unknown;
           const { request: _request, response: _response, ...rest } = step as Record<string, unknown>;
           return rest;
         }),
@@ -696,7 +698,7 @@ async function streamWorkflow(
   const output =
     'resume' in how
       ? run.resumeStream({ step: how.resume.step, resumeData: how.resume.resumeData, outputOptions: { includeState: true } })
-      : run.stream({ inputData: how.inputData, outputOptions: { includeState: true } } as never);
+      : run.stream({ inputData: how.inputData, outputOptions: { includeState: true } });
   const chunks = await collect(output.fullStream as AsyncIterable<unknown>, (chunk) => onChunk?.(chunk, () => run.cancel()));
   return { chunks, result: toPlain(await output.result), runId };
 }

@@ -152,7 +152,7 @@ interface Gate {
 }
 
 /** The services of each Mastra instance the bridge serves, created and started on first use. */
-function servicesCache(resolved: ResolvedConfig, metrics: BridgeMetrics): { of(mastra: Mastra): Services; all(): Services[] } {
+function servicesCache(resolved: ResolvedConfig, metrics: BridgeMetrics): { of: (mastra: Mastra) => Services; all: () => Services[] } {
   const services = new Map<Mastra, Services>();
   return {
     of: (mastra) => {

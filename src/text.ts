@@ -14,8 +14,10 @@ export function jsonText(value: unknown): string {
   if (value === undefined) return 'null';
   try {
     // `undefined` for functions and symbols: the content of a tool result must still be a string.
+    // eslint-disable-next-line @typescript-eslint/no-base-to-string -- what JSON cannot write (a function, a symbol): its own text is all there is
     return JSON.stringify(value) ?? String(value);
   } catch {
+    // eslint-disable-next-line @typescript-eslint/no-base-to-string -- a BigInt or a circular object: its default text is all there is
     return String(value);
   }
 }
@@ -44,4 +46,16 @@ export function redactedUrl(url: string): string {
   if (!parsed.password) return url;
   parsed.password = '***';
   return parsed.href;
+}
+
+/**
+ * `value` as text when it is a string, a number or a boolean; else `fallback`: a field read from a
+ * loosely typed payload never shows as `[object Object]`.
+ *
+ * @example
+ * textOr(payload.stepName, ''); // 'review', or '' when the payload has none
+ */
+export function textOr(value: unknown, fallback: string): string {
+  if (typeof value === 'string') return value;
+  return typeof value === 'number' || typeof value === 'boolean' ? String(value) : fallback;
 }

@@ -62,7 +62,7 @@ describe('an id the feed cannot replay: a snapshot run, then live on the same op
               const first = followers[0] ?? (await follow(b, t));
               await wake(b, t, 'before the stale client');
               await Promise.all([first, ...followers].map((f) => f.waitForCount('RUN_FINISHED', 1)));
-              handedOut = first.events.at(-1)?.id as number;
+              handedOut = first.events.at(-1)?.id;
               if (!others) await first.close(); // the feed lingers with its events, and nobody follows
             }
             // Above: 500 past the newest id, or (no events yet) a minute ahead of the clock base.
@@ -286,7 +286,7 @@ describe('a released feed and its successor (subscriptionLingerMs: 0)', () => {
         events = events.slice(3);
       }
       live.push(...events.map((e) => e.id));
-      last = sse.events.at(-1)?.id as number;
+      last = sse.events.at(-1)?.id;
       await sse.close();
       await vi.waitFor(() => expect(b.bridge.subscriptionCount()).toBe(0));
     }

@@ -104,7 +104,7 @@ describe('slow clients on the standalone server', () => {
       let reply = '';
       let timer: NodeJS.Timeout | undefined;
       socket.setEncoding('utf8');
-      socket.on('data', (chunk) => (reply += chunk));
+      socket.on('data', (chunk: Buffer) => (reply += chunk.toString()));
       socket.on('error', () => {});
       socket.on('close', () => {
         clearTimeout(timer);

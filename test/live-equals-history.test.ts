@@ -245,7 +245,7 @@ describe('live equals history after a cut (an abort mid-run)', () => {
     let aborting: Promise<unknown> | undefined;
     agent.subscribe({
       onEvent: ({ event }) => {
-        if (!aborting && at(event as never)) aborting = post(slow, t, 'abort');
+        if (!aborting && at(event)) aborting = post(slow, t, 'abort');
       },
     });
     agent.addMessage(userMessage(text));

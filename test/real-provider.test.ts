@@ -8,6 +8,7 @@ import { startFakeOpenAI, type FakeOpenAI, type ModelReply, type ModelRequest } 
 import { runAgentStrict } from './support/run.js';
 import { http } from './support/server.js';
 import { killIfRunning, startServerProcess, type ServerProcess } from './support/process.js';
+import { jsonText } from '../src/text.js';
 
 // A real provider: the standalone server with `MODEL=openai/<model>` and `OPENAI_BASE_URL`
 // pointing at an OpenAI-compatible server written for this test (support/openai-compatible.ts).
@@ -20,9 +21,9 @@ const API_KEY = 'sk-test-provider-key';
 function script({ lastUserText, toolOutputs }: ModelRequest): ModelReply {
   const [output] = toolOutputs.values();
   if (lastUserText === 'weather in Oslo')
-    return output === undefined ? { call: { name: 'get_weather', args: { city: 'Oslo' } } } : { text: `The tool says: ${String(output)}` };
+    return output === undefined ? { call: { name: 'get_weather', args: { city: 'Oslo' } } } : { text: `The tool says: ${jsonText(output)}` };
   if (lastUserText === 'delete notes.txt')
-    return output === undefined ? { call: { name: 'delete_file', args: { path: 'notes.txt' } } } : { text: `Done: ${String(output)}` };
+    return output === undefined ? { call: { name: 'delete_file', args: { path: 'notes.txt' } } } : { text: `Done: ${jsonText(output)}` };
   if (lastUserText === 'fail please')
     return {
       status: 400,

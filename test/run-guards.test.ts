@@ -26,7 +26,7 @@ function contextEcho(storage: MastraStorage) {
         id: 'get_weather',
         description: 'returns the AG-UI request context',
         inputSchema: z.object({ city: z.string() }),
-        execute: async (_input, ctx) => ctx.requestContext?.get('ag-ui') as Record<string, unknown>,
+        execute: async (_input, ctx) => ctx.requestContext?.get<string, Record<string, unknown>>('ag-ui'),
       }),
     },
   });

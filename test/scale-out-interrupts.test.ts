@@ -6,6 +6,7 @@ import { postRun, sseEvents } from './support/run.js';
 import { http } from './support/server.js';
 import type { AnyEvent } from './support/sse.js';
 import { expectValidStream } from './support/threads.js';
+import { jsonText } from '../src/text.js';
 
 /**
  * API.md, "Pending interrupts do not hold a thread", across processes: a run stopped on an
@@ -145,7 +146,7 @@ describe('interrupting a run on B that a message was just sent into', { timeout:
         const next = await runOn(a, threadId, `interrupting ${round}`, 'interrupt');
         expect(next.status, JSON.stringify(next.body)).toBe(200);
         await watching.close();
-        const answered = async () => (await history(a, threadId)).map((m) => `${m.role}: ${m.content}`);
+        const answered = async () => (await history(a, threadId)).map((m) => `${m.role}: ${jsonText(m.content)}`);
         await expect
           .poll(
             async () => (await answered()).filter((row) => row.startsWith('assistant: Echo: sent') || row.startsWith('assistant: Echo: interrupting')).length,
@@ -246,7 +247,7 @@ describe('an approval on B of a run stopped on A', { timeout: 120_000 }, () => {
     const shape = (events: AnyEvent[]) => events.map((e) => (e.type === 'TEXT_MESSAGE_CONTENT' ? `${e.type} ${e.delta}` : e.type));
     const [onA, onB] = [await resumeOnB(here.threadId, here.interruptId, a), await resumeOnB(there.threadId, there.interruptId)];
     expect(shape(onB)).toEqual(shape(onA));
-    const rows = async (threadId: string) => (await history(a, threadId)).map((m) => `${m.role}: ${m.content}`);
+    const rows = async (threadId: string) => (await history(a, threadId)).map((m) => `${m.role}: ${jsonText(m.content)}`);
     expect(await rows(there.threadId)).toEqual(await rows(here.threadId));
   });
 });

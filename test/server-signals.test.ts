@@ -31,16 +31,16 @@ function npmStart(env: Record<string, string>): Promise<NpmStart> {
   started.push(npm);
   let stdout = '';
   let stderr = '';
-  npm.stdout!.setEncoding('utf8');
-  npm.stderr!.setEncoding('utf8');
-  npm.stderr!.on('data', (chunk: string) => (stderr += chunk));
+  npm.stdout.setEncoding('utf8');
+  npm.stderr.setEncoding('utf8');
+  npm.stderr.on('data', (chunk: string) => (stderr += chunk));
   const npmExited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
     npm.once('exit', (code, signal) => resolve({ code, signal })),
   );
   const outputClosed = new Promise<void>((resolve) => npm.once('close', () => resolve()));
   return new Promise((resolve, reject) => {
     let listening = false;
-    npm.stdout!.on('data', (chunk: string) => {
+    npm.stdout.on('data', (chunk: string) => {
       stdout += chunk;
       const match = /listening on (http:\/\/\S+) \(pid (\d+)/.exec(stdout);
       if (match && !listening) {

@@ -199,7 +199,7 @@ describe('GET /threads/:threadId/state', () => {
 });
 
 describe('working memory as AG-UI state on the thread stream', () => {
-  let warn: ReturnType<typeof vi.spyOn> | undefined;
+  let warn: { mockRestore(): void } | undefined;
   afterEach(() => warn?.mockRestore());
 
   it('runs woken by messages carry their state events; a follower’s reducer equals storage after every run; the snapshot bracket holds the state', async () => {

@@ -40,7 +40,7 @@ describe('a delegation to a sub-agent on /run', () => {
     const result = events.findIndex((e) => e.type === 'TOOL_CALL_RESULT');
     expect(events[started]).toEqual({
       type: 'SUBAGENT_STARTED',
-      subagentRunId: `subagent-${call.toolCallId}`,
+      subagentRunId: `subagent-${call.toolCallId as string}`,
       name: 'researcher',
       parentToolCallId: call.toolCallId,
     });
@@ -48,7 +48,7 @@ describe('a delegation to a sub-agent on /run', () => {
     expect(finished).toBeGreaterThan(started);
     expect(result).toBe(finished + 1);
     const answer = events.slice(started + 1, finished);
-    expect(answer.every((e) => e.subagentRunId === `subagent-${call.toolCallId}`)).toBe(true);
+    expect(answer.every((e) => e.subagentRunId === `subagent-${call.toolCallId as string}`)).toBe(true);
     expect(
       answer
         .filter((e) => e.type === 'TEXT_MESSAGE_CONTENT')
@@ -63,7 +63,7 @@ describe('a delegation to a sub-agent on /run', () => {
       ['assistant', 'Findings on tides: three sources agree, and none disagrees.'],
       ['assistant', 'Summary: Findings on tides: three sources agree, and none disagrees.'],
     ]);
-    expect(agent.messages[3]).toMatchObject({ subagentRunId: `subagent-${call.toolCallId}` });
+    expect(agent.messages[3]).toMatchObject({ subagentRunId: `subagent-${call.toolCallId as string}` });
     expect(comparable(await client.messages(agent.threadId, { format: 'agui' }))).toEqual(comparable(agent.messages));
   });
 
@@ -72,7 +72,7 @@ describe('a delegation to a sub-agent on /run', () => {
     const run = await ask('research the weather in Oslo');
     const events = run.events as AnyEvent[];
     const delegation = events.find((e) => e.type === 'TOOL_CALL_START' && e.toolCallName === 'agent-researcher')!;
-    const subagent = `subagent-${delegation.toolCallId}`;
+    const subagent = `subagent-${delegation.toolCallId as string}`;
     const inner = events.find((e) => e.type === 'TOOL_CALL_START' && e.toolCallName === 'get_weather')!;
     expect(inner).toMatchObject({ subagentRunId: subagent, parentMessageId: `${subagent}-calls` });
     const innerResult = events.find((e) => e.type === 'TOOL_CALL_RESULT' && e.toolCallId === inner.toolCallId)!;
@@ -209,7 +209,7 @@ describe('a delegation on the thread stream', () => {
       const follower = new BridgeAgent({ baseUrl: b.base, threadId, resourceId: client.resourceId });
       const events: AnyEvent[] = [];
       let finished = 0;
-      const following = follower.connectAgent({}, { onEvent: ({ event }) => void events.push(event as AnyEvent), onRunFinishedEvent: () => void finished++ });
+      const following = follower.connectAgent({}, { onEvent: ({ event }) => void events.push(event), onRunFinishedEvent: () => void finished++ });
       await vi.waitFor(() => expect(finished).toBe(1)); // the opening snapshot run
       await client.sendMessage(threadId, 'research coral reefs');
       await vi.waitFor(() => expect(finished).toBe(2));

@@ -348,7 +348,7 @@ describe('a workflow’s thread, followed', () => {
     expect(strip(follower.events.map((e) => e.event))).toEqual(strip(run.events as Array<Record<string, unknown>>));
     // The message the run answers comes with it, for a follower that did not send it.
     expect(follower.events[0].event).toMatchObject({ type: 'RUN_STARTED', input: { messages: [{ role: 'user', content: 'tea' }] } });
-    const resumed = await runStrict(`${tb.base}/run`, resume(threadId, interrupt!.id, { approved: true }));
+    const resumed = await runStrict(`${tb.base}/run`, resume(threadId, interrupt.id, { approved: true }));
     await follower.waitForEvent((e) => e.type === 'RUN_FINISHED', run.events.length);
     const events = follower.events.map((e) => e.event);
     expect(strip(events.slice(run.events.length))).toEqual(strip(resumed.events as Array<Record<string, unknown>>));
@@ -361,10 +361,10 @@ describe('a workflow’s thread, followed', () => {
     const follower = await follow(threadId, '&snapshot=1');
     const end = await follower.waitForEvent((e) => e.type === 'RUN_FINISHED');
     expect((end.event as BaseEvent & { outcome?: unknown }).outcome).toEqual((run.terminal as BaseEvent & { outcome: unknown }).outcome);
-    expect(end.event).toMatchObject({ outcome: { interrupts: [{ id: interrupt!.id, metadata: { suspendPayload: { draft: 'Draft about tea.' } } }] } });
+    expect(end.event).toMatchObject({ outcome: { interrupts: [{ id: interrupt.id, metadata: { suspendPayload: { draft: 'Draft about tea.' } } }] } });
     await follower.close();
     // Answered, nothing waits: the next snapshot ends plainly.
-    await runStrict(`${tb.base}/run`, resume(threadId, interrupt!.id, { approved: true }));
+    await runStrict(`${tb.base}/run`, resume(threadId, interrupt.id, { approved: true }));
     const later = await follow(threadId, '&snapshot=1');
     expect((await later.waitForEvent((e) => e.type === 'RUN_FINISHED')).event).not.toHaveProperty('outcome');
     await later.close();
@@ -372,7 +372,7 @@ describe('a workflow’s thread, followed', () => {
 
   it('a follower joining with ?snapshot=1 gets the thread as stored and the workflow’s state', async () => {
     const { threadId, interrupt } = await draft('tea');
-    await runStrict(`${tb.base}/run`, resume(threadId, interrupt!.id, { approved: true }));
+    await runStrict(`${tb.base}/run`, resume(threadId, interrupt.id, { approved: true }));
     const follower = await follow(threadId, '&snapshot=1');
     await follower.waitForEvent((e) => e.type === 'RUN_FINISHED');
     const events = follower.events.map((e) => e.event);

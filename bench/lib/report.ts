@@ -23,7 +23,7 @@ export interface BudgetLine {
 export interface BenchReport {
   mode: 'quick' | 'full';
   startedAt: string;
-  environment: Record<string, unknown>;
+  environment: BenchEnvironment;
   translator?: TranslatorResult;
   http?: HttpResult;
   /** The cost of a run: 20-word answers at 16 streams, one 500-word stream. */
@@ -786,6 +786,15 @@ function budgetTable(budget: BudgetLine[]): string[] {
     row(['---', '---', '---', '---']),
     ...budget.map((b) => row([b.line, b.target, b.measured, b.pass === undefined ? 'shown' : b.pass ? 'pass' : '**miss**'])),
   ];
+}
+
+/** Where a report was measured. */
+export interface BenchEnvironment {
+  node: string;
+  cpus: number;
+  cpuModel?: string;
+  loadAverage: string;
+  platform: string;
 }
 
 export function renderMarkdown(report: BenchReport): string {

@@ -24,7 +24,7 @@ export interface MastraAuthResourceOptions<TUser> {
 export function mastraAuthResource<TUser = { id?: unknown }>(options: MastraAuthResourceOptions<TUser> = {}): ResolveResourceId {
   return (c: Context, claimed: string | undefined) => {
     const context = c.get('requestContext') as RequestContext | undefined;
-    const user = context?.get('user') as TUser | undefined;
+    const user = context?.get<string, TUser>('user');
     if (user === undefined || user === null) throw unauthorized('No authenticated user on the request');
     const mapped = context?.get(RESOURCE_ID_KEY);
     const resource = options.resourceOf ? options.resourceOf(user) : typeof mapped === 'string' && mapped ? mapped : idOf(user);

@@ -160,7 +160,7 @@ class Follower {
   private failures = 0;
   private everLive = false;
   private runOpen = false;
-  private lastError: unknown;
+  private lastError: Error | undefined;
 
   constructor(
     private readonly options: ThreadEventsOptions,
@@ -198,7 +198,7 @@ class Follower {
         response = await this.open();
       } catch (error) {
         if (signal.aborted) break;
-        this.lastError = error;
+        this.lastError = asError(error);
       }
       if (response && (await this.stream(response)) === 'stopped') break;
       if (!this.policy) {
@@ -226,7 +226,7 @@ class Follower {
     if (!response.ok) {
       const error = await requestError(response, this.request);
       if (!retryable(response.status)) throw error;
-      this.lastError = error;
+      this.lastError = asError(error);
       return 'ended';
     }
     if (!(response.headers.get('content-type') ?? '').includes('text/event-stream') || !response.body) {
@@ -250,7 +250,7 @@ class Follower {
     } catch (error) {
       if (this.signal.aborted) return 'stopped';
       if (error instanceof StreamProtocolError) throw error;
-      this.lastError = error;
+      this.lastError = asError(error);
     }
     return this.signal.aborted ? 'stopped' : 'ended';
   }
@@ -303,7 +303,7 @@ class Follower {
     if (event.type === EventType.RUN_STARTED) {
       if (this.runOpen) {
         const gap = { type: EventType.RUN_ERROR, message: 'The connection dropped and the rest of this run could not be replayed', code: 'STREAM_GAP' };
-        this.emit({ id: undefined, event: gap as BaseEvent, synthetic: true });
+        this.emit({ id: undefined, event: gap, synthetic: true });
       }
       this.runOpen = true;
     } else if (event.type === EventType.RUN_FINISHED || event.type === EventType.RUN_ERROR) {
@@ -311,4 +311,9 @@ class Follower {
     }
     this.emit({ id: message.id, event });
   }
+}
+
+/** What a failed attempt threw, as an `Error` (a fetch or a read throws one; anything else is kept as its cause). */
+function asError(error: unknown): Error {
+  return error instanceof Error ? error : new Error('The event stream failed', { cause: error });
 }

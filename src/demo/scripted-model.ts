@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { MastraLanguageModelV2Mock } from '@mastra/core/test-utils/llm-mock';
+import { textOr } from '../text.js';
 
 /** One part of a V2 model stream, as the AI SDK provider spec defines it. */
 type DoStream = Extract<NonNullable<NonNullable<ConstructorParameters<typeof MastraLanguageModelV2Mock>[0]>['doStream']>, (...args: never[]) => unknown>;
@@ -60,7 +61,7 @@ export function createScriptedModel(options: ScriptedModelOptions = {}): MastraL
     // `generate()` (and Mastra's non-streaming calls): the same answer, whole.
     doGenerate: async (callOptions) => {
       model.doGenerateCalls.length = 0;
-      return { ...generated(answer(callOptions as unknown as CallOptions)), request: { body: '{}' }, response: { headers: {} } };
+      return { ...generated(answer(callOptions)), request: { body: '{}' }, response: { headers: {} } };
     },
   });
   return model;
@@ -145,7 +146,7 @@ function contentText(content: unknown): string {
   if (typeof content === 'string') return content;
   if (!Array.isArray(content)) return '';
   return content
-    .filter((p): p is { type: 'text'; text: string } => p?.type === 'text' && typeof p.text === 'string')
+    .filter((p: { type?: unknown; text?: unknown } | null): p is { type: 'text'; text: string } => p?.type === 'text' && typeof p.text === 'string')
     .map((p) => p.text)
     .join(' ')
     .trim();
@@ -203,8 +204,8 @@ function answerToolResults(message: PromptMessage, callId: string, input: string
     const shown = typeof value === 'string' ? value : JSON.stringify(value);
     if (r.output?.type === 'error-text' || r.output?.type === 'error-json') return `The tool ${r.toolName} failed: ${shown}`;
     if (r.toolName === WORKING_MEMORY_TOOL) return `Noted: ${factToRemember(input) ?? shown}`;
-    if (r.toolName === RESEARCHER_TOOL) return `Summary: ${(value as { text?: unknown } | undefined)?.text ?? shown}`;
-    if (r.toolName === DRAFT_TOOL) return `Done: ${(value as { result?: { text?: unknown } } | undefined)?.result?.text ?? shown}`;
+    if (r.toolName === RESEARCHER_TOOL) return `Summary: ${textOr((value as { text?: unknown } | undefined)?.text, shown)}`;
+    if (r.toolName === DRAFT_TOOL) return `Done: ${textOr((value as { result?: { text?: unknown } } | undefined)?.result?.text, shown)}`;
     if (r.toolName === 'delete_file') {
       // An approved call returns `{ deleted }`; a declined one reaches the model as the reason alone.
       return shown.includes('"deleted"') ? `Deleted as requested: ${shown}` : `I did not delete the file: ${shown}`;

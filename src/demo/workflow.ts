@@ -32,6 +32,7 @@ export function createDemoWorkflow(options: DemoWorkflowOptions = {}) {
     inputSchema: z.object({ topic: z.string() }),
     outputSchema: z.object({ draft: z.string() }),
     stateSchema: StateSchema,
+    // eslint-disable-next-line @typescript-eslint/unbound-method -- Mastra hands `setState` as a plain function, destructured in its own docs
     execute: async ({ inputData, state, setState, writer, abortSignal }) => {
       await pause(abortSignal);
       const text = `Draft about ${inputData.topic}.`;

@@ -35,7 +35,7 @@ export function jsonSchemaProblem(root: object): { path: PropertyKey[]; message:
     if (problem) return { path: [...path, problem.key], message: problem.message };
     for (const key of ONE_SCHEMA) if (key in node) stack.push({ node: node[key], path: [...path, key] });
     for (const key of SCHEMA_MAP) for (const [name, sub] of Object.entries(node[key] ?? {})) stack.push({ node: sub, path: [...path, key, name] });
-    const items = Array.isArray(node.items) ? node.items : 'items' in node ? [node.items] : [];
+    const items: unknown[] = Array.isArray(node.items) ? node.items : 'items' in node ? [node.items] : [];
     const lists = SCHEMA_LIST.flatMap((key) => ((node[key] as unknown[] | undefined) ?? []).map((sub, i) => ({ node: sub, path: [...path, key, i] })));
     stack.push(...items.map((sub, i) => ({ node: sub, path: Array.isArray(node.items) ? [...path, 'items', i] : [...path, 'items'] })), ...lists);
   }

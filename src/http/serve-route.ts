@@ -48,9 +48,7 @@ export function serveRoute(route: Route, s: Services): (c: Context) => Promise<R
     const handle = () => route.handle({ c, params, query, headers, body, resourceId, scope }, s) as unknown as Promise<Answer | Response>;
     const key = (headers as { 'idempotency-key'?: string } | undefined)?.['idempotency-key'];
     const reply =
-      route.idempotent && key !== undefined
-        ? await idempotent(c, s, { route: routeKey, scope: scope as ThreadScope, key, raw }, handle as () => Promise<Answer>)
-        : await handle();
+      route.idempotent && key !== undefined ? await idempotent(c, s, { route: routeKey, scope: scope as ThreadScope, key, raw }, handle) : await handle();
     return reply instanceof Response ? reply : respond(c, reply);
   };
 }

@@ -81,8 +81,8 @@ export function resumeCall(
   how: { approve: true } | { decline: true; reason?: string } | { resumeData: unknown },
   options: MastraRunOptions & { runId: string; toolCallId: string },
 ): Promise<RunOutput> {
-  if ('approve' in how) return agent.approveToolCall(options as never);
-  if ('decline' in how) return agent.declineToolCall({ ...options, reason: how.reason } as never);
+  if ('approve' in how) return agent.approveToolCall(options);
+  if ('decline' in how) return agent.declineToolCall({ ...options, reason: how.reason });
   return agent.resumeStream(how.resumeData, options as never);
 }
 

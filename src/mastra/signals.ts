@@ -76,12 +76,12 @@ export function withId(message: AgentMessage, id: string | undefined): AgentMess
 
 /** Sends a message now: it joins the thread's run, or wakes the idle thread. */
 export function sendMessage(agent: Agent, message: AgentMessage, target: SignalTarget, onWake?: OnWake): Promise<SignalDecision> {
-  return decision(agent.sendMessage(message as never, target as never) as Sent, onWake);
+  return decision(agent.sendMessage(message, target), onWake);
 }
 
 /** Queues a message behind the thread's run in this process (routed as `sendMessage` is; `onWake` hears of a run it woke). */
 export function queueMessage(agent: Agent, message: AgentMessage, target: SignalTarget, onWake?: OnWake): Promise<SignalDecision> {
-  return decision(agent.queueMessage(message as never, target as never) as Sent, onWake);
+  return decision(agent.queueMessage(message, target), onWake);
 }
 
 /**
@@ -100,7 +100,7 @@ export function queuedMessageCount(agent: Agent, thread: ThreadTarget): number {
 
 /** Sends a notification, reactive or user signal (or one kept in the inbox, again under its id). */
 export function sendSignal(agent: Agent, signal: AgentSignal, target: SignalTarget, onWake?: OnWake): Promise<SignalDecision> {
-  return decision(agent.sendSignal(signal as never, target as never) as Sent, onWake);
+  return decision(agent.sendSignal(signal as never, target), onWake);
 }
 
 /**
@@ -137,9 +137,9 @@ export async function sendStateSignal(
   target: SignalTarget,
   onWake?: OnWake,
 ): Promise<SignalDecision | { skipped: true; reason: string }> {
-  const result = await agent.sendStateSignal(state as never, target as never);
+  const result = await agent.sendStateSignal(state, target);
   if (result.skipped) return { skipped: true, reason: result.reason };
-  return decision(result as Sent, onWake);
+  return decision(result, onWake);
 }
 
 /** A notification as the bridge takes it (Mastra's `SendNotificationSignalInput`, the fields the route accepts). */

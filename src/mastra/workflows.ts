@@ -24,8 +24,12 @@ export interface WorkflowResult {
   suspendPayload?: Record<string, unknown>;
 }
 
-/** A workflow as Mastra registers it, whatever its steps and schemas. */
-export type AnyWorkflow = MastraAnyWorkflow;
+/**
+ * A workflow as Mastra registers it, whatever its steps and schemas, with what the bridge reads of
+ * it typed: Mastra's `AnyWorkflow` leaves its id and description `any`, which would leak `any`
+ * into every service that names a workflow.
+ */
+export type AnyWorkflow = Omit<MastraAnyWorkflow, 'id' | 'description'> & { readonly id: string; readonly description?: string };
 
 /** A schema as Mastra keeps it: Standard Schema, with JSON Schema (zod 4, and Mastra's own). */
 interface StandardSchema {

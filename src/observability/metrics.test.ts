@@ -26,7 +26,7 @@ describe('BridgeMetrics', () => {
     expect(sample(await a.text(), 'agui_bridge_runs_started_total{agent="demo",origin="run"}')).toBe(1);
     expect(sample(await b.text(), 'agui_bridge_runs_started_total{agent="demo",origin="run"}')).toBeUndefined();
     const { register } = await import('prom-client');
-    expect(await register.getSingleMetric('agui_bridge_runs_started_total')).toBeUndefined();
+    expect(register.getSingleMetric('agui_bridge_runs_started_total')).toBeUndefined();
   });
 
   it('runEnded splits RUN_FINISHED (by outcome) from RUN_ERROR', async () => {
@@ -88,9 +88,9 @@ describe('BridgeMetrics', () => {
 describe('terminalOutcome', () => {
   it('maps the terminal AG-UI events, and nothing else', () => {
     expect(terminalOutcome({ type: EventType.RUN_FINISHED })).toBe('success');
-    expect(terminalOutcome({ type: EventType.RUN_FINISHED, outcome: { type: 'interrupt', interrupts: [] } } as never)).toBe('interrupt');
-    expect(terminalOutcome({ type: EventType.RUN_FINISHED, outcome: { type: 'cancelled' } } as never)).toBe('cancelled');
-    expect(terminalOutcome({ type: EventType.RUN_FINISHED, outcome: { type: 'success', pendingToolCallIds: ['c1'] } } as never)).toBe('success');
+    expect(terminalOutcome({ type: EventType.RUN_FINISHED, outcome: { type: 'interrupt', interrupts: [] } })).toBe('interrupt');
+    expect(terminalOutcome({ type: EventType.RUN_FINISHED, outcome: { type: 'cancelled' } })).toBe('cancelled');
+    expect(terminalOutcome({ type: EventType.RUN_FINISHED, outcome: { type: 'success', pendingToolCallIds: ['c1'] } })).toBe('success');
     expect(terminalOutcome({ type: EventType.RUN_ERROR })).toBe('error');
     expect(terminalOutcome({ type: EventType.TEXT_MESSAGE_END })).toBeUndefined();
     expect(terminalOutcome(undefined)).toBeUndefined();

@@ -3,6 +3,7 @@ import { randomUUID } from 'node:crypto';
 import type { ServerResponse } from 'node:http';
 import type { Context, MiddlewareHandler } from 'hono';
 import type { BridgeLogger } from '../logger.js';
+import { errorMessage } from '../text.js';
 import { requestError, requestResource, setRequestId, takeErrorsOnRequestLine } from './context.js';
 
 /** The header a request id comes in and goes back out in. */
@@ -68,7 +69,7 @@ export function requestLog(logger: BridgeLogger, route: string): MiddlewareHandl
 function logFailure(logger: BridgeLogger, fields: RequestLogFields, error: unknown): void {
   if (error === undefined) return logger.warn('request failed', { ...fields });
   // Under `err`, where pino's serializer writes its type, message and stack.
-  logger.error('request failed', { ...fields, err: error instanceof Error ? error : new Error(String(error)) });
+  logger.error('request failed', { ...fields, err: error instanceof Error ? error : new Error(errorMessage(error)) });
 }
 
 /** Sets `X-Request-Id` on the answer; a response with immutable headers is copied first. */

@@ -231,8 +231,8 @@ describe('RedisEventLogs: one log per thread shared by processes', () => {
     const follower = await follow(b, key);
     follower.log.setFollowed!(true);
     // A follower comes while no run of A streams: nothing to write yet.
-    await vi.waitFor(async () => expect(await a.followedElsewhere!(key)).toBe(true), SETTLES);
-    expect(await b.followedElsewhere!(key)).toBe(false); // its own mark does not count
+    await vi.waitFor(async () => expect(await a.followedElsewhere(key)).toBe(true), SETTLES);
+    expect(await b.followedElsewhere(key)).toBe(false); // its own mark does not count
     await published(runsOfA, key, 'run-registered', 'r1');
     // While the run lasts, who follows is read again every second: `need` may be asked again (the hub keeps one feed).
     const asked = (need: string[]) => [...new Set(need)];
@@ -246,9 +246,9 @@ describe('RedisEventLogs: one log per thread shared by processes', () => {
     expect(needB).toEqual([]);
     // Unfollowed (the feed kept for others only, or closed): it no longer counts.
     follower.log.setFollowed!(false);
-    await vi.waitFor(async () => expect(await a.followedElsewhere!(key)).toBe(false), SETTLES);
+    await vi.waitFor(async () => expect(await a.followedElsewhere(key)).toBe(false), SETTLES);
     late.log.close();
-    expect(await a.followedElsewhere!(other)).toBe(false);
+    expect(await a.followedElsewhere(other)).toBe(false);
     follower.log.close();
   });
 
@@ -267,7 +267,7 @@ describe('RedisEventLogs: one log per thread shared by processes', () => {
       // A follower comes elsewhere while the cut process hears nothing: its announcement is lost.
       const follower = await follow(b, key);
       follower.log.setFollowed!(true);
-      await vi.waitFor(async () => expect(await a.followedElsewhere!(key)).toBe(true), SETTLES);
+      await vi.waitFor(async () => expect(await a.followedElsewhere(key)).toBe(true), SETTLES);
       expect(needed).toEqual([]);
       proxy.mode('forward');
       await vi.waitFor(() => expect(needed).toContain(key), { timeout: 10_000, interval: 50 });
@@ -283,10 +283,10 @@ describe('RedisEventLogs: one log per thread shared by processes', () => {
     const connection = await redis.connect();
     const follower = await follow(new RedisEventLogs(connection, config, new LocalThreadRuns(), options), key);
     follower.log.setFollowed!(true);
-    await vi.waitFor(async () => expect(await a.followedElsewhere!(key)).toBe(true), SETTLES);
+    await vi.waitFor(async () => expect(await a.followedElsewhere(key)).toBe(true), SETTLES);
     // As if its process died: its connection gone, no renewal, no unmark.
     await connection.close();
-    await vi.waitFor(async () => expect(await a.followedElsewhere!(key)).toBe(false), { timeout: 3000, interval: 50 });
+    await vi.waitFor(async () => expect(await a.followedElsewhere(key)).toBe(false), { timeout: 3000, interval: 50 });
     follower.log.close();
   });
 });

@@ -168,7 +168,7 @@ export class RedisToolProxy implements ToolProxy {
 
   private remember(runId: string, toolCallId: string, call?: WaitingCall): void {
     let calls = this.runs.get(runId);
-    if (!calls) this.runs.set(runId, (calls = new Map()));
+    if (!calls) this.runs.set(runId, (calls = new Map<string, WaitingCall | undefined>()));
     if (call || !calls.has(toolCallId)) calls.set(toolCallId, call);
   }
 

@@ -148,9 +148,9 @@ function openContext(input: RunAgentInput, options: RunOptions, plan: RunPlan, r
 
 /** What the run's Mastra options are built from, and no more: a resume may send it to another process. */
 function shapeOf(input: RunAgentInput, options: RunOptions, plan: RunPlan): RunShape {
-  const { threadId, runId, context, state, forwardedProps, tools } = input;
+  const { threadId, runId, context, tools } = input;
   return {
-    input: { threadId, runId, context, state, forwardedProps, tools },
+    input: { threadId, runId, context, tools, state: input.state, forwardedProps: input.forwardedProps },
     resourceId: options.resourceId,
     frontendToolMode: options.frontendToolMode,
     ...(plan.memory && { memory: { ...(options.memoryOptions && { options: options.memoryOptions }), savePerStep: !isReadOnly(options) } }),

@@ -13,7 +13,8 @@ export const AGUI_CONTEXT_KEY = 'ag-ui';
  * options there (a resume where the run stopped: `Resumer`).
  */
 export interface RunShape {
-  input: Pick<RunAgentInput, 'threadId' | 'runId' | 'context' | 'state' | 'forwardedProps' | 'tools'>;
+  /** AG-UI types `state` and `forwardedProps` as `any`; read here as what they are: unknown JSON. */
+  input: Pick<RunAgentInput, 'threadId' | 'runId' | 'context' | 'tools'> & { state?: unknown; forwardedProps?: unknown };
   resourceId: string;
   frontendToolMode: 'proxy' | 'return';
   /** Stored in memory (absent: a run without memory). */

@@ -150,7 +150,7 @@ export async function initStorage(storage: MastraCompositeStore): Promise<void> 
   try {
     // Tried, not waited for: a session blocked in `pg_advisory_lock` holds a snapshot, and the
     // holder's `CREATE INDEX CONCURRENTLY` waits for every snapshot: a deadlock nobody detects.
-    for (let wait = 10; !(await client.query(TRY_INIT_LOCK)).rows[0]?.locked; wait = Math.min(wait * 2, 500)) await delay(wait);
+    for (let wait = 10; !(await client.query<{ locked: boolean }>(TRY_INIT_LOCK)).rows[0]?.locked; wait = Math.min(wait * 2, 500)) await delay(wait);
     try {
       await storage.init();
     } finally {

@@ -61,11 +61,11 @@ async function enqueued(scope: ThreadScope) {
     ids.push(event.data.signal.id);
     if (waiting && ids.length >= waiting.n) waiting.resolve();
   };
-  await pubsub().subscribe(topic, listener as never);
+  await pubsub().subscribe(topic, listener);
   return {
     ids,
     reached: (n: number) => (ids.length >= n ? Promise.resolve() : new Promise<void>((resolve) => (waiting = { n, resolve }))),
-    close: () => pubsub().unsubscribe(topic, listener as never),
+    close: () => pubsub().unsubscribe(topic, listener),
   };
 }
 

@@ -1,6 +1,7 @@
 import { EventType, type Event } from '@ag-ui/core';
 import { subagentCallsId, subagentReasoningId, subagentRunId, subagentTextId, toolResultMessageId } from './ids.js';
 import { declinedContent, toolErrorContent, toolResultContent } from './values.js';
+import { textOr } from '../text.js';
 
 /** Mastra's tool for a sub-agent registered under `agents: { <name> }`. */
 const DELEGATION_PREFIX = 'agent-';
@@ -101,7 +102,7 @@ export class Delegations {
       case 'tool-error':
         return this.result(toolCallId, delegation, payload, toolErrorContent(payload.error), out);
       case 'tool-output-denied':
-        return this.result(toolCallId, delegation, payload, declinedContent(String(payload.toolName ?? 'unknown'), payload.approval?.reason), out);
+        return this.result(toolCallId, delegation, payload, declinedContent(textOr(payload.toolName, 'unknown'), payload.approval?.reason), out);
     }
   }
 

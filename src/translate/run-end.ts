@@ -40,9 +40,7 @@ export function runEndActivity(runId: string, content: RunEndContent): ActivityS
 
 /** The run-end activity in a batch of events, if it holds one: what must be kept before the batch goes out. */
 export function runEndIn(events: readonly Event[]): ActivitySnapshotEvent | undefined {
-  return events.find(
-    (e): e is ActivitySnapshotEvent => e.type === EventType.ACTIVITY_SNAPSHOT && (e as ActivitySnapshotEvent).activityType === RUN_END_ACTIVITY,
-  );
+  return events.find((e): e is ActivitySnapshotEvent => e.type === EventType.ACTIVITY_SNAPSHOT && e.activityType === RUN_END_ACTIVITY);
 }
 
 /**

@@ -102,7 +102,8 @@ function translate(chunks: MastraChunk[], options: Partial<RunTranslatorOptions>
 
 /** The chunks with the captured tool outcomes passed in before every step end, as `RunService` does. */
 function withCaptured(chunks: MastraChunk[], results: CapturedToolResult[]): MastraChunk[] {
-  return chunks.flatMap((c) => (c.type === 'step-finish' ? [{ type: CAPTURED_TOOL_RESULTS, results } as MastraChunk, c] : [c]));
+  const captured: MastraChunk = { type: CAPTURED_TOOL_RESULTS, results };
+  return chunks.flatMap((c): MastraChunk[] => (c.type === 'step-finish' ? [captured, c] : [c]));
 }
 
 /** What each chunk produced on its own, to check that a chunk adds nothing (de-dup, after the terminal). */
@@ -523,7 +524,7 @@ describe('RunTranslator: stream scenarios', () => {
           id: `r::${approval.toolCallId}`,
           reason: 'tool_approval',
           toolCallId: approval.toolCallId,
-          responseSchema: JSON.parse(approval.resumeSchema as string),
+          responseSchema: JSON.parse(approval.resumeSchema),
         },
       ],
     });
@@ -805,7 +806,7 @@ describe('RunTranslator: thread subscription scenarios', () => {
           ).role,
         ).toBe('user');
       }
-      expect(textOf(run.events, 'user')).toBe(echoes.map((c) => c.data.contents).join(''));
+      expect(textOf(run.events, 'user')).toBe(echoes.map((c) => c.data.contents as string).join(''));
       expect(textOf(run.events)).toBe(deltaText(run.chunks, 'text-delta'));
     }
 
@@ -1071,7 +1072,7 @@ describe('RunTranslator: synthetic cases', () => {
             { type: 'file', data: 'AAAA', mediaType: 'image/png', filename: 'a.png' },
           ],
         },
-      } as MastraChunk,
+      },
     ]);
     await expectValidRun(events);
     expect(only(events, EventType.TEXT_MESSAGE_START)).toEqual({

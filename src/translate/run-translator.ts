@@ -1,4 +1,4 @@
-import { EventType, type Event, type Message, type RunFinishedEvent, type TokenUsage } from '@ag-ui/core';
+import { EventType, type Event, type Message, type TokenUsage } from '@ag-ui/core';
 import { BackgroundTasks, isBackgroundTaskType } from './background-tasks.js';
 import { CAPTURED_TOOL_RESULTS, isDataChunk, isLostRemoteRun, isSignalEcho, type MastraChunk } from './chunks.js';
 import { Delegations } from './delegations.js';
@@ -370,8 +370,8 @@ function streamKind(type: `text-${string}` | `reasoning-${string}`): StreamKind 
  */
 export function endAsCancelled(events: Event[], runId: string): boolean {
   const end = events.at(-1);
-  if (end?.type !== EventType.RUN_FINISHED || (end as RunFinishedEvent).outcome) return false;
-  (end as RunFinishedEvent).outcome = { type: 'cancelled' };
+  if (end?.type !== EventType.RUN_FINISHED || end.outcome) return false;
+  end.outcome = { type: 'cancelled' };
   events.splice(-1, 0, runEndActivity(runId, { outcome: 'cancelled' }));
   return true;
 }

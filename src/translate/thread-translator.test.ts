@@ -207,7 +207,7 @@ describe('ThreadTranslator on recorded subscription chunks', () => {
 
   it('signal-model-error: RUN_ERROR; a `finish` trailing the failed run opens nothing; the next run gets its own bracket', async () => {
     const failed = chunks('signal-model-error');
-    const runId = failed[0].runId as string;
+    const runId = failed[0].runId;
     const trailing = { type: 'finish', runId, from: 'AGENT', payload: { stepResult: { reason: 'stop' }, output: { usage: {} } } } as unknown as MastraChunk;
     const events = translate([...failed, trailing, ...chunks('signal-wake')]);
     const runs = bracketsOf(events);

@@ -78,7 +78,7 @@ export class ToolCalls {
 
   /** How the run ends, as far as its calls go: interrupted, or with frontend calls to run. */
   outcome(): RunFinishedOutcome | undefined {
-    if (this.interrupts.length > 0) return { type: 'interrupt', interrupts: this.interrupts as [Interrupt, ...Interrupt[]] };
+    if (this.interrupts.length > 0) return { type: 'interrupt', interrupts: this.interrupts };
     if (this.pendingFrontendCalls.length > 0) return { type: 'success', pendingToolCallIds: this.pendingFrontendCalls };
     return undefined;
   }

@@ -18,7 +18,7 @@ function translate(name: string, workflowActivities?: Record<string, WorkflowAct
   const chunks = chunksOf(name);
   const translator = new RunTranslator({ threadId: 't', runId: 'r', workflowActivities });
   const events: Event[] = [...translator.start(), ...chunks.flatMap((chunk) => translator.push(chunk)), ...translator.end()];
-  return { events, translator, toolCallId: chunks.find((c) => c.type === 'tool-output')!.payload.toolCallId as string };
+  return { events, translator, toolCallId: chunks.find((c) => c.type === 'tool-output')!.payload.toolCallId };
 }
 
 /** What a client builds of the activity: the snapshot, then each delta applied in order. */

@@ -1,4 +1,5 @@
 import { EventType, type Event } from '@ag-ui/core';
+import { textOr } from '../text.js';
 
 /** The activity type of a workflow an agent runs as a tool. */
 export const WORKFLOW_ACTIVITY = 'workflow';
@@ -52,20 +53,20 @@ export class WorkflowActivities {
     if (!WorkflowActivities.isWorkflowChunk(output)) return;
     const chunk = output as WorkflowChunk;
     const payload = chunk.payload ?? {};
-    const content = this.shown.get(toolCallId) ?? this.open(toolCallId, String(payload.workflowId ?? ''), out);
+    const content = this.shown.get(toolCallId) ?? this.open(toolCallId, textOr(payload.workflowId, ''), out);
     switch (chunk.type) {
       case 'workflow-start':
         return this.set(toolCallId, content, 'running', out);
       case 'workflow-step-start':
         return this.step(toolCallId, content, String(payload.id), 'running', out);
       case 'workflow-step-result':
-        return this.step(toolCallId, content, String(payload.id), String(payload.status ?? 'success'), out);
+        return this.step(toolCallId, content, String(payload.id), textOr(payload.status, 'success'), out);
       case 'workflow-step-suspended':
         return this.step(toolCallId, content, String(payload.id), 'suspended', out);
       case 'workflow-canceled':
         return this.set(toolCallId, content, 'canceled', out);
       case 'workflow-finish':
-        return this.set(toolCallId, content, String(payload.workflowStatus ?? 'success'), out);
+        return this.set(toolCallId, content, textOr(payload.workflowStatus, 'success'), out);
     }
   }
 

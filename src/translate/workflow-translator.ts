@@ -1,6 +1,6 @@
 import { EventType, type Event, type Interrupt, type RunStartedEvent } from '@ag-ui/core';
 import { workflowInterruptId } from './ids.js';
-import { errorMessage } from '../text.js';
+import { errorMessage, textOr } from '../text.js';
 import type { WorkflowResult } from '../mastra/index.js';
 
 export type { WorkflowResult };
@@ -87,7 +87,7 @@ export class WorkflowTranslator {
         this.stepEnded(String(payload.id ?? payload.stepName), out);
         break;
       case 'workflow-step-output':
-        this.stepOutput(String(payload.stepName ?? ''), (payload.output ?? {}) as Output, out);
+        this.stepOutput(textOr(payload.stepName, ''), payload.output ?? {}, out);
         break;
       case 'workflow-step-progress':
         out.push({ type: EventType.CUSTOM, name: 'workflow-step-progress', value: chunk.payload });
@@ -162,7 +162,7 @@ export class WorkflowTranslator {
   private stepOutput(step: string, output: Output, out: Event[]): void {
     const kind = output.type;
     if (kind === 'text-start' || kind === 'text-delta' || kind === 'text-end') {
-      const key = `${step}\0${String(output.payload?.id ?? '')}`;
+      const key = `${step}\0${textOr(output.payload?.id, '')}`;
       if (kind === 'text-end') return this.closeText(key, out);
       const text = this.openTexts.get(key) ?? this.openText(key, step, out);
       const delta = output.payload?.text ?? output.text;

@@ -22,7 +22,7 @@ describe('runEndPayload', () => {
     const end: RunEnd = {
       ...run,
       outcome: 'interrupt',
-      terminal: { type: EventType.RUN_FINISHED, threadId: 't1', runId: 'r1', outcome: { type: 'interrupt', interrupts } } as RunEnd['terminal'],
+      terminal: { type: EventType.RUN_FINISHED, threadId: 't1', runId: 'r1', outcome: { type: 'interrupt', interrupts } },
     };
     expect(runEndPayload(end, at).data).toEqual({ ...ids, outcome: 'interrupt', interrupts });
     expect(runEndPayload(end, at).type).toBe('run.interrupted');

@@ -32,7 +32,7 @@ export function lastUserText(messages: readonly Message[]): string | undefined {
   if (typeof content === 'string') return content;
   if (!Array.isArray(content)) return undefined;
   return content
-    .filter((part): part is { type: 'text'; text: string } => part?.type === 'text' && typeof part.text === 'string')
+    .filter((part: { type?: unknown; text?: unknown } | null): part is { type: 'text'; text: string } => part?.type === 'text' && typeof part.text === 'string')
     .map((part) => part.text)
     .join('');
 }

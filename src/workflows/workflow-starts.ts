@@ -31,7 +31,8 @@ export class WorkflowStarts {
   async start(workflow: AnyWorkflow, input: RunAgentInput): Promise<Start> {
     const data = workflowInput(input, jsonSchemaOf(workflow.inputSchema));
     const inputData = refuseInvalid(await check(workflow.inputSchema, data), 'input', `Input for workflow ${workflow.id} does not fit its input schema`);
-    const given = input.state && typeof input.state === 'object' && Object.keys(input.state).length > 0 ? input.state : undefined;
+    const state: unknown = input.state;
+    const given = state && typeof state === 'object' && Object.keys(state).length > 0 ? state : undefined;
     const initialState = workflow.stateSchema
       ? refuseInvalid(await check(workflow.stateSchema, given ?? {}), 'state', `State for workflow ${workflow.id} does not fit its state schema`)
       : undefined;

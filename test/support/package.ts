@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { REPO_ROOT } from './process.js';
+import { errorMessage } from '../../src/text.js';
 
 const run = promisify(execFile);
 
@@ -14,7 +15,7 @@ export async function npm(cwd: string, args: string[]): Promise<string> {
     return stdout;
   } catch (error) {
     const { stdout, stderr } = error as { stdout?: string; stderr?: string };
-    throw new Error(`npm ${args.join(' ')} failed in ${cwd}:\n${stdout ?? ''}\n${stderr ?? error}`);
+    throw new Error(`npm ${args.join(' ')} failed in ${cwd}:\n${stdout ?? ''}\n${stderr ?? errorMessage(error)}`);
   }
 }
 

@@ -1,5 +1,6 @@
 import { defaultApplyEvents, enforceEvents, transformChunks, verifyEvents, type AbstractAgent, type BaseEvent, type Message } from '@ag-ui/client';
 import { from, lastValueFrom, toArray } from 'rxjs';
+import { errorMessage } from '../../src/text.js';
 
 /** An AG-UI event as the tests read it (any field reachable). */
 export type AnyEvent = BaseEvent & Record<string, any>;
@@ -170,7 +171,7 @@ export class SseReader {
 
   private endedError(label: string): Error {
     const tail = this.events.slice(-8).map((e) => `${e.id}:${e.event.type}`);
-    return new Error(`SSE body ended (${this.end?.kind}: ${String(this.end?.error ?? '')}) before ${label}; last events: ${tail.join(', ')}`);
+    return new Error(`SSE body ended (${this.end?.kind}: ${errorMessage(this.end?.error ?? '')}) before ${label}; last events: ${tail.join(', ')}`);
   }
 }
 

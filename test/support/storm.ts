@@ -4,6 +4,7 @@ import { killIfRunning, startServerProcess, type ServerProcess } from './process
 import { sseEvents } from './run.js';
 import { isolatedPostgres, isolatedRedisPrefix } from './services.js';
 import { isTerminal, openSse, verifyThreadEvents, type AnyEvent, type IdEvent, type SseReader } from './sse.js';
+import { errorMessage } from '../../src/text.js';
 
 // Storms: many threads steered at once across the processes of a cluster, with every kind of input
 // (runs that enqueue, interrupt or are refused, messages sent and queued, aborts, approvals
@@ -377,7 +378,7 @@ export class StormThread {
     if (previous?.reader.end && !previous.closedByUs) {
       this.find(
         'openBrackets',
-        `the follower on ${previous.node} ended before the client left (${previous.reader.end.kind}: ${String(previous.reader.end.error ?? '')})`,
+        `the follower on ${previous.node} ended before the client left (${previous.reader.end.kind}: ${errorMessage(previous.reader.end.error ?? '')})`,
       );
       previous.closedByUs = true;
     }
@@ -682,7 +683,7 @@ export class StormThread {
       if (segment.reader.end && !segment.closedByUs)
         this.find(
           'openBrackets',
-          `the follower on ${segment.node} ended before the client left (${segment.reader.end.kind}: ${String(segment.reader.end.error ?? '')})`,
+          `the follower on ${segment.node} ended before the client left (${segment.reader.end.kind}: ${errorMessage(segment.reader.end.error ?? '')})`,
         );
       segment.closedByUs = true;
       await segment.reader.close();

@@ -92,7 +92,7 @@ describe('codec: the one-pass encoder writes what the copying one would', () => 
     expect(roundTrip(loop)).toEqual({ name: 'loop', self: null });
     const error = new Error('outer') as Error & { cause?: unknown };
     error.cause = error;
-    const back = roundTrip({ error }) as { error: Error };
+    const back: { error: Error } = roundTrip({ error });
     expect(back.error).toBeInstanceOf(Error);
     expect(back.error.message).toBe('outer');
   });

@@ -142,7 +142,7 @@ function errorToJson(error: Error, ancestors: Set<object>): Json {
     const cause = toJson(error.cause, 'cause', ancestors);
     if (cause !== undefined) tagged.cause = cause;
   }
-  return tagged as Json;
+  return tagged;
 }
 
 /** JSON.parse's reviver runs innermost first: a tag's fields are already decoded when it is read. */

@@ -36,6 +36,8 @@ export function deliver(cb: EventCallback, event: Event, settlement: Settlement,
   try {
     returned = cb(event, ack, nack);
   } catch (error) {
+    // A callback's throw is settled as its rejection would be, whatever it threw.
+    // eslint-disable-next-line @typescript-eslint/prefer-promise-reject-errors -- passed on as thrown
     returned = Promise.reject(error);
   }
   if (!isPromiseLike(returned)) return;
