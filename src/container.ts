@@ -1,6 +1,6 @@
 import 'reflect-metadata';
 import type { Mastra } from '@mastra/core';
-import { Container, ContainerModule } from 'inversify';
+import { Container, ContainerModule, type ServiceIdentifier } from 'inversify';
 import { AgentProvider } from './agents/agent-provider.js';
 import type { ResolvedConfig } from './config.js';
 import type { ThreadEventLogs } from './feed/event-log.js';
@@ -8,7 +8,7 @@ import { InProcessEventLogs } from './feed/in-process-event-log.js';
 import { FeedFactory } from './feed/feed-factory.js';
 import { ThreadHub } from './feed/thread-hub.js';
 import { ResourceResolver } from './http/resource-resolver.js';
-import type { Services } from './http/services.js';
+import { HANDLER_SERVICES, type HandlerServices, type Services } from './http/services.js';
 import { createUrlPolicy } from './http/url-policy.js';
 import { MastraIdempotencyStore, type IdempotencyStore } from './idempotency/idempotency-store.js';
 import { InProcessRunAnnouncements, type RunAnnouncements } from './runs/run-announcements.js';
@@ -68,51 +68,51 @@ export const inProcessBindings = new ContainerModule(({ bind }) => {
 const services = new ContainerModule(({ bind }) => {
   bind<DurableInbox>(TOKENS.Inbox).to(MastraInbox);
   bind<IdempotencyStore>(TOKENS.IdempotencyStore).to(MastraIdempotencyStore);
-  bind(TOKENS.Limits).toResolvedValue(
+  bind(Limits).toResolvedValue(
     (config: ResolvedConfig, rate: RateLimiter, metrics: BridgeMetrics) =>
       // The rate limiter is only asked (and its timer only started) when a rate is configured.
       new Limits(config.limits, config.limits.requestsPerMinute === undefined ? undefined : rate, (limit) => metrics.limitRefused(limit)),
     [TOKENS.Config, TOKENS.RateLimiter, TOKENS.Metrics],
   );
-  bind(TOKENS.AgentProvider).to(AgentProvider);
-  bind(TOKENS.WorkflowProvider).to(WorkflowProvider);
-  bind(TOKENS.WorkflowRunService).to(WorkflowRunService);
+  bind(AgentProvider).toSelf();
+  bind(WorkflowProvider).toSelf();
+  bind(WorkflowRunService).toSelf();
   // The parts of a workflow /run, injected by class.
   bind(WorkflowStarts).toSelf();
   bind(WorkflowStreamer).toSelf();
   bind(WorkflowThreads).toSelf();
-  bind(TOKENS.ThreadStore).to(ThreadStore);
-  bind(TOKENS.ResourceResolver).to(ResourceResolver);
-  bind(TOKENS.RunService).to(RunService);
+  bind(ThreadStore).toSelf();
+  bind(ResourceResolver).toSelf();
+  bind(RunService).toSelf();
   // The parts of a /run, each injected where it is used (by class, no token: nothing rebinds them).
   bind(RunAdmission).toSelf();
   bind(RunHistory).toSelf();
   bind(RunReader).toSelf();
   bind(RunStreamer).toSelf();
-  bind(TOKENS.SignalRouter).to(SignalRouter);
+  bind(SignalRouter).toSelf();
   // The parts of the signal routes, injected by class like the parts of a /run.
   bind(ThreadOwnership).toSelf();
   bind(AcceptedSignals).toSelf();
   bind(ThreadApprovals).toSelf();
   bind(ThreadStops).toSelf();
-  bind(TOKENS.InboxRecovery).to(InboxRecovery);
+  bind(InboxRecovery).toSelf();
   bind(RecoveryRuns).toSelf();
-  bind(TOKENS.InboxCuts).toService(TOKENS.InboxRecovery);
-  bind(TOKENS.RecoveryGate).to(RecoveryGate);
-  bind(TOKENS.RunEndings).to(RunEndings);
-  bind(TOKENS.PendingInterrupts).to(PendingInterrupts);
-  bind(TOKENS.ThreadHub).to(ThreadHub);
+  bind(TOKENS.InboxCuts).toService(InboxRecovery);
+  bind(RecoveryGate).toSelf();
+  bind(RunEndings).toSelf();
+  bind(PendingInterrupts).toSelf();
+  bind(ThreadHub).toSelf();
   bind(FeedFactory).toSelf();
-  bind(TOKENS.RunTracker).to(RunTracker);
-  bind(TOKENS.RunEndRecords).to(RunEndRecords);
-  bind<RunEndListener>(TOKENS.RunEndListener).toService(TOKENS.RunEndRecords);
-  bind(TOKENS.WebhookOutbox).to(WebhookOutbox);
+  bind(RunTracker).toSelf();
+  bind(RunEndRecords).toSelf();
+  bind<RunEndListener>(TOKENS.RunEndListener).toService(RunEndRecords);
+  bind(WebhookOutbox).toSelf();
 });
 
 /** With `config.webhooks`: every run's end goes to the outbox, and this process sends from it. */
 const webhooks = new ContainerModule(({ bind }) => {
-  bind(TOKENS.WebhookSender).to(WebhookSender);
-  bind<RunEndListener>(TOKENS.RunEndListener).toService(TOKENS.WebhookSender);
+  bind(WebhookSender).toSelf();
+  bind<RunEndListener>(TOKENS.RunEndListener).toService(WebhookSender);
 });
 
 /**
@@ -128,29 +128,14 @@ export function createServices(config: ResolvedConfig, mastra: Mastra, metrics: 
   container.bind(TOKENS.Mastra).toConstantValue(mastra);
   container.bind(TOKENS.Metrics).toConstantValue(metrics);
   container.load(config.scaleOut?.bindings ?? inProcessBindings, services, ...(config.webhooks ? [webhooks] : []), ...config.modules);
-  const agents = container.get<AgentProvider>(TOKENS.AgentProvider);
-  const workflows = container.get<WorkflowProvider>(TOKENS.WorkflowProvider);
-  assertDistinctIds(agents.entries(), workflows.entries());
+  const ids: Array<[string, ServiceIdentifier]> = Object.entries(HANDLER_SERVICES);
+  // Typed by the table it is built from, entry by entry (`HandlerServices`): what `fromEntries` cannot say.
+  const handlers = Object.fromEntries(ids.map(([name, id]) => [name, container.get(id)])) as unknown as HandlerServices;
+  assertDistinctIds(handlers.agents.entries(), handlers.workflows.entries());
   return {
+    ...handlers,
     config,
-    control: container.get<ThreadControl>(TOKENS.ThreadControl),
-    agents,
-    workflows,
-    runs: container.get<RunService>(TOKENS.RunService),
-    workflowRuns: container.get<WorkflowRunService>(TOKENS.WorkflowRunService),
-    workflowThreads: container.get(WorkflowThreads),
-    threads: container.get<ThreadStore>(TOKENS.ThreadStore),
-    proxy: container.get<ToolProxy>(TOKENS.ToolProxy),
-    resources: container.get<ResourceResolver>(TOKENS.ResourceResolver),
-    signals: container.get<SignalRouter>(TOKENS.SignalRouter),
-    approvals: container.get(ThreadApprovals),
-    stops: container.get(ThreadStops),
-    recovery: container.get<InboxRecovery>(TOKENS.InboxRecovery),
-    hub: container.get<ThreadHub>(TOKENS.ThreadHub),
-    locks: container.get<ThreadLocks>(TOKENS.ThreadLocks),
-    idempotency: container.get<IdempotencyStore>(TOKENS.IdempotencyStore),
-    limits: container.get<Limits>(TOKENS.Limits),
     urlPolicy: createUrlPolicy(config.allowedUrlHosts),
-    ...(config.webhooks && { webhooks: container.get<WebhookSender>(TOKENS.WebhookSender) }),
+    ...(config.webhooks && { webhooks: container.get(WebhookSender) }),
   };
 }

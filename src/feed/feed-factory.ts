@@ -6,10 +6,10 @@ import { BridgeError } from '../errors.js';
 import { backgroundTaskStream, memoryOf } from '../mastra/index.js';
 import type { RunAnnouncements } from '../runs/run-announcements.js';
 import { WorkingMemoryState } from '../state/working-memory.js';
-import type { RunEndings } from '../threads/run-endings.js';
+import { RunEndings } from '../threads/run-endings.js';
 import { WIND_DOWN_MS } from '../threads/thread-control.js';
 import { THREAD_LEASE_TTL_MS, threadLeaseKey, threadLeaseOwner, type HolderWatch } from '../threads/thread-lease.js';
-import type { ThreadScope, ThreadStore } from '../threads/thread-store.js';
+import { type ThreadScope, ThreadStore } from '../threads/thread-store.js';
 import { TOKENS } from '../tokens.js';
 import type { ThreadEventLog } from './event-log.js';
 import type { FollowTarget } from './follow-target.js';
@@ -37,9 +37,9 @@ export class FeedFactory {
   constructor(
     @inject(TOKENS.Config) private readonly config: ResolvedConfig,
     @inject(TOKENS.Mastra) private readonly mastra: Mastra,
-    @inject(TOKENS.ThreadStore) private readonly threads: ThreadStore,
+    @inject(ThreadStore) private readonly threads: ThreadStore,
     @inject(TOKENS.RunAnnouncements) private readonly announcements: RunAnnouncements,
-    @inject(TOKENS.RunEndings) private readonly endings: RunEndings,
+    @inject(RunEndings) private readonly endings: RunEndings,
     @inject(TOKENS.HolderWatch) @optional() private readonly holders?: HolderWatch,
   ) {}
 

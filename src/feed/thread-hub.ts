@@ -5,7 +5,7 @@ import { inject, injectable } from 'inversify';
 import type { ResolvedConfig } from '../config.js';
 import { agentsOf } from '../mastra/index.js';
 import type { BridgeMetrics } from '../observability/metrics.js';
-import type { RunEndings } from '../threads/run-endings.js';
+import { RunEndings } from '../threads/run-endings.js';
 import { TOKENS } from '../tokens.js';
 import { errorMessage } from '../text.js';
 import type { ThreadEventLogs } from './event-log.js';
@@ -49,7 +49,7 @@ export class ThreadHub {
     @inject(TOKENS.Mastra) private readonly mastra: Mastra,
     @inject(TOKENS.EventLogs) private readonly logs: ThreadEventLogs,
     @inject(TOKENS.Metrics) metrics: BridgeMetrics,
-    @inject(TOKENS.RunEndings) private readonly endings: RunEndings,
+    @inject(RunEndings) private readonly endings: RunEndings,
     @inject(FeedFactory) private readonly factory: FeedFactory,
   ) {
     // Read when scraped: the hub's own counts, nothing kept in step on attach and detach.

@@ -1,54 +1,76 @@
-import type { AgentProvider } from '../agents/agent-provider.js';
-import type { RunService } from '../runs/run-service.js';
-import type { WorkflowProvider } from '../workflows/workflow-provider.js';
-import type { WorkflowRunService } from '../workflows/workflow-run-service.js';
-import type { WorkflowThreads } from '../workflows/workflow-threads.js';
+import type { ServiceIdentifier } from 'inversify';
+import { AgentProvider } from '../agents/agent-provider.js';
 import type { ResolvedConfig } from '../config.js';
-import type { InboxRecovery } from '../signals/inbox-recovery.js';
-import type { SignalRouter } from '../signals/signal-router.js';
-import type { ThreadApprovals } from '../signals/thread-approvals.js';
-import type { ThreadStops } from '../signals/thread-stops.js';
-import type { ThreadHub } from '../feed/thread-hub.js';
+import { ThreadHub } from '../feed/thread-hub.js';
 import type { IdempotencyStore } from '../idempotency/idempotency-store.js';
-import type { ThreadLocks } from '../threads/thread-locks.js';
-import type { ThreadStore } from '../threads/thread-store.js';
-import type { ThreadControl } from '../threads/thread-control.js';
+import { Limits } from '../limits/limits.js';
+import { RunService } from '../runs/run-service.js';
 import type { ToolProxy } from '../runs/tool-proxy.js';
-import type { Limits } from '../limits/limits.js';
-import type { ResourceResolver } from './resource-resolver.js';
-import type { UrlPolicy } from './url-policy.js';
+import { InboxRecovery } from '../signals/inbox-recovery.js';
+import { SignalRouter } from '../signals/signal-router.js';
+import { ThreadApprovals } from '../signals/thread-approvals.js';
+import { ThreadStops } from '../signals/thread-stops.js';
+import type { ThreadControl } from '../threads/thread-control.js';
+import type { ThreadLocks } from '../threads/thread-locks.js';
+import { ThreadStore } from '../threads/thread-store.js';
+import { TOKENS } from '../tokens.js';
 import type { WebhookSender } from '../webhooks/webhook-sender.js';
+import { WorkflowProvider } from '../workflows/workflow-provider.js';
+import { WorkflowRunService } from '../workflows/workflow-run-service.js';
+import { WorkflowThreads } from '../workflows/workflow-threads.js';
+import { ResourceResolver } from './resource-resolver.js';
+import type { UrlPolicy } from './url-policy.js';
 
-/** What handlers may call: the services, resolved once by the container. */
-export interface Services {
-  config: ResolvedConfig;
-  agents: AgentProvider;
-  workflows: WorkflowProvider;
-  runs: RunService;
-  workflowRuns: WorkflowRunService;
+declare const portType: unique symbol;
+
+/** A port's token with the interface it is bound to: a symbol carries no type of its own. */
+type Port<T> = symbol & { readonly [portType]?: T };
+const port = <T>(token: symbol) => token as Port<T>;
+
+/** What the container hands back for an identifier: a service's instance, or the port's interface. */
+type Resolved<Id> = Id extends Port<infer T> ? T : Id extends ServiceIdentifier<infer T> ? T : never;
+
+/**
+ * What handlers may call, each by what the container resolves it by: a service by its class, a
+ * port by its token. `createServices` resolves every entry once; a service the routes need is one
+ * line here.
+ */
+export const HANDLER_SERVICES = {
+  agents: AgentProvider,
+  workflows: WorkflowProvider,
+  runs: RunService,
+  workflowRuns: WorkflowRunService,
   /** A workflow's thread as followers and readers see it: its state, what it waits on, its feed. */
-  workflowThreads: WorkflowThreads;
-  threads: ThreadStore;
-  proxy: ToolProxy;
-  resources: ResourceResolver;
-  signals: SignalRouter;
+  workflowThreads: WorkflowThreads,
+  threads: ThreadStore,
+  proxy: port<ToolProxy>(TOKENS.ToolProxy),
+  resources: ResourceResolver,
+  signals: SignalRouter,
   /** Tool calls waiting for approval, and their answers. */
-  approvals: ThreadApprovals;
+  approvals: ThreadApprovals,
   /** A thread's run stopped, or a queued message cancelled. */
-  stops: ThreadStops;
+  stops: ThreadStops,
   /** Sends again what a crash left unanswered, and sweeps out what is answered. */
-  recovery: InboxRecovery;
-  hub: ThreadHub;
+  recovery: InboxRecovery,
+  hub: ThreadHub,
   /** Per-key sections: two requests with one `Idempotency-Key` never run at once (in this process). */
-  locks: ThreadLocks;
+  locks: port<ThreadLocks>(TOKENS.ThreadLocks),
   /** The answers kept for `Idempotency-Key` retries. */
-  idempotency: IdempotencyStore;
+  idempotency: port<IdempotencyStore>(TOKENS.IdempotencyStore),
   /** Abort, queue and cancel-queued wherever the thread's run runs; started with the bridge. */
-  control: ThreadControl;
+  control: port<ThreadControl>(TOKENS.ThreadControl),
   /** Caps on callers: requests per minute, open streams, runs at once (`config.limits`). */
-  limits: Limits;
+  limits: Limits,
+};
+
+/** The services `HANDLER_SERVICES` names, resolved. */
+export type HandlerServices = { [K in keyof typeof HANDLER_SERVICES]: Resolved<(typeof HANDLER_SERVICES)[K]> };
+
+/** What handlers may call: the services, resolved once by the container, and what is built from the config. */
+export type Services = HandlerServices & {
+  config: ResolvedConfig;
   /** Which URLs in input messages the server may fetch (`config.allowedUrlHosts`), built once. */
   urlPolicy: UrlPolicy;
   /** With `config.webhooks`: sends the outbox's webhooks; started with the bridge. */
   webhooks?: WebhookSender;
-}
+};

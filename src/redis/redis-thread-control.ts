@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { setTimeout as delay } from 'node:timers/promises';
 import type { Agent } from '@mastra/core/agent';
 import { inject, injectable } from 'inversify';
-import type { AgentProvider } from '../agents/agent-provider.js';
+import { AgentProvider } from '../agents/agent-provider.js';
 import type { ResolvedConfig } from '../config.js';
 import { BridgeError, unavailable } from '../errors.js';
 import type { BridgeLogger } from '../logger.js';
@@ -24,7 +24,7 @@ import type { RunLive } from '../runs/stream-options.js';
 import type { ToolProxy } from '../runs/tool-proxy.js';
 import { sendPastFinishingRun } from '../threads/finishing-run.js';
 import { InProcessThreadControl, APPROVAL_MEMORY_MS, type AbortOptions, type ThreadControl } from '../threads/thread-control.js';
-import type { RunEndings } from '../threads/run-endings.js';
+import { RunEndings } from '../threads/run-endings.js';
 import type { AnsweredCall, CallAnswer } from '../threads/answer-call.js';
 import { threadLeaseKey } from '../threads/thread-lease.js';
 import { errorMessage } from '../text.js';
@@ -112,9 +112,9 @@ export class RedisThreadControl implements ThreadControl, Resumer {
   constructor(
     @inject(TOKENS.Redis) private readonly redis: RedisConnection,
     @inject(TOKENS.Leases) private readonly leases: LocalLeases,
-    @inject(TOKENS.AgentProvider) private readonly agents: Pick<AgentProvider, 'get'>,
+    @inject(AgentProvider) private readonly agents: Pick<AgentProvider, 'get'>,
     @inject(TOKENS.Config) config: Pick<ResolvedConfig, 'logger'>,
-    @inject(TOKENS.RunEndings) private readonly endings: RunEndings,
+    @inject(RunEndings) private readonly endings: RunEndings,
     @inject(TOKENS.ToolProxy) private readonly proxy: ToolProxy,
   ) {
     this.local = new InProcessThreadControl(endings);

@@ -4,7 +4,7 @@ import type { ResolvedConfig } from '../config.js';
 import { conflict, threadBusy } from '../errors.js';
 import type { RunOutput, ThreadTarget } from '../mastra/index.js';
 import type { InboxCuts } from '../threads/inbox.js';
-import { SUPERSEDED_BY_INPUT, type PendingInterrupts } from '../threads/pending-interrupts.js';
+import { SUPERSEDED_BY_INPUT, PendingInterrupts } from '../threads/pending-interrupts.js';
 import type { ThreadControl } from '../threads/thread-control.js';
 import { takeThreadTurn, threadLeaseOwner, type ThreadTurn } from '../threads/thread-lease.js';
 import type { ThreadScope } from '../threads/thread-store.js';
@@ -27,7 +27,7 @@ export type Multitask = 'enqueue' | 'reject' | 'interrupt';
 export class RunAdmission {
   constructor(
     @inject(TOKENS.Config) private readonly config: ResolvedConfig,
-    @inject(TOKENS.PendingInterrupts) private readonly interrupts: PendingInterrupts,
+    @inject(PendingInterrupts) private readonly interrupts: PendingInterrupts,
     @inject(TOKENS.ThreadControl) private readonly control: ThreadControl,
     @inject(TOKENS.InboxCuts) private readonly cuts: InboxCuts,
     @inject(TOKENS.Resumer) private readonly resumer: Resumer,

@@ -28,7 +28,7 @@ const KEEP_WITHIN_MS = 2000;
 @injectable()
 export class RunEndRecords implements RunEndListener {
   constructor(
-    @inject(TOKENS.ThreadStore) private readonly threads: ThreadStore,
+    @inject(ThreadStore) private readonly threads: ThreadStore,
     @inject(TOKENS.Config) private readonly config: ResolvedConfig,
   ) {}
 

@@ -2,15 +2,15 @@ import type { Event } from '@ag-ui/core';
 import { inject, injectable } from 'inversify';
 import type { ResolvedConfig } from '../config.js';
 import { errorMessage } from '../text.js';
-import type { RunEndings } from '../threads/run-endings.js';
+import { RunEndings } from '../threads/run-endings.js';
 import { WIND_DOWN_MS } from '../threads/thread-control.js';
-import type { ThreadScope, ThreadStore } from '../threads/thread-store.js';
+import { type ThreadScope, ThreadStore } from '../threads/thread-store.js';
 import { TOKENS } from '../tokens.js';
 import type { MastraChunk } from '../translate/chunks.js';
 import { beforeTerminal, blockedStep } from '../translate/retraction.js';
 import { runEndIn } from '../translate/run-end.js';
 import type { EventSink } from './prepared-run.js';
-import type { RunEndRecords } from './run-end-records.js';
+import { RunEndRecords } from './run-end-records.js';
 import type { RunContext } from './run-plan.js';
 
 /**
@@ -26,9 +26,9 @@ import type { RunContext } from './run-plan.js';
 export class RunHistory {
   constructor(
     @inject(TOKENS.Config) private readonly config: ResolvedConfig,
-    @inject(TOKENS.ThreadStore) private readonly threads: ThreadStore,
-    @inject(TOKENS.RunEndings) private readonly endings: RunEndings,
-    @inject(TOKENS.RunEndRecords) private readonly runEnds: RunEndRecords,
+    @inject(ThreadStore) private readonly threads: ThreadStore,
+    @inject(RunEndings) private readonly endings: RunEndings,
+    @inject(RunEndRecords) private readonly runEnds: RunEndRecords,
   ) {}
 
   /**

@@ -4,7 +4,7 @@ import { inject, injectable } from 'inversify';
 import { outputFinished, streamRun, type RunOutput } from '../mastra/index.js';
 import type { BridgeMetrics } from '../observability/metrics.js';
 import { updatesWorkingMemory } from '../state/state-events.js';
-import type { RunEndings } from '../threads/run-endings.js';
+import { RunEndings } from '../threads/run-endings.js';
 import { TOKENS } from '../tokens.js';
 import { endsStep, isPause, type MastraChunk } from '../translate/chunks.js';
 import { endAsCancelled } from '../translate/run-translator.js';
@@ -31,7 +31,7 @@ export class RunReader {
     @inject(TOKENS.ToolProxy) private readonly proxy: ToolProxy,
     @inject(TOKENS.Metrics) private readonly metrics: BridgeMetrics,
     @inject(TOKENS.RunAnnouncements) private readonly announcements: RunAnnouncements,
-    @inject(TOKENS.RunEndings) private readonly endings: RunEndings,
+    @inject(RunEndings) private readonly endings: RunEndings,
     @inject(RunAdmission) private readonly admission: RunAdmission,
     @inject(RunHistory) private readonly history: RunHistory,
   ) {}

@@ -7,7 +7,7 @@ import { memoryOf, messagesById } from '../mastra/index.js';
 import { withTraceparent } from '../observability/trace-context.js';
 import { WorkingMemoryState, type AgentState } from '../state/working-memory.js';
 import type { DurableInbox } from '../threads/inbox.js';
-import type { RecoveryGate } from '../threads/recovery-gate.js';
+import { RecoveryGate } from '../threads/recovery-gate.js';
 import { ThreadStore, type ThreadScope } from '../threads/thread-store.js';
 import { TOKENS } from '../tokens.js';
 import { appendPosition } from '../translate/history.js';
@@ -34,10 +34,10 @@ export { AGUI_CONTEXT_KEY } from './stream-options.js';
 @injectable()
 export class RunService {
   constructor(
-    @inject(TOKENS.AgentProvider) private readonly agents: AgentProvider,
-    @inject(TOKENS.ThreadStore) private readonly threads: ThreadStore,
+    @inject(AgentProvider) private readonly agents: AgentProvider,
+    @inject(ThreadStore) private readonly threads: ThreadStore,
     @inject(TOKENS.Inbox) private readonly inbox: DurableInbox,
-    @inject(TOKENS.RecoveryGate) private readonly gate: RecoveryGate,
+    @inject(RecoveryGate) private readonly gate: RecoveryGate,
     @inject(RunAdmission) private readonly admission: RunAdmission,
     @inject(RunStreamer) private readonly streamer: RunStreamer,
   ) {}

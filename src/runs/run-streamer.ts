@@ -3,7 +3,7 @@ import type { Agent } from '@mastra/core/agent';
 import { inject, injectable } from 'inversify';
 import type { ResolvedConfig } from '../config.js';
 import type { BridgeMetrics } from '../observability/metrics.js';
-import type { RunTracker, TrackedRun } from '../observability/run-tracker.js';
+import { RunTracker, type TrackedRun } from '../observability/run-tracker.js';
 import { StateEvents } from '../state/state-events.js';
 import type { DurableInbox } from '../threads/inbox.js';
 import { TOKENS } from '../tokens.js';
@@ -33,7 +33,7 @@ export class RunStreamer {
   constructor(
     @inject(TOKENS.Config) private readonly config: ResolvedConfig,
     @inject(TOKENS.Metrics) private readonly metrics: BridgeMetrics,
-    @inject(TOKENS.RunTracker) private readonly tracker: RunTracker,
+    @inject(RunTracker) private readonly tracker: RunTracker,
     @inject(TOKENS.Inbox) private readonly inbox: DurableInbox,
     @inject(RunReader) private readonly reader: RunReader,
     @inject(RunHistory) private readonly history: RunHistory,

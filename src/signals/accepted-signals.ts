@@ -3,10 +3,10 @@ import { inject, injectable } from 'inversify';
 import type { ResolvedConfig } from '../config.js';
 import { outputFinished, type OnWake, type SignalDecision, type WokenOutput } from '../mastra/index.js';
 import type { RunOutcome } from '../observability/metrics.js';
-import type { RunTracker } from '../observability/run-tracker.js';
+import { RunTracker } from '../observability/run-tracker.js';
 import { withTraceparent } from '../observability/trace-context.js';
 import type { DurableInbox, InboxEntry } from '../threads/inbox.js';
-import type { RunEndings } from '../threads/run-endings.js';
+import { RunEndings } from '../threads/run-endings.js';
 import { ThreadStore, type ThreadScope } from '../threads/thread-store.js';
 import { TOKENS } from '../tokens.js';
 import { errorMessage } from '../text.js';
@@ -30,10 +30,10 @@ export const isAnswered = (action: SignalDecision['action']) => action === 'wake
 export class AcceptedSignals {
   constructor(
     @inject(TOKENS.Config) private readonly config: ResolvedConfig,
-    @inject(TOKENS.ThreadStore) private readonly threads: ThreadStore,
+    @inject(ThreadStore) private readonly threads: ThreadStore,
     @inject(TOKENS.Inbox) private readonly inbox: DurableInbox,
-    @inject(TOKENS.RunEndings) private readonly endings: RunEndings,
-    @inject(TOKENS.RunTracker) private readonly tracker: RunTracker,
+    @inject(RunEndings) private readonly endings: RunEndings,
+    @inject(RunTracker) private readonly tracker: RunTracker,
   ) {}
 
   /** Keeps what a run is to answer in the durable inbox, under the id Mastra gave it, until history answers it. */

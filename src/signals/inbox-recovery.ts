@@ -3,9 +3,9 @@ import { setTimeout as delay } from 'node:timers/promises';
 import { inject, injectable } from 'inversify';
 import type { ResolvedConfig } from '../config.js';
 import type { DurableInbox, InboxCuts, InboxEntry } from '../threads/inbox.js';
-import type { RecoveryGate } from '../threads/recovery-gate.js';
+import { RecoveryGate } from '../threads/recovery-gate.js';
 import type { ThreadLocks } from '../threads/thread-locks.js';
-import type { ThreadStore } from '../threads/thread-store.js';
+import { ThreadStore } from '../threads/thread-store.js';
 import { TOKENS } from '../tokens.js';
 import { errorMessage } from '../text.js';
 import { RecoveryRuns } from './recovery-runs.js';
@@ -99,10 +99,10 @@ export class InboxRecovery implements InboxCuts {
   private readonly resendOrphans: boolean;
 
   constructor(
-    @inject(TOKENS.ThreadStore) private readonly threads: ThreadStore,
+    @inject(ThreadStore) private readonly threads: ThreadStore,
     @inject(TOKENS.Inbox) private readonly inbox: DurableInbox,
     @inject(TOKENS.ThreadLocks) private readonly locks: ThreadLocks,
-    @inject(TOKENS.RecoveryGate) private readonly gate: RecoveryGate,
+    @inject(RecoveryGate) private readonly gate: RecoveryGate,
     @inject(TOKENS.Config) private readonly config: ResolvedConfig,
     @inject(RecoveryRuns) private readonly runs: RecoveryRuns,
   ) {

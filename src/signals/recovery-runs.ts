@@ -15,7 +15,7 @@ import {
   type OnWake,
 } from '../mastra/index.js';
 import type { BridgeMetrics } from '../observability/metrics.js';
-import type { RunTracker } from '../observability/run-tracker.js';
+import { RunTracker } from '../observability/run-tracker.js';
 import { inTraceOf } from '../observability/trace-context.js';
 import type { DurableInbox, InboxEntry } from '../threads/inbox.js';
 import { threadLeaseOwner } from '../threads/thread-lease.js';
@@ -37,10 +37,10 @@ import { wokenEnd } from './woken-end.js';
 @injectable()
 export class RecoveryRuns {
   constructor(
-    @inject(TOKENS.AgentProvider) private readonly agents: AgentProvider,
+    @inject(AgentProvider) private readonly agents: AgentProvider,
     @inject(TOKENS.Inbox) private readonly inbox: DurableInbox,
     @inject(TOKENS.Metrics) private readonly metrics: BridgeMetrics,
-    @inject(TOKENS.RunTracker) private readonly tracker: RunTracker,
+    @inject(RunTracker) private readonly tracker: RunTracker,
     @inject(TOKENS.Config) private readonly config: ResolvedConfig,
   ) {}
 

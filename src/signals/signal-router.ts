@@ -16,7 +16,7 @@ import {
 import type { BridgeMetrics } from '../observability/metrics.js';
 import type { InboxEntry } from '../threads/inbox.js';
 import { sendPastFinishingRun } from '../threads/finishing-run.js';
-import { SUPERSEDED_BY_INPUT, type PendingInterrupts } from '../threads/pending-interrupts.js';
+import { SUPERSEDED_BY_INPUT, PendingInterrupts } from '../threads/pending-interrupts.js';
 import type { ThreadControl } from '../threads/thread-control.js';
 import type { ThreadScope } from '../threads/thread-store.js';
 import { TOKENS } from '../tokens.js';
@@ -42,7 +42,7 @@ export class SignalRouter {
     @inject(TOKENS.Mastra) private readonly mastra: Mastra,
     @inject(TOKENS.ThreadControl) private readonly control: ThreadControl,
     @inject(TOKENS.Metrics) private readonly metrics: BridgeMetrics,
-    @inject(TOKENS.PendingInterrupts) private readonly interrupts: PendingInterrupts,
+    @inject(PendingInterrupts) private readonly interrupts: PendingInterrupts,
     @inject(ThreadOwnership) private readonly ownership: ThreadOwnership,
     @inject(AcceptedSignals) private readonly accepted: AcceptedSignals,
   ) {}

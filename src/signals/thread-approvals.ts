@@ -24,8 +24,8 @@ export type PendingApproval = z.infer<typeof PendingApprovalSchema>;
 @injectable()
 export class ThreadApprovals {
   constructor(
-    @inject(TOKENS.AgentProvider) private readonly agents: AgentProvider,
-    @inject(TOKENS.ThreadStore) private readonly threads: ThreadStore,
+    @inject(AgentProvider) private readonly agents: AgentProvider,
+    @inject(ThreadStore) private readonly threads: ThreadStore,
     @inject(TOKENS.ThreadControl) private readonly control: ThreadControl,
     @inject(ThreadOwnership) private readonly ownership: ThreadOwnership,
   ) {}

@@ -2,9 +2,8 @@ import type { Agent } from '@mastra/core/agent';
 import type { MastraMemory } from '@mastra/core/memory';
 import { inject, injectable } from 'inversify';
 import { AgentProvider } from '../agents/agent-provider.js';
-import type { RecoveryGate } from '../threads/recovery-gate.js';
+import { RecoveryGate } from '../threads/recovery-gate.js';
 import { ThreadStore, type ThreadScope } from '../threads/thread-store.js';
-import { TOKENS } from '../tokens.js';
 
 /** The agent of a request and its memory, resolved once per request. */
 export interface Resolved {
@@ -23,9 +22,9 @@ export interface Resolved {
 @injectable()
 export class ThreadOwnership {
   constructor(
-    @inject(TOKENS.AgentProvider) private readonly agents: AgentProvider,
-    @inject(TOKENS.ThreadStore) private readonly threads: ThreadStore,
-    @inject(TOKENS.RecoveryGate) private readonly gate: RecoveryGate,
+    @inject(AgentProvider) private readonly agents: AgentProvider,
+    @inject(ThreadStore) private readonly threads: ThreadStore,
+    @inject(RecoveryGate) private readonly gate: RecoveryGate,
   ) {}
 
   /**

@@ -1,6 +1,6 @@
 import { inject, injectable } from 'inversify';
 import type { DurableInbox, InboxCuts } from '../threads/inbox.js';
-import { SUPERSEDED_BY_ABORT, type PendingInterrupts } from '../threads/pending-interrupts.js';
+import { SUPERSEDED_BY_ABORT, PendingInterrupts } from '../threads/pending-interrupts.js';
 import type { ThreadControl } from '../threads/thread-control.js';
 import type { ThreadScope } from '../threads/thread-store.js';
 import { TOKENS } from '../tokens.js';
@@ -18,7 +18,7 @@ export class ThreadStops {
   constructor(
     @inject(TOKENS.Inbox) private readonly inbox: DurableInbox,
     @inject(TOKENS.ThreadControl) private readonly control: ThreadControl,
-    @inject(TOKENS.PendingInterrupts) private readonly interrupts: PendingInterrupts,
+    @inject(PendingInterrupts) private readonly interrupts: PendingInterrupts,
     @inject(TOKENS.InboxCuts) private readonly cuts: InboxCuts,
     @inject(ThreadOwnership) private readonly ownership: ThreadOwnership,
   ) {}

@@ -5,7 +5,7 @@ import { cancelWorkflowRun, suspendedRuns, type ThreadTarget } from '../mastra/i
 import { TOKENS } from '../tokens.js';
 import type { ThreadControl } from './thread-control.js';
 import { threadLeaseOwner } from './thread-lease.js';
-import type { ThreadStore } from './thread-store.js';
+import { ThreadStore } from './thread-store.js';
 import { workflowInterruptId } from '../translate/ids.js';
 
 /** A call a stopped run of the thread waits on: an approval, or a tool that suspended itself. */
@@ -42,7 +42,7 @@ const LET_GO_POLL_MS = 5;
 export class PendingInterrupts {
   constructor(
     @inject(TOKENS.ThreadControl) private readonly control: ThreadControl,
-    @inject(TOKENS.ThreadStore) private readonly threads: ThreadStore,
+    @inject(ThreadStore) private readonly threads: ThreadStore,
   ) {}
 
   /** What the thread's stopped runs wait on, read from storage (so in any process, and after a restart). */

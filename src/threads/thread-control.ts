@@ -1,8 +1,7 @@
 import type { Agent } from '@mastra/core/agent';
 import { setTimeout as delay } from 'node:timers/promises';
 import { inject, injectable } from 'inversify';
-import { TOKENS } from '../tokens.js';
-import type { RunEndings } from './run-endings.js';
+import { RunEndings } from './run-endings.js';
 import { answerCall, type AnsweredCall, type CallAnswer } from './answer-call.js';
 import {
   abortThreadRun,
@@ -83,7 +82,7 @@ export const APPROVAL_MEMORY_MS = 60 * 60 * 1000;
 export class InProcessThreadControl implements ThreadControl {
   private readonly answered = new Map<string, NodeJS.Timeout>();
 
-  constructor(@inject(TOKENS.RunEndings) private readonly endings: RunEndings) {}
+  constructor(@inject(RunEndings) private readonly endings: RunEndings) {}
 
   async abort(agent: Agent, thread: ThreadTarget, options: AbortOptions = {}): Promise<{ aborted: boolean }> {
     const runId = agent.getActiveThreadRunId(thread);

@@ -95,7 +95,7 @@ export type { Page };
 @injectable()
 export class ThreadStore {
   constructor(
-    @inject(TOKENS.AgentProvider) private readonly agents: AgentProvider,
+    @inject(AgentProvider) private readonly agents: AgentProvider,
     @inject(TOKENS.Mastra) private readonly mastra: Mastra,
     @inject(TOKENS.ThreadLocks) private readonly locks: ThreadLocks,
   ) {}

@@ -9,7 +9,7 @@ import { errorMessage } from '../text.js';
 import { GIVE_UP_AFTER_MS, retryDelayMs } from './backoff.js';
 import { runEndPayload } from './payload.js';
 import { postJson } from './post.js';
-import type { OutboxEntry, WebhookOutbox } from './webhook-outbox.js';
+import { type OutboxEntry, WebhookOutbox } from './webhook-outbox.js';
 
 /** A receiver that has not answered by then has failed the attempt. */
 const ATTEMPT_TIMEOUT_MS = 10_000;
@@ -52,7 +52,7 @@ export class WebhookSender implements RunEndListener {
 
   constructor(
     @inject(TOKENS.Config) private readonly config: ResolvedConfig,
-    @inject(TOKENS.WebhookOutbox) private readonly outbox: WebhookOutbox,
+    @inject(WebhookOutbox) private readonly outbox: WebhookOutbox,
     @inject(TOKENS.Metrics) private readonly metrics: BridgeMetrics,
   ) {
     if (!config.webhooks) throw new Error('WebhookSender is bound only with config.webhooks');

@@ -5,9 +5,9 @@ import { workflowLeases, type AnyWorkflow } from '../mastra/index.js';
 import type { ResolvedConfig } from '../config.js';
 import { threadBusy } from '../errors.js';
 import type { PreparedRun, RunOptions } from '../runs/prepared-run.js';
-import type { PendingInterrupts } from '../threads/pending-interrupts.js';
+import { PendingInterrupts } from '../threads/pending-interrupts.js';
 import { takeLeasedTurn } from '../threads/thread-lease.js';
-import type { ThreadScope, ThreadStore } from '../threads/thread-store.js';
+import { type ThreadScope, ThreadStore } from '../threads/thread-store.js';
 import { TOKENS } from '../tokens.js';
 import type { WorkflowPlan } from './workflow-plan.js';
 import { WorkflowStarts } from './workflow-starts.js';
@@ -30,8 +30,8 @@ export class WorkflowRunService {
   constructor(
     @inject(TOKENS.Config) private readonly config: ResolvedConfig,
     @inject(TOKENS.Mastra) private readonly mastra: Mastra,
-    @inject(TOKENS.ThreadStore) private readonly threads: ThreadStore,
-    @inject(TOKENS.PendingInterrupts) private readonly interrupts: PendingInterrupts,
+    @inject(ThreadStore) private readonly threads: ThreadStore,
+    @inject(PendingInterrupts) private readonly interrupts: PendingInterrupts,
     @inject(WorkflowStarts) private readonly starts: WorkflowStarts,
     @inject(WorkflowStreamer) private readonly streamer: WorkflowStreamer,
   ) {}

@@ -5,7 +5,7 @@ import { randomUUID } from 'node:crypto';
 import { check, findStep, jsonSchemaOf, storedWorkflowRun, type AnyWorkflow, type Checked } from '../mastra/index.js';
 import { invalidInput, type ErrorDetail } from '../errors.js';
 import type { ThreadControl } from '../threads/thread-control.js';
-import type { ThreadScope, ThreadStore } from '../threads/thread-store.js';
+import { type ThreadScope, ThreadStore } from '../threads/thread-store.js';
 import { TOKENS } from '../tokens.js';
 import { parseWorkflowInterruptId } from '../translate/ids.js';
 import { lastUserText, workflowInput } from './workflow-input.js';
@@ -24,7 +24,7 @@ export class WorkflowStarts {
   constructor(
     @inject(TOKENS.Mastra) private readonly mastra: Mastra,
     @inject(TOKENS.ThreadControl) private readonly control: ThreadControl,
-    @inject(TOKENS.ThreadStore) private readonly threads: ThreadStore,
+    @inject(ThreadStore) private readonly threads: ThreadStore,
   ) {}
 
   /** A new run: its input and initial state, checked against the workflow's schemas. */

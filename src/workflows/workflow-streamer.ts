@@ -3,13 +3,13 @@ import { inject, injectable } from 'inversify';
 import { cancelWorkflowRun, resumeWorkflow, startWorkflow, storedWorkflowRun, workflowLeases, type AnyWorkflow, type WorkflowOutput } from '../mastra/index.js';
 import type { ResolvedConfig } from '../config.js';
 import type { BridgeMetrics } from '../observability/metrics.js';
-import type { RunTracker } from '../observability/run-tracker.js';
+import { RunTracker } from '../observability/run-tracker.js';
 import { countedSink, type EventSink } from '../runs/prepared-run.js';
 import { loggedRunFailure } from '../runs/run-failure.js';
 import { StateEvents } from '../state/state-events.js';
 import type { AgentState } from '../state/working-memory.js';
 import { keepLease } from '../threads/thread-lease.js';
-import type { ThreadScope, ThreadStore } from '../threads/thread-store.js';
+import { type ThreadScope, ThreadStore } from '../threads/thread-store.js';
 import { TOKENS } from '../tokens.js';
 import { errorMessage } from '../text.js';
 import { WorkflowTranslator } from '../translate/workflow-translator.js';
@@ -33,9 +33,9 @@ export class WorkflowStreamer {
   constructor(
     @inject(TOKENS.Config) private readonly config: ResolvedConfig,
     @inject(TOKENS.Mastra) private readonly mastra: Mastra,
-    @inject(TOKENS.ThreadStore) private readonly threads: ThreadStore,
+    @inject(ThreadStore) private readonly threads: ThreadStore,
     @inject(TOKENS.Metrics) private readonly metrics: BridgeMetrics,
-    @inject(TOKENS.RunTracker) private readonly tracker: RunTracker,
+    @inject(RunTracker) private readonly tracker: RunTracker,
     @inject(WorkflowThreads) private readonly workflowThreads: WorkflowThreads,
   ) {}
 

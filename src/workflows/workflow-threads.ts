@@ -1,13 +1,13 @@
 import type { Interrupt } from '@ag-ui/core';
 import type { Agent } from '@mastra/core/agent';
 import { inject, injectable } from 'inversify';
-import type { AgentProvider } from '../agents/agent-provider.js';
+import { AgentProvider } from '../agents/agent-provider.js';
 import type { ResolvedConfig } from '../config.js';
 import type { FollowTarget } from '../feed/follow-target.js';
-import type { RunWriter, ThreadHub } from '../feed/thread-hub.js';
+import { type RunWriter, ThreadHub } from '../feed/thread-hub.js';
 import type { AnyWorkflow } from '../mastra/index.js';
 import type { AgentState } from '../state/working-memory.js';
-import type { ThreadScope, ThreadStore } from '../threads/thread-store.js';
+import { type ThreadScope, ThreadStore } from '../threads/thread-store.js';
 import { TOKENS } from '../tokens.js';
 import { errorMessage } from '../text.js';
 import { workflowInterrupts } from '../translate/workflow-translator.js';
@@ -24,9 +24,9 @@ import { stepFactsOf } from './workflow-plan.js';
 export class WorkflowThreads {
   constructor(
     @inject(TOKENS.Config) private readonly config: ResolvedConfig,
-    @inject(TOKENS.ThreadStore) private readonly threads: ThreadStore,
-    @inject(TOKENS.AgentProvider) private readonly agents: AgentProvider,
-    @inject(TOKENS.ThreadHub) private readonly hub: ThreadHub,
+    @inject(ThreadStore) private readonly threads: ThreadStore,
+    @inject(AgentProvider) private readonly agents: AgentProvider,
+    @inject(ThreadHub) private readonly hub: ThreadHub,
   ) {}
 
   /**
