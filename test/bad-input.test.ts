@@ -112,7 +112,8 @@ describe('the route table', () => {
   });
 
   it('no route answers a bad request with a 500', async () => {
-    for (const route of ROUTES) {
+    // A route that reads nothing of the request (the OpenAPI document) has no bad request.
+    for (const route of ROUTES.filter((r) => r.body || r.query || r.path.includes(':'))) {
       for (const raw of BODY_METHODS.has(route.method) ? ['{', 'hello', '[]', 'null'] : [undefined]) {
         const url = `${b.base}${concrete(route.path)}`;
         // Body routes get a broken body; the others a broken query (an empty resourceId).
