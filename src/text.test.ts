@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { errorMessage, jsonText, redactedUrl } from './text.js';
+import { errorMessage, jsonText, redactedUrl, textOr } from './text.js';
 import { recordedChunk } from '../test/support/chunks.js';
 
 describe('jsonText', () => {
@@ -79,5 +79,20 @@ describe('redactedUrl', () => {
 
   it('masks it in what URL cannot parse too', () => {
     expect(redactedUrl('not a url:s3cret@host')).toBe('not a url:***@host');
+  });
+});
+
+describe('textOr', () => {
+  it('keeps a string, writes a number or a boolean as text', () => {
+    expect(textOr('review', '')).toBe('review');
+    expect(textOr(3, '')).toBe('3');
+    expect(textOr(false, '')).toBe('false');
+  });
+
+  it('falls back for anything else: never [object Object]', () => {
+    expect(textOr(undefined, 'success')).toBe('success');
+    expect(textOr(null, 'unknown')).toBe('unknown');
+    expect(textOr({ id: 'x' }, '')).toBe('');
+    expect(textOr(['a'], '-')).toBe('-');
   });
 });
