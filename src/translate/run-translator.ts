@@ -8,7 +8,7 @@ import type { CutStep } from './retraction.js';
 import { runEndActivity } from './run-end.js';
 import { RunSteps } from './run-steps.js';
 import { signalEchoEvents } from './signal-echo.js';
-import { TextStreams, type StreamKind } from './text-streams.js';
+import { TextStreams } from './text-streams.js';
 import { ToolCalls } from './tool-calls.js';
 import { trippedStep, tripwireMetadata, type Tripwire } from './tripwire.js';
 import { toTokenUsage } from './values.js';
@@ -119,7 +119,7 @@ export class RunTranslator {
     if (options.inputMessages?.length) this.inputMessages = options.inputMessages;
     this.steps = new RunSteps(options.runId, options.appendsTo);
     this.texts = new TextStreams(this.steps);
-    this.calls = new ToolCalls({ ...options, mastraRunId: this.mastraRunId }, this.steps, this.delegations);
+    this.calls = new ToolCalls(this.mastraRunId, options, this.steps, this.delegations);
     this.tasks = new BackgroundTasks(this.calls);
     this.workflows = new WorkflowActivities(options.workflowActivities);
   }
@@ -209,6 +209,8 @@ export class RunTranslator {
   }
 
   private map(chunk: MastraChunk, out: Event[]): void {
+    // Most chunks of a run are text deltas: straight to their message.
+    if (chunk.type === 'text-delta') return this.texts.delta('text', chunk.payload.id, chunk.payload.text, out);
     if (isSignalEcho(chunk)) {
       this.steps.startsOwnMessage();
       out.push(...signalEchoEvents(chunk));
@@ -233,16 +235,22 @@ export class RunTranslator {
         this.steps.finish((chunk.payload.stepResult?.reason as string | undefined) === 'retry', out);
         return true;
       case 'text-start':
-      case 'reasoning-start':
-        this.texts.start(streamKind(chunk.type), chunk.payload.id, out);
+        this.texts.start('text', chunk.payload.id, out);
         return true;
       case 'text-delta':
-      case 'reasoning-delta':
-        this.texts.delta(streamKind(chunk.type), chunk.payload.id, chunk.payload.text, out);
+        this.texts.delta('text', chunk.payload.id, chunk.payload.text, out);
         return true;
       case 'text-end':
+        this.texts.end('text', chunk.payload.id, out);
+        return true;
+      case 'reasoning-start':
+        this.texts.start('reasoning', chunk.payload.id, out);
+        return true;
+      case 'reasoning-delta':
+        this.texts.delta('reasoning', chunk.payload.id, chunk.payload.text, out);
+        return true;
       case 'reasoning-end':
-        this.texts.end(streamKind(chunk.type), chunk.payload.id, out);
+        this.texts.end('reasoning', chunk.payload.id, out);
         return true;
       default:
         return false;
@@ -354,10 +362,6 @@ export class RunTranslator {
       ...(this.usage && { usage: [this.usage] }),
     });
   }
-}
-
-function streamKind(type: `text-${string}` | `reasoning-${string}`): StreamKind {
-  return type.startsWith('text-') ? 'text' : 'reasoning';
 }
 
 /**

@@ -4,11 +4,10 @@ import type { RunSteps } from './run-steps.js';
 export type StreamKind = 'text' | 'reasoning';
 const STREAM_KINDS: readonly StreamKind[] = ['text', 'reasoning'];
 
-/** The events that open, fill and close a text or a reasoning message: the only difference between the two. */
+/** The events that open and close a text or a reasoning message (`delta` fills them): the only difference between the two. */
 const STREAMS = {
   text: {
     start: (messageId: string): Event[] => [{ type: EventType.TEXT_MESSAGE_START, messageId, role: 'assistant' }],
-    content: (messageId: string, delta: string): Event => ({ type: EventType.TEXT_MESSAGE_CONTENT, messageId, delta }),
     end: (messageId: string): Event[] => [{ type: EventType.TEXT_MESSAGE_END, messageId }],
   },
   reasoning: {
@@ -16,7 +15,6 @@ const STREAMS = {
       { type: EventType.REASONING_START, messageId },
       { type: EventType.REASONING_MESSAGE_START, messageId, role: 'reasoning' },
     ],
-    content: (messageId: string, delta: string): Event => ({ type: EventType.REASONING_MESSAGE_CONTENT, messageId, delta }),
     end: (messageId: string): Event[] => [
       { type: EventType.REASONING_MESSAGE_END, messageId },
       { type: EventType.REASONING_END, messageId },
@@ -52,8 +50,9 @@ export class TextStreams {
   delta(kind: StreamKind, partId: string, delta: string, out: Event[]): void {
     const messageId = this.open[kind].get(partId) ?? this.start(kind, partId, out);
     if (!delta) return;
-    if (kind === 'reasoning') this.steps.reasoned(delta);
-    out.push(STREAMS[kind].content(messageId, delta));
+    if (kind === 'text') return void out.push({ type: EventType.TEXT_MESSAGE_CONTENT, messageId, delta });
+    this.steps.reasoned(delta);
+    out.push({ type: EventType.REASONING_MESSAGE_CONTENT, messageId, delta });
   }
 
   end(kind: StreamKind, partId: string, out: Event[]): void {

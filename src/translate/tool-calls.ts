@@ -8,7 +8,6 @@ import { errorMessage } from '../text.js';
 
 /** What of `RunTranslatorOptions` the tool calls read (each documented there). */
 export interface ToolCallOptions {
-  mastraRunId: string;
   frontendTools?: ReadonlySet<string>;
   frontendToolMode?: 'proxy' | 'return';
   resumedToolCalls?: Iterable<string>;
@@ -40,12 +39,11 @@ type ToolCallState = { name: string; open: boolean; resolved: boolean };
  * the call first, without arguments.
  *
  * @example
- * const calls = new ToolCalls({ mastraRunId: 'run-1' }, steps, delegations);
+ * const calls = new ToolCalls('run-1', {}, steps, delegations);
  * calls.atomic('call-1', 'weather', { city: 'Paris' }, out); // START, ARGS, END
  * calls.result({ toolCallId: 'call-1', toolName: 'weather', result: 'sunny' }, out);
  */
 export class ToolCalls {
-  private readonly mastraRunId: string;
   private readonly frontendTools: ReadonlySet<string>;
   private readonly returnFrontendCalls: boolean;
   private readonly resumed: Set<string>;
@@ -59,12 +57,13 @@ export class ToolCalls {
   private readonly interrupts: Interrupt[] = [];
   private readonly pendingFrontendCalls: string[] = [];
 
+  /** @param mastraRunId names the interrupts (`interruptId`). */
   constructor(
+    private readonly mastraRunId: string,
     options: ToolCallOptions,
     private readonly steps: RunSteps,
     private readonly delegations: Delegations,
   ) {
-    this.mastraRunId = options.mastraRunId;
     this.frontendTools = options.frontendTools ?? new Set();
     this.returnFrontendCalls = options.frontendToolMode === 'return';
     this.resumed = new Set(options.resumedToolCalls);
