@@ -1,47 +1,23 @@
 import 'reflect-metadata';
 import type { Mastra } from '@mastra/core';
 import { Container, ContainerModule, type ServiceIdentifier } from 'inversify';
-import { AgentProvider } from './agents/agent-provider.js';
 import type { ResolvedConfig } from './config.js';
 import type { ThreadEventLogs } from './feed/event-log.js';
 import { InProcessEventLogs } from './feed/in-process-event-log.js';
-import { FeedFactory } from './feed/feed-factory.js';
-import { ThreadHub } from './feed/thread-hub.js';
-import { ResourceResolver } from './http/resource-resolver.js';
 import { HANDLER_SERVICES, type HandlerServices, type Services } from './http/services.js';
 import { createUrlPolicy } from './http/url-policy.js';
 import { MastraIdempotencyStore, type IdempotencyStore } from './idempotency/idempotency-store.js';
 import { InProcessRunAnnouncements, type RunAnnouncements } from './runs/run-announcements.js';
-import { RunAdmission } from './runs/run-admission.js';
-import { RunHistory } from './runs/run-history.js';
-import { RunReader } from './runs/run-reader.js';
-import { RunService } from './runs/run-service.js';
-import { RunStreamer } from './runs/run-streamer.js';
 import { InProcessToolProxy, type ToolProxy } from './runs/tool-proxy.js';
 import { MastraInbox, type DurableInbox } from './threads/inbox.js';
 import { InboxRecovery } from './signals/inbox-recovery.js';
-import { RunTracker, type RunEndListener } from './observability/run-tracker.js';
-import { WebhookOutbox } from './webhooks/webhook-outbox.js';
+import type { RunEndListener } from './observability/run-tracker.js';
 import { RunEndRecords } from './runs/run-end-records.js';
 import { WebhookSender } from './webhooks/webhook-sender.js';
-import { RecoveryGate } from './threads/recovery-gate.js';
-import { RunEndings } from './threads/run-endings.js';
-import { PendingInterrupts } from './threads/pending-interrupts.js';
-import { SignalRouter } from './signals/signal-router.js';
-import { AcceptedSignals } from './signals/accepted-signals.js';
-import { ThreadApprovals } from './signals/thread-approvals.js';
-import { ThreadOwnership } from './signals/thread-ownership.js';
-import { ThreadStops } from './signals/thread-stops.js';
-import { RecoveryRuns } from './signals/recovery-runs.js';
 import { InProcessThreadControl, type ThreadControl } from './threads/thread-control.js';
 import { LocalResumer, type Resumer } from './runs/resume.js';
 import { InProcessThreadLocks, type ThreadLocks } from './threads/thread-locks.js';
-import { ThreadStore } from './threads/thread-store.js';
-import { assertDistinctIds, WorkflowProvider } from './workflows/workflow-provider.js';
-import { WorkflowRunService } from './workflows/workflow-run-service.js';
-import { WorkflowStarts } from './workflows/workflow-starts.js';
-import { WorkflowStreamer } from './workflows/workflow-streamer.js';
-import { WorkflowThreads } from './workflows/workflow-threads.js';
+import { assertDistinctIds } from './workflows/workflow-provider.js';
 import { TOKENS } from './tokens.js';
 import { Limits } from './limits/limits.js';
 import { TokenBucketLimiter, type RateLimiter } from './limits/rate-limiter.js';
@@ -62,8 +38,9 @@ export const inProcessBindings = new ContainerModule(({ bind }) => {
 });
 
 /**
- * The services, bound once whatever the ports are: durable state in Mastra's storage
- * (`IdempotencyStore`, `Inbox`), the limits, and the services the handlers call.
+ * What is bound once whatever the ports are: durable state in Mastra's storage (`IdempotencyStore`,
+ * `Inbox`), the limits, and the services that stand behind a token (`InboxCuts`, the run-end
+ * listeners).
  */
 const services = new ContainerModule(({ bind }) => {
   bind<DurableInbox>(TOKENS.Inbox).to(MastraInbox);
@@ -74,44 +51,14 @@ const services = new ContainerModule(({ bind }) => {
       new Limits(config.limits, config.limits.requestsPerMinute === undefined ? undefined : rate, (limit) => metrics.limitRefused(limit)),
     [TOKENS.Config, TOKENS.RateLimiter, TOKENS.Metrics],
   );
-  bind(AgentProvider).toSelf();
-  bind(WorkflowProvider).toSelf();
-  bind(WorkflowRunService).toSelf();
-  // The parts of a workflow /run, injected by class.
-  bind(WorkflowStarts).toSelf();
-  bind(WorkflowStreamer).toSelf();
-  bind(WorkflowThreads).toSelf();
-  bind(ThreadStore).toSelf();
-  bind(ResourceResolver).toSelf();
-  bind(RunService).toSelf();
-  // The parts of a /run, each injected where it is used (by class, no token: nothing rebinds them).
-  bind(RunAdmission).toSelf();
-  bind(RunHistory).toSelf();
-  bind(RunReader).toSelf();
-  bind(RunStreamer).toSelf();
-  bind(SignalRouter).toSelf();
-  // The parts of the signal routes, injected by class like the parts of a /run.
-  bind(ThreadOwnership).toSelf();
-  bind(AcceptedSignals).toSelf();
-  bind(ThreadApprovals).toSelf();
-  bind(ThreadStops).toSelf();
-  bind(InboxRecovery).toSelf();
-  bind(RecoveryRuns).toSelf();
+  // The services and their parts have no line here: each is injected by its class, and the
+  // container binds a class the first time it is asked for one (`autobind`), a singleton.
   bind(TOKENS.InboxCuts).toService(InboxRecovery);
-  bind(RecoveryGate).toSelf();
-  bind(RunEndings).toSelf();
-  bind(PendingInterrupts).toSelf();
-  bind(ThreadHub).toSelf();
-  bind(FeedFactory).toSelf();
-  bind(RunTracker).toSelf();
-  bind(RunEndRecords).toSelf();
   bind<RunEndListener>(TOKENS.RunEndListener).toService(RunEndRecords);
-  bind(WebhookOutbox).toSelf();
 });
 
 /** With `config.webhooks`: every run's end goes to the outbox, and this process sends from it. */
 const webhooks = new ContainerModule(({ bind }) => {
-  bind(WebhookSender).toSelf();
   bind<RunEndListener>(TOKENS.RunEndListener).toService(WebhookSender);
 });
 
@@ -123,7 +70,7 @@ const webhooks = new ContainerModule(({ bind }) => {
  * `metrics` is the bridge's, shared by every Mastra instance it serves (one registry per bridge).
  */
 export function createServices(config: ResolvedConfig, mastra: Mastra, metrics: BridgeMetrics): Services {
-  const container = new Container({ defaultScope: 'Singleton' });
+  const container = new Container({ autobind: true, defaultScope: 'Singleton' });
   container.bind(TOKENS.Config).toConstantValue(config);
   container.bind(TOKENS.Mastra).toConstantValue(mastra);
   container.bind(TOKENS.Metrics).toConstantValue(metrics);
