@@ -12,7 +12,7 @@ import { THREAD_LEASE_TTL_MS, threadLeaseKey, threadLeaseOwner, type HolderWatch
 import { type ThreadScope, ThreadStore } from '../threads/thread-store.js';
 import { TOKENS } from '../tokens.js';
 import type { ThreadEventLog } from './event-log.js';
-import type { FollowTarget } from './follow-target.js';
+import { followedId, type FollowTarget } from './follow-target.js';
 import type { FeedMetrics, FeedOptions } from './feed-options.js';
 import { ThreadFeed } from './thread-feed.js';
 
@@ -45,7 +45,7 @@ export class FeedFactory {
 
   /** A started feed for `target`. */
   async create(target: FollowTarget, { log, sharedLog, metrics }: FeedPlumbing): Promise<ThreadFeed> {
-    const scope = { threadId: target.threadId, resourceId: target.resourceId, agentId: target.workflow?.id ?? target.agent.id };
+    const scope = { threadId: target.threadId, resourceId: target.resourceId, agentId: followedId(target) };
     // A workflow's state is its run's; an agent's, its working memory (when it keeps one).
     const workingMemory = target.workflow ? undefined : WorkingMemoryState.of(await memoryOf(target.agent));
     const loadState = target.workflow?.loadState ?? (workingMemory && (() => workingMemory.read(scope)));

@@ -18,7 +18,16 @@ export interface WorkflowFollowing {
   latestRunEnded: () => Promise<boolean>;
 }
 
+/** The id a thread is followed under: the workflow's, or the agent's. */
+export const followedId = (target: FollowTarget): string => target.workflow?.id ?? target.agent.id;
+
 /** A feed's key: the agent's (or workflow's) id, the resource and the thread. */
 export function feedKey(target: FollowTarget): string {
-  return `${target.workflow?.id ?? target.agent.id}\0${target.resourceId}\0${target.threadId}`;
+  return `${followedId(target)}\0${target.resourceId}\0${target.threadId}`;
+}
+
+/** What `feedKey` put in a key; `undefined` for a key that is not one. */
+export function feedKeyParts(key: string): { agentId: string; resourceId: string; threadId: string } | undefined {
+  const [agentId, resourceId, threadId] = key.split('\0');
+  return agentId !== undefined && resourceId !== undefined && threadId !== undefined ? { agentId, resourceId, threadId } : undefined;
 }

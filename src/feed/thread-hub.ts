@@ -11,7 +11,7 @@ import { errorMessage } from '../text.js';
 import type { ThreadEventLogs } from './event-log.js';
 import { FeedFactory } from './feed-factory.js';
 import type { FeedSink } from './feed-sink.js';
-import { feedKey, type FollowTarget } from './follow-target.js';
+import { feedKey, feedKeyParts, type FollowTarget } from './follow-target.js';
 import type { AttachOptions, FeedMetrics } from './feed-options.js';
 import type { ThreadFeed } from './thread-feed.js';
 
@@ -120,9 +120,10 @@ export class ThreadHub {
   /** A feed for a run of this process that another process follows: opened with no client, it lingers while the thread is followed. */
   private async keepWriter(key: string): Promise<void> {
     if (this.feeds.has(key)) return;
-    const [agentId, resourceId, threadId] = key.split('\0');
-    const agent = this.agentOf(agentId);
-    if (!agent || resourceId === undefined || threadId === undefined) return;
+    const parts = feedKeyParts(key);
+    const agent = parts && this.agentOf(parts.agentId);
+    if (!parts || !agent) return;
+    const { resourceId, threadId } = parts;
     try {
       const feed = await this.startFeed(key, { agent, resourceId, threadId });
       if (feed.clientCount === 0 && !this.lingering.has(key)) this.linger(key, feed);
@@ -131,7 +132,7 @@ export class ThreadHub {
     }
   }
 
-  private agentOf(agentId: string | undefined): Agent | undefined {
+  private agentOf(agentId: string): Agent | undefined {
     return agentsOf(this.mastra).find(([, agent]) => agent.id === agentId)?.[1];
   }
 

@@ -9,12 +9,13 @@ import { runEndActivity } from './run-end.js';
 import { RunSteps } from './run-steps.js';
 import { signalEchoEvents } from './signal-echo.js';
 import { TextStreams } from './text-streams.js';
-import { ToolCalls } from './tool-calls.js';
+import { ToolCalls, type ToolCallOptions } from './tool-calls.js';
 import { trippedStep, tripwireMetadata, type Tripwire } from './tripwire.js';
 import { toTokenUsage } from './values.js';
 import { WorkflowActivities, type WorkflowActivityContent } from './workflow-activity.js';
 
-export interface RunTranslatorOptions {
+/** How a run is translated. Its tool calls' options are declared with `ToolCallOptions`, the part that reads them. */
+export interface RunTranslatorOptions extends ToolCallOptions {
   threadId: string;
   /** The AG-UI run id written on `RUN_STARTED` and the terminal event. */
   runId: string;
@@ -23,32 +24,6 @@ export interface RunTranslatorOptions {
    * message name it, as the thread's stream and history do. Default `runId`.
    */
   mastraRunId?: string;
-  /** Names of tools the client executes (AG-UI `RunAgentInput.tools`). */
-  frontendTools?: ReadonlySet<string>;
-  /**
-   * `return`: a frontend tool call ends the run with `outcome.pendingToolCallIds`;
-   * `proxy`: the result comes back through the bridge and Mastra streams it (default).
-   */
-  frontendToolMode?: 'proxy' | 'return';
-  /**
-   * Calls this run resumes (an approval or a suspended tool answered by `resume`). The client got
-   * their arguments in the interrupted run; its reducer appends `TOOL_CALL_ARGS` to the call it
-   * already holds, so a replayed call is re-opened and closed without arguments.
-   */
-  resumedToolCalls?: Iterable<string>;
-  /**
-   * Calls that waited for an approval before this run (it resumes them, or a thread stream saw them
-   * pause): their result says how they were answered, `metadata.approval` (`approved` | `declined`),
-   * as history's tool message does. Calls that ask for approval in this run count too. A sub-agent's
-   * own calls carry no such mark (history has none for them either).
-   */
-  approvalToolCalls?: Iterable<string>;
-  /**
-   * A result for a call this run never showed answers a call the client already holds (a later
-   * bracket of a thread stream: the paused call, or one from before a restart): re-announce it
-   * without arguments, as a resumed call. Default: announce it with its arguments (`/run`).
-   */
-  unseenCallsAreResumed?: boolean;
   /**
    * Where the stored assistant message that this run's answer is appended to stands: Mastra merges
    * a run that adds no message of its own (it only answers tool calls, or it goes on after a
@@ -68,18 +43,6 @@ export interface RunTranslatorOptions {
   inputMessages?: Message[];
 }
 
-/**
- * Turns the chunks of one Mastra run into AG-UI events: a pure state machine, one per run.
- *
- * `start()` opens the run, `push(chunk)` maps each chunk, and `end()` closes whatever is still open
- * and writes the terminal event if no chunk did. After the terminal event every call returns `[]`.
- *
- * @example
- * const t = new RunTranslator({ threadId: 't1', runId: 'r1' });
- * const events = [...t.start()];
- * for await (const chunk of output.fullStream) events.push(...t.push(chunk));
- * events.push(...t.end());
- */
 /**
  * Turns the chunks of one Mastra run into AG-UI events: a pure state machine, one per run. Its
  * parts keep one kind of state each: the steps (`RunSteps`), text and reasoning (`TextStreams`),
@@ -223,7 +186,7 @@ export class RunTranslator {
     }
   }
 
-  /** Steps, text and reasoning. Answers whether the chunk was one of those. */
+  /** Steps, text (its deltas come first, in `map`) and reasoning. Answers whether the chunk was one of those. */
   private mapContent(chunk: MastraChunk, out: Event[]): boolean {
     switch (chunk.type) {
       case 'step-start':
@@ -236,9 +199,6 @@ export class RunTranslator {
         return true;
       case 'text-start':
         this.texts.start('text', chunk.payload.id, out);
-        return true;
-      case 'text-delta':
-        this.texts.delta('text', chunk.payload.id, chunk.payload.text, out);
         return true;
       case 'text-end':
         this.texts.end('text', chunk.payload.id, out);

@@ -6,12 +6,33 @@ import type { RunSteps } from './run-steps.js';
 import { declinedContent, toolErrorContent, toolResultContent } from './values.js';
 import { errorMessage } from '../text.js';
 
-/** What of `RunTranslatorOptions` the tool calls read (each documented there). */
+/** How a run's tool calls are shown: the part of `RunTranslatorOptions` its `ToolCalls` reads. */
 export interface ToolCallOptions {
+  /** Names of tools the client executes (AG-UI `RunAgentInput.tools`). */
   frontendTools?: ReadonlySet<string>;
+  /**
+   * `return`: a frontend tool call ends the run with `outcome.pendingToolCallIds`;
+   * `proxy`: the result comes back through the bridge and Mastra streams it (default).
+   */
   frontendToolMode?: 'proxy' | 'return';
+  /**
+   * Calls this run resumes (an approval or a suspended tool answered by `resume`). The client got
+   * their arguments in the interrupted run; its reducer appends `TOOL_CALL_ARGS` to the call it
+   * already holds, so a replayed call is re-opened and closed without arguments.
+   */
   resumedToolCalls?: Iterable<string>;
+  /**
+   * Calls that waited for an approval before this run (it resumes them, or a thread stream saw them
+   * pause): their result says how they were answered, `metadata.approval` (`approved` | `declined`),
+   * as history's tool message does. Calls that ask for approval in this run count too. A sub-agent's
+   * own calls carry no such mark (history has none for them either).
+   */
   approvalToolCalls?: Iterable<string>;
+  /**
+   * A result for a call this run never showed answers a call the client already holds (a later
+   * bracket of a thread stream: the paused call, or one from before a restart): re-announce it
+   * without arguments, as a resumed call. Default: announce it with its arguments (`/run`).
+   */
   unseenCallsAreResumed?: boolean;
 }
 
