@@ -49,6 +49,12 @@ export class BridgeError extends Error {
 export const invalidInput = (message: string, details?: ErrorDetail[]) => new BridgeError(400, 'INVALID_INPUT', message, details);
 export const notFound = (code: 'AGENT_NOT_FOUND' | 'THREAD_NOT_FOUND' | 'RUN_NOT_FOUND' | 'TOOL_CALL_NOT_FOUND', message: string) =>
   new BridgeError(404, code, message);
+/**
+ * `404 RUN_NOT_FOUND`: a `resume` names an interrupt that does not wait on this thread, for any
+ * reason (unknown, another thread's, answered already or being answered, superseded, declined),
+ * whatever kind of run asked it: one situation, one code.
+ */
+export const interruptNotWaiting = (interruptId: string) => notFound('RUN_NOT_FOUND', `Nothing is waiting for interrupt ${interruptId} on this thread`);
 export const conflict = (message: string) => new BridgeError(409, 'CONFLICT', message);
 /** A `/run` with `multitask: "reject"` on a thread that is running. */
 export const threadBusy = (message: string) => new BridgeError(409, 'THREAD_BUSY', message);

@@ -88,7 +88,7 @@ describe('a pending approval does not hold its thread', () => {
       messages: [...history, userMessage('hello again')],
       resume: [{ interruptId: interrupt.id, status: 'resolved', payload: { approved: true } }],
     });
-    expect(resumed).toMatchObject({ status: 404, body: { code: 'TOOL_CALL_NOT_FOUND' } });
+    expect(resumed).toMatchObject({ status: 404, body: { code: 'RUN_NOT_FOUND' } });
   });
 
   it.each(['send-message', 'queue-message'])('%s wakes a run of its own and declines the pending call', async (route) => {

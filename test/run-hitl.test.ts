@@ -115,7 +115,7 @@ describe('tool approval', () => {
       const res = await http(`${tb.base}/run`, { body: input, headers: { accept: 'text/event-stream' } });
       expect(res.status).toBe(404);
       expect(res.headers.get('content-type')).toMatch(/^application\/json/);
-      expect(res.body.code).toBe('TOOL_CALL_NOT_FOUND');
+      expect(res.body.code).toBe('RUN_NOT_FOUND');
     }
     // The real interrupt is still waiting and can still be answered.
     const run = await runAgentStrict(agent, { runId: uid('run'), resume: [{ interruptId: interrupt.id, status: 'resolved', payload: { approved: true } }] });

@@ -90,6 +90,11 @@ export class AgentProvider {
     throw new BridgeError(500, 'MEMORY_NOT_CONFIGURED', named ? `Agent ${named} has no memory configured` : 'No agent has memory configured');
   }
 
+  /** Whether the id names a registered agent or workflow (by id or registration key). */
+  knows(id: string): boolean {
+    return this.find(id) !== undefined || this.isWorkflow(id);
+  }
+
   /** Whether the id names a workflow and no agent (ids are distinct: `assertDistinctIds`). */
   private isWorkflow(id: string): boolean {
     return !this.find(id) && workflowsOf(this.mastra).some(([key, workflow]) => workflow.id === id || key === id);

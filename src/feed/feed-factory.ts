@@ -3,7 +3,7 @@ import type { Mastra } from '@mastra/core';
 import { inject, injectable, optional } from 'inversify';
 import type { ResolvedConfig } from '../config.js';
 import { BridgeError } from '../errors.js';
-import { backgroundTaskStream, memoryOf } from '../mastra/index.js';
+import { backgroundTaskStream, memoryOf, stoppedThreadRun, suspendedRuns } from '../mastra/index.js';
 import type { RunAnnouncements } from '../runs/run-announcements.js';
 import { WorkingMemoryState } from '../state/working-memory.js';
 import { RunEndings } from '../threads/run-endings.js';
@@ -11,6 +11,7 @@ import { WIND_DOWN_MS } from '../threads/thread-control.js';
 import { THREAD_LEASE_TTL_MS, threadLeaseKey, threadLeaseOwner, type HolderWatch } from '../threads/thread-lease.js';
 import { type ThreadScope, ThreadStore } from '../threads/thread-store.js';
 import { TOKENS } from '../tokens.js';
+import { interruptId } from '../translate/ids.js';
 import type { ThreadEventLog } from './event-log.js';
 import { followedId, type FollowTarget } from './follow-target.js';
 import type { FeedMetrics, FeedOptions } from './feed-options.js';
@@ -60,7 +61,7 @@ export class FeedFactory {
       announcement: (runId) => this.announcements.get(runId),
       loadHistory: () => this.history(scope),
       ...(loadState && { loadState }),
-      ...this.workflowReads(target),
+      ...(target.workflow ? this.workflowReads(target) : agentReads(target)),
       dropBlockedStep: (step) => this.threads.dropBlockedStep(scope, step),
       loadWorkflowActivities: () => this.threads.workflowActivities(scope),
       leaseOwner: () => threadLeaseOwner(target.agent, target),
@@ -97,4 +98,13 @@ export class FeedFactory {
       throw error;
     }
   }
+}
+
+/** An agent's feed reads its run stopped on an interrupt (Mastra replays it) and which interrupts still wait, from Mastra. */
+function agentReads({ agent, ...thread }: FollowTarget): Partial<FeedOptions> {
+  return {
+    stoppedRun: () => stoppedThreadRun(agent, thread),
+    waitingInterrupts: async () =>
+      new Set((await suspendedRuns(agent, thread)).flatMap(({ runId, toolCalls }) => toolCalls.flatMap((c) => (c.toolCallId ? [interruptId(runId, c.toolCallId)] : [])))),
+  };
 }

@@ -35,6 +35,13 @@ export interface FeedOptions {
   latestRunEnded?: () => Promise<boolean>;
   /** What the thread's latest run waits on (a workflow's suspended steps): a snapshot bracket ends with them, as that run did. */
   loadInterrupts?: () => Promise<Interrupt[]>;
+  /**
+   * An agent's feed: the thread's run in this process stopped on an interrupt, as the feed starts.
+   * Mastra replays it to the new subscription; the feed reads it and sends nothing of it (`PausedRun`).
+   */
+  stoppedRun?: () => Promise<string | undefined>;
+  /** An agent's feed: the ids of the interrupts the thread's stopped runs wait on, as storage says (a snapshot offers only those). */
+  waitingInterrupts?: () => Promise<ReadonlySet<string>>;
   /** Forgets an answer a guardrail blocked after it streamed (`ThreadStore.dropBlockedStep`). */
   dropBlockedStep?: (step: BlockedStep) => Promise<void>;
   /**

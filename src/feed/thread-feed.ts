@@ -10,6 +10,7 @@ import { FeedClients } from './feed-clients.js';
 import type { AttachOptions, FeedOptions } from './feed-options.js';
 import type { FeedSink } from './feed-sink.js';
 import { LostRuns } from './lost-runs.js';
+import { PausedRun } from './paused-run.js';
 import { RunsInLog } from './runs-in-log.js';
 import { StorageReads } from './storage-reads.js';
 import { StateEvents } from '../state/state-events.js';
@@ -45,6 +46,8 @@ export class ThreadFeed {
   /** Translated batches that wait for what storage adds to them, in order. */
   private readonly reads: StorageReads;
   private readonly translator: ThreadTranslator;
+  /** What an agent's thread waits on, and Mastra's replay of its stopped run to this feed's subscription. */
+  private readonly paused = new PausedRun();
   private readonly stop = new AbortController();
   private unsubscribe?: () => void;
   private followingTasks = false;
@@ -55,7 +58,9 @@ export class ThreadFeed {
   constructor(private readonly options: FeedOptions) {
     this.log = options.log;
     this.runs = new RunsInLog(this.log, options.closingRun);
-    this.clients = new FeedClients(this.log, this.runs, options);
+    const { waitingInterrupts } = options;
+    const loadInterrupts = options.loadInterrupts ?? (waitingInterrupts && (() => this.paused.waitingOn(waitingInterrupts)));
+    this.clients = new FeedClients(this.log, this.runs, { ...options, ...(loadInterrupts && { loadInterrupts }) });
     this.lostRuns = new LostRuns(this.log, this.runs, this.stop.signal, options);
     this.log.onEvents((events, firstId, afterGap) => {
       if (afterGap) this.clients.lostEvents(firstId);
@@ -74,11 +79,16 @@ export class ThreadFeed {
     return this.clients.size;
   }
 
-  /** Subscribes to the thread; resolves once Mastra has registered the subscriber. */
+  /**
+   * Subscribes to the thread; resolves once Mastra has registered the subscriber and replayed the
+   * run stopped on an interrupt, if the thread has one (read, not sent: `PausedRun`).
+   */
   async start(): Promise<void> {
+    this.paused.expectReplay(await this.options.stoppedRun?.());
     const sub = await subscribeToThread(this.options.agent, this.options);
     this.unsubscribe = () => sub.unsubscribe();
     void this.consume(sub.stream);
+    await this.paused.replayRead();
   }
 
   /**
@@ -150,11 +160,19 @@ export class ThreadFeed {
         // Not waited for: the settlement first waits to see whether the lease is back (`leaseLapsed`).
         if (isLostRemoteRun(chunk)) void this.lostRuns.settle(topLevelRunId(chunk) ?? '');
         else if (this.endsRunOfOthers(chunk)) this.lostRuns.expectEndInLog(chunk);
-        else this.reads.publish(chunk, this.translator.push(chunk));
+        else this.translated(chunk);
       }
     } catch (error) {
       if (!this.stop.signal.aborted) this.options.logger.error(`Thread feed ${this.options.threadId} failed: ${errorMessage(error)}`);
     }
+  }
+
+  /** Publishes what the chunk translates to, unless it is Mastra's replay of a stopped run (its followers had it). */
+  private translated(chunk: MastraChunk): void {
+    const replayed = this.paused.replaying(chunk);
+    const events = this.translator.push(chunk);
+    this.paused.note(events, this.translator.open);
+    if (!replayed) this.reads.publish(chunk, events);
   }
 
   /**

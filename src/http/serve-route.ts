@@ -17,7 +17,7 @@ const claimOf: Claim = ({ query, body }) => {
 /**
  * Serves one route of the table, in the order every route follows: path ids → query → headers →
  * body (each refused with `400` naming the field) → the caller (`resolveResourceId`) → its rate
- * (`limited` routes) → the handler, under `Idempotency-Key` on `idempotent` routes → the answer.
+ * (`limited` routes) → on a thread, the agent it remembers when the request names none → the handler, under `Idempotency-Key` on `idempotent` routes → the answer.
  * Everything that does not depend on the request (the path's id schema, which headers to read) is
  * resolved here, once per route.
  *
@@ -44,13 +44,19 @@ export function serveRoute(route: Route, s: Services): (c: Context) => Promise<R
     const resourceId = route.anyCaller ? '' : await s.resources.resolve(c, claimed.resourceId);
     // Counted once the caller is known: a refused caller never spends a request of someone else's.
     if (route.limited) await s.limits.admitRequest(resourceId);
-    const scope = params.threadId === undefined ? undefined : { threadId: params.threadId, resourceId, agentId: claimed.agentId };
+    const scope = params.threadId === undefined ? undefined : await threadScope(s, params.threadId, resourceId, claimed.agentId);
     const handle = () => route.handle({ c, params, query, headers, body, resourceId, scope }, s) as unknown as Promise<Answer | Response>;
     const key = (headers as { 'idempotency-key'?: string } | undefined)?.['idempotency-key'];
     const reply =
       route.idempotent && key !== undefined ? await idempotent(c, s, { route: routeKey, scope: scope as ThreadScope, key, raw }, handle) : await handle();
     return reply instanceof Response ? reply : respond(c, reply);
   };
+}
+
+/** A thread route's scope: the agent the request names, else the one the thread remembers (its first run's), else the default. */
+async function threadScope(s: Services, threadId: string, resourceId: string, agentId: string | undefined): Promise<ThreadScope> {
+  const scope = { threadId, resourceId };
+  return { ...scope, agentId: agentId ?? (await s.threads.agentOf(scope)) };
 }
 
 /** The route's headers, with `Idempotency-Key` on the idempotent ones (validated here, documented in the OpenAPI document). */

@@ -131,6 +131,20 @@ export async function stoppedOnInterrupt(agent: Agent, thread: ThreadOfRun, runI
   return runs.some((run) => run.runId === runId);
 }
 
+/** The run that holds the thread in this process (Mastra's active thread run, a stopped one too), if any. */
+export function activeThreadRunId(agent: Agent, thread: ThreadOfRun): string | undefined {
+  return agent.getActiveThreadRunId(thread);
+}
+
+/**
+ * The thread's run in this process that is stopped on an interrupt, if any: Mastra keeps it as
+ * the thread's active run, and replays it from its `start` to a new subscriber of the thread.
+ */
+export async function stoppedThreadRun(agent: Agent, thread: ThreadOfRun): Promise<string | undefined> {
+  const runId = agent.getActiveThreadRunId(thread);
+  return runId !== undefined && (await stoppedOnInterrupt(agent, thread, runId)) ? runId : undefined;
+}
+
 /** The runs that hold a thread of `agent` in this process (Mastra's active thread runs, stopped ones too). */
 export function activeThreadRuns(agent: Agent): Array<{ runId: string } & ThreadOfRun> {
   return agent.listActiveThreadRuns().map(({ runId, threadId, resourceId }) => ({ runId, threadId, ...(resourceId !== undefined && { resourceId }) }));

@@ -8,6 +8,7 @@ import { BridgeError, unavailable } from '../errors.js';
 import type { BridgeLogger } from '../logger.js';
 import { TOKENS } from '../tokens.js';
 import {
+  activeThreadRunId,
   outgoingWithId,
   outputFinished,
   type AgentMessage,
@@ -222,6 +223,10 @@ export class RedisThreadControl implements ThreadControl, Resumer {
     return (await this.redis.client.exists(this.answeredKey(toolCallId))) === 1;
   }
 
+  async asksAgain(toolCallId: string): Promise<void> {
+    await this.redis.client.del(this.answeredKey(toolCallId));
+  }
+
   /** The first approval of a call, in any process: a key set only if absent. */
   async once<T>(toolCallId: string, task: () => Promise<T>): Promise<T | undefined> {
     const key = this.answeredKey(toolCallId);
@@ -273,7 +278,7 @@ export class RedisThreadControl implements ThreadControl, Resumer {
    */
   private async untilLetGo(agent: Agent, thread: ThreadTarget): Promise<void> {
     const deadline = Date.now() + LET_GO_MS;
-    while (Date.now() < deadline && this.holds(thread) && agent.getActiveThreadRunId(thread) === undefined) await delay(LET_GO_POLL_MS);
+    while (Date.now() < deadline && this.holds(thread) && activeThreadRunId(agent, thread) === undefined) await delay(LET_GO_POLL_MS);
   }
 
   /** Whether another process's run holds the thread (a stopped run there is resumed there). */

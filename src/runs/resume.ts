@@ -2,7 +2,7 @@ import type { RunAgentInput } from '@ag-ui/core';
 import type { Agent } from '@mastra/core/agent';
 import { injectable } from 'inversify';
 import { resumeCall, suspendedRuns, type MastraRunOptions, type RunOutput, type ThreadTarget } from '../mastra/index.js';
-import { notFound } from '../errors.js';
+import { interruptNotWaiting } from '../errors.js';
 import { INTERRUPT_ID_SEPARATOR } from '../translate/ids.js';
 import { streamOptions, type RunLive, type RunShape } from './stream-options.js';
 
@@ -19,7 +19,7 @@ export interface ResumeTarget {
 
 /**
  * Finds the suspended Mastra call behind each interrupt id (`<runId>::<toolCallId>`), on the
- * caller's thread only: anything else is `404 TOOL_CALL_NOT_FOUND`, before a byte is streamed.
+ * caller's thread only: anything else is `404 RUN_NOT_FOUND`, before a byte is streamed.
  *
  * @example
  * const targets = await findResumeTargets(agent, input.resume, { threadId, resourceId });
@@ -29,7 +29,7 @@ export async function findResumeTargets(agent: Agent, entries: ResumeEntry[], sc
   return entries.map((entry) => {
     const [runId, toolCallId] = entry.interruptId.split(INTERRUPT_ID_SEPARATOR);
     const call = runs.find((r) => r.runId === runId)?.toolCalls.find((t) => t.toolCallId === toolCallId);
-    if (!call || !toolCallId) throw notFound('TOOL_CALL_NOT_FOUND', `Nothing is waiting for interrupt ${entry.interruptId} on this thread`);
+    if (!call || !toolCallId) throw interruptNotWaiting(entry.interruptId);
     return { runId, toolCallId, requiresApproval: call.requiresApproval, entry };
   });
 }

@@ -1,7 +1,7 @@
 import type { Agent } from '@mastra/core/agent';
 import { inject, injectable } from 'inversify';
 import type { ResolvedConfig } from '../config.js';
-import { conflict, threadBusy } from '../errors.js';
+import { interruptNotWaiting, threadBusy } from '../errors.js';
 import type { RunOutput, ThreadTarget } from '../mastra/index.js';
 import type { InboxCuts } from '../threads/inbox.js';
 import { SUPERSEDED_BY_INPUT, PendingInterrupts } from '../threads/pending-interrupts.js';
@@ -53,9 +53,14 @@ export class RunAdmission {
     return takeThreadTurn(agent, scope, runId, this.config.threadBusyWaitMs);
   }
 
-  /** A call another `resume` or an approval is answering (or answered) is refused before the stream opens. */
+  /** A call another `resume` or an approval is answering (or answered) no longer waits: refused before the stream opens. */
   async assertUnanswered(resume: readonly ResumeTarget[]): Promise<void> {
-    for (const { toolCallId } of resume) if (await this.control.taken(toolCallId)) throw conflict(`Tool call ${toolCallId} was answered already`);
+    for (const { toolCallId, entry } of resume) if (await this.control.taken(toolCallId)) throw interruptNotWaiting(entry.interruptId);
+  }
+
+  /** A resumed call that asks again (it suspended at its next step) is a new question, answered once in turn. */
+  async asksAgain(toolCallId: string): Promise<void> {
+    await this.control.asksAgain(toolCallId);
   }
 
   /**
@@ -65,7 +70,7 @@ export class RunAdmission {
    */
   async resume(agent: Agent, thread: ThreadTarget, request: ResumeRequest, live: RunLive): Promise<RunOutput> {
     const output = await this.control.once(request.target.toolCallId, () => this.resumer.resume(agent, thread, request, live));
-    if (!output) throw conflict(`Tool call ${request.target.toolCallId} was answered already`);
+    if (!output) throw interruptNotWaiting(request.target.entry.interruptId);
     return output;
   }
 }

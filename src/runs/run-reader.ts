@@ -73,6 +73,7 @@ export class RunReader {
       const output = await this.admission.resume(agent, thread, { target, run: shape }, live);
       queue.next = undefined;
       await this.piped(target.runId, output, context, queue);
+      if (context.translator.waitsOn(target.toolCallId)) await this.admission.asksAgain(target.toolCallId);
       target = context.translator.finished ? undefined : queue.next;
     }
   }

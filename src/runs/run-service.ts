@@ -2,8 +2,8 @@ import type { Message, RunAgentInput } from '@ag-ui/core';
 import type { MastraDBMessage, MastraMemory } from '@mastra/core/memory';
 import { inject, injectable } from 'inversify';
 import { AgentProvider } from '../agents/agent-provider.js';
-import { conflict, invalidInput } from '../errors.js';
-import { memoryOf, messagesById } from '../mastra/index.js';
+import { invalidInput } from '../errors.js';
+import { memoryOf } from '../mastra/index.js';
 import { withTraceparent } from '../observability/trace-context.js';
 import { WorkingMemoryState, type AgentState } from '../state/working-memory.js';
 import type { DurableInbox } from '../threads/inbox.js';
@@ -70,10 +70,10 @@ export class RunService {
     const state = clientState(input.state);
     await workingMemory?.assertFits(state);
     if (memory)
-      await assertIdsFree(
-        memory,
+      await this.threads.assertIdsFree(
+        scope,
         messages.map((m) => m.id),
-        input.threadId,
+        memory,
       );
     await this.admission.assertUnanswered(resume);
     // One run per thread at a time (here and in every process on the same leases).
@@ -205,15 +205,4 @@ function appendTarget(messages: MastraInputMessage[], stored: MastraDBMessage[])
   if (!last || last.role !== 'assistant' || messages.length === 0) return undefined;
   if (!messages.every((m) => m.role === 'tool' || m.role === 'assistant')) return undefined;
   return appendPosition(last);
-}
-
-/**
- * Refuses message ids that already belong to another thread: Mastra saves messages by id, so a
- * reused id would move that row (possibly another user's) into this thread.
- */
-async function assertIdsFree(memory: MastraMemory, ids: string[], threadId: string): Promise<void> {
-  if (ids.length === 0) return;
-  const messages = await messagesById(memory, ids);
-  const taken = messages.find((m) => m.threadId !== threadId);
-  if (taken) throw conflict(`Message id ${taken.id} is already used by another thread`);
 }

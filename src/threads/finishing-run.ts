@@ -1,6 +1,6 @@
 import type { Agent } from '@mastra/core/agent';
 import { setTimeout as delay } from 'node:timers/promises';
-import type { SignalDecision, ThreadTarget } from '../mastra/index.js';
+import { activeThreadRunId, type SignalDecision, type ThreadTarget } from '../mastra/index.js';
 
 /** How long to wait before sending a lost signal again: a finishing run lets go of its thread within ~15 ms. */
 const LOST_SIGNAL_RETRY_MS = 5;
@@ -37,7 +37,7 @@ export type TakeBack = (signalId: string) => Promise<unknown>;
 export async function sendPastFinishingRun(agent: Agent, thread: ThreadTarget, send: SendOnce, takeBack: TakeBack): Promise<SignalDecision> {
   let id: string | undefined;
   for (let attempt = 1; ; attempt++) {
-    const idle = agent.getActiveThreadRunId(thread) === undefined;
+    const idle = activeThreadRunId(agent, thread) === undefined;
     const answer = await send(id);
     if (!(idle && answer.action === 'deliver') || attempt === LOST_SIGNAL_SENDS) return answer;
     await takeBack(answer.signalId);

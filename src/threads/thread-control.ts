@@ -5,6 +5,7 @@ import { RunEndings } from './run-endings.js';
 import { answerCall, type AnsweredCall, type CallAnswer } from './answer-call.js';
 import {
   abortThreadRun,
+  activeThreadRunId,
   queueMessage,
   queuedMessageCount,
   sendNow,
@@ -61,6 +62,12 @@ export interface ThreadControl {
   once<T>(toolCallId: string, task: () => Promise<T>): Promise<T | undefined>;
   /** Whether a call was taken by `once` (it is being answered, or was), in any process. */
   taken(toolCallId: string): Promise<boolean>;
+  /**
+   * A call taken by `once` asks again: a suspended tool (a workflow run as a tool) that, resumed,
+   * suspends at its next step. Its answer is forgotten, so that the new question is answered once
+   * in turn, in any process.
+   */
+  asksAgain(toolCallId: string): Promise<void>;
 }
 
 export interface AbortOptions {
@@ -85,14 +92,14 @@ export class InProcessThreadControl implements ThreadControl {
   constructor(@inject(RunEndings) private readonly endings: RunEndings) {}
 
   async abort(agent: Agent, thread: ThreadTarget, options: AbortOptions = {}): Promise<{ aborted: boolean }> {
-    const runId = agent.getActiveThreadRunId(thread);
+    const runId = activeThreadRunId(agent, thread);
     const aborted = abortThreadRun(agent, thread);
     if (aborted && runId !== undefined) this.endings.markCut(runId);
     if (!aborted || !options.untilEnded || runId === undefined) return { aborted };
     const deadline = Date.now() + WIND_DOWN_MS;
     // Mastra letting go of the run is all there is to wait for on a run `RunEndings` does not know
     // (one recovery or a queued message started); it comes just before the partial answer is stored.
-    while (Date.now() < deadline && agent.getActiveThreadRunId(thread) === runId) await delay(WIND_DOWN_POLL_MS);
+    while (Date.now() < deadline && activeThreadRunId(agent, thread) === runId) await delay(WIND_DOWN_POLL_MS);
     await this.endings.ended(runId, deadline);
     // Messages queued behind the cut run are Mastra's to start next, when it hands them the thread:
     // a new run that took the thread first would leave them parked where nothing drains them.
@@ -119,6 +126,11 @@ export class InProcessThreadControl implements ThreadControl {
 
   async taken(toolCallId: string): Promise<boolean> {
     return this.answered.has(toolCallId);
+  }
+
+  async asksAgain(toolCallId: string): Promise<void> {
+    clearTimeout(this.answered.get(toolCallId));
+    this.answered.delete(toolCallId);
   }
 
   async once<T>(toolCallId: string, task: () => Promise<T>): Promise<T | undefined> {

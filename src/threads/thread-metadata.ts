@@ -28,6 +28,12 @@ export interface ThreadWorkflowRun {
   runId: string;
 }
 
+/**
+ * The thread metadata key of the agent or workflow the thread's first run ran: a thread route that
+ * names none means it (API.md "A thread remembers its agent"); internal like the others.
+ */
+export const THREAD_AGENT_KEY = 'mastra-agui-bridge:agentId';
+
 /** The thread metadata key of what each workflow tool call's activity showed last (`WorkflowActivities`). */
 export const WORKFLOW_ACTIVITIES_KEY = 'mastra-agui-bridge:workflowActivities';
 
@@ -38,7 +44,7 @@ export const RUN_ENDS_KEY = 'mastra-agui-bridge:runEnds';
 export const KEPT_RUN_ENDS = 50;
 
 /** Metadata only the bridge writes: never shown, never written by a PATCH. */
-const INTERNAL_KEYS = [TOOL_MESSAGE_IDS_KEY, WORKFLOW_RUN_KEY, WORKFLOW_ACTIVITIES_KEY, RUN_ENDS_KEY];
+const INTERNAL_KEYS = [TOOL_MESSAGE_IDS_KEY, WORKFLOW_RUN_KEY, WORKFLOW_ACTIVITIES_KEY, RUN_ENDS_KEY, THREAD_AGENT_KEY];
 
 export function withoutInternal(metadata: Record<string, unknown> | undefined): Record<string, unknown> {
   const rest = { ...metadata };

@@ -30,13 +30,14 @@ import {
 } from '../mastra/index.js';
 import { conflict, notFound } from '../errors.js';
 import { TOKENS } from '../tokens.js';
+import { runEndsOnPage, storedIds, subagentRows } from './history-context.js';
 import type { ThreadLocks } from './thread-locks.js';
 import {
   contextOf,
   KEPT_RUN_ENDS,
   mergeMetadata,
   RUN_ENDS_KEY,
-  runEndsOf,
+  THREAD_AGENT_KEY,
   toThreadInfo,
   TOOL_MESSAGE_IDS_KEY,
   WORKFLOW_ACTIVITIES_KEY,
@@ -46,7 +47,7 @@ import {
   type ThreadInfo,
   type ThreadWorkflowRun,
 } from './thread-metadata.js';
-import { subagentThreads, toAguiMessages, type HistoryContext, type StoredBackgroundTask, type ToolMessageIds } from '../translate/history.js';
+import { toAguiMessages, type HistoryContext, type StoredBackgroundTask, type ToolMessageIds } from '../translate/history.js';
 import { toThreadMessage, type ThreadMessage } from '../translate/thread-message.js';
 import { cutStepMessage, textOf, type BlockedStep, type CutStep } from '../translate/retraction.js';
 import type { WorkflowActivityContent } from '../translate/workflow-activity.js';
@@ -106,8 +107,8 @@ export class ThreadStore {
       if (input.threadId && (await threadById(memory, input.threadId))) {
         throw conflict(`Thread ${input.threadId} already exists`);
       }
-      const { resourceId, threadId, title, metadata } = input;
-      return toThreadInfo(await createThread(memory, { resourceId, threadId, title, metadata }));
+      const { resourceId, threadId, title } = input;
+      return toThreadInfo(await createThread(memory, { resourceId, threadId, title, metadata: withoutInternal(input.metadata) }));
     };
     // Check-then-create must not interleave for one id: stores save with an upsert (LibSQL: INSERT
     // OR REPLACE), so a second create that passed the check too would take over the first's thread.
@@ -134,17 +135,43 @@ export class ThreadStore {
 
   /**
    * Makes sure the caller owns the thread, creating it when missing (under the same per-thread lock
-   * as `create`, so two first runs on a new id cannot hand it to different resources). Another
-   * resource's thread is `404`. Answers whether the thread already existed.
+   * as `create`, so two first runs on a new id cannot hand it to different resources), and that it
+   * remembers the agent of its first run (`scope.agentId`). Another resource's thread is `404`.
+   * Answers whether the thread already existed.
    */
   async claim(scope: ThreadScope, given?: MastraMemory): Promise<{ existed: boolean }> {
     const memory = given ?? (await this.memoryOf(scope));
+    const remembered = scope.agentId === undefined ? {} : { [THREAD_AGENT_KEY]: scope.agentId };
     return this.locks.exclusive(scope.threadId, async () => {
       const thread = await threadById(memory, scope.threadId);
       if (thread && thread.resourceId !== scope.resourceId) throw notFound('THREAD_NOT_FOUND', `Thread ${scope.threadId} not found`);
-      if (!thread) await createThread(memory, { resourceId: scope.resourceId, threadId: scope.threadId });
+      if (!thread) await createThread(memory, { resourceId: scope.resourceId, threadId: scope.threadId, metadata: remembered });
+      // A thread made by `POST /threads` learns its agent from its first run, once.
+      else if (scope.agentId !== undefined && thread.metadata?.[THREAD_AGENT_KEY] === undefined)
+        await writeThread(memory, thread, { title: thread.title ?? '', metadata: { ...thread.metadata, ...remembered } });
       return { existed: !!thread };
     });
+  }
+
+  /**
+   * The agent or workflow the thread's first run ran, while it is still registered: what a thread
+   * route that names none means. None for a thread not stored yet, or another resource's.
+   */
+  async agentOf(scope: ThreadScope): Promise<string | undefined> {
+    const thread = await threadById(await this.memoryOf({}), scope.threadId);
+    const agentId = thread?.resourceId === scope.resourceId ? thread.metadata?.[THREAD_AGENT_KEY] : undefined;
+    return typeof agentId === 'string' && this.agents.knows(agentId) ? agentId : undefined;
+  }
+
+  /**
+   * Refuses message ids that already belong to another thread (`409`), whatever kind of run
+   * brings them: Mastra saves messages by id, so a reused id would move that row, possibly
+   * another resource's, into this thread.
+   */
+  async assertIdsFree(scope: ThreadScope, ids: readonly string[], given?: MastraMemory): Promise<void> {
+    if (ids.length === 0) return;
+    const taken = (await messagesById(given ?? (await this.memoryOf(scope)), [...ids])).find((m) => m.threadId !== scope.threadId);
+    if (taken) throw conflict(`Message id ${taken.id} is already used by another thread`);
   }
 
   /** Whether the thread exists for someone else: such a thread must never be written through this caller. */
@@ -182,7 +209,7 @@ export class ThreadStore {
     const { memory, thread } = await this.load(scope);
     const tasks: Promise<StoredBackgroundTask[]> = include.backgroundTasks ? backgroundTasksOf(this.mastra, scope) : Promise.resolve([]);
     const [stored, backgroundTasks] = await Promise.all([recallPage(memory, scope, page), tasks]);
-    const [subagents, runEnds] = await Promise.all([this.subagents(memory, stored), this.runEndsOnPage(thread, memory, scope, page, stored)]);
+    const [subagents, runEnds] = await Promise.all([subagentRows(memory, stored), runEndsOnPage(thread, memory, scope, page, stored)]);
     return { stored, context: { ...contextOf(thread, backgroundTasks), ...(subagents.size > 0 && { subagents }), ...(runEnds && { runEnds }) } };
   }
 
@@ -197,32 +224,6 @@ export class ThreadStore {
       const ends = Object.entries({ ...(kept as Record<string, StoredRunEnd> | undefined), [id]: end });
       return Object.fromEntries(ends.sort(([, a], [, b]) => a.at - b.at).slice(-KEPT_RUN_ENDS));
     });
-  }
-
-  /**
-   * The run ends that belong with a page of `stored`: each goes with the row it follows
-   * (`placeRunEnds`), the input its run answered when that is stored, else the last row created
-   * before it. A page then holds those after its first row (any before it, on the first page) and
-   * before the next page's first row. Two reads at most, only for a page of a thread with run ends.
-   */
-  private async runEndsOnPage(
-    thread: StorageThreadType,
-    memory: MastraMemory,
-    scope: ThreadScope,
-    page: Page,
-    stored: MastraDBMessage[],
-  ): Promise<Record<string, StoredRunEnd> | undefined> {
-    const ends = runEndsOf(thread);
-    if (!ends || Object.keys(ends).length === 0 || page.limit === undefined) return ends;
-    const { limit, offset = 0 } = page;
-    const here = new Set(stored.map((row) => row.id));
-    const anchors = Object.values(ends).flatMap(({ after }) => (after !== undefined && !here.has(after) ? [after] : []));
-    const next = stored.length >= limit ? recallPage(memory, scope, { limit: 1, offset: (offset + 1) * limit }) : Promise.resolve([]);
-    const [elsewhere, [following]] = await Promise.all([this.storedIds(scope, anchors, memory), next]);
-    const from = offset > 0 ? (stored[0] ? new Date(stored[0].createdAt).getTime() : Infinity) : -Infinity;
-    const until = following ? new Date(following.createdAt).getTime() : Infinity;
-    const belongs = ({ after, at }: StoredRunEnd) => (after !== undefined && here.has(after)) || (!elsewhere.has(after ?? '') && at >= from && at < until);
-    return Object.fromEntries(Object.entries(ends).filter(([, end]) => belongs(end)));
   }
 
   /**
@@ -247,16 +248,7 @@ export class ThreadStore {
 
   /** Which of `ids` the thread stores (of any age): one query by id. */
   async storedIds(scope: ThreadScope, ids: readonly string[], given?: MastraMemory): Promise<Set<string>> {
-    if (ids.length === 0) return new Set();
-    const messages = await messagesById(given ?? (await this.memoryOf(scope)), ids);
-    return new Set(messages.filter((m) => m.threadId === scope.threadId).map((m) => m.id));
-  }
-
-  /** What the sub-agents the rows delegated to stored in their own threads (Mastra keeps them in the supervisor's memory). */
-  private async subagents(memory: MastraMemory, stored: MastraDBMessage[]): Promise<Map<string, MastraDBMessage[]>> {
-    const threads = [...subagentThreads(stored)];
-    const rows = await Promise.all(threads.map(([, thread]) => recallPage(memory, thread, {})));
-    return new Map(threads.flatMap(([toolCallId], i) => (rows[i].length > 0 ? [[toolCallId, rows[i]]] : [])));
+    return storedIds(given ?? (await this.memoryOf(scope)), scope, ids);
   }
 
   /**

@@ -159,7 +159,12 @@ const isTerminal = (e: Event) => e.type === EventType.RUN_FINISHED || e.type ===
  * One run's events are valid AG-UI: every event parses, `@ag-ui/client`'s strict pipeline accepts
  * them unchanged without a warning, and the checks the client lacks hold.
  */
-async function expectValidRun(events: Event[], ids: { threadId: string; runId: string } = IDS): Promise<void> {
+/**
+ * A well-formed run. `held`: calls the client holds from an earlier run (resumed, or a background
+ * task's): their results come alone, without the call announced again.
+ */
+async function expectValidRun(events: Event[], ids: { threadId: string; runId: string } = IDS, held: Iterable<string> = []): Promise<void> {
+  const heldCalls = new Set(held);
   for (const event of events) {
     const parsed = EventSchemas.safeParse(event);
     expect(parsed.success, `${event.type} does not parse: ${parsed.error?.message}`).toBe(true);
@@ -183,6 +188,10 @@ async function expectValidRun(events: Event[], ids: { threadId: string; runId: s
 
   for (const [i, result] of events.entries()) {
     if (result.type !== EventType.TOOL_CALL_RESULT) continue;
+    if (heldCalls.has(result.toolCallId)) {
+      expect(indexOf(events, (e) => e.type === EventType.TOOL_CALL_START && e.toolCallId === result.toolCallId), 'a held call is not announced again').toBe(-1);
+      continue;
+    }
     const start = indexOf(events, (e) => e.type === EventType.TOOL_CALL_START && e.toolCallId === result.toolCallId);
     const end = indexOf(events, (e) => e.type === EventType.TOOL_CALL_END && e.toolCallId === result.toolCallId);
     expect(start, `TOOL_CALL_RESULT for ${result.toolCallId} names a started call`).toBeGreaterThanOrEqual(0);
@@ -406,7 +415,7 @@ describe('RunTranslator: stream scenarios', () => {
     const { chunks } = fixture('subagent-approval-approved');
     const delegation = firstChunk(chunks, 'tool-result').payload.toolCallId;
     const events = translate(chunks, { resumedToolCalls: [delegation] });
-    await expectValidRun(events);
+    await expectValidRun(events, IDS, [delegation]);
     const subagent = `subagent-${delegation}`;
     expect(events.filter((e) => 'subagentRunId' in e).map((e) => e.type)).toEqual(
       expect.arrayContaining([
@@ -570,17 +579,13 @@ describe('RunTranslator: stream scenarios', () => {
     expect(only(events, EventType.RUN_FINISHED).outcome).toBeUndefined();
   });
 
-  it('approval-approved with resumedToolCalls: the call is re-opened and closed without repeating its arguments', async () => {
+  it('approval-approved with resumedToolCalls: the call is not announced again (the client holds it, with its arguments); its result comes alone', async () => {
     const { chunks } = fixture('approval-approved');
     const result = firstChunk(chunks, 'tool-result').payload;
     const events = translate(chunks, { resumedToolCalls: new Set([result.toolCallId]) });
 
-    await expectValidRun(events);
-    expect(types(events.filter((e) => e.type.startsWith('TOOL_CALL_')))).toEqual([
-      EventType.TOOL_CALL_START,
-      EventType.TOOL_CALL_END,
-      EventType.TOOL_CALL_RESULT,
-    ]);
+    await expectValidRun(events, IDS, [result.toolCallId]);
+    expect(types(events.filter((e) => e.type.startsWith('TOOL_CALL_')))).toEqual([EventType.TOOL_CALL_RESULT]);
     expect(only(events, EventType.TOOL_CALL_RESULT).content).toBe(JSON.stringify(result.result));
   });
 
@@ -710,11 +715,10 @@ describe('RunTranslator: stream scenarios', () => {
     await expectValidRun(inRun);
     expect(only(inRun, EventType.TOOL_CALL_RESULT)).toMatchObject({ toolCallId: started.toolCallId, content: '{"done":true}' });
 
-    // Alone (the run that made the call is over): the call is re-announced without arguments.
+    // Alone (the run that made the call is over): the client holds the call; its result comes alone.
     const alone = translate([failed]);
-    await expectValidRun(alone);
-    expect(ofType(alone, EventType.TOOL_CALL_ARGS)).toEqual([]);
-    expect(only(alone, EventType.TOOL_CALL_START)).not.toHaveProperty('parentMessageId');
+    await expectValidRun(alone, IDS, [started.toolCallId]);
+    expect(ofType(alone, EventType.TOOL_CALL_START)).toEqual([]);
     expect(only(alone, EventType.TOOL_CALL_RESULT)).toMatchObject({ toolCallId: started.toolCallId, content: '{"error":"boom"}' });
   });
 
@@ -743,7 +747,7 @@ describe('RunTranslator: stream scenarios', () => {
 
     // Whoever brackets it (the thread hub), a translator that never saw the task start must not lose the result.
     const events = translate([completed]);
-    await expectValidRun(events);
+    await expectValidRun(events, IDS, [completed.payload.toolCallId]);
     expect(only(events, EventType.ACTIVITY_SNAPSHOT)).toMatchObject({
       messageId: `background-task-${completed.payload.taskId}`,
       activityType: 'background-task',
@@ -758,7 +762,7 @@ describe('RunTranslator: stream scenarios', () => {
     const taskChunks = lifecycle.map((type) => chunksOf(chunks, type).find((c) => c.payload.taskId === taskId) as MastraChunk);
     const events = translate(taskChunks);
 
-    await expectValidRun(events);
+    await expectValidRun(events, IDS, [firstChunk(chunks, 'background-task-completed').payload.toolCallId]);
     expect(ofType(events, EventType.ACTIVITY_DELTA).at(-1)?.patch).toEqual([
       { op: 'replace', path: '/status', value: 'completed' },
       { op: 'add', path: '/result', value: firstChunk(chunks, 'background-task-completed').payload.result },
@@ -1111,7 +1115,7 @@ describe('RunTranslator: synthetic cases', () => {
       synthetic({ type: 'background-task-output', payload: { ...task, payload: { type: 'tool-output', payload: { output: 'x' } } } }),
       synthetic({ type: 'background-task-failed', payload: { ...task, error: { message: 'disk full' }, completedAt: '2026-01-01T00:00:00.000Z' } }),
     ]);
-    await expectValidRun(events);
+    await expectValidRun(events, IDS, ['c1']);
     const deltas = ofType(events, EventType.ACTIVITY_DELTA).map((e) => e.patch);
     expect(deltas.at(-1)).toEqual([
       { op: 'replace', path: '/status', value: 'failed' },

@@ -102,6 +102,11 @@ export class RunTranslator {
     return this.calls.interrupted;
   }
 
+  /** Whether the run stopped to wait on call `toolCallId`: a resumed call that asks again (a workflow suspended at its next step). */
+  waitsOn(toolCallId: string): boolean {
+    return this.calls.waitsOn(toolCallId);
+  }
+
   /**
    * Whether the client was shown something Mastra did not keep: a step a processor turned down
    * (`abort(…, { retry: true })`) or blocked. The caller then sends the thread as stored before the

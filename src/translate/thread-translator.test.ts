@@ -131,7 +131,7 @@ describe('ThreadTranslator on recorded subscription chunks', () => {
     expect(run[1]).toMatchObject({ activityType: 'signal.reactive', content: { tagName: 'system-reminder', contents: 'fyi' } });
   });
 
-  it('signal-approval: the pause ends the bracket with an interrupt; the resumed bracket re-opens the call without its arguments', async () => {
+  it('signal-approval: the pause ends the bracket with an interrupt; the resumed bracket sends the call\'s result alone (the client holds the call)', async () => {
     const input = chunks('signal-approval');
     const approval = input.find((c) => c.type === 'tool-call-approval') as { payload: { toolCallId: string } };
     const events = translate(input);
@@ -140,8 +140,8 @@ describe('ThreadTranslator on recorded subscription chunks', () => {
       type: EventType.RUN_FINISHED,
       outcome: { type: 'interrupt', interrupts: [{ toolCallId: approval.payload.toolCallId, reason: 'tool_approval' }] },
     });
-    expect(resumed.slice(1, 4).map((e) => e.type)).toEqual([EventType.TOOL_CALL_START, EventType.TOOL_CALL_END, EventType.TOOL_CALL_RESULT]);
-    expect(resumed.filter((e) => e.type === EventType.TOOL_CALL_ARGS)).toEqual([]);
+    expect(resumed[1].type).toBe(EventType.TOOL_CALL_RESULT);
+    expect(resumed.filter((e) => e.type === EventType.TOOL_CALL_START || e.type === EventType.TOOL_CALL_ARGS)).toEqual([]);
     expect(resumed.at(-1)).toMatchObject({ type: EventType.RUN_FINISHED });
     expect(resumed.at(-1)?.outcome).toBeUndefined();
     // Folded by a client: one call, its arguments once, one result.
@@ -154,14 +154,14 @@ describe('ThreadTranslator on recorded subscription chunks', () => {
     expect(messages.find((m) => m.role === 'tool')?.metadata).toEqual({ approval: 'approved' });
   });
 
-  it('a resumption this translator never saw paused (the process restarted) does not repeat the arguments either', () => {
+  it('a resumption this translator never saw paused (the process restarted) does not announce the call again either', () => {
     const input = chunks('signal-approval');
     const resumeAt = input.findIndex((c) => c.type === 'tool-result');
     const [run] = bracketsOf(translate(input.slice(resumeAt)));
-    expect(run.slice(0, 4).map((e) => e.type)).toEqual([EventType.RUN_STARTED, EventType.TOOL_CALL_START, EventType.TOOL_CALL_END, EventType.TOOL_CALL_RESULT]);
+    expect(run.slice(0, 2).map((e) => e.type)).toEqual([EventType.RUN_STARTED, EventType.TOOL_CALL_RESULT]);
     expect(run.at(-1)?.type).toBe(EventType.RUN_FINISHED);
     // Nor does it know the call waited for an approval (history does: docs/event-mapping.md).
-    expect(run[3]).not.toHaveProperty('metadata');
+    expect(run[1]).not.toHaveProperty('metadata');
   });
 
   it('signal-abort: open messages are closed and the bracket ends cancelled', () => {
@@ -257,18 +257,11 @@ describe('ThreadTranslator on recorded subscription chunks', () => {
       const events = translate([...chunks('signal-wake'), completed('run-of-the-task')]);
       const runs = bracketsOf(events);
       expect(runs).toHaveLength(2);
-      // The call gets the task's result (re-announced without arguments), then the activity its final state.
-      expect(runs[1].map((e) => e.type)).toEqual([
-        EventType.RUN_STARTED,
-        EventType.TOOL_CALL_START,
-        EventType.TOOL_CALL_END,
-        EventType.TOOL_CALL_RESULT,
-        EventType.ACTIVITY_SNAPSHOT,
-        EventType.RUN_FINISHED,
-      ]);
+      // The call (the client holds it) gets the task's result alone, then the activity its final state.
+      expect(runs[1].map((e) => e.type)).toEqual([EventType.RUN_STARTED, EventType.TOOL_CALL_RESULT, EventType.ACTIVITY_SNAPSHOT, EventType.RUN_FINISHED]);
       expect(runs[1][0].runId).toBe('run-of-the-task');
-      expect(runs[1][3]).toMatchObject({ toolCallId: 'call-1', content: '{"done":true}' });
-      expect(runs[1][4]).toMatchObject({ activityType: 'background-task', content: { taskId: 'task-1', status: 'completed', result: { done: true } } });
+      expect(runs[1][1]).toMatchObject({ toolCallId: 'call-1', content: '{"done":true}' });
+      expect(runs[1][2]).toMatchObject({ activityType: 'background-task', content: { taskId: 'task-1', status: 'completed', result: { done: true } } });
       await expectValid(events);
     });
 

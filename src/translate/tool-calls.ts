@@ -16,9 +16,8 @@ export interface ToolCallOptions {
    */
   frontendToolMode?: 'proxy' | 'return';
   /**
-   * Calls this run resumes (an approval or a suspended tool answered by `resume`). The client got
-   * their arguments in the interrupted run; its reducer appends `TOOL_CALL_ARGS` to the call it
-   * already holds, so a replayed call is re-opened and closed without arguments.
+   * Calls this run resumes (an approval or a suspended tool answered by `resume`). The client holds
+   * them from the interrupted run: their results come alone, the calls are not announced again.
    */
   resumedToolCalls?: Iterable<string>;
   /**
@@ -30,8 +29,8 @@ export interface ToolCallOptions {
   approvalToolCalls?: Iterable<string>;
   /**
    * A result for a call this run never showed answers a call the client already holds (a later
-   * bracket of a thread stream: the paused call, or one from before a restart): re-announce it
-   * without arguments, as a resumed call. Default: announce it with its arguments (`/run`).
+   * bracket of a thread stream: the paused call, or one from before a restart): its result comes
+   * alone, as a resumed call's. Default: announce it with its arguments (`/run`).
    */
   unseenCallsAreResumed?: boolean;
 }
@@ -56,8 +55,8 @@ type ToolCallState = { name: string; open: boolean; resolved: boolean };
 /**
  * The tool calls of one run: each call's `TOOL_CALL_START` / `ARGS` / `END` and its one
  * `TOOL_CALL_RESULT`, the pauses for a human (interrupts), and the frontend calls a run in
- * `return` mode hands back. A result for a call the run never showed (a resumed call) re-announces
- * the call first, without arguments.
+ * `return` mode hands back. A result for a call the run never showed (a resumed call) comes alone:
+ * the client holds the call from the run that showed it.
  *
  * @example
  * const calls = new ToolCalls('run-1', {}, steps, delegations);
@@ -94,6 +93,10 @@ export class ToolCalls {
 
   get interrupted(): boolean {
     return this.interrupts.length > 0;
+  }
+
+  waitsOn(toolCallId: string): boolean {
+    return this.interrupts.some((i) => i.toolCallId === toolCallId);
   }
 
   /** How the run ends, as far as its calls go: interrupted, or with frontend calls to run. */
@@ -142,11 +145,12 @@ export class ToolCalls {
     out.push({ type: EventType.TOOL_CALL_END, toolCallId });
   }
 
-  /** The atomic `tool-call`: a full triad unless the call was already streamed. */
+  /** The atomic `tool-call`: a full triad unless the call was already streamed, or the client holds it (a resumed call). */
   atomic(toolCallId: string, toolName: string, args: unknown, out: Event[]): void {
-    if (!this.calls.has(toolCallId)) {
+    if (this.resumed.has(toolCallId)) this.known(toolCallId, toolName);
+    else if (!this.calls.has(toolCallId)) {
       this.start(toolCallId, toolName, out);
-      if (!this.resumed.has(toolCallId)) out.push({ type: EventType.TOOL_CALL_ARGS, toolCallId, delta: JSON.stringify(args ?? {}) });
+      out.push({ type: EventType.TOOL_CALL_ARGS, toolCallId, delta: JSON.stringify(args ?? {}) });
     }
     this.end(toolCallId, out);
     if (this.frontendTools.has(toolName) && this.returnFrontendCalls) this.pendingFrontendCalls.push(toolCallId);
@@ -200,13 +204,8 @@ export class ToolCalls {
     const { toolCallId } = task;
     if (!toolCallId) return;
     const content = failed ? toolErrorContent(task.error ?? 'The background task failed') : toolResultContent(task.result, false);
-    if (!this.calls.has(toolCallId)) {
-      // Re-announced as a resumed call is: no arguments (the client has them) and no parent, so
-      // the numbering of what this bracket writes is not moved by a call made elsewhere.
-      const toolCallName = task.toolName ?? 'unknown';
-      this.calls.set(toolCallId, { name: toolCallName, open: false, resolved: false });
-      out.push({ type: EventType.TOOL_CALL_START, toolCallId, toolCallName }, { type: EventType.TOOL_CALL_END, toolCallId });
-    }
+    // The client holds the call, from the run that made it: only its result is sent, as a resumed call's.
+    this.known(toolCallId, task.toolName ?? 'unknown');
     this.emitResult(toolCallId, content, out);
   }
 
@@ -228,6 +227,16 @@ export class ToolCalls {
       responseSchema: parseSchema(payload.resumeSchema),
       metadata: { toolName: payload.toolName, args: payload.args, ...(suspendPayload === undefined ? {} : { suspendPayload }) },
     });
+  }
+
+  /**
+   * A call the client holds already (a run before this one showed it): known here, not announced
+   * again. Announced again it would be either a call without arguments (a client that keeps
+   * calls per run reads `""` as its arguments) or, with them, arguments appended twice
+   * (`@ag-ui/client` appends `TOOL_CALL_ARGS` to the call it holds); its result alone is enough.
+   */
+  private known(toolCallId: string, toolName: string): void {
+    if (!this.calls.has(toolCallId)) this.calls.set(toolCallId, { name: toolName, open: false, resolved: false });
   }
 
   /** Makes sure a call is known (started and ended) before its result: results of resumed calls arrive alone. */

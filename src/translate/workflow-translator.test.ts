@@ -36,6 +36,7 @@ function translate(name: string) {
     runId: 'run-1',
     workflowId: 'wf',
     mastraRunId,
+    messageIdBase: 'm-1',
     stepFacts: (path) => (path.at(-1) === 'review' ? { responseSchema: RESUME_SCHEMA, description: 'Waits for a person' } : {}),
   });
   const events: Event[] = [...translator.start()];
@@ -95,7 +96,7 @@ describe('suspend and resume', () => {
     expect(ofType(events, EventType.TEXT_MESSAGE_CONTENT).map((e) => e.delta)).toEqual([(f.result.result as { text: string }).text]);
     const written = f.chunks.filter((c) => c.type === 'workflow-step-output').map((c) => c.payload!.output);
     expect(ofType(events, EventType.CUSTOM).map((e) => [e.name, e.value])).toEqual(written.map((output) => [output.type, output]));
-    expect(translator.messages).toEqual([{ id: 'run-1-answer', text: 'Sent: Tea, edited.' }]);
+    expect(translator.messages).toEqual([{ id: 'm-1-answer', text: 'Sent: Tea, edited.' }]);
   });
 
   it('a nested workflow’s steps are named by their path, and so is its suspended step', () => {
@@ -150,7 +151,7 @@ describe('other ends', () => {
 
   it('a cut run closes what it opened and ends cancelled; nothing follows a terminal event', async () => {
     const f = fixture('workflow-suspend');
-    const t = new WorkflowTranslator({ threadId: 't', runId: 'r', workflowId: 'wf', mastraRunId: 'm', stepFacts: () => ({}) });
+    const t = new WorkflowTranslator({ threadId: 't', runId: 'r', workflowId: 'wf', mastraRunId: 'm', messageIdBase: 'm-1', stepFacts: () => ({}) });
     const events = [...t.start(), ...f.chunks.slice(0, 3).flatMap((c) => t.chunk(c)), ...t.cancelled()];
     await verified(events);
     expect(events.slice(-3).map((e) => e.type)).toEqual([EventType.TEXT_MESSAGE_END, EventType.STEP_FINISHED, EventType.RUN_FINISHED]);

@@ -17,6 +17,12 @@ export interface WorkflowTranslatorOptions {
   workflowId: string;
   /** The Mastra run being streamed (a resumed run keeps the id it started with). */
   mastraRunId: string;
+  /**
+   * What the run's assistant message ids start with (`<base>-text-<n>`, `<base>-answer`): minted by
+   * the bridge for each streamed run, never the client's run id, which any client may reuse on
+   * another thread (and a stored message is saved by its id).
+   */
+  messageIdBase: string;
   /** What `RUN_STARTED.input` says: the run's input, as the client sent it. */
   input?: RunStartedEvent['input'];
   /** What the run's suspended steps expect, by path. */
@@ -42,7 +48,7 @@ type Output = { type?: unknown; from?: unknown; payload?: { id?: unknown; text?:
  * interrupt per suspended step, `RUN_ERROR WORKFLOW_FAILED`, or a cancelled outcome.
  *
  * @example
- * const t = new WorkflowTranslator({ threadId, runId, workflowId, mastraRunId, stepFacts });
+ * const t = new WorkflowTranslator({ threadId, runId, workflowId, mastraRunId, messageIdBase: randomUUID(), stepFacts });
  * write(t.start());
  * for await (const chunk of output.fullStream) write(t.chunk(chunk));
  * write(t.end(await output.result));
@@ -206,14 +212,14 @@ export class WorkflowTranslator {
   }
 
   private nextMessageId(): string {
-    return `${this.options.runId}-text-${++this.texts}`;
+    return `${this.options.messageIdBase}-text-${++this.texts}`;
   }
 
   /** The workflow's result as one assistant message: a string as it is, else its `text` field, else JSON. */
   private answer(result: unknown, out: Event[]): void {
     const text = answerText(result);
     if (text.length === 0) return;
-    const messageId = `${this.options.runId}-answer`;
+    const messageId = `${this.options.messageIdBase}-answer`;
     out.push(
       { type: EventType.TEXT_MESSAGE_START, messageId, role: 'assistant' },
       { type: EventType.TEXT_MESSAGE_CONTENT, messageId, delta: text },

@@ -1,6 +1,5 @@
 import type { RunAgentInput } from '@ag-ui/core';
 import { findStep, jsonSchemaOf, type AnyWorkflow } from '../mastra/index.js';
-import { notFound } from '../errors.js';
 import type { ThreadTurn } from '../threads/thread-lease.js';
 import type { ThreadScope } from '../threads/thread-store.js';
 import type { SuspendedStepFacts } from '../translate/workflow-translator.js';
@@ -20,9 +19,6 @@ export interface WorkflowPlan {
   turn: ThreadTurn;
   message?: { id: string; text: string };
 }
-
-/** `404 RUN_NOT_FOUND`: the interrupt names nothing that waits on this thread. */
-export const notWaiting = (interruptId: string) => notFound('RUN_NOT_FOUND', `Nothing is waiting for interrupt ${interruptId} on this thread`);
 
 /** The key of a thread's streaming workflow run. */
 export const threadKey = (scope: ThreadScope) => `${scope.resourceId}\0${scope.threadId}`;

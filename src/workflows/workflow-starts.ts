@@ -1,15 +1,14 @@
 import type { Message, RunAgentInput } from '@ag-ui/core';
-import type { Mastra } from '@mastra/core';
 import { inject, injectable } from 'inversify';
 import { randomUUID } from 'node:crypto';
-import { check, findStep, jsonSchemaOf, storedWorkflowRun, type AnyWorkflow, type Checked } from '../mastra/index.js';
-import { invalidInput, type ErrorDetail } from '../errors.js';
+import { check, findStep, jsonSchemaOf, type AnyWorkflow, type Checked } from '../mastra/index.js';
+import { interruptNotWaiting, invalidInput, type ErrorDetail } from '../errors.js';
 import type { ThreadControl } from '../threads/thread-control.js';
 import { type ThreadScope, ThreadStore } from '../threads/thread-store.js';
 import { TOKENS } from '../tokens.js';
 import { parseWorkflowInterruptId } from '../translate/ids.js';
 import { lastUserText, workflowInput } from './workflow-input.js';
-import { notWaiting, type Start } from './workflow-plan.js';
+import type { Start } from './workflow-plan.js';
 
 /**
  * What a workflow `/run` starts, checked before a byte is streamed: a new run's input and state
@@ -22,7 +21,6 @@ import { notWaiting, type Start } from './workflow-plan.js';
 @injectable()
 export class WorkflowStarts {
   constructor(
-    @inject(TOKENS.Mastra) private readonly mastra: Mastra,
     @inject(TOKENS.ThreadControl) private readonly control: ThreadControl,
     @inject(ThreadStore) private readonly threads: ThreadStore,
   ) {}
@@ -40,22 +38,22 @@ export class WorkflowStarts {
   }
 
   /**
-   * A resume: the interrupt must name a step of this workflow that waits on this thread's
-   * resource (`404 RUN_NOT_FOUND` otherwise), and its payload must fit the step's resume schema
-   * (`400`, the workflow still suspended). `take` then takes it, once, in any process: a
-   * second resume of it is refused as not waiting.
+   * A resume: the interrupt must name a step of this workflow that waits on this very thread (its
+   * latest run: `404 RUN_NOT_FOUND` otherwise, and for a thread of another resource), and its
+   * payload must fit the step's resume schema (`400`, the workflow still suspended). `take` then
+   * takes it, once, in any process: a second resume of it is refused as not waiting.
    */
-  async resume(workflow: AnyWorkflow, input: RunAgentInput, resourceId: string): Promise<Start> {
+  async resume(workflow: AnyWorkflow, input: RunAgentInput, scope: ThreadScope): Promise<Start> {
     const entries = input.resume ?? [];
     if (entries.length > 1)
       throw invalidInput('A workflow run resumes one interrupt at a time', [{ path: 'resume', message: `${entries.length} entries, at most 1` }]);
     const [entry] = entries;
     const parsed = parseWorkflowInterruptId(entry.interruptId);
-    if (!parsed) throw notWaiting(entry.interruptId);
-    const stored = await storedWorkflowRun(this.mastra, workflow, parsed.mastraRunId);
-    const waiting =
-      stored?.status === 'suspended' && stored.resourceId === resourceId && stored.suspended.some((s) => s.path.join('.') === parsed.stepPath.join('.'));
-    if (!waiting || (await this.control.taken(entry.interruptId))) throw notWaiting(entry.interruptId);
+    if (!parsed) throw interruptNotWaiting(entry.interruptId);
+    const latest = await this.threads.latestWorkflowRun(scope, workflow.id);
+    const stored = latest?.runId === parsed.mastraRunId ? latest.stored : undefined;
+    const waiting = stored?.status === 'suspended' && stored.suspended.some((s) => s.path.join('.') === parsed.stepPath.join('.'));
+    if (!waiting || (await this.control.taken(entry.interruptId))) throw interruptNotWaiting(entry.interruptId);
     const { mastraRunId, stepPath } = parsed;
     if (entry.status === 'cancelled') return { kind: 'cancel', mastraRunId, interruptId: entry.interruptId };
     const step = findStep(workflow, stepPath);
@@ -78,7 +76,7 @@ export class WorkflowStarts {
 
   /** Takes the interrupt a resume or a cancel answers, once in any process; taken already, it is not waiting (`404`). */
   async take(start: Start): Promise<void> {
-    if (start.kind !== 'start' && !(await this.control.once(start.interruptId, async () => true))) throw notWaiting(start.interruptId);
+    if (start.kind !== 'start' && !(await this.control.once(start.interruptId, async () => true))) throw interruptNotWaiting(start.interruptId);
   }
 }
 

@@ -1,5 +1,6 @@
 import type { Mastra } from '@mastra/core';
 import { inject, injectable } from 'inversify';
+import { randomUUID } from 'node:crypto';
 import { cancelWorkflowRun, resumeWorkflow, startWorkflow, storedWorkflowRun, workflowLeases, type AnyWorkflow, type WorkflowOutput } from '../mastra/index.js';
 import type { ResolvedConfig } from '../config.js';
 import type { BridgeMetrics } from '../observability/metrics.js';
@@ -74,6 +75,7 @@ export class WorkflowStreamer {
       runId: input.runId,
       workflowId: workflow.id,
       mastraRunId: start.mastraRunId,
+      messageIdBase: randomUUID(),
       // The message the run answers, for followers that did not send it (`RUN_STARTED.input`).
       ...(message && {
         input: {
@@ -190,9 +192,10 @@ export class WorkflowStreamer {
 
 const typeOf = (chunk: unknown) => (chunk as { type?: unknown } | undefined)?.type;
 
-/** Chunks by which the state a step set is stored: the next step starts, or one suspends. */
+/** Chunks by which the state a step set is stored: the next step starts (a `sleep` starts waiting), or one suspends. */
 function startsOrStops(chunk: unknown): boolean {
-  return typeOf(chunk) === 'workflow-step-start' || typeOf(chunk) === 'workflow-step-suspended';
+  const type = typeOf(chunk);
+  return type === 'workflow-step-start' || type === 'workflow-step-waiting' || type === 'workflow-step-suspended';
 }
 
 /** A step's end: what it set is stored by the next start. */

@@ -59,8 +59,12 @@ export async function runStrict(url: string, input: RunAgentInput, onEvent?: (e:
   return { events, types: events.map((e) => e.type), terminal: events[events.length - 1], warnings };
 }
 
-/** The checks `verifyEvents` does not make, for one run. */
-export function checkRun(events: BaseEvent[], input: { threadId: string; runId: string }): void {
+/**
+ * The checks `verifyEvents` does not make, for one run. A result names a call this run started,
+ * or one the client holds: in its input's messages, or the call of an interrupt it resumes (a
+ * resumed call's result comes alone).
+ */
+export function checkRun(events: BaseEvent[], input: Pick<RunAgentInput, 'threadId' | 'runId'> & Partial<Pick<RunAgentInput, 'messages' | 'resume'>>): void {
   if (events.length === 0) throw new Error('no events');
   const first = events[0] as BaseEvent & { threadId?: string; runId?: string };
   if (first.type !== EventType.RUN_STARTED) throw new Error(`first event is ${first.type}`);
@@ -71,7 +75,11 @@ export function checkRun(events: BaseEvent[], input: { threadId: string; runId: 
   if (last.type === EventType.RUN_FINISHED && (last.threadId !== input.threadId || last.runId !== input.runId)) {
     throw new Error('RUN_FINISHED ids do not match the request');
   }
-  const started = new Set<string>();
+  const held = [
+    ...(input.messages ?? []).flatMap((m) => (m.role === 'assistant' ? (m.toolCalls ?? []).map((c) => c.id) : [])),
+    ...(input.resume ?? []).map((r) => r.interruptId.slice(r.interruptId.indexOf('::') + 2)),
+  ];
+  const started = new Set<string>(held);
   for (const e of events as Array<BaseEvent & { toolCallId?: string }>) {
     if (e.type === EventType.TOOL_CALL_START) started.add(e.toolCallId as string);
     if (e.type === EventType.TOOL_CALL_RESULT && !started.has(e.toolCallId as string)) throw new Error(`result for unknown call ${e.toolCallId}`);

@@ -21,6 +21,8 @@ export async function runAgentStrict(agent: HttpAgent, params: RunAgentParams & 
   const warn = console.warn;
   console.warn = (...args: unknown[]) => warnings.push(args.map(String).join(' '));
   const events: BaseEvent[] = [];
+  // The calls the client holds before the run: a resumed call's result comes alone.
+  const held = [...agent.messages];
   let finished: AgentRun['finished'];
   try {
     await agent.runAgent(params, {
@@ -35,7 +37,7 @@ export async function runAgentStrict(agent: HttpAgent, params: RunAgentParams & 
   } finally {
     console.warn = warn;
   }
-  checkRun(events, { threadId: agent.threadId, runId: params.runId });
+  checkRun(events, { threadId: agent.threadId, runId: params.runId, messages: held, ...(params.resume && { resume: params.resume }) });
   if (warnings.length > 0) throw new Error(`client warnings: ${warnings.join(' | ')}`);
   return { events, types: events.map((e) => e.type), terminal: events[events.length - 1] as AgentRun['terminal'], finished };
 }

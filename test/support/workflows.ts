@@ -78,3 +78,66 @@ export function agentStepWorkflow(agent: Agent) {
     .then(createStep(agent))
     .commit();
 }
+
+/** `tally`: a `foreach` whose step counts each word in the state (`setState`), a `sleep`, then a step after them. */
+export function tallyWorkflow() {
+  const State = z.object({ words: z.number().default(0) });
+  const split = createStep({
+    id: 'split',
+    inputSchema: topic,
+    outputSchema: z.array(z.string()),
+    execute: async ({ inputData }) => inputData.topic.split(' '),
+  });
+  const tally = createStep({
+    id: 'tally',
+    inputSchema: z.string(),
+    outputSchema: z.string(),
+    stateSchema: State,
+    // eslint-disable-next-line @typescript-eslint/unbound-method -- Mastra hands `setState` as a plain function
+    execute: async ({ inputData, state, setState }) => {
+      await setState({ ...state, words: state.words + 1 });
+      return inputData;
+    },
+  });
+  const join = createStep({
+    id: 'join',
+    inputSchema: z.array(z.string()),
+    outputSchema: z.object({ text: z.string() }),
+    execute: async ({ inputData }) => ({ text: inputData.join(' ') }),
+  });
+  return createWorkflow({ id: 'tally', inputSchema: topic, outputSchema: z.object({ text: z.string() }), stateSchema: State })
+    .then(split)
+    .foreach(tally)
+    .sleep(10)
+    .then(join)
+    .commit();
+}
+
+/**
+ * `draft-and-send` with two reviews (`first`, then `second`), each suspending for `{ approved }`:
+ * registered on an agent under the demo workflow's key, the scripted model's `draft <topic>` runs
+ * it as a tool that suspends twice in one run.
+ */
+export function twoReviewsWorkflow() {
+  const review = (id: string) =>
+    createStep({
+      id,
+      inputSchema: topic,
+      outputSchema: topic,
+      suspendSchema: z.object({ ask: z.string() }),
+      resumeSchema: z.object({ approved: z.boolean() }),
+      execute: async ({ inputData, resumeData, suspend }) => (resumeData ? inputData : suspend({ ask: id })),
+    });
+  return createWorkflow({ id: 'draft-and-send', inputSchema: topic, outputSchema: z.object({ text: z.string() }) })
+    .then(review('first'))
+    .then(review('second'))
+    .then(
+      createStep({
+        id: 'send',
+        inputSchema: topic,
+        outputSchema: z.object({ text: z.string() }),
+        execute: async ({ inputData }) => ({ text: `Sent twice-reviewed ${inputData.topic}` }),
+      }),
+    )
+    .commit();
+}
