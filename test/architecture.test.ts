@@ -38,7 +38,7 @@ const ALLOWED: Record<string, string[]> = {
   workflows: ['runs', 'threads', 'agents', 'feed', 'state', 'translate', 'observability', 'mastra'],
   signals: ['threads', 'agents', 'translate', 'observability', 'mastra'],
   feed: ['threads', 'state', 'translate', 'runs', 'observability', 'mastra'],
-  threads: ['agents', 'state', 'translate', 'mastra'],
+  threads: ['agents', 'state', 'translate', 'observability', 'mastra'],
   agents: ['state', 'translate', 'mastra'],
   state: ['translate', 'mastra'],
   idempotency: ['mastra'],

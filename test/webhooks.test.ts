@@ -1,8 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { createBridge, BridgeConfigError } from '../src/index.js';
 import { readServerEnv } from '../src/server/env.js';
+import { createDemoWorkflow, DEMO_WORKFLOW_ID } from '../src/demo/workflow.js';
 import { runInput, runStrict, uid, userMessage } from './support/agui.js';
-import { startTestBridge, type TestBridge } from './support/server.js';
+import { http, startTestBridge, type TestBridge } from './support/server.js';
 import { startWebhookReceiver, TEST_WEBHOOK_SECRET, type WebhookReceiver } from './support/webhook-receiver.js';
 
 const RESOURCE = 'hook-user';
@@ -116,6 +117,40 @@ describe('webhooks on run endings', () => {
     const run = await runStrict(`${tb.base}/run`, second);
     expect(run.terminal.type).toBe('RUN_FINISHED');
     await receiver.waitFor(ofRunId(second.runId));
+  });
+});
+
+describe('webhooks on a workflow run that waits on a person', () => {
+  let receiver: WebhookReceiver;
+  let tb: TestBridge;
+  beforeAll(async () => {
+    receiver = await startWebhookReceiver();
+    tb = await startTestBridge({
+      storage: 'libsql',
+      workflows: () => ({ [DEMO_WORKFLOW_ID]: createDemoWorkflow() }),
+      config: { webhooks: { urls: [receiver.url], secret: TEST_WEBHOOK_SECRET } },
+    });
+  });
+  afterAll(async () => {
+    await tb?.close();
+    await receiver?.close();
+  });
+
+  it.each([
+    ['an abort', (threadId: string) => http(`${tb.base}/threads/${threadId}/abort`, { body: { resourceId: RESOURCE } })],
+    [
+      'new input',
+      (threadId: string) => http(`${tb.base}/threads/${threadId}/send-message`, { body: { resourceId: RESOURCE, agentId: 'demo', message: 'forget it' } }),
+    ],
+  ])('cancelled by %s: run.interrupted, then run.cancelled under the same run, once each', async (_, cancel) => {
+    const input = runInput({ messages: [userMessage('tea')], forwardedProps: { resourceId: RESOURCE, agentId: DEMO_WORKFLOW_ID } });
+    await runStrict(`${tb.base}/run`, input);
+    expect((await cancel(input.threadId)).status).toBeLessThan(300);
+    const hooks = await receiver.waitFor(ofRunId(input.runId), 2);
+    expect(hooks.map((w) => w.payload?.type).sort()).toEqual(['run.cancelled', 'run.interrupted']);
+    expect(hooks.find((w) => w.payload?.type === 'run.cancelled')?.payload).toMatchObject({
+      data: { threadId: input.threadId, agentId: DEMO_WORKFLOW_ID, resourceId: RESOURCE, outcome: 'cancelled' },
+    });
   });
 });
 

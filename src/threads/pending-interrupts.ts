@@ -2,6 +2,7 @@ import type { Agent } from '@mastra/core/agent';
 import { setTimeout as delay } from 'node:timers/promises';
 import { inject, injectable } from 'inversify';
 import { cancelWorkflowRun, suspendedRuns, type ThreadTarget } from '../mastra/index.js';
+import { RunTracker } from '../observability/run-tracker.js';
 import { TOKENS } from '../tokens.js';
 import type { ThreadControl } from './thread-control.js';
 import { threadLeaseOwner } from './thread-lease.js';
@@ -43,6 +44,7 @@ export class PendingInterrupts {
   constructor(
     @inject(TOKENS.ThreadControl) private readonly control: ThreadControl,
     @inject(ThreadStore) private readonly threads: ThreadStore,
+    @inject(RunTracker) private readonly tracker: RunTracker,
   ) {}
 
   /** What the thread's stopped runs wait on, read from storage (so in any process, and after a restart). */
@@ -104,6 +106,9 @@ export class PendingInterrupts {
     const ids = stored.suspended.map((step) => workflowInterruptId(runId, step.path));
     for (const id of ids) if (!(await this.control.once(id, async () => true))) return [];
     await cancelWorkflowRun(workflow, { runId, resourceId: thread.resourceId });
+    // Its `/run` ended waiting (`run.interrupted`); this is how the workflow run ended: told once, as every run's end is.
+    const { threadId, resourceId } = thread;
+    this.tracker.start({ agentId: workflow.id, origin: 'run', threadId, resourceId, runId: latest.lastRunId ?? runId }).endWith({ outcome: 'cancelled' });
     return ids;
   }
 }

@@ -22,10 +22,12 @@ export const TOOL_MESSAGE_IDS_KEY = 'mastra-agui-bridge:toolMessageIds';
  */
 export const WORKFLOW_RUN_KEY = 'mastra-agui-bridge:workflowRun';
 
-/** The latest workflow run of a thread: which workflow, and Mastra's id of the run. */
+/** The latest workflow run of a thread: which workflow, Mastra's id of the run, and the `/run` that ran it last. */
 export interface ThreadWorkflowRun {
   workflowId: string;
   runId: string;
+  /** The AG-UI run id of the `/run` that started or resumed it last: an end the bridge gives it later (a cancel) is reported under it. */
+  lastRunId?: string;
 }
 
 /**

@@ -59,6 +59,8 @@ export type { ThreadInfo, ThreadWorkflowRun };
 export interface LatestWorkflowRun {
   workflow: AnyWorkflow;
   runId: string;
+  /** The AG-UI run id of the `/run` that ran it last (`ThreadWorkflowRun.lastRunId`). */
+  lastRunId?: string;
   stored: StoredWorkflowRun;
 }
 
@@ -316,7 +318,7 @@ export class ThreadStore {
     if (typeof run?.workflowId !== 'string' || typeof run.runId !== 'string' || (workflowId !== undefined && run.workflowId !== workflowId)) return undefined;
     const workflow = workflowsOf(this.mastra).find(([, w]) => w.id === run.workflowId)?.[1];
     const stored = workflow && (await storedWorkflowRun(this.mastra, workflow, run.runId));
-    return workflow && stored && { workflow, runId: run.runId, stored };
+    return workflow && stored && { workflow, runId: run.runId, ...(typeof run.lastRunId === 'string' && { lastRunId: run.lastRunId }), stored };
   }
 
   /**

@@ -76,7 +76,7 @@ export class WorkflowRunService {
       if (start.kind === 'start') await this.interrupts.supersedeWorkflow(scope, { holdingThread: true });
       await this.threads.claim(scope);
       if (message) await this.threads.storeInput(scope, [{ id: message.id, role: 'user', content: message.text }]);
-      await this.threads.rememberWorkflowRun(scope, { workflowId: workflow.id, runId: start.mastraRunId });
+      await this.threads.rememberWorkflowRun(scope, { workflowId: workflow.id, runId: start.mastraRunId, lastRunId: input.runId });
     } catch (error) {
       await turn.release();
       throw error;
