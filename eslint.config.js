@@ -38,12 +38,37 @@ const emptyCatchCallback = {
   },
 };
 
+/**
+ * One door into Mastra (`src/mastra/`): outside it, a call of a method that `@mastra/*` declares
+ * (on an agent, a memory, a workflow, the instance, its pub/sub or storage) is refused, whatever
+ * the method is called. Told by the type checker where the called method is declared, not by a
+ * list of names: a method Mastra adds is covered the day it is.
+ */
+const mastraDoor = {
+  meta: {
+    type: 'problem',
+    messages: { call: "{{name}}() is Mastra's: call it through a function of src/mastra/ (the one door into Mastra)" },
+  },
+  create(context) {
+    const services = context.sourceCode.parserServices;
+    if (!services?.program) return {};
+    const checker = services.program.getTypeChecker();
+    const fromMastra = (declaration) => /[\\/]node_modules[\\/]@mastra[\\/]/.test(declaration.getSourceFile().fileName);
+    return {
+      'CallExpression > MemberExpression.callee'(callee) {
+        const symbol = checker.getSymbolAtLocation(services.esTreeNodeToTSNodeMap.get(callee.property));
+        if (symbol?.declarations?.some(fromMastra)) context.report({ node: callee, messageId: 'call', data: { name: symbol.name } });
+      },
+    };
+  },
+};
+
 export default tseslint.config(
   { ignores: ['dist/', 'node_modules/', 'examples/', 'bench/servers/', 'web/', 'bin/', '**/*.js', '**/*.cjs', '**/*.mjs'] },
   {
     files: ['src/**/*.ts', 'test/**/*.ts', 'scripts/**/*.ts', 'bench/**/*.ts'],
     extends: [tseslint.configs.recommendedTypeChecked],
-    plugins: { bridge: { rules: { 'empty-catch-callback': emptyCatchCallback } } },
+    plugins: { bridge: { rules: { 'empty-catch-callback': emptyCatchCallback, 'mastra-door': mastraDoor } } },
     languageOptions: {
       parserOptions: { projectService: true, tsconfigRootDir: import.meta.dirname },
     },
@@ -73,6 +98,14 @@ export default tseslint.config(
       'max-lines': ['error', { max: 400 }],
       'max-lines-per-function': ['error', { max: 60, skipBlankLines: true, skipComments: true, IIFEs: true }],
     },
+  },
+  {
+    // Mastra is called through its door only; the code that uses Mastra as any app does is exempt:
+    // the demo agent, the standalone server (it builds its `Mastra`), the pub/sub (a Mastra
+    // `PubSub`, to be a package of its own) and the client (HTTP only).
+    files: ['src/**/*.ts'],
+    ignores: ['src/mastra/**', 'src/demo/**', 'src/server/**', 'src/redis/pubsub/**', 'src/client/**', '**/*.test.ts'],
+    rules: { 'bridge/mastra-door': 'error' },
   },
   {
     // Tests read parsed JSON and SSE frames loosely: `any` is how they say "whatever the wire held",

@@ -9,7 +9,7 @@ import { BridgeError, notFound } from '../errors.js';
 import { TOKENS } from '../tokens.js';
 import { WorkingMemoryState } from '../state/working-memory.js';
 import { capabilitiesOf } from './capabilities.js';
-import { activeThreadRuns, agentsOf, memoryOf, modelOf, stoppedOnInterrupt, subagentsOf, workflowsOf } from '../mastra/index.js';
+import { activeThreadRuns, agentsOf, descriptionOf, memoryOf, modelOf, stoppedOnInterrupt, subagentsOf, workflowsOf } from '../mastra/index.js';
 
 /** What `GET /agents` lists about an agent. */
 export const AgentInfoSchema = z.object({
@@ -111,7 +111,7 @@ export class AgentProvider {
       default: this.find(this.config.defaultAgentId) === agent,
       capabilities: capabilitiesOf(agent, { workingMemory, subagents }),
     };
-    const description = agent.getDescription?.();
+    const description = descriptionOf(agent);
     if (description) info.description = description;
     const model = await modelOf(agent);
     if (model) info.model = model;

@@ -1,5 +1,6 @@
 import type { AgentCapabilities } from '@ag-ui/core';
 import type { Agent } from '@mastra/core/agent';
+import { descriptionOf } from '../mastra/index.js';
 
 /** What the bridge does for every agent, whatever it is: the part of the answer that never varies. */
 const ALWAYS = {
@@ -33,7 +34,7 @@ export interface AgentFacts {
  * // { identity: { name: 'Demo Agent', type: 'mastra', … }, transport: { streaming: true, httpBinary: true, resumable: true }, state: { … }, … }
  */
 export function capabilitiesOf(agent: Agent, facts: AgentFacts = {}): AgentCapabilities {
-  const description = agent.getDescription?.();
+  const description = descriptionOf(agent);
   return {
     identity: { name: agent.name, type: 'mastra', ...(description && { description }) },
     ...ALWAYS,

@@ -1,5 +1,5 @@
 import type { RequestContext } from '@mastra/core/request-context';
-import { RESOURCE_ID_KEY } from '../mastra/index.js';
+import { RESOURCE_ID_KEY, requestContextValue } from '../mastra/index.js';
 import type { Context } from 'hono';
 import type { ResolveResourceId } from '../config.js';
 import { unauthorized } from '../errors.js';
@@ -24,9 +24,9 @@ export interface MastraAuthResourceOptions<TUser> {
 export function mastraAuthResource<TUser = { id?: unknown }>(options: MastraAuthResourceOptions<TUser> = {}): ResolveResourceId {
   return (c: Context, claimed: string | undefined) => {
     const context = c.get('requestContext') as RequestContext | undefined;
-    const user = context?.get<string, TUser>('user');
+    const user = requestContextValue(context, 'user') as TUser | undefined;
     if (user === undefined || user === null) throw unauthorized('No authenticated user on the request');
-    const mapped = context?.get(RESOURCE_ID_KEY);
+    const mapped = requestContextValue(context, RESOURCE_ID_KEY);
     const resource = options.resourceOf ? options.resourceOf(user) : typeof mapped === 'string' && mapped ? mapped : idOf(user);
     if (!resource) throw unauthorized('The authenticated user has no id to act as');
     return resourceOf(resource, claimed);

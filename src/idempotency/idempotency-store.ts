@@ -1,9 +1,8 @@
 import type { Mastra } from '@mastra/core';
-import type { ThreadStateStorage } from '@mastra/core/storage';
 import { inject, injectable } from 'inversify';
 import type { ResolvedConfig } from '../config.js';
 import { TOKENS } from '../tokens.js';
-import { threadStateStore } from '../mastra/index.js';
+import { threadStateStore, type ThreadStates } from '../mastra/index.js';
 
 /**
  * The first successful answer to a request that carried an `Idempotency-Key`: what a retry with
@@ -93,7 +92,7 @@ export class MastraIdempotencyStore implements IdempotencyStore {
 
 /** The records as rows of Mastra's thread-state domain. */
 class ThreadStateRecords implements IdempotencyStore {
-  constructor(private readonly domain: ThreadStateStorage) {}
+  constructor(private readonly domain: ThreadStates) {}
 
   async get(threadId: string, key: string): Promise<IdempotencyRecord | undefined> {
     return (await this.domain.getState<IdempotencyRecord>(slot(threadId, key))) ?? undefined;

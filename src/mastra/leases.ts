@@ -12,15 +12,28 @@ import type { ThreadOfRun } from './runs.js';
  * const owner = await leasesOf(agent)?.getLeaseOwner(threadLeaseKey(scope));
  */
 
-export type { LeaseProvider };
+/**
+ * What the bridge calls of Mastra's lease provider (a structural part of its `LeaseProvider`),
+ * declared here: outside the door, nothing names Mastra's type or calls its methods.
+ */
+export interface ThreadLeases {
+  /** Takes `key` for `owner` for `ttlMs`, unless another owner holds it (then named). */
+  acquireLease(key: string, owner: string, ttlMs: number): Promise<{ acquired: boolean; owner?: string }>;
+  /** Lets `key` go, if `owner` holds it. */
+  releaseLease(key: string, owner: string): Promise<void>;
+  /** Keeps `owner`'s hold on `key` for `ttlMs` more; answers whether it still held it. */
+  renewLease(key: string, owner: string, ttlMs: number): Promise<boolean>;
+  /** Who holds `key`; `undefined` when nobody does. */
+  getLeaseOwner(key: string): Promise<string | undefined>;
+}
 
 /** The agent's lease provider, when its pub/sub has one. */
-export function leasesOf(agent: Agent): LeaseProvider | undefined {
+export function leasesOf(agent: Agent): ThreadLeases | undefined {
   return leasesOfPubSub(agent.getPubSub());
 }
 
 /** The lease provider of Mastra's own pub/sub (a workflow's runs hold leases there). */
-export function workflowLeases(mastra: Mastra): LeaseProvider | undefined {
+export function workflowLeases(mastra: Mastra): ThreadLeases | undefined {
   return leasesOfPubSub(mastra.pubsub);
 }
 
@@ -29,7 +42,7 @@ export function leasesInProcess(agent: Agent): boolean {
   return agent.getPubSub() instanceof EventEmitterPubSub;
 }
 
-function leasesOfPubSub(pubsub: unknown): LeaseProvider | undefined {
+function leasesOfPubSub(pubsub: unknown): ThreadLeases | undefined {
   return typeof (pubsub as Partial<LeaseProvider> | undefined)?.acquireLease === 'function' ? (pubsub as LeaseProvider) : undefined;
 }
 

@@ -45,9 +45,26 @@ export async function subagentsOf(agent: Agent): Promise<Array<{ name: string; d
   }
 }
 
+/**
+ * Rows of the storage's `threadState` domain, by thread and type: what the bridge calls of Mastra's
+ * `ThreadStateStorage`, declared here so that only the door names Mastra's type.
+ */
+export interface ThreadStates {
+  getState<T = unknown>(slot: { threadId: string; type: string }): Promise<T | undefined>;
+  /** Replaces the row's value. */
+  setState<T = unknown>(row: { threadId: string; type: string; value: T }): Promise<void>;
+  deleteState(slot: { threadId: string; type: string }): Promise<void>;
+}
+
 /** The storage's `threadState` domain (thread state, idempotency records); `undefined` without one. */
-export async function threadStateStore(mastra: Mastra): Promise<ThreadStateStorage | undefined> {
-  return (await mastra.getStorage()?.getStore('threadState')) ?? undefined;
+export async function threadStateStore(mastra: Mastra): Promise<ThreadStates | undefined> {
+  const store: ThreadStateStorage | undefined = (await mastra.getStorage()?.getStore('threadState')) ?? undefined;
+  return store;
+}
+
+/** What an agent says it does (its description), when it says. */
+export function descriptionOf(agent: Agent): string | undefined {
+  return agent.getDescription?.() || undefined;
 }
 
 /** A thread's background tasks as Mastra keeps them (none when Mastra runs no task manager). */

@@ -106,6 +106,32 @@ export function requestContext(entries: ReadonlyArray<[string, unknown]>): Reque
   return new RequestContext([...entries]);
 }
 
+/** What a request context holds under `key` (the user Mastra's auth set on a request, say): the value of whatever type it is. */
+export function requestContextValue(context: RequestContext | undefined, key: string): unknown {
+  return context?.get(key);
+}
+
+/** A person's answer to a call a stopped run of the thread waits on: approved (with resume data), or declined with a reason. */
+export interface ToolApproval {
+  toolCallId: string;
+  approved: boolean;
+  resumeData?: unknown;
+  reason?: string;
+}
+
+/** Approves or declines a waiting call with Mastra's own method, in this process; answers the run it resumed and the call. */
+export async function sendToolApproval(agent: Agent, thread: ThreadTarget, approval: ToolApproval): Promise<{ runId: string; toolCallId: string }> {
+  const { toolCallId, approved, resumeData, reason } = approval;
+  const result = await agent.sendToolApproval({
+    ...thread,
+    toolCallId,
+    approved,
+    ...(resumeData !== undefined && { resumeData }),
+    ...(!approved && reason && { declineContext: { reason } }),
+  });
+  return { runId: result.runId, toolCallId: result.toolCallId ?? toolCallId };
+}
+
 /** A call a suspended run waits on, as storage lists it. */
 export interface SuspendedCall {
   toolCallId?: string;

@@ -84,6 +84,11 @@ export function queueMessage(agent: Agent, message: AgentMessage, target: Signal
   return decision(agent.queueMessage(message, target), onWake);
 }
 
+/** Cancels messages queued behind the thread's run (never run); answers the signal ids cancelled. */
+export function cancelQueuedMessages(agent: Agent, thread: ThreadTarget, signalIds: string[]): string[] {
+  return agent.cancelQueuedMessages({ ...thread, signalIds }).cancelledSignalIds;
+}
+
 /**
  * How many messages Mastra holds queued behind the thread's run in this process (its idle queue,
  * which it drains when the run ends). Read through `subscribeThreadEvents`, which reports the count

@@ -1,5 +1,5 @@
 import type { Agent } from '@mastra/core/agent';
-import { outputFinished, resumeCall, type ThreadTarget } from '../mastra/index.js';
+import { outputFinished, resumeCall, sendToolApproval, type ThreadTarget, type ToolApproval } from '../mastra/index.js';
 
 /**
  * How a call a stopped run waits on is answered: a person's approval or decline (the run goes on,
@@ -7,7 +7,7 @@ import { outputFinished, resumeCall, type ThreadTarget } from '../mastra/index.j
  * stops after that step: nobody asked for a new answer).
  */
 export type CallAnswer =
-  | { approval: { toolCallId: string; approved: boolean; resumeData?: unknown; reason?: string } }
+  | { approval: ToolApproval }
   | { supersede: { runId: string; toolCallId: string; reason: string } };
 
 /** The run an answer resumed, and the call it answered. */
@@ -26,15 +26,7 @@ export interface AnsweredCall {
  */
 export async function answerCall(agent: Agent, thread: ThreadTarget, answer: CallAnswer): Promise<AnsweredCall> {
   if ('supersede' in answer) return declineOnly(agent, thread, answer.supersede);
-  const { toolCallId, approved, resumeData, reason } = answer.approval;
-  const result = await agent.sendToolApproval({
-    ...thread,
-    toolCallId,
-    approved,
-    ...(resumeData !== undefined && { resumeData }),
-    ...(!approved && reason && { declineContext: { reason } }),
-  });
-  return { runId: result.runId, toolCallId: result.toolCallId ?? toolCallId };
+  return sendToolApproval(agent, thread, answer.approval);
 }
 
 /**

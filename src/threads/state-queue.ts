@@ -1,7 +1,6 @@
 import type { Mastra } from '@mastra/core';
-import type { ThreadStateStorage } from '@mastra/core/storage';
 import type { ThreadLocks } from './thread-locks.js';
-import { threadStateStore } from '../mastra/index.js';
+import { threadStateStore, type ThreadStates } from '../mastra/index.js';
 
 /** What a queue keeps: an id, and the thread whose row holds it. */
 export interface QueueEntry {
@@ -37,7 +36,7 @@ const INDEX_OWNER = 'mastra-agui-bridge';
  * await queue.all(); // every entry of every thread
  */
 export class ThreadStateQueue<T extends QueueEntry> {
-  private domain?: Promise<ThreadStateStorage | undefined>;
+  private domain?: Promise<ThreadStates | undefined>;
   /** Index changes waiting for the next write (`index`). */
   private readonly indexChanges: Array<{ change: IndexChange; done: () => void; failed: (error: unknown) => void }> = [];
   private writingIndex = false;
@@ -109,7 +108,7 @@ export class ThreadStateQueue<T extends QueueEntry> {
     return { threadId: INDEX_OWNER, type: this.names.index };
   }
 
-  private async entries(state: ThreadStateStorage, threadId: string): Promise<T[]> {
+  private async entries(state: ThreadStates, threadId: string): Promise<T[]> {
     return (await state.getState<T[]>({ threadId, type: this.names.entries })) ?? [];
   }
 
@@ -118,13 +117,13 @@ export class ThreadStateQueue<T extends QueueEntry> {
    * (a Redis lock in scale-out): the changes that queue up while a write is under way go
    * together in the next write, in order, rather than one write each.
    */
-  private index(state: ThreadStateStorage, change: IndexChange): Promise<void> {
+  private index(state: ThreadStates, change: IndexChange): Promise<void> {
     const written = new Promise<void>((done, failed) => this.indexChanges.push({ change, done, failed }));
     if (!this.writingIndex) void this.writeIndex(state);
     return written;
   }
 
-  private async writeIndex(state: ThreadStateStorage): Promise<void> {
+  private async writeIndex(state: ThreadStates): Promise<void> {
     this.writingIndex = true;
     for (let batch = this.indexChanges.splice(0); batch.length > 0; batch = this.indexChanges.splice(0)) {
       try {
@@ -146,7 +145,7 @@ export class ThreadStateQueue<T extends QueueEntry> {
    * under the index lock: an entry added after the read is listed again by its own change, which
    * waits for this write and comes before its caller hears it is stored.
    */
-  private async withoutEmptied(state: ThreadStateStorage, threads: string[]): Promise<string[]> {
+  private async withoutEmptied(state: ThreadStates, threads: string[]): Promise<string[]> {
     const candidates = [...this.emptied].filter((threadId) => threads.includes(threadId));
     this.emptied.clear();
     if (candidates.length === 0) return threads;
@@ -160,7 +159,7 @@ export class ThreadStateQueue<T extends QueueEntry> {
    * lookup that failed (storage unreachable, or its tables being created by another process) is
    * tried again by the next call, not kept.
    */
-  private state(): Promise<ThreadStateStorage | undefined> {
+  private state(): Promise<ThreadStates | undefined> {
     if (this.domain) return this.domain;
     const domain = threadStateStore(this.mastra);
     this.domain = domain;

@@ -6,6 +6,7 @@ import { answerCall, type AnsweredCall, type CallAnswer } from './answer-call.js
 import {
   abortThreadRun,
   activeThreadRunId,
+  cancelQueuedMessages,
   queueMessage,
   queuedMessageCount,
   sendNow,
@@ -117,7 +118,7 @@ export class InProcessThreadControl implements ThreadControl {
   }
 
   async cancelQueued(agent: Agent, thread: ThreadTarget, signalIds: string[]): Promise<string[]> {
-    return agent.cancelQueuedMessages({ ...thread, signalIds }).cancelledSignalIds;
+    return cancelQueuedMessages(agent, thread, signalIds);
   }
 
   answerCall(agent: Agent, thread: ThreadTarget, answer: CallAnswer): Promise<AnsweredCall> {

@@ -1,7 +1,7 @@
 import type { Agent } from '@mastra/core/agent';
 import { setTimeout as delay } from 'node:timers/promises';
 import { conflict, type BridgeError } from '../errors.js';
-import { leasesOf, type LeaseProvider } from '../mastra/index.js';
+import { leasesOf, type ThreadLeases } from '../mastra/index.js';
 
 /** Mastra's thread lease TTL (`MASTRA_AGENT_THREAD_LEASE_TTL_MS`): Mastra renews it once the run registers. */
 export const THREAD_LEASE_TTL_MS = Number(process.env.MASTRA_AGENT_THREAD_LEASE_TTL_MS) || 15_000;
@@ -57,7 +57,7 @@ export async function takeThreadTurn(
 
 /** `takeThreadTurn` on a lease provider of its own (a workflow run has no agent): Mastra's pub/sub, when it has leases. */
 export async function takeLeasedTurn(
-  leases: LeaseProvider | undefined,
+  leases: ThreadLeases | undefined,
   scope: { resourceId: string; threadId: string },
   runId: string,
   waitMs: number,
@@ -86,7 +86,7 @@ export async function takeLeasedTurn(
  * const stop = keepLease(leases, scope, runId);
  * try { await run(); } finally { stop(); await turn.release(); }
  */
-export function keepLease(leases: LeaseProvider | undefined, scope: { resourceId: string; threadId: string }, runId: string): () => void {
+export function keepLease(leases: ThreadLeases | undefined, scope: { resourceId: string; threadId: string }, runId: string): () => void {
   if (!leases) return () => {};
   const timer = setInterval(() => {
     leases.renewLease(threadLeaseKey(scope), runId, THREAD_LEASE_TTL_MS).catch(() => {
