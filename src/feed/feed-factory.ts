@@ -105,6 +105,10 @@ function agentReads({ agent, ...thread }: FollowTarget): Partial<FeedOptions> {
   return {
     stoppedRun: () => stoppedThreadRun(agent, thread),
     waitingInterrupts: async () =>
-      new Set((await suspendedRuns(agent, thread)).flatMap(({ runId, toolCalls }) => toolCalls.flatMap((c) => (c.toolCallId ? [interruptId(runId, c.toolCallId)] : [])))),
+      new Set(
+        (await suspendedRuns(agent, thread)).flatMap(({ runId, toolCalls }) =>
+          toolCalls.flatMap((c) => (c.toolCallId ? [interruptId(runId, c.toolCallId)] : [])),
+        ),
+      ),
   };
 }

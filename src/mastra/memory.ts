@@ -155,11 +155,11 @@ export function workingMemoryConfig(memory: MastraMemory): { scope: 'thread' | '
 }
 
 /** The stored working memory's text (`null`/empty: none yet). */
-export function readWorkingMemory(memory: MastraMemory, scope: { threadId: string; resourceId: string }): Promise<string | null> {
+export function readWorkingMemory(memory: MastraMemory, scope: ThreadTarget): Promise<string | null> {
   return memory.getWorkingMemory(scope);
 }
 
 /** Replaces the stored working memory's text. */
-export async function writeWorkingMemory(memory: MastraMemory, scope: { threadId: string; resourceId: string }, text: string): Promise<void> {
+export async function writeWorkingMemory(memory: MastraMemory, scope: ThreadTarget, text: string): Promise<void> {
   await memory.updateWorkingMemory({ ...scope, workingMemory: text });
 }

@@ -4,6 +4,7 @@ import type { Agent } from '@mastra/core/agent';
 import { MASTRA_RESOURCE_ID_KEY } from '@mastra/core/request-context';
 import { registerApiRoute } from '@mastra/core/server';
 import type { ThreadStateStorage } from '@mastra/core/storage';
+import type { ThreadTarget } from './runs.js';
 
 /**
  * The door into the Mastra instance itself: its agents, its storage's domains, its background
@@ -68,7 +69,7 @@ export function descriptionOf(agent: Agent): string | undefined {
 }
 
 /** A thread's background tasks as Mastra keeps them (none when Mastra runs no task manager). */
-export async function backgroundTasksOf(mastra: Mastra, thread: { threadId: string; resourceId: string }) {
+export async function backgroundTasksOf(mastra: Mastra, thread: ThreadTarget) {
   const manager = mastra.backgroundTaskManager;
   if (!manager) return [];
   const { tasks } = await manager.listTasks({ threadId: thread.threadId, resourceId: thread.resourceId });
@@ -76,7 +77,7 @@ export async function backgroundTasksOf(mastra: Mastra, thread: { threadId: stri
 }
 
 /** The thread's background tasks as they change, from those that exist (none without a task manager). */
-export function backgroundTaskStream(mastra: Mastra, thread: { threadId: string; resourceId: string }, signal: AbortSignal) {
+export function backgroundTaskStream(mastra: Mastra, thread: ThreadTarget, signal: AbortSignal) {
   return mastra.backgroundTaskManager?.stream({ threadId: thread.threadId, resourceId: thread.resourceId, abortSignal: signal, includeExisting: true });
 }
 

@@ -22,6 +22,9 @@ export interface ThreadTarget {
 }
 
 /** A thread as Mastra lists its active runs: the resource may be unknown. */
+/** The thread alone, without what a scope adds to it (its agent): what Mastra's thread APIs, and a request to another process, take. */
+export const threadTarget = ({ resourceId, threadId }: ThreadTarget): ThreadTarget => ({ resourceId, threadId });
+
 export type ThreadOfRun = Pick<ThreadTarget, 'threadId'> & Partial<Pick<ThreadTarget, 'resourceId'>>;
 
 /** The reason Mastra gives a declined tool call when none is given. */

@@ -24,7 +24,7 @@ export interface ResumeTarget {
  * @example
  * const targets = await findResumeTargets(agent, input.resume, { threadId, resourceId });
  */
-export async function findResumeTargets(agent: Agent, entries: ResumeEntry[], scope: { threadId: string; resourceId: string }): Promise<ResumeTarget[]> {
+export async function findResumeTargets(agent: Agent, entries: ResumeEntry[], scope: ThreadTarget): Promise<ResumeTarget[]> {
   const runs = await suspendedRuns(agent, scope);
   return entries.map((entry) => {
     const [runId, toolCallId] = entry.interruptId.split(INTERRUPT_ID_SEPARATOR);

@@ -5,7 +5,8 @@ import type { WorkflowActivityContent } from '../translate/workflow-activity.js'
 import type { ThreadTurn } from '../threads/thread-lease.js';
 import type { ThreadScope } from '../threads/thread-store.js';
 import type { StateEvents } from '../state/state-events.js';
-import type { StateScope, WorkingMemoryState } from '../state/working-memory.js';
+import type { ThreadTarget } from '../mastra/index.js';
+import type { WorkingMemoryState } from '../state/working-memory.js';
 import type { EventSink, RunOptions } from './prepared-run.js';
 import type { ResultCapture } from './result-capture.js';
 import type { RunAnnouncement } from './run-announcements.js';
@@ -47,7 +48,7 @@ export interface RunPlan {
   /** The thread's lease, taken for the run before Mastra registers it. */
   turn?: ThreadTurn;
   /** Where the thread's state lives, for an agent with working memory. */
-  state?: { store: WorkingMemoryState; scope: StateScope };
+  state?: { store: WorkingMemoryState; scope: ThreadTarget };
   /** What the thread's workflow calls showed when they last ran (a resume goes on from there). */
   workflowActivities?: Readonly<Record<string, WorkflowActivityContent>>;
 }

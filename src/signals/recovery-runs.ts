@@ -13,6 +13,8 @@ import {
   type AgentMessage,
   type AgentSignal,
   type OnWake,
+  type ThreadTarget,
+  threadTarget,
 } from '../mastra/index.js';
 import type { BridgeMetrics } from '../observability/metrics.js';
 import { RunTracker } from '../observability/run-tracker.js';
@@ -71,7 +73,7 @@ export class RecoveryRuns {
    * A run with no new input: its prompt ends with the stored messages no run answered, which it
    * answers, as the cut run would have.
    */
-  private async continueThread(agent: Agent, target: { resourceId: string; threadId: string }): Promise<void> {
+  private async continueThread(agent: Agent, target: ThreadTarget): Promise<void> {
     this.metrics.recoveryRun('continue');
     const runId = randomUUID();
     const tracked = this.tracker.start({ agentId: agent.id, origin: 'recovery', threadId: target.threadId, runId, resourceId: target.resourceId });
@@ -110,7 +112,7 @@ export class RecoveryRuns {
   /** Sends one entry again under its id, waits for the run that takes it to end, and forgets the entry. */
   private async resend(agent: Agent, entry: InboxEntry): Promise<void> {
     this.metrics.recoveryRun('resend');
-    const target = { resourceId: entry.resourceId, threadId: entry.threadId };
+    const target = threadTarget(entry);
     // Subscribed first: the run it wakes may end before a later subscription would see it.
     const subscription = await subscribeToThread(agent, target);
     try {

@@ -12,6 +12,7 @@ import {
   type Routing,
   type SignalDecision,
   type SignalTarget,
+  threadTarget,
 } from '../mastra/index.js';
 import type { BridgeMetrics } from '../observability/metrics.js';
 import type { InboxEntry } from '../threads/inbox.js';
@@ -87,7 +88,7 @@ export class SignalRouter {
   async notify(scope: ThreadScope, body: z.output<typeof NotificationSchema>) {
     const { agent } = await this.ownership.agentOf(scope, 'claim');
     const { resourceId: _r, agentId: _a, ...notification } = body;
-    const result = await sendNotification(agent, notification, { resourceId: scope.resourceId, threadId: scope.threadId });
+    const result = await sendNotification(agent, notification, threadTarget(scope));
     const accepted = result.accepted ? await result.accepted : undefined;
     if (accepted?.action === 'wake') this.accepted.watch(agent, scope)({ ...accepted, ...(result.signal && { signalId: result.signal.id }) });
     // The signal's routing when one was sent, else what the delivery policy did with the record.
@@ -129,7 +130,7 @@ export class SignalRouter {
     // Claimed, not only checked: a wake creates a missing thread anyway, but a persisted signal
     // would be stored under no thread, unreadable by its sender and the id left to anyone.
     const { agent } = await this.ownership.agentOf(scope, 'claim');
-    const thread = { resourceId: scope.resourceId, threadId: scope.threadId };
+    const thread = threadTarget(scope);
     const inProcess = leasesInProcess(agent);
     const takeBack = (id: string) => this.control.cancelQueued(agent, thread, [id]);
     const answer = inProcess ? await sendPastFinishingRun(agent, thread, (id) => send(agent, id), takeBack) : await send(agent);
@@ -142,7 +143,7 @@ export class SignalRouter {
    * it is sent: it then wakes a run of its own instead of being delivered into a run that waits.
    */
   private superseding(scope: ThreadScope, send: Send): Send {
-    const thread = { resourceId: scope.resourceId, threadId: scope.threadId };
+    const thread = threadTarget(scope);
     return async (agent, id) => {
       if (!id) await this.interrupts.supersede(agent, thread, SUPERSEDED_BY_INPUT);
       return send(agent, id);

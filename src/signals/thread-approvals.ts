@@ -2,7 +2,7 @@ import { inject, injectable } from 'inversify';
 import { z } from 'zod';
 import { AgentProvider } from '../agents/agent-provider.js';
 import { conflict, notFound, type BridgeError } from '../errors.js';
-import { suspendedRuns } from '../mastra/index.js';
+import { suspendedRuns, threadTarget } from '../mastra/index.js';
 import type { ThreadControl } from '../threads/thread-control.js';
 import { ThreadStore, type ThreadScope } from '../threads/thread-store.js';
 import { TOKENS } from '../tokens.js';
@@ -47,7 +47,7 @@ export class ThreadApprovals {
     const call = pending.find((p) => p.toolCallId === body.toolCallId);
     if (!call) throw await this.notWaiting(scope, body.toolCallId);
     const { agent } = resolved;
-    const thread = { resourceId: scope.resourceId, threadId: scope.threadId };
+    const thread = threadTarget(scope);
     const { toolCallId, approved, resumeData, reason } = body;
     // Two approvals at once (here or in another process) both see the call waiting: one resumes it.
     const result = await this.control.once(toolCallId, () =>

@@ -5,6 +5,7 @@ import type { ThreadControl } from '../threads/thread-control.js';
 import type { ThreadScope } from '../threads/thread-store.js';
 import { TOKENS } from '../tokens.js';
 import { ThreadOwnership } from './thread-ownership.js';
+import { threadTarget } from '../mastra/index.js';
 
 /**
  * Stops what would run on a thread: its run (and what its stopped runs wait on), or a message
@@ -29,7 +30,7 @@ export class ThreadStops {
    */
   async abort(scope: ThreadScope): Promise<{ aborted: boolean }> {
     const { agent } = await this.ownership.agentOf(scope, 'read');
-    const thread = { resourceId: scope.resourceId, threadId: scope.threadId };
+    const thread = threadTarget(scope);
     return this.cuts.around({ ...thread, agentId: agent.id }, async () => {
       // Mastra keeps a run stopped on an interrupt as the thread's run, and "aborts" it to no effect.
       const { waiting, streaming } = await this.interrupts.standing(agent, thread);
@@ -41,7 +42,7 @@ export class ThreadStops {
 
   async cancelQueued(scope: ThreadScope, signalId: string): Promise<{ cancelled: string[] }> {
     const { agent } = await this.ownership.agentOf(scope, 'read');
-    const cancelledSignalIds = await this.control.cancelQueued(agent, { resourceId: scope.resourceId, threadId: scope.threadId }, [signalId]);
+    const cancelledSignalIds = await this.control.cancelQueued(agent, threadTarget(scope), [signalId]);
     // A cancelled message stays cancelled: a restart must not send it again.
     await this.inbox.remove(scope.threadId, cancelledSignalIds);
     return { cancelled: cancelledSignalIds };

@@ -1,16 +1,10 @@
 import type { MastraMemory } from '@mastra/core/memory';
 import fastJsonPatch from 'fast-json-patch';
 import { invalidInput } from '../errors.js';
-import { readWorkingMemory, workingMemoryConfig, writeWorkingMemory } from '../mastra/index.js';
+import { readWorkingMemory, workingMemoryConfig, writeWorkingMemory, type ThreadTarget } from '../mastra/index.js';
 
 /** An agent's state as AG-UI carries it: a JSON object. */
 export type AgentState = Record<string, unknown>;
-
-/** Which working memory a state belongs to: a thread's, or (resource-scoped) every thread's of its resource. */
-export interface StateScope {
-  threadId: string;
-  resourceId: string;
-}
 
 /** The part of a Standard Schema (zod, valibot, …) that validates. */
 interface StandardSchema {
@@ -61,7 +55,7 @@ export class WorkingMemoryState {
   }
 
   /** The stored state; `undefined` when nothing is stored yet (or it is not a JSON object). */
-  async read(scope: StateScope): Promise<AgentState | undefined> {
+  async read(scope: ThreadTarget): Promise<AgentState | undefined> {
     const raw = await readWorkingMemory(this.memory, scope);
     if (!raw) return undefined;
     if (this.format === 'markdown') return { [MARKDOWN_KEY]: raw };
@@ -81,7 +75,7 @@ export class WorkingMemoryState {
    * transforms apply. Answers whether anything changed: `{}`, and a state whose checked value is
    * the stored state, change nothing. The one place the bridge writes working memory.
    */
-  async write(scope: StateScope, state: AgentState): Promise<boolean> {
+  async write(scope: ThreadTarget, state: AgentState): Promise<boolean> {
     if (Object.keys(state).length === 0) return false;
     const checked = await this.check(state);
     const stored = await this.read(scope);

@@ -6,9 +6,7 @@ import { outputFinished, resumeCall, sendToolApproval, type ThreadTarget, type T
  * the model answers the result), or superseded by new input (declined with a reason, and the run
  * stops after that step: nobody asked for a new answer).
  */
-export type CallAnswer =
-  | { approval: ToolApproval }
-  | { supersede: { runId: string; toolCallId: string; reason: string } };
+export type CallAnswer = { approval: ToolApproval } | { supersede: { runId: string; toolCallId: string; reason: string } };
 
 /** The run an answer resumed, and the call it answered. */
 export interface AnsweredCall {

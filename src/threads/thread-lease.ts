@@ -1,7 +1,7 @@
 import type { Agent } from '@mastra/core/agent';
 import { setTimeout as delay } from 'node:timers/promises';
 import { conflict, type BridgeError } from '../errors.js';
-import { leasesOf, type ThreadLeases } from '../mastra/index.js';
+import { leasesOf, type ThreadLeases, type ThreadTarget } from '../mastra/index.js';
 
 /** Mastra's thread lease TTL (`MASTRA_AGENT_THREAD_LEASE_TTL_MS`): Mastra renews it once the run registers. */
 export const THREAD_LEASE_TTL_MS = Number(process.env.MASTRA_AGENT_THREAD_LEASE_TTL_MS) || 15_000;
@@ -10,10 +10,10 @@ const FIRST_WAIT_MS = 5;
 const LONGEST_WAIT_MS = 100;
 
 /** Mastra's key for a thread's lease: resource and thread id joined by NUL. */
-export const threadLeaseKey = (thread: { resourceId: string; threadId: string }) => `${thread.resourceId}\0${thread.threadId}`;
+export const threadLeaseKey = (thread: ThreadTarget) => `${thread.resourceId}\0${thread.threadId}`;
 
 /** The run holding the thread's lease, in any process on the same leases; `undefined` when idle (or without leases). */
-export async function threadLeaseOwner(agent: Agent, scope: { resourceId: string; threadId: string }): Promise<string | undefined> {
+export async function threadLeaseOwner(agent: Agent, scope: ThreadTarget): Promise<string | undefined> {
   return leasesOf(agent)?.getLeaseOwner(threadLeaseKey(scope));
 }
 
@@ -47,7 +47,7 @@ export interface ThreadTurn {
  */
 export async function takeThreadTurn(
   agent: Agent,
-  scope: { resourceId: string; threadId: string },
+  scope: ThreadTarget,
   runId: string,
   waitMs: number,
   busy: (message: string) => BridgeError = conflict,
@@ -58,7 +58,7 @@ export async function takeThreadTurn(
 /** `takeThreadTurn` on a lease provider of its own (a workflow run has no agent): Mastra's pub/sub, when it has leases. */
 export async function takeLeasedTurn(
   leases: ThreadLeases | undefined,
-  scope: { resourceId: string; threadId: string },
+  scope: ThreadTarget,
   runId: string,
   waitMs: number,
   busy: (message: string) => BridgeError = conflict,
@@ -86,7 +86,7 @@ export async function takeLeasedTurn(
  * const stop = keepLease(leases, scope, runId);
  * try { await run(); } finally { stop(); await turn.release(); }
  */
-export function keepLease(leases: ThreadLeases | undefined, scope: { resourceId: string; threadId: string }, runId: string): () => void {
+export function keepLease(leases: ThreadLeases | undefined, scope: ThreadTarget, runId: string): () => void {
   if (!leases) return () => {};
   const timer = setInterval(() => {
     leases.renewLease(threadLeaseKey(scope), runId, THREAD_LEASE_TTL_MS).catch(() => {

@@ -27,6 +27,7 @@ import {
   type Page,
   type StorageThreadType,
   type StoredWorkflowRun,
+  type ThreadTarget,
 } from '../mastra/index.js';
 import { conflict, notFound } from '../errors.js';
 import { TOKENS } from '../tokens.js';
@@ -79,9 +80,8 @@ export interface RecentHistory extends ThreadHistory {
 /** Stored messages a new run reads back: enough for the ids history makes up (tool results, steps) at the thread's end. */
 const RECENT_ROWS = 20;
 
-export interface ThreadScope {
-  threadId: string;
-  resourceId: string;
+/** A thread of a resource, and the agent (or workflow) a request means on it: the thread's one identity, `ThreadTarget`, plus the agent. */
+export interface ThreadScope extends ThreadTarget {
   agentId?: string;
 }
 

@@ -27,6 +27,7 @@ import {
 } from './ids.js';
 import { declinedContent, toolErrorContent, toolResultContent } from './values.js';
 import { errorMessage } from '../text.js';
+import type { ThreadTarget } from '../mastra/index.js';
 
 type StoredPart = MastraDBMessage['content']['parts'][number];
 type ToolInvocation = Extract<StoredPart, { type: 'tool-invocation' }>['toolInvocation'];
@@ -71,8 +72,8 @@ export interface HistoryContext {
  * The sub-agent threads the stored rows' delegations name (`{ subAgentThreadId, subAgentResourceId }`
  * in the result), by the delegation's tool call id: what the caller loads for `HistoryContext.subagents`.
  */
-export function subagentThreads(stored: MastraDBMessage[]): Map<string, { threadId: string; resourceId: string }> {
-  const threads = new Map<string, { threadId: string; resourceId: string }>();
+export function subagentThreads(stored: MastraDBMessage[]): Map<string, ThreadTarget> {
+  const threads = new Map<string, ThreadTarget>();
   for (const row of stored) {
     for (const part of row.role === 'assistant' ? row.content.parts : []) {
       if (part.type !== 'tool-invocation' || delegatedAgent(part.toolInvocation.toolName) === undefined) continue;

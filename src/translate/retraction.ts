@@ -3,6 +3,7 @@ import type { MastraDBMessage } from '@mastra/core/memory';
 import type { MastraChunk } from './chunks.js';
 import { isRunEnd } from './close-run.js';
 import { runEndIn } from './run-end.js';
+import type { ThreadTarget } from '../mastra/index.js';
 
 /**
  * The step a guardrail blocked after it streamed: Mastra's stored message `messageId` ends with it
@@ -72,7 +73,7 @@ export interface CutStep {
  * @example
  * const message = cutStepMessage(step, lastStoredAnswer, { threadId, resourceId });
  */
-export function cutStepMessage(step: CutStep, left: MastraDBMessage | undefined, thread: { threadId: string; resourceId: string }): MastraDBMessage {
+export function cutStepMessage(step: CutStep, left: MastraDBMessage | undefined, thread: ThreadTarget): MastraDBMessage {
   const reasoning = step.reasoning.map((text) => ({ type: 'reasoning' as const, reasoning: text, details: [{ type: 'text' as const, text }] }));
   if (left) return { ...left, id: step.messageId, content: { ...left.content, parts: [...reasoning, ...left.content.parts] } };
   return { id: step.messageId, role: 'assistant', createdAt: new Date(), ...thread, content: { format: 2, parts: reasoning } };

@@ -189,7 +189,10 @@ async function expectValidRun(events: Event[], ids: { threadId: string; runId: s
   for (const [i, result] of events.entries()) {
     if (result.type !== EventType.TOOL_CALL_RESULT) continue;
     if (heldCalls.has(result.toolCallId)) {
-      expect(indexOf(events, (e) => e.type === EventType.TOOL_CALL_START && e.toolCallId === result.toolCallId), 'a held call is not announced again').toBe(-1);
+      expect(
+        indexOf(events, (e) => e.type === EventType.TOOL_CALL_START && e.toolCallId === result.toolCallId),
+        'a held call is not announced again',
+      ).toBe(-1);
       continue;
     }
     const start = indexOf(events, (e) => e.type === EventType.TOOL_CALL_START && e.toolCallId === result.toolCallId);

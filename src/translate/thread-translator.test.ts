@@ -131,7 +131,7 @@ describe('ThreadTranslator on recorded subscription chunks', () => {
     expect(run[1]).toMatchObject({ activityType: 'signal.reactive', content: { tagName: 'system-reminder', contents: 'fyi' } });
   });
 
-  it('signal-approval: the pause ends the bracket with an interrupt; the resumed bracket sends the call\'s result alone (the client holds the call)', async () => {
+  it("signal-approval: the pause ends the bracket with an interrupt; the resumed bracket sends the call's result alone (the client holds the call)", async () => {
     const input = chunks('signal-approval');
     const approval = input.find((c) => c.type === 'tool-call-approval') as { payload: { toolCallId: string } };
     const events = translate(input);
