@@ -198,6 +198,25 @@ describe('a thread remembers its agent', () => {
   });
 });
 
+describe("a thread remembers its agent, whichever agent's run was first", () => {
+  it('on a thread an agent other than the default ran on, the events stream with no agentId follows that agent: its snapshot offers what it waits on', async () => {
+    const resourceId = uid('user');
+    const threadId = uid('thread');
+    const run = await runStrict(
+      `${tb.base}/run`,
+      runInput({ threadId, messages: [userMessage('draft tea')], forwardedProps: { resourceId, agentId: 'twice' } }),
+    );
+    const [asked] = (run.terminal as Interrupted).outcome!.interrupts!;
+    const sse = await openSse(`${tb.base}/threads/${threadId}/events?resourceId=${resourceId}&snapshot=1`);
+    try {
+      await sse.waitForEvent((e) => e.type === EventType.RUN_FINISHED);
+      expect(sse.list.at(-1)?.outcome).toMatchObject({ type: 'interrupt', interrupts: [{ id: asked.id }] });
+    } finally {
+      await sse.close();
+    }
+  });
+});
+
 describe('abort stops whatever runs on the thread', () => {
   const slow = useTestBridge({ storage: 'libsql', workflows: () => ({ [DEMO_WORKFLOW_ID]: createDemoWorkflow({ delayMs: 300 }) }) });
 

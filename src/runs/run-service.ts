@@ -70,7 +70,7 @@ export class RunService {
     const state = clientState(input.state);
     await workingMemory?.assertFits(state);
     if (memory)
-      await this.threads.assertIdsFree(
+      await this.threads.checkIds(
         scope,
         messages.map((m) => m.id),
         memory,

@@ -166,14 +166,16 @@ export class ThreadStore {
   }
 
   /**
-   * Refuses message ids that already belong to another thread (`409`), whatever kind of run
-   * brings them: Mastra saves messages by id, so a reused id would move that row, possibly
-   * another resource's, into this thread.
+   * Checks the message ids a run brings, whatever kind of run it is: an id another thread holds is
+   * `409` (Mastra saves messages by id, so it would move that row, possibly another resource's,
+   * into this thread). Answers those this thread stores already.
    */
-  async assertIdsFree(scope: ThreadScope, ids: readonly string[], given?: MastraMemory): Promise<void> {
-    if (ids.length === 0) return;
-    const taken = (await messagesById(given ?? (await this.memoryOf(scope)), [...ids])).find((m) => m.threadId !== scope.threadId);
+  async checkIds(scope: ThreadScope, ids: readonly string[], given?: MastraMemory): Promise<Set<string>> {
+    if (ids.length === 0) return new Set();
+    const found = await messagesById(given ?? (await this.memoryOf(scope)), [...ids]);
+    const taken = found.find((m) => m.threadId !== scope.threadId);
     if (taken) throw conflict(`Message id ${taken.id} is already used by another thread`);
+    return new Set(found.map((m) => m.id));
   }
 
   /** Whether the thread exists for someone else: such a thread must never be written through this caller. */

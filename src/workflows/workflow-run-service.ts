@@ -62,7 +62,6 @@ export class WorkflowRunService {
     await this.threads.assertNotForeign(scope);
     const start = input.resume?.length ? await this.starts.resume(workflow, input, scope) : await this.starts.start(workflow, input);
     const message = start.kind === 'start' ? await this.starts.newUserMessage(input, scope) : undefined;
-    if (message) await this.threads.assertIdsFree(scope, [message.id]);
     // Every check comes before the first write: a refused request stores nothing (API.md).
     // `interrupt` cuts the thread's workflow run streaming here, then waits for the thread as `enqueue` does.
     if (options.multitask === 'interrupt') this.streamer.abort(scope, 'Interrupted by a new run');

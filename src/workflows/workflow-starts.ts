@@ -65,12 +65,15 @@ export class WorkflowStarts {
     return { kind: 'resume', mastraRunId, interruptId: entry.interruptId, stepPath, resumeData };
   }
 
-  /** The last user message, when it is new to the thread: what the run answers, stored before it starts. */
+  /**
+   * The last user message, when it is new to the thread: what the run answers, stored before it
+   * starts. Its id must be new or this thread's own (`409` for another thread's, as on any run).
+   */
   async newUserMessage(input: RunAgentInput, scope: ThreadScope): Promise<{ id: string; text: string } | undefined> {
     const last = input.messages.findLast((m: Message) => m.role === 'user');
     const text = last && lastUserText([last]);
     if (!last || text === undefined) return undefined;
-    const stored = await this.threads.storedIds(scope, [last.id]).catch(() => new Set<string>());
+    const stored = await this.threads.checkIds(scope, [last.id]);
     return stored.has(last.id) ? undefined : { id: last.id, text };
   }
 
