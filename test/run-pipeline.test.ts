@@ -260,7 +260,7 @@ describe('nothing a client holds is sent again', () => {
       expect(after.find((e) => e.type === EventType.TOOL_CALL_RESULT)).toMatchObject({ toolCallId: interrupt.toolCallId });
       await expectValidStream(events);
     } finally {
-      sse.close();
+      await sse.close();
     }
   });
 
