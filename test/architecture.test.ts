@@ -14,7 +14,7 @@ const SRC = join(REPO_ROOT, 'src');
 /** The wiring at the top (`createBridge`, the container, the public entry) may import anything. */
 const TOP = new Set(['index.ts', 'bridge.ts', 'container.ts']);
 /** The root modules every folder may import. */
-const BASE = new Set(['config.ts', 'errors.ts', 'id.ts', 'tokens.ts', 'logger.ts', 'text.ts', 'within.ts']);
+const BASE = new Set(['config.ts', 'errors.ts', 'id.ts', 'signal-shapes.ts', 'tokens.ts', 'logger.ts', 'text.ts', 'within.ts']);
 
 /** What each folder may import besides itself and the root modules (docs/architecture.md, "One folder per stage"). */
 const ALLOWED: Record<string, string[]> = {

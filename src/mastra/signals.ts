@@ -1,6 +1,8 @@
 import type { Mastra } from '@mastra/core';
 import type { Agent } from '@mastra/core/agent';
+import type { z } from 'zod';
 import { BridgeError } from '../errors.js';
+import type { AttributesSchema, ContentsSchema, RoutingSchema } from '../signal-shapes.js';
 import type { ThreadTarget, WokenOutput } from './runs.js';
 
 /**
@@ -15,20 +17,17 @@ import type { ThreadTarget, WokenOutput } from './runs.js';
  * // { action: 'wake', runId: '…', signalId: '…' }
  */
 
-type Attributes = Record<string, string | number | boolean | null>;
+type Attributes = z.infer<typeof AttributesSchema>;
 
-/** Where a signal goes when the thread is running (`ifActive`) or idle (`ifIdle`). */
-export interface Routing {
-  ifActive?: { behavior?: 'deliver' | 'persist' | 'discard'; attributes?: Attributes };
-  ifIdle?: { behavior?: 'wake' | 'persist' | 'discard'; attributes?: Attributes };
-}
+/** Where a signal goes when the thread is running (`ifActive`) or idle (`ifIdle`): as the signal routes take it. */
+export type Routing = z.infer<typeof RoutingSchema>;
 
 export type SignalTarget = ThreadTarget & Routing;
 
 /** Text and file parts, as the signal routes take them. */
-export type Contents = string | Array<{ type: 'text'; text: string } | { type: 'file'; data: string; mediaType: string; filename?: string }>;
+export type Contents = z.infer<typeof ContentsSchema>;
 
-/** A message: its contents, or contents with attributes; `id` is the id Mastra is to store it under. */
+/** A message as the signal routes take it (its contents, or contents with attributes); `id` is the id Mastra is to store it under. */
 export type AgentMessage = Contents | { contents: Contents; attributes?: Attributes; id?: string };
 
 /** A signal as `sendSignal` takes it; `id` resends one under the id it had. */

@@ -1,39 +1,18 @@
 import { z } from 'zod';
 import { IdSchema } from '../id.js';
+import { AttributesSchema as attributes, ContentsSchema, MessageSchema, RoutingSchema, XmlNameSchema as xmlName } from '../signal-shapes.js';
 
 /** Ids as on every route: no control characters or lone surrogates either. */
 const id = IdSchema;
-/** XML-safe names: Mastra renders tags and attributes into the prompt as XML. */
-const xmlName = z
-  .string()
-  .max(128)
-  .regex(/^[A-Za-z_][A-Za-z0-9_.-]*$/, 'must be XML-safe: start with a letter or "_", then letters, digits, "_", "." or "-"');
-
-const attributes = z.record(z.string(), z.union([z.string(), z.number(), z.boolean(), z.null()])).superRefine((value, ctx) => {
-  for (const key of Object.keys(value)) {
-    if (!xmlName.safeParse(key).success) ctx.addIssue({ code: 'custom', path: [key], message: `attribute name "${key}" is not XML-safe` });
-  }
-});
-
-const contentPart = z.union([
-  z.object({ type: z.literal('text'), text: z.string() }).strict(),
-  z.object({ type: z.literal('file'), data: z.string().min(1), mediaType: z.string().min(1), filename: z.string().optional() }).strict(),
-]);
-
-/** Signal contents: non-empty text, or text and file parts. */
-export const ContentsSchema = z.union([z.string().min(1, 'contents must not be empty'), z.array(contentPart).min(1)]);
-
-const ifActive = z.object({ behavior: z.enum(['deliver', 'persist', 'discard']).optional(), attributes: attributes.optional() }).strict();
-const ifIdle = z.object({ behavior: z.enum(['wake', 'persist', 'discard']).optional(), attributes: attributes.optional() }).strict();
 
 /** Who and where: every signal route takes these in its body. */
 const target = { resourceId: id.optional(), agentId: id.optional() };
-const routing = { ...target, ifActive: ifActive.optional(), ifIdle: ifIdle.optional() };
+const routing = { ...target, ...RoutingSchema.shape };
 
 export const SendMessageSchema = z
   .object({
     ...routing,
-    message: z.union([ContentsSchema, z.object({ contents: ContentsSchema, attributes: attributes.optional() }).strict()]),
+    message: MessageSchema,
   })
   .strict();
 
