@@ -19,7 +19,7 @@ export const REPLAY_MS = 2000;
 export class PausedRun {
   private replay?: { runId: string; started: boolean; done: () => void };
   private interrupts: Interrupt[] = [];
-  private replayEnded: Promise<void> = Promise.resolve();
+  private replayEnded?: Promise<void>;
 
   /** Mastra will replay run `runId` (stopped on an interrupt) to the subscription about to start. */
   expectReplay(runId: string | undefined): void {
@@ -27,8 +27,9 @@ export class PausedRun {
     this.replayEnded = new Promise((done) => (this.replay = { runId, started: false, done }));
   }
 
-  /** Resolves once the replay was read (or, within `REPLAY_MS`, did not come). */
-  replayRead(): Promise<void> {
+  /** Resolves once the replay was read (or, within `REPLAY_MS`, did not come); at once when none was expected. */
+  async replayRead(): Promise<void> {
+    if (!this.replayEnded) return;
     let timer: NodeJS.Timeout | undefined;
     const late = new Promise<void>((resolve) => (timer = setTimeout(resolve, REPLAY_MS)));
     return Promise.race([this.replayEnded, late]).finally(() => {

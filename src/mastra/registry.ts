@@ -3,7 +3,6 @@ import type { Mastra } from '@mastra/core';
 import type { Agent } from '@mastra/core/agent';
 import { MASTRA_RESOURCE_ID_KEY } from '@mastra/core/request-context';
 import { registerApiRoute } from '@mastra/core/server';
-import type { ThreadStateStorage } from '@mastra/core/storage';
 import type { ThreadTarget } from './runs.js';
 
 /**
@@ -59,8 +58,7 @@ export interface ThreadStates {
 
 /** The storage's `threadState` domain (thread state, idempotency records); `undefined` without one. */
 export async function threadStateStore(mastra: Mastra): Promise<ThreadStates | undefined> {
-  const store: ThreadStateStorage | undefined = (await mastra.getStorage()?.getStore('threadState')) ?? undefined;
-  return store;
+  return (await mastra.getStorage()?.getStore('threadState')) ?? undefined;
 }
 
 /** What an agent says it does (its description), when it says. */

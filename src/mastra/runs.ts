@@ -170,7 +170,7 @@ export function activeThreadRunId(agent: Agent, thread: ThreadOfRun): string | u
  * the thread's active run, and replays it from its `start` to a new subscriber of the thread.
  */
 export async function stoppedThreadRun(agent: Agent, thread: ThreadOfRun): Promise<string | undefined> {
-  const runId = agent.getActiveThreadRunId(thread);
+  const runId = activeThreadRunId(agent, thread);
   return runId !== undefined && (await stoppedOnInterrupt(agent, thread, runId)) ? runId : undefined;
 }
 

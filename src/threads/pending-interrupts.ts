@@ -90,8 +90,9 @@ export class PendingInterrupts {
   /**
    * Cancels the thread's workflow run that waits on a person, as new input (or an abort) does to a
    * waiting call: each of its interrupts is taken once in any process, so a resume that comes at
-   * the same moment either wins (the workflow goes on) or finds it no longer waiting. Answers the
-   * interrupt ids cancelled here.
+   * the same moment either wins (the workflow goes on) or finds it no longer waiting. The cancel is
+   * the workflow run's end, told through `RunTracker` (`run.cancelled`). Answers the interrupt ids
+   * cancelled here.
    *
    * `holdingThread`: the caller holds the thread's lease, so a run still `running` in storage is
    * one whose process died mid-step (a live run holds the lease while it streams). It is cancelled

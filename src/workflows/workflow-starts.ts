@@ -16,7 +16,7 @@ import type { Start } from './workflow-plan.js';
  * nothing), and the interrupt it answers taken once, in any process.
  *
  * @example
- * const start = input.resume?.length ? await starts.resume(workflow, input, resourceId) : await starts.start(workflow, input);
+ * const start = input.resume?.length ? await starts.resume(workflow, input, scope) : await starts.start(workflow, input);
  */
 @injectable()
 export class WorkflowStarts {
