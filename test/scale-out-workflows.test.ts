@@ -1,11 +1,13 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { BaseEvent } from '@ag-ui/client';
 import { DEMO_WORKFLOW_ID } from '../src/demo/workflow.js';
 import { runInput, runStrict, uid, userMessage } from './support/agui.js';
 import { createCluster, history, RESOURCE, type Cluster } from './support/cluster.js';
 import type { ServerProcess } from './support/process.js';
 import { postRun } from './support/run.js';
+import { http } from './support/server.js';
 import { openSse } from './support/sse.js';
+import { startWebhookReceiver, TEST_WEBHOOK_SECRET, type WebhookReceiver } from './support/webhook-receiver.js';
 
 /**
  * A workflow suspended on one process is answered on another (two real bridge processes on the
@@ -75,13 +77,18 @@ const FAILOVER_MS = 5000;
 
 describe('a workflow run cut by kill -9 mid-step (the thread lease at its default, 15 s)', () => {
   let cut: Cluster;
+  let receiver: WebhookReceiver;
   beforeAll(async () => {
-    cut = await createCluster('wf-cut', { DEMO_DELAY_MS: '0' });
+    receiver = await startWebhookReceiver();
+    cut = await createCluster('wf-cut', { DEMO_DELAY_MS: '0', WEBHOOK_URLS: receiver.url, WEBHOOK_SECRET: TEST_WEBHOOK_SECRET });
   }, 60_000);
-  afterAll(() => cut?.close());
+  afterAll(async () => {
+    await cut?.close();
+    await receiver?.close();
+  });
 
   it(
-    'its follower on the other process sees it end within 5 s (RUN_ERROR, then the thread as stored); the next run cancels it in storage',
+    'its follower on the other process sees it end within 5 s (RUN_ERROR, then the thread as stored); the survivor settles it unasked: cancelled in storage, failed in history, one webhook',
     { timeout: 60_000 },
     async () => {
       const watcher = await cut.start();
@@ -90,7 +97,8 @@ describe('a workflow run cut by kill -9 mid-step (the thread lease at its defaul
       const props = { agentId: DEMO_WORKFLOW_ID, resourceId };
       const follower = await openSse(`${watcher.url}/threads/${threadId}/events?resourceId=${resourceId}&agentId=${DEMO_WORKFLOW_ID}`);
       await follower.waitForComment('connected');
-      const running = await postRun(`${runner.url}/run`, runInput({ threadId, messages: [userMessage('tea')], forwardedProps: props }));
+      const cutInput = runInput({ threadId, messages: [userMessage('tea')], forwardedProps: props });
+      const running = await postRun(`${runner.url}/run`, cutInput);
       expect(running.status).toBe(200);
       // Cut in its second step: the first one's text was stored as it ended.
       await follower.waitForEvent((e) => e.type === 'STEP_STARTED' && (e as BaseEvent & { stepName: string }).stepName === 'review');
@@ -106,12 +114,25 @@ describe('a workflow run cut by kill -9 mid-step (the thread lease at its defaul
       expect((snapshot.event as BaseEvent & { messages: Array<{ content: string }> }).messages.map((m) => m.content)).toEqual(['tea', 'Draft about tea.']);
       await follower.close();
 
-      // The thread is free (its lease let go with the process); the next run cancels the cut one, which no one may run again unasked.
+      // Settled by the survivor with no request on the thread: its sweep finds the record on a thread no run holds.
+      const statuses = async () => {
+        const rows = await cut.db.query(`SELECT snapshot FROM "${cut.db.schema}".mastra_workflow_snapshot WHERE workflow_name = $1`, [DEMO_WORKFLOW_ID]);
+        return rows
+          .map((r) => (typeof r.snapshot === 'string' ? JSON.parse(r.snapshot) : r.snapshot) as { status: string })
+          .map((s) => s.status)
+          .sort();
+      };
+      const [hook] = await receiver.waitFor((w) => w.payload?.data.runId === cutInput.runId);
+      expect(hook.payload).toMatchObject({ type: 'run.failed', data: { threadId, error: { code: 'UNAVAILABLE' } } });
+      expect(await statuses()).toEqual(['canceled']);
+      const stored = async () => (await http(`${watcher.url}/threads/${threadId}/messages?resourceId=${resourceId}&format=agui`)).body as Array<{ id: string }>;
+      await vi.waitFor(async () => expect((await stored()).map((m) => m.id)).toContain(`run-end-${cutInput.runId}`), { timeout: 10_000 });
+
+      // No one runs it again unasked; the next run is the thread's own.
       const next = await runStrict(`${watcher.url}/run`, runInput({ threadId, messages: [userMessage('coffee')], forwardedProps: props }));
       expect(next.terminal).toMatchObject({ outcome: { type: 'interrupt' } });
-      const rows = await cut.db.query(`SELECT snapshot FROM "${cut.db.schema}".mastra_workflow_snapshot WHERE workflow_name = $1`, [DEMO_WORKFLOW_ID]);
-      const statuses = rows.map((r) => (typeof r.snapshot === 'string' ? JSON.parse(r.snapshot) : r.snapshot) as { status: string }).map((s) => s.status);
-      expect(statuses.sort()).toEqual(['canceled', 'suspended']);
+      expect(await statuses()).toEqual(['canceled', 'suspended']);
+      expect(receiver.received.filter((w) => w.payload?.data.runId === cutInput.runId)).toHaveLength(1);
     },
   );
 });

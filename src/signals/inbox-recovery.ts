@@ -8,7 +8,8 @@ import type { ThreadLocks } from '../threads/thread-locks.js';
 import { ThreadStore } from '../threads/thread-store.js';
 import { TOKENS } from '../tokens.js';
 import { errorMessage } from '../text.js';
-import { RecoveryRuns } from './recovery-runs.js';
+import { isWorkflowRun } from '../threads/cut-workflow-runs.js';
+import { RecoveryRuns, type Standing } from './recovery-runs.js';
 
 /** How often answered messages are swept out of the durable inbox. */
 const SETTLE_EVERY_MS = 5_000;
@@ -37,16 +38,6 @@ const idsOf = (entries: InboxEntry[]) => entries.map((e) => e.id);
 
 /** The lock under which a thread's orphans are adopted, and its run cut (`around`). */
 const adoptionLock = (threadId: string) => `inbox-adopt:${threadId}`;
-
-/** How a thread's history stands towards its inbox entries. */
-interface Standing {
-  /** Stored, with an answer after it: nothing to do but forget the entry. */
-  answered: InboxEntry[];
-  /** Stored, and no answer after it: a run took it and was cut. */
-  cut: InboxEntry[];
-  /** Never stored: no run ever saw it. */
-  unseen: InboxEntry[];
-}
 
 /** The rows read first to place a thread's inbox entries (`standing`). */
 const STANDING_ROWS = 40;
@@ -156,9 +147,9 @@ export class InboxRecovery implements InboxCuts {
 
   /** One thread's entries, by the rules above; answers how many it answered. */
   private async recoverThread(entries: InboxEntry[]): Promise<number> {
-    const { answered, cut, unseen } = await this.standing(entries);
+    const { answered, ...left } = await this.standing(entries);
     await this.inbox.remove(entries[0].threadId, idsOf(answered));
-    return this.runs.answer(cut, unseen);
+    return this.runs.answer(left);
   }
 
   /**
@@ -168,10 +159,12 @@ export class InboxRecovery implements InboxCuts {
   private async settle(): Promise<number> {
     let adopted = 0;
     for (const entries of byThread(await this.inbox.pending())) {
-      const { answered, cut, unseen } = await this.standing(entries);
+      const { answered, cut, unseen, workflowRuns } = await this.standing(entries);
       await this.inbox.remove(entries[0].threadId, idsOf(answered));
       const left = [...cut, ...unseen];
-      if (this.resendOrphans && left.some((e) => Date.now() - e.acceptedAt > ORPHAN_AFTER_MS)) adopted += await this.adopt(left[0]);
+      // A workflow run's record is an orphan at any age once no run holds its thread (a live one renews its lease).
+      const orphan = workflowRuns[0] ?? left.find((e) => Date.now() - e.acceptedAt > ORPHAN_AFTER_MS);
+      if (this.resendOrphans && orphan) adopted += await this.adopt(orphan);
     }
     return adopted;
   }
@@ -246,8 +239,8 @@ export class InboxRecovery implements InboxCuts {
     const entries = await this.inbox.of(threadId);
     if (entries.length === 0) return 0;
     // Entries answered but not swept yet are the common case: no lock for them.
-    const { cut, unseen } = await this.standing(entries);
-    return cut.length + unseen.length === 0 ? 0 : this.adopt(entries[0], false);
+    const { cut, unseen, workflowRuns } = await this.standing(entries);
+    return cut.length + unseen.length + workflowRuns.length === 0 ? 0 : this.adopt(entries[0], false);
   }
 
   /**
@@ -256,7 +249,12 @@ export class InboxRecovery implements InboxCuts {
    * hold every entry and an answer (their order there is their order in the thread); only else is
    * the whole history read.
    */
-  private async standing(entries: InboxEntry[]): Promise<Standing> {
+  private async standing(all: InboxEntry[]): Promise<Standing> {
+    // A workflow run's record stands by its run in storage, not by the history (`CutWorkflowRuns`).
+    const workflowRuns = all.filter(isWorkflowRun);
+    const entries = all.filter((entry) => !isWorkflowRun(entry));
+    const standing: Standing = { answered: [], cut: [], unseen: [], workflowRuns };
+    if (entries.length === 0) return standing;
     const [{ threadId, resourceId, agentId }] = entries;
     const scope = { threadId, resourceId, agentId };
     // The tail unread: the whole history is read instead, which throws if storage is really away.
@@ -264,7 +262,6 @@ export class InboxRecovery implements InboxCuts {
     const stored = tail && tellsStanding(tail, entries) ? tail : (await this.threads.history(scope, {}, { backgroundTasks: false })).stored;
     const position = new Map(stored.map((m, i) => [m.id, i]));
     const lastAnswer = stored.findLastIndex(endsTurn);
-    const standing: Standing = { answered: [], cut: [], unseen: [] };
     for (const entry of entries) {
       const at = position.get(entry.id);
       standing[at === undefined ? 'unseen' : at < lastAnswer ? 'answered' : 'cut'].push(entry);

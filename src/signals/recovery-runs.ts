@@ -19,6 +19,7 @@ import {
 import type { BridgeMetrics } from '../observability/metrics.js';
 import { RunTracker } from '../observability/run-tracker.js';
 import { inTraceOf } from '../observability/trace-context.js';
+import { CutWorkflowRuns, isWorkflowRun } from '../threads/cut-workflow-runs.js';
 import type { DurableInbox, InboxEntry } from '../threads/inbox.js';
 import { threadLeaseOwner } from '../threads/thread-lease.js';
 import { TOKENS } from '../tokens.js';
@@ -27,14 +28,27 @@ import { endsRun } from '../translate/chunks.js';
 import { isAnswered } from './accepted-signals.js';
 import { wokenEnd } from './woken-end.js';
 
+/** How a thread's inbox entries stand towards its stored history (`InboxRecovery` reads it). */
+export interface Standing {
+  /** Stored, with an answer after it: nothing to do but forget the entry. */
+  answered: InboxEntry[];
+  /** Stored, and no answer after it: a run took it and was cut. */
+  cut: InboxEntry[];
+  /** Never stored: no run ever saw it. */
+  unseen: InboxEntry[];
+  /** Records of workflow `/run`s that were streaming: found with no run holding the thread, they were cut. */
+  workflowRuns: InboxEntry[];
+}
+
 /**
  * The runs that answer what a thread's inbox held (`InboxRecovery` decides which): a run with no
  * new input for the messages a cut run took, and each message no run saw sent again under its id,
- * in order. Each run is tracked (span, metrics, webhook) with the origin `recovery`, in the trace
- * of the request that sent its message.
+ * in order; the workflow runs a crash cut are settled first (`CutWorkflowRuns`). Each run is
+ * tracked (span, metrics, webhook) with the origin `recovery`, in the trace of the request that
+ * sent its message.
  *
  * @example
- * const answered = await runs.answer(cut, unseen);
+ * const answered = await runs.answer({ cut, unseen, workflowRuns });
  */
 @injectable()
 export class RecoveryRuns {
@@ -44,12 +58,17 @@ export class RecoveryRuns {
     @inject(TOKENS.Metrics) private readonly metrics: BridgeMetrics,
     @inject(RunTracker) private readonly tracker: RunTracker,
     @inject(TOKENS.Config) private readonly config: ResolvedConfig,
+    @inject(CutWorkflowRuns) private readonly workflowRuns: CutWorkflowRuns,
   ) {}
 
-  /** Answers one thread's entries: those a cut run took (`cut`), then those no run saw (`unseen`); answers how many. */
-  async answer(cut: InboxEntry[], unseen: InboxEntry[]): Promise<number> {
+  /**
+   * Settles one thread's cut workflow runs, then answers its entries: those a cut run took
+   * (`cut`), then those no run saw (`unseen`); answers how many runs were settled and messages answered.
+   */
+  async answer({ cut, unseen, workflowRuns }: Omit<Standing, 'answered'>): Promise<number> {
+    const settled = await this.workflowRuns.settle(workflowRuns);
     const first = cut[0] ?? unseen[0];
-    if (!first) return 0;
+    if (!first) return settled;
     const { threadId, resourceId, agentId } = first;
     const { agent } = await this.agents.withMemory(agentId);
     if (cut.length > 0) {
@@ -60,11 +79,13 @@ export class RecoveryRuns {
       );
     }
     for (const entry of unseen) await inTraceOf(entry.traceparent, () => this.resend(agent, entry));
-    return cut.length + unseen.length;
+    return settled + cut.length + unseen.length;
   }
 
   /** Whether a run holds the entry's thread now, in any process on the same leases. */
-  async held({ threadId, resourceId, agentId }: InboxEntry): Promise<boolean> {
+  async held(entry: InboxEntry): Promise<boolean> {
+    if (isWorkflowRun(entry)) return this.workflowRuns.held(entry);
+    const { threadId, resourceId, agentId } = entry;
     const { agent } = await this.agents.withMemory(agentId);
     return (await threadLeaseOwner(agent, { resourceId, threadId })) !== undefined;
   }

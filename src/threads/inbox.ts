@@ -6,14 +6,15 @@ import { TOKENS } from '../tokens.js';
 
 /** A message the bridge acknowledged and Mastra may not have stored yet. */
 export interface InboxEntry {
-  /** The id the message is stored under: the signal id, or the last new message id of a `/run`. */
+  /** The id the message is stored under: the signal id, or the last new message id of a `/run`; a workflow `/run`'s run id. */
   id: string;
   /**
    * How it was sent: `send` wakes an idle thread or joins its run, `queue` waits for the next run,
    * `signal` is a stored signal (`POST …/signals`), `run` is a `/run` (its messages are stored
-   * before `RUN_STARTED`; what is kept is the answer).
+   * before `RUN_STARTED`; what is kept is the answer), `workflow` is a workflow `/run` while it
+   * streams (`message`: `{ inputId? }`, the user message it answers): cut, it is settled, not run again.
    */
-  kind: 'send' | 'queue' | 'signal' | 'run';
+  kind: 'send' | 'queue' | 'signal' | 'run' | 'workflow';
   threadId: string;
   resourceId: string;
   agentId: string;

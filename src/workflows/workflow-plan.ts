@@ -1,8 +1,8 @@
 import type { RunAgentInput } from '@ag-ui/core';
 import { findStep, jsonSchemaOf, type AnyWorkflow } from '../mastra/index.js';
-import type { ThreadTurn } from '../threads/thread-lease.js';
 import type { ThreadScope } from '../threads/thread-store.js';
 import type { SuspendedStepFacts } from '../translate/workflow-translator.js';
+import type { WorkflowTurn } from './workflow-turns.js';
 
 /** What a prepared workflow run starts: a new run with its input, or a suspended one resumed. */
 export type Start =
@@ -16,7 +16,7 @@ export interface WorkflowPlan {
   input: RunAgentInput;
   scope: ThreadScope;
   start: Start;
-  turn: ThreadTurn;
+  turn: WorkflowTurn;
   message?: { id: string; text: string };
 }
 

@@ -1,17 +1,13 @@
 import type { RunAgentInput } from '@ag-ui/core';
-import type { Mastra } from '@mastra/core';
 import { inject, injectable } from 'inversify';
-import { workflowLeases, type AnyWorkflow } from '../mastra/index.js';
-import type { ResolvedConfig } from '../config.js';
-import { threadBusy } from '../errors.js';
+import type { AnyWorkflow } from '../mastra/index.js';
 import type { PreparedRun, RunOptions } from '../runs/prepared-run.js';
 import { PendingInterrupts } from '../threads/pending-interrupts.js';
-import { takeLeasedTurn } from '../threads/thread-lease.js';
 import { type ThreadScope, ThreadStore } from '../threads/thread-store.js';
-import { TOKENS } from '../tokens.js';
 import type { WorkflowPlan } from './workflow-plan.js';
 import { WorkflowStarts } from './workflow-starts.js';
 import { WorkflowStreamer } from './workflow-streamer.js';
+import { WorkflowTurns } from './workflow-turns.js';
 
 /**
  * Runs a Mastra workflow for `POST /run` (API.md "Workflows"): the input and state are checked
@@ -28,12 +24,11 @@ import { WorkflowStreamer } from './workflow-streamer.js';
 @injectable()
 export class WorkflowRunService {
   constructor(
-    @inject(TOKENS.Config) private readonly config: ResolvedConfig,
-    @inject(TOKENS.Mastra) private readonly mastra: Mastra,
     @inject(ThreadStore) private readonly threads: ThreadStore,
     @inject(PendingInterrupts) private readonly interrupts: PendingInterrupts,
     @inject(WorkflowStarts) private readonly starts: WorkflowStarts,
     @inject(WorkflowStreamer) private readonly streamer: WorkflowStreamer,
+    @inject(WorkflowTurns) private readonly turns: WorkflowTurns,
   ) {}
 
   /** How many workflow `/run`s are streaming now. */
@@ -58,16 +53,14 @@ export class WorkflowRunService {
   }
 
   async prepare(workflow: AnyWorkflow, input: RunAgentInput, options: RunOptions): Promise<PreparedRun> {
-    const scope: ThreadScope = { threadId: input.threadId, resourceId: options.resourceId, agentId: workflow.id };
+    const scope = { threadId: input.threadId, resourceId: options.resourceId, agentId: workflow.id };
     await this.threads.assertNotForeign(scope);
     const start = input.resume?.length ? await this.starts.resume(workflow, input, scope) : await this.starts.start(workflow, input);
     const message = start.kind === 'start' ? await this.starts.newUserMessage(input, scope) : undefined;
     // Every check comes before the first write: a refused request stores nothing (API.md).
     // `interrupt` cuts the thread's workflow run streaming here, then waits for the thread as `enqueue` does.
     if (options.multitask === 'interrupt') this.streamer.abort(scope, 'Interrupted by a new run');
-    const leases = workflowLeases(this.mastra);
-    const reject = options.multitask === 'reject';
-    const turn = await takeLeasedTurn(leases, scope, input.runId, reject ? 0 : this.config.threadBusyWaitMs, reject ? threadBusy : undefined);
+    const turn = await this.turns.take(scope, input.runId, options.multitask);
     try {
       // The interrupt is taken last, once the run has the thread: a refused run leaves it waiting.
       await this.starts.take(start);
@@ -76,6 +69,7 @@ export class WorkflowRunService {
       await this.threads.claim(scope);
       if (message) await this.threads.storeInput(scope, [{ id: message.id, role: 'user', content: message.text }]);
       await this.threads.rememberWorkflowRun(scope, { workflowId: workflow.id, runId: start.mastraRunId, lastRunId: input.runId });
+      await turn.record(message?.id);
     } catch (error) {
       await turn.release();
       throw error;

@@ -1,7 +1,7 @@
 import type { Mastra } from '@mastra/core';
 import { inject, injectable } from 'inversify';
 import { randomUUID } from 'node:crypto';
-import { cancelWorkflowRun, resumeWorkflow, startWorkflow, storedWorkflowRun, workflowLeases, type AnyWorkflow, type WorkflowOutput } from '../mastra/index.js';
+import { cancelWorkflowRun, resumeWorkflow, startWorkflow, storedWorkflowRun, type AnyWorkflow, type WorkflowOutput } from '../mastra/index.js';
 import type { ResolvedConfig } from '../config.js';
 import type { BridgeMetrics } from '../observability/metrics.js';
 import { RunTracker } from '../observability/run-tracker.js';
@@ -9,7 +9,6 @@ import { countedSink, type EventSink } from '../runs/prepared-run.js';
 import { loggedRunFailure } from '../runs/run-failure.js';
 import { StateEvents } from '../state/state-events.js';
 import type { AgentState } from '../state/working-memory.js';
-import { keepLease } from '../threads/thread-lease.js';
 import { type ThreadScope, ThreadStore } from '../threads/thread-store.js';
 import { TOKENS } from '../tokens.js';
 import { errorMessage } from '../text.js';
@@ -64,8 +63,7 @@ export class WorkflowStreamer {
     const onClientAbort = () => controller.abort(clientSignal.reason);
     clientSignal.addEventListener('abort', onClientAbort, { once: true });
     this.active.set(threadKey(scope), controller);
-    const leases = workflowLeases(this.mastra);
-    const stopLease = keepLease(leases, scope, input.runId);
+    const stopLease = turn.keep();
     const { write, terminal } = countedSink(this.metrics, (events) => {
       followers.write(events);
       return sink(events);
