@@ -242,6 +242,33 @@ describe('the process running a thread dies (Mastra’s thread lease at its defa
     expect(stored.filter((m) => m.role === 'tool' && m.toolCallId === call.toolCallId)).toHaveLength(1);
     await onB.close();
   });
+  it('messages sent to B straight after A died are stored, and answered, in the order they were acknowledged', async () => {
+    const a = await cluster.start({ DEMO_DELAY_MS: '150' });
+    const b = await cluster.start();
+    const threadId = uid('failover-order');
+    const onB = await follow(b, threadId);
+    const run = await startRun(a, threadId, words('long', 30));
+    const cut = run.rest.catch(() => []);
+    await onB.waitForEvent((e) => e.type === 'TEXT_MESSAGE_CONTENT');
+    await cluster.kill(a);
+    await cut;
+    const acknowledged: string[] = [];
+    for (const message of ['m1', 'm2', 'm3', 'm4', 'm5']) {
+      const sent = await post(b, `/threads/${threadId}/send-message`, { message });
+      expect(sent.status).toBe(202);
+      acknowledged.push(sent.body.signalId as string);
+    }
+    const stored = await answeredOnce(cluster, b, threadId, acknowledged[4], 'Echo: m5', ORPHAN_AFTER_MS + 30_000);
+    // Stored in the order acknowledged: the cut run's input first, answered (recovery goes on from it) before m1.
+    const inputIds = [run.input.messages[0].id, ...acknowledged];
+    expect(stored.filter((m) => inputIds.includes(m.id)).map((m) => m.id)).toEqual(inputIds);
+    const at = (id: string) => stored.findIndex((m) => m.id === id);
+    expect(stored.slice(at(inputIds[0]) + 1, at(acknowledged[0])).some((m) => m.role === 'assistant')).toBe(true);
+    // Nothing answered twice (messages a run took together are answered together).
+    for (const message of ['m1', 'm2', 'm3', 'm4']) expect(answersWith(stored, `Echo: ${message}`).length).toBeLessThanOrEqual(1);
+    await onB.close();
+  });
+
   it('a thread nobody follows: a /run on B takes it at once from the run A held when it died', async () => {
     const a = await cluster.start({ DEMO_DELAY_MS: '200' });
     const b = await cluster.start();

@@ -4,7 +4,9 @@ import { testRedis, quietLogger } from '../../test/support/redis.js';
 import { threadLeaseKey } from '../threads/thread-lease.js';
 import type { RunEndings } from '../threads/run-endings.js';
 import type { ToolProxy } from '../runs/tool-proxy.js';
-import { RedisThreadControl, type LocalLeases } from './redis-thread-control.js';
+import { RecoveryGate } from '../threads/recovery-gate.js';
+import { RedisThreadControl } from './redis-thread-control.js';
+import { ThreadHolders, type LocalLeases } from './thread-holders.js';
 
 const redis = testRedis('thread-control');
 afterAll(() => redis.cleanup());
@@ -41,7 +43,14 @@ async function controlOf(agent: ReturnType<typeof finishingAgent>, holds: boolea
   const leases: LocalLeases = { holdsLease: (key) => holds && key === threadLeaseKey(thread), getLeaseOwner: async () => (idle ? undefined : 'run-b') };
   const agents = { get: () => agent as unknown as Agent };
   const endings = { ended: async () => {}, track: () => {} } as unknown as RunEndings;
-  const control = new RedisThreadControl(await redis.connect(), leases, agents, { logger: quietLogger }, endings, {} as ToolProxy);
+  const control = new RedisThreadControl(
+    await redis.connect(),
+    new ThreadHolders(leases, new RecoveryGate()),
+    agents,
+    { logger: quietLogger },
+    endings,
+    {} as ToolProxy,
+  );
   await control.start();
   return control;
 }

@@ -27,17 +27,11 @@ import { sendPastFinishingRun } from '../threads/finishing-run.js';
 import { InProcessThreadControl, APPROVAL_MEMORY_MS, type AbortOptions, type ThreadControl } from '../threads/thread-control.js';
 import { RunEndings } from '../threads/run-endings.js';
 import type { AnsweredCall, CallAnswer } from '../threads/answer-call.js';
-import { threadLeaseKey } from '../threads/thread-lease.js';
 import { errorMessage } from '../text.js';
 import type { RedisConnection } from './connection.js';
 import { inTraceOf, withTraceparent } from '../observability/trace-context.js';
 import { RelayedOutput, relayOutput } from './output-relay.js';
-
-/** Whether this process runs the run that holds a thread's lease (the Redis pub/sub knows its own leases), and who holds one. */
-export interface LocalLeases {
-  holdsLease(key: string): boolean;
-  getLeaseOwner(key: string): Promise<string | undefined>;
-}
+import { ThreadHolders } from './thread-holders.js';
 
 type Op = 'abort' | 'send' | 'queue' | 'cancel' | 'answer' | 'resume';
 interface Request {
@@ -90,10 +84,11 @@ const TAKEN_TIMEOUT_MS = 15_000;
  * these only for runs of its own process, so the request goes to the process whose run holds the
  * thread's lease: every process listens on one control channel, and the holder does it with
  * Mastra's own methods and answers on the asker's reply channel. A thread no process holds is
- * idle: the asking process does it itself (a queued message then wakes the thread).
+ * idle: the asking process does it itself (a queued message then wakes the thread). A holder that
+ * does not answer a send or a queue is gone: what it held is recovered first (`ThreadHolders`).
  *
  * @example
- * const control = new RedisThreadControl(redis, pubsub, agents, config, endings, proxy);
+ * const control = new RedisThreadControl(redis, holders, agents, config, endings, proxy);
  * await control.start();
  */
 @injectable()
@@ -112,7 +107,7 @@ export class RedisThreadControl implements ThreadControl, Resumer {
 
   constructor(
     @inject(TOKENS.Redis) private readonly redis: RedisConnection,
-    @inject(TOKENS.Leases) private readonly leases: LocalLeases,
+    @inject(ThreadHolders) private readonly holders: ThreadHolders,
     @inject(AgentProvider) private readonly agents: Pick<AgentProvider, 'get'>,
     @inject(TOKENS.Config) config: Pick<ResolvedConfig, 'logger'>,
     @inject(RunEndings) private readonly endings: RunEndings,
@@ -152,9 +147,9 @@ export class RedisThreadControl implements ThreadControl, Resumer {
    */
   async send(agent: Agent, thread: ThreadTarget, outgoing: Outgoing, routing: Routing, onWake?: OnWake): Promise<SignalDecision> {
     // Nobody holds the thread (a run that held it was let go of, here or elsewhere): it wakes here.
-    if ((await this.leases.getLeaseOwner(threadLeaseKey(thread))) === undefined) return this.local.send(agent, thread, outgoing, routing, onWake);
+    if ((await this.holders.owner(thread)) === undefined) return this.local.send(agent, thread, outgoing, routing, onWake);
     if (this.holds(thread)) return this.sendHere(agent, thread, outgoing, routing, onWake);
-    const remote = (await this.ask({ op: 'send', agentId: agent.id, thread, outgoing, options: routing })) as SignalDecision | undefined;
+    const remote = (await this.askHolder({ op: 'send', agentId: agent.id, thread, outgoing, options: routing })) as SignalDecision | undefined;
     return remote ?? this.local.send(agent, thread, outgoing, routing, onWake);
   }
 
@@ -167,7 +162,7 @@ export class RedisThreadControl implements ThreadControl, Resumer {
 
   async queue(agent: Agent, thread: ThreadTarget, message: AgentMessage, routing: Routing, onWake?: OnWake): Promise<SignalDecision> {
     if (this.holds(thread)) return this.queueHere(agent, thread, message, routing, onWake);
-    const remote = (await this.ask({ op: 'queue', agentId: agent.id, thread, message, options: routing })) as SignalDecision | undefined;
+    const remote = (await this.askHolder({ op: 'queue', agentId: agent.id, thread, message, options: routing })) as SignalDecision | undefined;
     return remote ?? this.local.queue(agent, thread, message, routing, onWake);
   }
 
@@ -283,11 +278,11 @@ export class RedisThreadControl implements ThreadControl, Resumer {
 
   /** Whether another process's run holds the thread (a stopped run there is resumed there). */
   private async heldElsewhere(thread: ThreadTarget): Promise<boolean> {
-    return !this.holds(thread) && (await this.leases.getLeaseOwner(threadLeaseKey(thread))) !== undefined;
+    return !this.holds(thread) && (await this.holders.owner(thread)) !== undefined;
   }
 
   private holds(thread: ThreadTarget): boolean {
-    return this.leases.holdsLease(threadLeaseKey(thread));
+    return this.holders.here(thread);
   }
 
   /**
@@ -295,6 +290,17 @@ export class RedisThreadControl implements ThreadControl, Resumer {
    * asker then does it itself). A request the holder took is never done here as well: a message
    * sent twice would reach the run twice (Mastra then takes a turn with nothing new).
    */
+  /**
+   * New input for the holder of the thread; `undefined` when it did not answer. That holder is
+   * gone: before the input is sent here, its lease is let go and what it held is recovered, or the
+   * input would come before messages acknowledged earlier that its dead run took.
+   */
+  private async askHolder(request: Omit<Request, 'id' | 'replyTo'>): Promise<unknown> {
+    const answer = await this.ask(request);
+    if (answer === undefined) await this.holders.afterSilence(request.thread);
+    return answer;
+  }
+
   private async ask(request: Omit<Request, 'id' | 'replyTo'>): Promise<unknown> {
     await this.start();
     const id = randomUUID();

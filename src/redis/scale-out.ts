@@ -4,7 +4,7 @@ import { consoleLogger, redactingLogger, type BridgeLogger } from '../logger.js'
 import { redisBindings } from './bindings.js';
 import { connectRedis, type RedisConnection } from './connection.js';
 import { RedisPubSub } from './pubsub/index.js';
-import type { LocalLeases } from './redis-thread-control.js';
+import type { LocalLeases } from './thread-holders.js';
 import { keepsRunChunksLocal, LocalThreadRuns, THREAD_TOPIC } from './thread-runs.js';
 import { StaleLeases } from './stale-leases.js';
 import { GoneProcessRuns } from './gone-process-runs.js';
