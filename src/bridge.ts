@@ -5,7 +5,7 @@ import { cors } from 'hono/cors';
 import { apiRoute, storageReady } from './mastra/index.js';
 import { authenticatorOf } from './auth/bearer-auth.js';
 import { resolveConfig, type BridgeConfig, type ResolvedConfig } from './config.js';
-import { createServices } from './container.js';
+import { createServices, type Served } from './container.js';
 import { errorResponse } from './http/errors.js';
 import { unavailable } from './errors.js';
 import { ROUTES } from './http/routes/index.js';
@@ -18,15 +18,7 @@ import { requestLog } from './observability/request-log.js';
 import { serverSpan } from './observability/server-span.js';
 import { errorMessage } from './text.js';
 import { WIND_DOWN_MS } from './threads/thread-control.js';
-
-/** How often a drain looks whether the runs in flight have ended. */
-const DRAIN_POLL_MS = 100;
-
-/** Resolves once `done()` holds, or at `deadline` (ms since the epoch); answers `done()`. Mastra tells no event when a run ends. */
-async function until(done: () => boolean | Promise<boolean>, deadline: number, pollMs: number): Promise<boolean> {
-  while (!(await done()) && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, pollMs));
-  return done();
-}
+import { drained } from './lifecycle.js';
 
 /** The bridge: its routes for a Mastra server, or a standalone Hono app. */
 export interface Bridge {
@@ -106,12 +98,12 @@ export function createBridge(config: BridgeConfig = {}): Bridge {
         return apiRoute(pattern, {
           method: route.method,
           middleware: observe(pattern),
-          createHandler: async ({ mastra }) => handle(route, services.of(mastra)),
+          createHandler: async ({ mastra }) => handle(route, services.of(mastra).services),
         });
       }),
     ],
     app: (mastra) => {
-      const s = services.of(mastra);
+      const { services: s } = services.of(mastra);
       const app = new Hono();
       if (resolved.cors) app.use(`${resolved.prefix}/*`, cors(resolved.cors));
       for (const route of ROUTES) {
@@ -122,22 +114,22 @@ export function createBridge(config: BridgeConfig = {}): Bridge {
       app.onError((error, c) => errorResponse(c, error, resolved.logger));
       return app;
     },
-    subscriptionCount: () => services.all().reduce((sum, s) => sum + s.hub.subscriptionCount, 0),
+    subscriptionCount: () => services.all().reduce((sum, { lifecycle }) => sum + lifecycle.subscriptionCount, 0),
     recover: async (mastra) => {
       // Several processes started at once on a new database: one of them creates the tables, the
       // others wait for it instead of failing their first read.
       await storageReady(mastra, {
         onRetry: (error, waitMs) => resolved.logger.warn(`storage is not ready (${errorMessage(error)}); trying again in ${waitMs} ms`),
       });
-      return services.of(mastra).recovery.recover();
+      return services.of(mastra).lifecycle.recover();
     },
     drain: (graceMs) => {
       gate.draining = true;
-      return drained(services.all, graceMs);
+      return drained(() => services.all().map((served) => served.lifecycle), graceMs);
     },
-    shutdown: (windDownMs = WIND_DOWN_MS) => {
+    shutdown: async (windDownMs = WIND_DOWN_MS) => {
       gate.shutDown = true;
-      return shutDownAll(services.all(), windDownMs);
+      await Promise.all(services.all().map(({ lifecycle }) => lifecycle.shutdown(windDownMs)));
     },
   };
 }
@@ -152,20 +144,18 @@ interface Gate {
 }
 
 /** The services of each Mastra instance the bridge serves, created and started on first use. */
-function servicesCache(resolved: ResolvedConfig, metrics: BridgeMetrics): { of: (mastra: Mastra) => Services; all: () => Services[] } {
-  const services = new Map<Mastra, Services>();
+function servicesCache(resolved: ResolvedConfig, metrics: BridgeMetrics): { of: (mastra: Mastra) => Served; all: () => Served[] } {
+  const served = new Map<Mastra, Served>();
   return {
     of: (mastra) => {
-      let s = services.get(mastra);
+      let s = served.get(mastra);
       if (!s) {
-        services.set(mastra, (s = createServices(resolved, mastra, metrics)));
-        s.recovery.start();
-        s.webhooks?.start();
-        void s.control.start?.().catch((error: unknown) => resolved.logger.error(`Thread control failed to start: ${(error as Error)?.message ?? error}`));
+        served.set(mastra, (s = createServices(resolved, mastra, metrics)));
+        s.lifecycle.start();
       }
       return s;
     },
-    all: () => [...services.values()],
+    all: () => [...served.values()],
   };
 }
 
@@ -197,33 +187,4 @@ function observer(resolved: ResolvedConfig, metrics: BridgeMetrics) {
     requestLog(resolved.logger, pattern),
     httpMetrics(metrics, pattern),
   ];
-}
-
-/**
- * Resolves once no run is in flight, or after `graceMs`; answers whether none is. A run stopped on
- * an interrupt is not in flight: it waits on a person, and survives the restart. A `/run` counts
- * from its run slot on, so one still being checked or stored is waited for too.
- */
-function drained(services: () => readonly Services[], graceMs: number): Promise<boolean> {
-  const idle = async () => {
-    for (const s of services()) if (s.limits.runsInProgress > 0 || (await s.agents.runsInFlight()) > 0) return false;
-    return true;
-  };
-  // A glance every 100 ms costs nothing here.
-  return until(idle, Date.now() + graceMs, DRAIN_POLL_MS);
-}
-
-/** Ends every run within `windDownMs`: each /run writes its cancelled end; the runs of the threads end cancelled, then the event streams. */
-async function shutDownAll(services: readonly Services[], windDownMs: number): Promise<void> {
-  const deadline = Date.now() + windDownMs;
-  await Promise.all(
-    services.map(async (s) => {
-      s.recovery.stop();
-      s.webhooks?.stop();
-      s.runs.shutdown();
-      s.workflowRuns.shutdown();
-      await s.hub.shutdown(windDownMs);
-      await until(() => s.runs.inFlight + s.workflowRuns.inFlight === 0, deadline, 5);
-    }),
-  );
 }

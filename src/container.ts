@@ -14,6 +14,7 @@ import { InboxRecovery } from './signals/inbox-recovery.js';
 import type { RunEndListener } from './observability/run-tracker.js';
 import { RunEndRecords } from './runs/run-end-records.js';
 import { WebhookSender } from './webhooks/webhook-sender.js';
+import { lifecycleOf, type Lifecycle } from './lifecycle.js';
 import { InProcessThreadControl, type ThreadControl } from './threads/thread-control.js';
 import { LocalResumer, type Resumer } from './runs/resume.js';
 import { InProcessThreadLocks, type ThreadLocks } from './threads/thread-locks.js';
@@ -62,14 +63,21 @@ const webhooks = new ContainerModule(({ bind }) => {
   bind<RunEndListener>(TOKENS.RunEndListener).toService(WebhookSender);
 });
 
+/** What the bridge serves one Mastra instance with: its routes' services, and what runs beside them. */
+export interface Served {
+  services: Services;
+  lifecycle: Lifecycle;
+}
+
 /**
  * Wires the bridge for one Mastra instance, every service a singleton: the in-process ports, or
  * the shared ones of `config.scaleOut` (whose code is loaded only then), then the host's own
- * `config.modules`, which may rebind any port. Handlers get the resolved `Services`.
+ * `config.modules`, which may rebind any port. Handlers get the resolved `Services`; start, drain
+ * and shutdown go through the `Lifecycle`.
  *
  * `metrics` is the bridge's, shared by every Mastra instance it serves (one registry per bridge).
  */
-export function createServices(config: ResolvedConfig, mastra: Mastra, metrics: BridgeMetrics): Services {
+export function createServices(config: ResolvedConfig, mastra: Mastra, metrics: BridgeMetrics): Served {
   const container = new Container({ autobind: true, defaultScope: 'Singleton' });
   container.bind(TOKENS.Config).toConstantValue(config);
   container.bind(TOKENS.Mastra).toConstantValue(mastra);
@@ -79,10 +87,5 @@ export function createServices(config: ResolvedConfig, mastra: Mastra, metrics: 
   // Typed by the table it is built from, entry by entry (`HandlerServices`): what `fromEntries` cannot say.
   const handlers = Object.fromEntries(ids.map(([name, id]) => [name, container.get(id)])) as unknown as HandlerServices;
   assertDistinctIds(handlers.agents.entries(), handlers.workflows.entries());
-  return {
-    ...handlers,
-    config,
-    urlPolicy: createUrlPolicy(config.allowedUrlHosts),
-    ...(config.webhooks && { webhooks: container.get(WebhookSender) }),
-  };
+  return { services: { ...handlers, config, urlPolicy: createUrlPolicy(config.allowedUrlHosts) }, lifecycle: lifecycleOf(container, config) };
 }

@@ -38,7 +38,7 @@ export type Reply<R extends Successes> =
  * A JSON answer with its status kept literal, so that it is checked against the route's `ok`.
  *
  * @example
- * handle: async ({ scope }, s) => answer(200, await s.threads.get(scope)),
+ * handle: async ({ scope }, { threads }) => answer(200, await threads.get(scope)),
  */
 export const answer = <S extends SuccessStatus, B>(status: S, body: B) => ({ status, body });
 
@@ -60,6 +60,9 @@ export interface RouteInput<P extends string, Q, H, B> {
   scope: string extends P ? ThreadScope | undefined : P extends `${string}:threadId${string}` ? ThreadScope : undefined;
 }
 
+/** A service a handler may be handed, by its name in `Services`. */
+export type ServiceName = keyof Services;
+
 /** Who the caller claims to be, and which agent it names: by default `resourceId`/`agentId` of the body, else of the query. */
 export type Claim = (input: { query: unknown; body: unknown }) => { resourceId?: string; agentId?: string };
 
@@ -75,6 +78,7 @@ export interface RouteSpec<
   H extends z.ZodType | undefined,
   B extends z.ZodType | undefined,
   R extends Successes,
+  U extends ServiceName,
 > {
   /** The OpenAPI `operationId`, unique in the table: by convention the name the route is exported under. */
   operationId: string;
@@ -102,20 +106,24 @@ export interface RouteSpec<
   anyCaller?: true;
   /** Where the caller's claim is, when not `resourceId`/`agentId` of body or query. */
   claim?: Claim;
-  handle(input: RouteInput<P, Q, H, B>, s: Services): Promise<Reply<R>>;
+  /** The services its handler calls: it is handed these and nothing else (picked once, when the route is served). */
+  uses: readonly U[];
+  handle(input: RouteInput<P, Q, H, B>, s: Pick<Services, U>): Promise<Reply<R>>;
 }
 
 /** A route of the table, its types erased. */
-export type Route = RouteSpec<string, z.ZodType | undefined, z.ZodType | undefined, z.ZodType | undefined, Successes>;
+export type Route = RouteSpec<string, z.ZodType | undefined, z.ZodType | undefined, z.ZodType | undefined, Successes, ServiceName>;
 
 /**
- * Declares a route: the handler's input and answers are typed by the route's own schemas.
+ * Declares a route: the handler's input and answers are typed by the route's own schemas, and the
+ * services it is handed by its `uses`.
  *
  * @example
  * export const getThread = route({
  *   operationId: 'getThread', method: 'GET', path: '/threads/:threadId', summary: 'Get a thread', tag: 'threads',
  *   query: AgentQuerySchema, ok: { 200: { description: '`ThreadInfo`', schema: ThreadInfoSchema } }, errors: [404],
- *   handle: async ({ scope }, s) => answer(200, await s.threads.get(scope)),
+ *   uses: ['threads'],
+ *   handle: async ({ scope }, { threads }) => answer(200, await threads.get(scope)),
  * });
  */
 export function route<
@@ -124,6 +132,7 @@ export function route<
   H extends z.ZodType | undefined = undefined,
   B extends z.ZodType | undefined = undefined,
   R extends Successes = Successes,
->(spec: RouteSpec<P, Q, H, B, R>): Route {
+  U extends ServiceName = never,
+>(spec: RouteSpec<P, Q, H, B, R, U>): Route {
   return spec as unknown as Route;
 }

@@ -30,6 +30,8 @@ export function serveRoute(route: Route, s: Services): (c: Context) => Promise<R
   const headerNames = headersSchema ? Object.keys(headersSchema.shape) : [];
   const claim = route.claim ?? claimOf;
   const routeKey = route.path.slice(route.path.lastIndexOf('/') + 1);
+  // The handler is handed the services it names, and nothing else.
+  const given = Object.fromEntries(route.uses.map((name) => [name, s[name]])) as unknown as Services;
   // Answers are kept per thread: a route without one cannot honour a key.
   if (route.idempotent && !route.path.includes(':threadId'))
     throw new Error(`${route.method} ${route.path}: an idempotent route must be below /threads/:threadId`);
@@ -45,7 +47,7 @@ export function serveRoute(route: Route, s: Services): (c: Context) => Promise<R
     // Counted once the caller is known: a refused caller never spends a request of someone else's.
     if (route.limited) await s.limits.admitRequest(resourceId);
     const scope = params.threadId === undefined ? undefined : await threadScope(s, params.threadId, resourceId, claimed.agentId);
-    const handle = () => route.handle({ c, params, query, headers, body, resourceId, scope }, s) as unknown as Promise<Answer | Response>;
+    const handle = () => route.handle({ c, params, query, headers, body, resourceId, scope }, given) as unknown as Promise<Answer | Response>;
     const key = (headers as { 'idempotency-key'?: string } | undefined)?.['idempotency-key'];
     const reply =
       route.idempotent && key !== undefined ? await idempotent(c, s, { route: routeKey, scope: scope as ThreadScope, key, raw }, handle) : await handle();

@@ -6,15 +6,12 @@ import type { IdempotencyStore } from '../idempotency/idempotency-store.js';
 import { Limits } from '../limits/limits.js';
 import { RunService } from '../runs/run-service.js';
 import type { ToolProxy } from '../runs/tool-proxy.js';
-import { InboxRecovery } from '../signals/inbox-recovery.js';
 import { SignalRouter } from '../signals/signal-router.js';
 import { ThreadApprovals } from '../signals/thread-approvals.js';
 import { ThreadStops } from '../signals/thread-stops.js';
-import type { ThreadControl } from '../threads/thread-control.js';
 import type { ThreadLocks } from '../threads/thread-locks.js';
 import { ThreadStore } from '../threads/thread-store.js';
 import { TOKENS } from '../tokens.js';
-import type { WebhookSender } from '../webhooks/webhook-sender.js';
 import { WorkflowProvider } from '../workflows/workflow-provider.js';
 import { WorkflowRunService } from '../workflows/workflow-run-service.js';
 import { WorkflowThreads } from '../workflows/workflow-threads.js';
@@ -33,7 +30,8 @@ type Resolved<Id> = Id extends Port<infer T> ? T : Id extends ServiceIdentifier<
 /**
  * What handlers may call, each by what the container resolves it by: a service by its class, a
  * port by its token. `createServices` resolves every entry once; a service the routes need is one
- * line here.
+ * line here, and a route names the ones its handler calls (`RouteSpec.uses`). What runs beside the
+ * routes (recovery, the webhook sender, the thread control's start) is the `Lifecycle`'s.
  */
 export const HANDLER_SERVICES = {
   agents: AgentProvider,
@@ -50,15 +48,11 @@ export const HANDLER_SERVICES = {
   approvals: ThreadApprovals,
   /** A thread's run stopped, or a queued message cancelled. */
   stops: ThreadStops,
-  /** Sends again what a crash left unanswered, and sweeps out what is answered. */
-  recovery: InboxRecovery,
   hub: ThreadHub,
   /** Per-key sections: two requests with one `Idempotency-Key` never run at once (in this process). */
   locks: port<ThreadLocks>(TOKENS.ThreadLocks),
   /** The answers kept for `Idempotency-Key` retries. */
   idempotency: port<IdempotencyStore>(TOKENS.IdempotencyStore),
-  /** Abort, queue and cancel-queued wherever the thread's run runs; started with the bridge. */
-  control: port<ThreadControl>(TOKENS.ThreadControl),
   /** Caps on callers: requests per minute, open streams, runs at once (`config.limits`). */
   limits: Limits,
 };
@@ -71,6 +65,4 @@ export type Services = HandlerServices & {
   config: ResolvedConfig;
   /** Which URLs in input messages the server may fetch (`config.allowedUrlHosts`), built once. */
   urlPolicy: UrlPolicy;
-  /** With `config.webhooks`: sends the outbox's webhooks; started with the bridge. */
-  webhooks?: WebhookSender;
 };

@@ -4,7 +4,7 @@ import type { ThreadTarget } from '../mastra/index.js';
 import { RecoveryGate } from '../threads/recovery-gate.js';
 import { threadLeaseKey } from '../threads/thread-lease.js';
 import { TOKENS } from '../tokens.js';
-import { ALIVE_TTL_MS } from './pubsub/heartbeat.js';
+import { ALIVE_TTL_MS } from './pubsub/index.js';
 
 /** Whether this process runs the run that holds a thread's lease (the Redis pub/sub knows its own leases), and who holds one. */
 export interface LocalLeases {

@@ -15,6 +15,7 @@ export const listAgents = route({
   tag: 'agents',
   query: AgentQuerySchema,
   ok: { 200: { description: '`AgentInfo[]`', schema: z.array(AgentInfoSchema) } },
+  uses: ['agents', 'workflows'],
   handle: async (_, s) => {
     const agents = await Promise.all(s.agents.entries().map(([, agent]) => s.agents.info(agent)));
     return answer(200, [...agents, ...s.workflows.entries().map(([, workflow]) => s.workflows.info(workflow))]);
@@ -31,6 +32,7 @@ export const getAgent = route({
   query: AgentQuerySchema,
   ok: { 200: { description: '`AgentInfo`', schema: AgentInfoSchema } },
   errors: [404],
+  uses: ['agents', 'workflows'],
   handle: async ({ params }, s) => {
     const workflow = s.workflows.find(params.agentId);
     return answer(200, workflow ? s.workflows.info(workflow) : await s.agents.info(s.agents.get(params.agentId)));

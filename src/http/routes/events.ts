@@ -45,6 +45,7 @@ export const threadEvents = route({
   },
   // The open-stream caps (`limits.streamsPerResource`, `limits.streams`).
   errors: [404, 429],
+  uses: ['agents', 'config', 'hub', 'limits', 'threads', 'workflowThreads', 'workflows'],
   handle: async ({ c, query, headers, scope }, s) => {
     const lastEventId = headers['last-event-id'] ?? query.lastEventId;
     const { agent, memory } = await s.agents.withMemory(scope.agentId);

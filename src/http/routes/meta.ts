@@ -29,6 +29,7 @@ export function openApiRoute(routes: () => readonly Route[]): Route {
     tag: 'meta',
     anyCaller: true,
     ok: { 200: { description: 'The OpenAPI document', schema: z.record(z.string(), z.unknown()) } },
+    uses: ['config'],
     handle: async (_, s) => answer(200, documentFor(s.config.prefix)),
   });
 }

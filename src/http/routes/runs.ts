@@ -2,6 +2,7 @@ import { EventType, type Event } from '@ag-ui/core';
 import { RunAgentInputSchema } from '@ag-ui/core/schemas';
 import type { PreparedRun } from '../../runs/prepared-run.js';
 import { invalidInput } from '../../errors.js';
+import type { BridgeLogger } from '../../logger.js';
 import { loggedRunFailure } from '../../runs/run-failure.js';
 import { requestId } from '../../observability/context.js';
 import { isRunEnd } from '../../translate/close-run.js';
@@ -10,7 +11,6 @@ import { AcceptedSchema, RunEventSchema } from '../answers.js';
 import { internalErrorMessage } from '../errors.js';
 import { answer, route } from '../route.js';
 import { AgentQuerySchema, ForwardedPropsSchema, RunIdsSchema, ToolResultBodySchema } from '../schemas.js';
-import type { Services } from '../services.js';
 import { messageUrlDetails } from '../url-policy.js';
 
 /**
@@ -48,6 +48,7 @@ export const runAgent = route({
   errors: [404, 409],
   limited: true,
   startsWork: true,
+  uses: ['config', 'limits', 'runs', 'urlPolicy', 'workflowRuns', 'workflows'],
   handle: async ({ c, query, body: input, resourceId }, s) => {
     const refusedUrls = messageUrlDetails(input.messages, s.urlPolicy);
     if (refusedUrls.length > 0) throw invalidInput('Input messages name URLs the server may not fetch', refusedUrls);
@@ -72,7 +73,7 @@ export const runAgent = route({
     const out = new EventStream(encoderFor(c.req.header('accept')));
     const abort = new AbortController();
     out.onCancel(() => abort.abort());
-    void pump(out, run, abort.signal, { threadId: input.threadId, runId: input.runId, requestId: requestId(c) }, s).finally(release);
+    void pump(out, run, abort.signal, { threadId: input.threadId, runId: input.runId, requestId: requestId(c) }, s.config.logger).finally(release);
     return out.response;
   },
 });
@@ -83,7 +84,7 @@ async function pump(
   run: PreparedRun,
   signal: AbortSignal,
   { threadId, runId, requestId }: { threadId: string; runId: string; requestId?: string },
-  s: Services,
+  logger: BridgeLogger,
 ): Promise<void> {
   let last: Event | undefined;
   const write = (batch: Event[]) => {
@@ -95,7 +96,7 @@ async function pump(
   try {
     await run.stream(write, signal);
   } catch (error) {
-    const { message, code } = loggedRunFailure(s.config.logger, `Run ${runId} on thread ${threadId}`, error, 'INTERNAL_ERROR');
+    const { message, code } = loggedRunFailure(logger, `Run ${runId} on thread ${threadId}`, error, 'INTERNAL_ERROR');
     // A defect's own message is for the log: the client gets the request id to quote.
     const told = code === 'UNAVAILABLE' ? message : internalErrorMessage(requestId);
     if (!last || !isRunEnd(last)) out.send([{ type: EventType.RUN_ERROR, message: told, code }]);
@@ -117,6 +118,7 @@ export const postToolResult = route({
   errors: [404, 409],
   limited: true,
   startsWork: true,
+  uses: ['proxy'],
   handle: async ({ params, body, resourceId }, s) => {
     await s.proxy.answer(params.runId, params.toolCallId, resourceId, { content: body.content, isError: body.isError });
     return answer(202, { accepted: true as const });

@@ -29,7 +29,7 @@ import { contentsUrlDetails } from '../url-policy.js';
 type Contents = Parameters<typeof contentsUrlDetails>[0];
 
 /** Refuses file parts whose URL the server would fetch and may not (`allowedUrlHosts`), before anything is sent. */
-function assertFetchable(s: Services, contents: Contents, at: string): void {
+function assertFetchable(s: Pick<Services, 'urlPolicy'>, contents: Contents, at: string): void {
   const details = contentsUrlDetails(contents, at, s.urlPolicy);
   if (details.length > 0) throw invalidInput('File parts name URLs the server may not fetch', details);
 }
@@ -48,7 +48,7 @@ function messageRoute(
   operationId: string,
   path: `/threads/:threadId/${string}`,
   summary: string,
-  send: (s: Services, scope: ThreadScope, body: z.output<typeof SendMessageSchema>) => Promise<SignalDecision>,
+  send: (s: Pick<Services, 'signals'>, scope: ThreadScope, body: z.output<typeof SendMessageSchema>) => Promise<SignalDecision>,
 ) {
   return route({
     operationId,
@@ -62,6 +62,7 @@ function messageRoute(
     limited: true,
     startsWork: true,
     idempotent: true,
+    uses: ['signals', 'urlPolicy'],
     handle: async ({ scope, body }, s) => {
       assertFetchable(s, ...messageContents(body.message));
       return answer(202, await send(s, scope, body));
@@ -95,6 +96,7 @@ export const sendSignal = route({
   limited: true,
   startsWork: true,
   idempotent: true,
+  uses: ['signals', 'urlPolicy'],
   handle: async ({ scope, body }, s) => {
     assertFetchable(s, body.contents, 'contents');
     return answer(202, await s.signals.signal(scope, body));
@@ -113,6 +115,7 @@ export const sendState = route({
   errors: [404, 409],
   limited: true,
   startsWork: true,
+  uses: ['signals', 'urlPolicy'],
   handle: async ({ scope, body }, s) => {
     assertFetchable(s, body.contents, 'contents');
     const result = await s.signals.state(scope, body);
@@ -133,6 +136,7 @@ export const sendNotification = route({
   limited: true,
   startsWork: true,
   idempotent: true,
+  uses: ['signals'],
   handle: async ({ scope, body }, s) => answer(202, await s.signals.notify(scope, body)),
 });
 
@@ -146,6 +150,7 @@ export const listNotifications = route({
   query: NotificationQuerySchema,
   ok: { 200: { description: '`NotificationRecord[]`', schema: z.array(NotificationRecordSchema) } },
   errors: [404],
+  uses: ['signals'],
   handle: async ({ scope, query }, s) => answer(200, await s.signals.listNotifications(scope, query.status)),
 });
 
@@ -162,6 +167,7 @@ export const toolApproval = route({
   limited: true,
   startsWork: true,
   idempotent: true,
+  uses: ['approvals'],
   handle: async ({ scope, body }, s) => answer(202, await s.approvals.toolApproval(scope, body)),
 });
 
@@ -175,6 +181,7 @@ export const pendingApprovals = route({
   query: TargetQuerySchema,
   ok: { 200: { description: '`[{ runId, toolCallId, toolName, args }]`', schema: z.array(PendingApprovalSchema) } },
   errors: [404],
+  uses: ['approvals'],
   handle: async ({ scope }, s) => answer(200, await s.approvals.pendingApprovals(scope)),
 });
 
@@ -190,6 +197,7 @@ export const abortThread = route({
   errors: [404],
   limited: true,
   startsWork: true,
+  uses: ['stops', 'workflowRuns', 'workflows'],
   handle: async ({ scope }, s) => {
     const workflow = s.workflows.find(scope.agentId);
     return answer(200, await (workflow ? s.workflowRuns.abort(scope) : s.stops.abort(scope)));
@@ -208,5 +216,6 @@ export const cancelQueued = route({
   errors: [404],
   limited: true,
   startsWork: true,
+  uses: ['stops'],
   handle: async ({ scope, params }, s) => answer(200, await s.stops.cancelQueued(scope, params.signalId)),
 });

@@ -14,6 +14,7 @@ export const createThread = route({
   body: CreateThreadSchema,
   ok: { 201: { description: '`ThreadInfo`', schema: ThreadInfoSchema } },
   errors: [404, 409],
+  uses: ['threads'],
   handle: async ({ body, resourceId }, s) => answer(201, await s.threads.create({ ...body, resourceId })),
 });
 
@@ -27,6 +28,7 @@ export const listThreads = route({
   query: ListThreadsQuerySchema,
   ok: { 200: { description: '`ThreadInfo[]`', schema: z.array(ThreadInfoSchema) } },
   errors: [404],
+  uses: ['threads'],
   handle: async ({ query, resourceId }, s) => answer(200, await s.threads.list({ ...query, resourceId })),
 });
 
@@ -40,6 +42,7 @@ export const getThread = route({
   query: AgentQuerySchema,
   ok: { 200: { description: '`ThreadInfo`', schema: ThreadInfoSchema } },
   errors: [404],
+  uses: ['threads'],
   handle: async ({ scope }, s) => answer(200, await s.threads.get(scope)),
 });
 
@@ -54,6 +57,7 @@ export const updateThread = route({
   body: UpdateThreadSchema,
   ok: { 200: { description: '`ThreadInfo`', schema: ThreadInfoSchema } },
   errors: [404],
+  uses: ['threads'],
   handle: async ({ scope, body }, s) => answer(200, await s.threads.update(scope, { title: body.title, metadata: body.metadata })),
 });
 
@@ -67,6 +71,7 @@ export const deleteThread = route({
   query: AgentQuerySchema,
   ok: { 204: { description: 'Deleted', empty: true } },
   errors: [404],
+  uses: ['threads'],
   handle: async ({ scope }, s) => {
     await s.threads.delete(scope);
     return { status: 204 as const };
@@ -83,6 +88,7 @@ export const getState = route({
   query: AgentQuerySchema,
   ok: { 200: { description: '`{ state }`: `{}` when the thread has none', schema: z.object({ state: z.record(z.string(), z.unknown()) }) } },
   errors: [404],
+  uses: ['threads', 'workflowThreads', 'workflows'],
   handle: async ({ scope }, s) => {
     const workflow = s.workflows.find(scope.agentId);
     return answer(200, { state: await (workflow ? s.workflowThreads.state(workflow, scope) : s.threads.state(scope)) });
@@ -99,6 +105,7 @@ export const listMessages = route({
   query: MessagesQuerySchema,
   ok: { 200: { description: '`ThreadMessage[]`, or AG-UI `Message[]` with `format=agui`', schema: HistorySchema } },
   errors: [404],
+  uses: ['threads'],
   handle: async ({ scope, query }, s) => {
     const page = { limit: query.limit, offset: query.offset };
     const body = query.format === 'agui' ? await s.threads.messages(scope, page, 'agui') : await s.threads.messages(scope, page, 'mastra');
