@@ -3,13 +3,12 @@ import { AgentProvider } from './agents/agent-provider.js';
 import type { ResolvedConfig } from './config.js';
 import { ThreadHub } from './feed/thread-hub.js';
 import { Limits } from './limits/limits.js';
-import { RunService } from './runs/run-service.js';
 import { InboxRecovery } from './signals/inbox-recovery.js';
+import { StreamingRuns } from './threads/streaming-runs.js';
 import type { ThreadControl } from './threads/thread-control.js';
 import { TOKENS } from './tokens.js';
 import { errorMessage } from './text.js';
 import { WebhookSender } from './webhooks/webhook-sender.js';
-import { WorkflowRunService } from './workflows/workflow-run-service.js';
 
 /** How often a drain looks whether the runs in flight have ended. */
 const DRAIN_POLL_MS = 100;
@@ -50,7 +49,7 @@ export function lifecycleOf(container: Container, config: ResolvedConfig): Lifec
   const recovery = container.get(InboxRecovery);
   const webhooks = config.webhooks ? container.get(WebhookSender) : undefined;
   const hub = container.get(ThreadHub);
-  const [runs, workflowRuns] = [container.get(RunService), container.get(WorkflowRunService)];
+  const streams = container.get(StreamingRuns);
   const [limits, agents] = [container.get(Limits), container.get(AgentProvider)];
   return {
     start: () => {
@@ -68,10 +67,9 @@ export function lifecycleOf(container: Container, config: ResolvedConfig): Lifec
       const deadline = Date.now() + windDownMs;
       recovery.stop();
       webhooks?.stop();
-      runs.shutdown();
-      workflowRuns.shutdown();
+      streams.shutdown();
       await hub.shutdown(windDownMs);
-      await until(() => runs.inFlight + workflowRuns.inFlight === 0, deadline, 5);
+      await until(() => streams.inFlight === 0, deadline, 5);
     },
     get subscriptionCount() {
       return hub.subscriptionCount;

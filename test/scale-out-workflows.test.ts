@@ -4,7 +4,7 @@ import { DEMO_WORKFLOW_ID } from '../src/demo/workflow.js';
 import { runInput, runStrict, uid, userMessage } from './support/agui.js';
 import { createCluster, history, RESOURCE, type Cluster } from './support/cluster.js';
 import type { ServerProcess } from './support/process.js';
-import { postRun } from './support/run.js';
+import { postRun, sseEvents } from './support/run.js';
 import { http } from './support/server.js';
 import { openSse } from './support/sse.js';
 import { startWebhookReceiver, TEST_WEBHOOK_SECRET, type WebhookReceiver } from './support/webhook-receiver.js';
@@ -59,6 +59,21 @@ describe('a workflow suspended on A', () => {
       expect(follower.events.map((e) => e.event.type)).toEqual(types);
       await follower.close();
     }
+  });
+
+  it('streaming on a third process, aborted through B (no agentId): its /run ends cancelled, and B answers aborted', { timeout: 60_000 }, async () => {
+    const slow = await cluster.start({ DEMO_DELAY_MS: '60000' });
+    const threadId = uid('wf-abort');
+    const res = await postRun(`${slow.url}/run`, runInput({ threadId, messages: [userMessage('tea')], forwardedProps }));
+    const events: Array<{ type: string; stepName?: string; outcome?: unknown }> = [];
+    const read = (async () => {
+      for await (const event of sseEvents(res.body!)) events.push(event as (typeof events)[number]);
+    })();
+    await vi.waitFor(() => expect(events.some((e) => e.type === 'STEP_STARTED')).toBe(true), { timeout: 10_000 });
+    const aborted = await http(`${b.url}/threads/${threadId}/abort`, { body: { resourceId: RESOURCE } });
+    expect(aborted.body).toEqual({ aborted: true });
+    await read;
+    expect(events.at(-1)).toMatchObject({ type: 'RUN_FINISHED', outcome: { type: 'cancelled' } });
   });
 
   it('answered on A and on B at once: one runs, the other is refused', async () => {

@@ -33,7 +33,7 @@ import { inTraceOf, withTraceparent } from '../observability/trace-context.js';
 import { RelayedOutput, relayOutput } from './output-relay.js';
 import { ThreadHolders } from './thread-holders.js';
 
-type Op = 'abort' | 'send' | 'queue' | 'cancel' | 'answer' | 'resume';
+type Op = 'abort' | 'stop' | 'send' | 'queue' | 'cancel' | 'answer' | 'resume';
 interface Request {
   id: string;
   op: Op;
@@ -53,6 +53,8 @@ interface Request {
   relay?: string;
   /** An abort answered once the run wound down. */
   untilEnded?: boolean;
+  /** Why a `stop` stops the run. */
+  reason?: string;
   /** The asker's trace: what the holder does for it (a run it wakes or resumes) joins it. */
   traceparent?: string;
   replyTo: string;
@@ -138,6 +140,11 @@ export class RedisThreadControl implements ThreadControl, Resumer {
   async abort(agent: Agent, thread: ThreadTarget, options: AbortOptions = {}): Promise<{ aborted: boolean }> {
     if (this.holds(thread)) return this.local.abort(agent, thread, options);
     return ((await this.ask({ op: 'abort', agentId: agent.id, thread, ...options })) as { aborted: boolean } | undefined) ?? { aborted: false };
+  }
+
+  async stopStreamed(thread: ThreadTarget, reason: string): Promise<boolean> {
+    if (this.holds(thread)) return this.local.stopStreamed(thread, reason);
+    return ((await this.ask({ op: 'stop', agentId: '', thread, reason })) as boolean | undefined) ?? false;
   }
 
   /**
@@ -349,6 +356,8 @@ export class RedisThreadControl implements ThreadControl, Resumer {
   }
 
   private perform(request: Request): Promise<unknown> {
+    // A run the bridge streams itself has no agent of its own.
+    if (request.op === 'stop') return this.local.stopStreamed(request.thread, request.reason ?? 'Aborted');
     const agent = this.agents.get(request.agentId);
     if (request.op === 'abort') return this.local.abort(agent, request.thread, { untilEnded: request.untilEnded });
     if (request.op === 'send') {

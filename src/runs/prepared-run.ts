@@ -1,5 +1,4 @@
-import type { Event } from '@ag-ui/core';
-import { terminalOutcome, type BridgeMetrics } from '../observability/metrics.js';
+import type { EventSink } from '../threads/streaming-runs.js';
 import type { Multitask } from './run-admission.js';
 
 /** Options a client passes in `RunAgentInput.forwardedProps`, validated at the edge. */
@@ -19,26 +18,7 @@ export interface RunOptions {
 /** Whether the run stores nothing (`memoryOptions.readOnly`). */
 export const isReadOnly = (options: RunOptions): boolean => options.memoryOptions?.readOnly === true;
 
-/**
- * Where a run's events go, a batch per Mastra chunk. A returned promise makes the run wait for it
- * before it reads on (backpressure); returning nothing lets it go on at once.
- */
-export type EventSink = (events: Event[]) => void | Promise<void>;
-
-/**
- * The sink with the run's events counted, one `inc` per batch, and its terminal event noted (the
- * last of its batch) for the run's outcome: what every kind of run reports to the metrics.
- */
-export function countedSink(metrics: BridgeMetrics, sink: EventSink): { write: EventSink; terminal: () => Event | undefined } {
-  let terminal: Event | undefined;
-  const write: EventSink = (batch) => {
-    metrics.runEvents.inc(batch.length);
-    const last = batch[batch.length - 1];
-    if (!terminal && terminalOutcome(last)) terminal = last;
-    return sink(batch);
-  };
-  return { write, terminal: () => terminal };
-}
+export type { EventSink } from '../threads/streaming-runs.js';
 
 /** A validated run, ready to stream. */
 export interface PreparedRun {

@@ -42,16 +42,6 @@ export class RunService {
     @inject(RunStreamer) private readonly streamer: RunStreamer,
   ) {}
 
-  /** How many `/run`s are streaming now. */
-  get inFlight(): number {
-    return this.streamer.inFlight;
-  }
-
-  /** Cancels every open run: each stream ends with `RUN_FINISHED { outcome: cancelled }`. */
-  shutdown(): void {
-    this.streamer.shutdown();
-  }
-
   async prepare(input: RunAgentInput, options: RunOptions): Promise<PreparedRun> {
     const agent = this.agents.get(options.agentId);
     const memory = await memoryOf(agent);

@@ -3,12 +3,12 @@ import type { Agent } from '@mastra/core/agent';
 import { inject, injectable } from 'inversify';
 import type { ResolvedConfig } from '../config.js';
 import type { BridgeMetrics } from '../observability/metrics.js';
-import { RunTracker, type TrackedRun } from '../observability/run-tracker.js';
 import { StateEvents } from '../state/state-events.js';
 import type { DurableInbox } from '../threads/inbox.js';
+import { StreamingRuns, type StreamingRun } from '../threads/streaming-runs.js';
 import { TOKENS } from '../tokens.js';
 import { RunTranslator } from '../translate/run-translator.js';
-import { countedSink, isReadOnly, type EventSink, type PreparedRun, type RunOptions } from './prepared-run.js';
+import { isReadOnly, type PreparedRun, type RunOptions } from './prepared-run.js';
 import { ResultCapture } from './result-capture.js';
 import { loggedRunFailure } from './run-failure.js';
 import { RunHistory } from './run-history.js';
@@ -19,7 +19,8 @@ import type { RunShape } from './stream-options.js';
 /**
  * Streams prepared `/run`s: each one's translator and context, its opening events, its read
  * (`RunReader`), and its terminal event, whatever happens: after `RUN_STARTED`, every failure is a
- * `RUN_ERROR`. Keeps the runs open now, so that a shutdown can end each one cleanly.
+ * `RUN_ERROR`. Each is open in `StreamingRuns` while it streams (tracked, counted, ended cleanly
+ * by a shutdown).
  *
  * @example
  * const run = streamer.prepared(agent, input, options, plan);
@@ -27,36 +28,22 @@ import type { RunShape } from './stream-options.js';
  */
 @injectable()
 export class RunStreamer {
-  /** Controllers of the runs streaming now. */
-  private readonly active = new Set<AbortController>();
-
   constructor(
     @inject(TOKENS.Config) private readonly config: ResolvedConfig,
     @inject(TOKENS.Metrics) private readonly metrics: BridgeMetrics,
-    @inject(RunTracker) private readonly tracker: RunTracker,
+    @inject(StreamingRuns) private readonly streams: StreamingRuns,
     @inject(TOKENS.Inbox) private readonly inbox: DurableInbox,
     @inject(RunReader) private readonly reader: RunReader,
     @inject(RunHistory) private readonly history: RunHistory,
-  ) {
-    metrics.trackOpenRuns(() => this.active.size);
-  }
-
-  /** How many `/run`s are streaming now. */
-  get inFlight(): number {
-    return this.active.size;
-  }
-
-  /** Cancels every open run: each stream ends with `RUN_FINISHED { outcome: cancelled }`. */
-  shutdown(): void {
-    for (const controller of this.active) controller.abort(new Error('The server is shutting down'));
-  }
+  ) {}
 
   /** The run `prepare` decided on, tracked (its span, metrics, end) while it streams. */
   prepared(agent: Agent, input: RunAgentInput, options: RunOptions, plan: RunPlan): PreparedRun {
     return {
-      stream: (write, signal) => {
-        const tracked = this.tracker.start({ agentId: agent.id, origin: 'run', threadId: input.threadId, runId: input.runId, resourceId: options.resourceId });
-        return tracked.within(() => this.stream(agent, input, options, plan, write, signal, tracked));
+      stream: (sink, clientSignal) => {
+        const identity = { agentId: agent.id, origin: 'run' as const, threadId: input.threadId, runId: input.runId, resourceId: options.resourceId };
+        const run = this.streams.openRun(identity, sink, clientSignal);
+        return run.tracked.within(() => this.stream(agent, input, options, plan, run, clientSignal));
       },
     };
   }
@@ -82,30 +69,18 @@ export class RunStreamer {
     };
   }
 
-  private async stream(
-    agent: Agent,
-    input: RunAgentInput,
-    options: RunOptions,
-    plan: RunPlan,
-    sink: EventSink,
-    clientSignal: AbortSignal,
-    tracked: TrackedRun,
-  ): Promise<void> {
-    const counted = countedSink(this.metrics, sink);
+  private async stream(agent: Agent, input: RunAgentInput, options: RunOptions, plan: RunPlan, run: StreamingRun, clientSignal: AbortSignal): Promise<void> {
     const stored = plan.memory && !isReadOnly(options) ? { threadId: input.threadId, resourceId: options.resourceId, agentId: agent.id } : undefined;
-    const write = this.history.keepingRunEnd(counted.write, stored, plan.inboxId);
-    const controller = new AbortController();
-    const onClientAbort = () => controller.abort(clientSignal.reason);
-    clientSignal.addEventListener('abort', onClientAbort, { once: true });
-    this.active.add(controller);
-    const context = openContext(input, options, plan, { write, stored, signal: controller.signal });
+    const write = this.history.keepingRunEnd(run.write, stored, plan.inboxId);
+    const { signal } = run;
+    const context = openContext(input, options, plan, { write, stored, signal });
     await write([...context.translator.start(), ...((await context.state?.opening()) ?? [])]);
     try {
       await this.reader.read(agent, plan, shapeOf(input, options, plan), context);
       await this.history.keepWorkflowActivities(context);
-      await write(controller.signal.aborted || context.cutEnd ? await this.history.cut(context, clientSignal) : ending(context));
+      await write(signal.aborted || context.cutEnd ? await this.history.cut(context, clientSignal) : ending(context));
     } catch (error) {
-      if (controller.signal.aborted) {
+      if (signal.aborted) {
         await this.history.keepWorkflowActivities(context);
         await write(await this.history.cut(context, clientSignal));
       } else {
@@ -114,11 +89,9 @@ export class RunStreamer {
       }
     } finally {
       // No terminal event written means the run broke: the handler ends the stream with RUN_ERROR.
-      tracked.ended(counted.terminal());
-      this.active.delete(controller);
-      clientSignal.removeEventListener('abort', onClientAbort);
+      run.close();
       this.reader.settle(input.runId);
-      if (!context.translator.finished) controller.abort();
+      if (!context.translator.finished) run.abort();
       if (plan.inboxId)
         await this.inbox.remove(input.threadId, [plan.inboxId]).catch(() => {
           // the sweep drops the entry once the history answers it

@@ -26,6 +26,12 @@ const FOLLOW_UP_WAIT_MS = 2_000;
 const FOLLOW_UP_POLL_MS = 10;
 /** How long after a run lets go of its thread its answer may still be on its way to storage. */
 const ANSWER_STORE_MS = 1_000;
+/**
+ * How long input waits, at most, for the lease of a holder that went silent to be let go: its
+ * process is found gone once its heartbeat lapses (3 s), and its leases let go just after.
+ */
+const SILENT_HOLDER_MS = 5_000;
+const SILENT_HOLDER_POLL_MS = 50;
 
 /** Entries grouped by thread, each group in the order it was accepted. */
 function byThread(entries: InboxEntry[]): InboxEntry[][] {
@@ -100,7 +106,7 @@ export class InboxRecovery implements InboxCuts {
     // One process restarts and recovers what it held; among several, a survivor must do it, and
     // before a thread takes new input: a dead process's messages come before the ones after them.
     this.resendOrphans = !!config.scaleOut;
-    if (this.resendOrphans) gate.adoptFirst((threadId) => this.adoptBeforeInput(threadId));
+    if (this.resendOrphans) gate.adoptFirst((threadId, holderSilent) => this.adoptBeforeInput(threadId, holderSilent));
   }
 
   /** Starts the sweep of answered entries (idempotent). */
@@ -233,14 +239,25 @@ export class InboxRecovery implements InboxCuts {
   /**
    * Before new input on a thread: its entries that no run answered, if no run holds the thread,
    * belong to a process that died (an entry is written after Mastra's decision, and a woken run
-   * holds the thread until its answer is stored), and are answered now, whatever their age.
+   * holds the thread until its answer is stored), and are answered now, whatever their age. When
+   * the thread's holder went silent (`holderSilent`: it did not answer the input, in the seconds
+   * before its death is found), its lease is waited for first: the entries its dead run took come
+   * before the input.
    */
-  private async adoptBeforeInput(threadId: string): Promise<number> {
+  private async adoptBeforeInput(threadId: string, holderSilent: boolean): Promise<number> {
     const entries = await this.inbox.of(threadId);
     if (entries.length === 0) return 0;
     // Entries answered but not swept yet are the common case: no lock for them.
     const { cut, unseen, workflowRuns } = await this.standing(entries);
-    return cut.length + unseen.length + workflowRuns.length === 0 ? 0 : this.adopt(entries[0], false);
+    if (cut.length + unseen.length + workflowRuns.length === 0) return 0;
+    if (holderSilent) await this.untilLetGo(entries[0]);
+    return this.adopt(entries[0], false);
+  }
+
+  /** Waits (bounded) until no run holds the entry's thread. */
+  private async untilLetGo(entry: InboxEntry): Promise<void> {
+    const deadline = Date.now() + SILENT_HOLDER_MS;
+    while (Date.now() < deadline && (await this.runs.held(entry))) await delay(SILENT_HOLDER_POLL_MS);
   }
 
   /**

@@ -34,7 +34,9 @@ beforeAll(() => {
   // 20 ms between model parts: a run lasts long enough to send into it while it is active.
   mastra = new Mastra({ agents: { demo: createDemoAgent({ storage, delayMs: 20 }) }, storage, logger: false });
   demo = mastra.getAgent('demo');
-  ({ services: { signals: router, stops, threads } } = createServices(resolveConfig({ logger: silent }), mastra, new BridgeMetrics()));
+  ({
+    services: { signals: router, stops, threads },
+  } = createServices(resolveConfig({ logger: silent }), mastra, new BridgeMetrics()));
 });
 afterAll(async () => {
   await mastra.shutdown();

@@ -6,6 +6,9 @@ const WAIT_MS = 20_000;
 /** The key that holds every thread. */
 const ALL = '\0all';
 
+/** What runs before a thread takes new input, with several processes: told whether the thread's holder elsewhere went silent. */
+type Adopt = (threadId: string, holderSilent: boolean) => Promise<unknown>;
+
 /**
  * Keeps new input on a thread behind what recovery is answering there, so that a thread's
  * acknowledged messages are answered in the order they were acknowledged, across a crash: a
@@ -20,7 +23,7 @@ const ALL = '\0all';
 export class RecoveryGate {
   private readonly closed = new Map<string, Promise<unknown>>();
   /** With several processes, what runs before a thread takes new input (`adoptFirst`). */
-  private adopt?: (threadId: string) => Promise<unknown>;
+  private adopt?: Adopt;
 
   /** Holds every thread's new input until `work` (reading what there is to recover) has settled. */
   holdAll<T>(work: Promise<T>): Promise<T> {
@@ -36,12 +39,15 @@ export class RecoveryGate {
     return settled;
   }
 
-  /** Resolves once the thread may take new input; `503` if its recovery takes longer than 20 s. */
-  async pass(threadId: string): Promise<void> {
+  /**
+   * Resolves once the thread may take new input; `503` if its recovery takes longer than 20 s.
+   * `holderSilent`: the run holding the thread, in another process, did not answer (it is gone).
+   */
+  async pass(threadId: string, { holderSilent = false }: { holderSilent?: boolean } = {}): Promise<void> {
     // Every thread waits for the inbox to be read; then only the threads it had entries for.
     if (this.closed.has(ALL)) await this.wait(this.closed.get(ALL));
     if (this.adopt && !this.closed.has(threadId)) {
-      this.hold(threadId, this.adopt(threadId)).catch(() => {
+      this.hold(threadId, this.adopt(threadId, holderSilent)).catch(() => {
         // Storage failed it: the request goes on to storage itself, and meets the same answer.
       });
     }
@@ -52,7 +58,7 @@ export class RecoveryGate {
    * With several processes: what to do before a thread takes new input, so that what a dead
    * process acknowledged on it is answered first (`InboxRecovery` adopts the thread's orphans).
    */
-  adoptFirst(adopt: (threadId: string) => Promise<unknown>): void {
+  adoptFirst(adopt: Adopt): void {
     this.adopt = adopt;
   }
 

@@ -1,7 +1,8 @@
 import type { Agent } from '@mastra/core/agent';
 import { setTimeout as delay } from 'node:timers/promises';
 import { injectable } from 'inversify';
-import { abortThreadRun, activeThreadRuns, stoppedOnInterrupt, toldOver, type ThreadOfRun } from '../mastra/index.js';
+import { abortThreadRun, activeThreadRuns, stoppedOnInterrupt, toldOver, type ThreadOfRun, type ThreadTarget } from '../mastra/index.js';
+import { threadLeaseKey } from './thread-lease.js';
 
 /** How long a cut is remembered: a run's end comes within seconds of its abort. */
 const CUT_MEMORY_MS = 10 * 60 * 1000;
@@ -9,7 +10,9 @@ const CUT_MEMORY_MS = 10 * 60 * 1000;
 /**
  * When each run of this process has wound down: its output read to the end, by which time Mastra
  * has stored what it answered (a cut run's partial answer too). Mastra lets go of the run a little
- * before that store, so an abort that must see the answer stored (`untilEnded`) waits here.
+ * before that store, so an abort that must see the answer stored (`untilEnded`) waits here. And
+ * the cuts: which runs an abort cut, and the runs the bridge streams itself, which an abort of
+ * their thread stops here (`stopStreamed`).
  *
  * @example
  * endings.track(runId, pipeTheOutput());          // where the run's output is read
@@ -21,6 +24,24 @@ export class RunEndings {
   private readonly closes = new Map<string, Promise<void>>();
   /** Runs an abort cut, and when: remembered for `CUT_MEMORY_MS`, long past any run's wind-down. */
   private readonly cuts = new Map<string, number>();
+  /** Runs this process streams itself that Mastra does not run as the thread's (a workflow's `/run`), by thread. */
+  private readonly streamed = new Map<string, AbortController>();
+
+  /** Run `controller` streams on `thread` until the returned function is called: an abort of the thread stops it (`stopStreamed`). */
+  streamedOn(thread: ThreadTarget, controller: AbortController): () => void {
+    const key = threadLeaseKey(thread);
+    this.streamed.set(key, controller);
+    return () => {
+      if (this.streamed.get(key) === controller) this.streamed.delete(key);
+    };
+  }
+
+  /** Stops the run streamed here on the thread (`streamedOn`), if any; answers whether there was one. */
+  stopStreamed(thread: ThreadTarget, reason: string): boolean {
+    const controller = this.streamed.get(threadLeaseKey(thread));
+    controller?.abort(new Error(reason));
+    return controller !== undefined;
+  }
 
   /**
    * Run `runId` was cut by an abort. Mastra ends a run cut between two steps with a plain

@@ -38,6 +38,11 @@ export interface ThreadControl {
    */
   abort(agent: Agent, thread: ThreadTarget, options?: AbortOptions): Promise<{ aborted: boolean }>;
   /**
+   * Stops the run the bridge streams itself on the thread (a workflow's `/run`: Mastra does not run
+   * it as the thread's run), in whichever process streams it; answers whether there was one.
+   */
+  stopStreamed(thread: ThreadTarget, reason: string): Promise<boolean>;
+  /**
    * Sends a message or signal now into the thread's run, wherever it runs (past that run's end,
    * if it is finishing: `sendPastFinishingRun`, where the run is), or wakes the idle thread with
    * it; `onWake` hears of a run it woke in this process.
@@ -106,6 +111,10 @@ export class InProcessThreadControl implements ThreadControl {
     // a new run that took the thread first would leave them parked where nothing drains them.
     while (Date.now() < deadline && queuedMessageCount(agent, thread) > 0) await delay(WIND_DOWN_POLL_MS);
     return { aborted };
+  }
+
+  async stopStreamed(thread: ThreadTarget, reason: string): Promise<boolean> {
+    return this.endings.stopStreamed(thread, reason);
   }
 
   /** Mastra's own send: the caller deals with a run that is finishing (`SignalRouter.route`). */

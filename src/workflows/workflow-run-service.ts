@@ -31,24 +31,14 @@ export class WorkflowRunService {
     @inject(WorkflowTurns) private readonly turns: WorkflowTurns,
   ) {}
 
-  /** How many workflow `/run`s are streaming now. */
-  get inFlight(): number {
-    return this.streamer.inFlight;
-  }
-
-  /** Cancels every open run: each stream ends with `RUN_FINISHED { outcome: cancelled }`. */
-  shutdown(): void {
-    this.streamer.shutdown();
-  }
-
   /**
-   * `POST /threads/:threadId/abort` on a workflow's thread: cancels its run streaming here, or
-   * else its run suspended on a person, as new input supersedes it (`PendingInterrupts`: taken
+   * `POST /threads/:threadId/abort` on a workflow's thread: cancels its run streaming, in whichever
+   * process streams it (`WorkflowTurns.stop`), or else its run suspended on a person, as new input supersedes it (`PendingInterrupts`: taken
    * once, so a resume at the same moment either wins or finds it no longer waiting).
    */
   async abort(scope: ThreadScope): Promise<{ aborted: boolean }> {
     await this.threads.get(scope);
-    const streaming = this.streamer.abort(scope, 'Aborted');
+    const streaming = await this.turns.stop(scope, 'Aborted');
     return { aborted: streaming || (await this.interrupts.supersedeWorkflow(scope)).length > 0 };
   }
 
@@ -58,8 +48,6 @@ export class WorkflowRunService {
     const start = input.resume?.length ? await this.starts.resume(workflow, input, scope) : await this.starts.start(workflow, input);
     const message = start.kind === 'start' ? await this.starts.newUserMessage(input, scope) : undefined;
     // Every check comes before the first write: a refused request stores nothing (API.md).
-    // `interrupt` cuts the thread's workflow run streaming here, then waits for the thread as `enqueue` does.
-    if (options.multitask === 'interrupt') this.streamer.abort(scope, 'Interrupted by a new run');
     const turn = await this.turns.take(scope, input.runId, options.multitask);
     try {
       // The interrupt is taken last, once the run has the thread: a refused run leaves it waiting.

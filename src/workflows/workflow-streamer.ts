@@ -3,71 +3,48 @@ import { inject, injectable } from 'inversify';
 import { randomUUID } from 'node:crypto';
 import { cancelWorkflowRun, resumeWorkflow, startWorkflow, storedWorkflowRun, type AnyWorkflow, type WorkflowOutput } from '../mastra/index.js';
 import type { ResolvedConfig } from '../config.js';
-import type { BridgeMetrics } from '../observability/metrics.js';
-import { RunTracker } from '../observability/run-tracker.js';
-import { countedSink, type EventSink } from '../runs/prepared-run.js';
+import type { EventSink } from '../runs/prepared-run.js';
 import { loggedRunFailure } from '../runs/run-failure.js';
 import { StateEvents } from '../state/state-events.js';
 import type { AgentState } from '../state/working-memory.js';
+import { StreamingRuns } from '../threads/streaming-runs.js';
 import { type ThreadScope, ThreadStore } from '../threads/thread-store.js';
 import { TOKENS } from '../tokens.js';
 import { errorMessage } from '../text.js';
 import { WorkflowTranslator } from '../translate/workflow-translator.js';
-import { stepFactsOf, threadKey, type Start, type WorkflowPlan } from './workflow-plan.js';
+import { stepFactsOf, type Start, type WorkflowPlan } from './workflow-plan.js';
 import { WorkflowThreads } from './workflow-threads.js';
 
 /**
  * Streams prepared workflow `/run`s: each run started, resumed or cancelled in Mastra, its chunks
  * through `WorkflowTranslator` to the client and the thread's followers, the texts it finished
- * stored as it goes, its state events from what Mastra stores after each step. Keeps the runs
- * streaming now, by thread, so that an abort or a shutdown can end each one cleanly.
+ * stored as it goes, its state events from what Mastra stores after each step. Each is open in
+ * `StreamingRuns` while it streams, stoppable by an abort of its thread (in any process) and ended
+ * cleanly by a shutdown.
  *
  * @example
  * await streamer.stream(plan, (events) => out.send(events), abortSignal);
  */
 @injectable()
 export class WorkflowStreamer {
-  /** Controllers of the runs streaming now, by thread. */
-  private readonly active = new Map<string, AbortController>();
-
   constructor(
     @inject(TOKENS.Config) private readonly config: ResolvedConfig,
     @inject(TOKENS.Mastra) private readonly mastra: Mastra,
     @inject(ThreadStore) private readonly threads: ThreadStore,
-    @inject(TOKENS.Metrics) private readonly metrics: BridgeMetrics,
-    @inject(RunTracker) private readonly tracker: RunTracker,
+    @inject(StreamingRuns) private readonly streams: StreamingRuns,
     @inject(WorkflowThreads) private readonly workflowThreads: WorkflowThreads,
   ) {}
 
-  /** How many workflow `/run`s are streaming now. */
-  get inFlight(): number {
-    return this.active.size;
-  }
-
-  /** Cancels every open run: each stream ends with `RUN_FINISHED { outcome: cancelled }`. */
-  shutdown(): void {
-    for (const controller of this.active.values()) controller.abort(new Error('The server is shutting down'));
-  }
-
-  /** Cancels the thread's run streaming here, if any; answers whether there was one. */
-  abort(scope: ThreadScope, reason: string): boolean {
-    const streaming = this.active.get(threadKey(scope));
-    streaming?.abort(new Error(reason));
-    return streaming !== undefined;
-  }
-
   async stream({ workflow, input, scope, start, turn, message }: WorkflowPlan, sink: EventSink, clientSignal: AbortSignal): Promise<void> {
-    // Before the run is registered below: nothing awaited from there on runs outside its `finally`.
+    // Before the run is opened below: nothing awaited from there on runs outside its `finally`.
     const followers = await this.workflowThreads.openRun(workflow, scope);
-    const controller = new AbortController();
-    const onClientAbort = () => controller.abort(clientSignal.reason);
-    clientSignal.addEventListener('abort', onClientAbort, { once: true });
-    this.active.set(threadKey(scope), controller);
-    const stopLease = turn.keep();
-    const { write, terminal } = countedSink(this.metrics, (events) => {
+    const identity = { agentId: workflow.id, origin: 'run' as const, threadId: scope.threadId, runId: input.runId, resourceId: scope.resourceId };
+    const toClientAndFollowers: EventSink = (events) => {
       followers.write(events);
       return sink(events);
-    });
+    };
+    const run = this.streams.openRun(identity, toClientAndFollowers, clientSignal, { stoppable: true });
+    const stopLease = turn.keep();
     const translator = new WorkflowTranslator({
       threadId: input.threadId,
       runId: input.runId,
@@ -86,18 +63,15 @@ export class WorkflowStreamer {
       }),
       stepFacts: stepFactsOf(workflow),
     });
-    const tracked = this.tracker.start({ agentId: workflow.id, origin: 'run', threadId: scope.threadId, runId: input.runId, resourceId: scope.resourceId });
     try {
-      await tracked.within(() => this.run(workflow, scope, start, translator, write, controller.signal));
+      await run.tracked.within(() => this.run(workflow, scope, start, translator, run.write, run.signal));
     } finally {
       stopLease();
       followers.close();
       await turn.release().catch(() => {
         // An outage: the lease lapses on its own within its TTL.
       });
-      clientSignal.removeEventListener('abort', onClientAbort);
-      if (this.active.get(threadKey(scope)) === controller) this.active.delete(threadKey(scope));
-      tracked.ended(terminal());
+      run.close();
     }
   }
 

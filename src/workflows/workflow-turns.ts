@@ -7,7 +7,8 @@ import { withTraceparent } from '../observability/trace-context.js';
 import type { RunOptions } from '../runs/prepared-run.js';
 import type { DurableInbox } from '../threads/inbox.js';
 import { RecoveryGate } from '../threads/recovery-gate.js';
-import { keepLease, takeLeasedTurn } from '../threads/thread-lease.js';
+import type { ThreadControl } from '../threads/thread-control.js';
+import { keepLease, takeLeasedTurn, threadLeaseKey } from '../threads/thread-lease.js';
 import type { ThreadScope } from '../threads/thread-store.js';
 import { TOKENS } from '../tokens.js';
 
@@ -28,8 +29,8 @@ export interface WorkflowTurn {
 /**
  * How a workflow `/run` takes its thread, as an agent's does: behind the thread's recovery (what a
  * crash left unanswered comes first), then Mastra's thread lease under the run's id, one run per
- * thread in any process (`multitask: "reject"` answers `409 THREAD_BUSY` at once, else it waits
- * up to `threadBusyWaitMs`).
+ * thread in any process (`multitask: "reject"` answers `409 THREAD_BUSY` at once, `"interrupt"`
+ * stops the thread's workflow run wherever it streams, else it waits up to `threadBusyWaitMs`).
  *
  * @example
  * const turn = await turns.take(scope, input.runId, 'enqueue');
@@ -44,10 +45,19 @@ export class WorkflowTurns {
     @inject(TOKENS.Mastra) private readonly mastra: Mastra,
     @inject(RecoveryGate) private readonly gate: RecoveryGate,
     @inject(TOKENS.Inbox) private readonly inbox: DurableInbox,
+    @inject(TOKENS.ThreadControl) private readonly control: ThreadControl,
   ) {}
+
+  /** Stops the thread's workflow run wherever it streams (here, or in the process that holds the thread); answers whether one did. */
+  async stop(scope: ThreadScope, reason: string): Promise<boolean> {
+    // Nobody holds the thread: no run streams, and no process need be asked.
+    if ((await workflowLeases(this.mastra)?.getLeaseOwner(threadLeaseKey(scope))) === undefined) return false;
+    return this.control.stopStreamed(scope, reason);
+  }
 
   async take(scope: ThreadScope & { agentId: string }, runId: string, multitask: RunOptions['multitask']): Promise<WorkflowTurn> {
     await this.gate.pass(scope.threadId);
+    if (multitask === 'interrupt') await this.stop(scope, 'Interrupted by a new run');
     const leases = workflowLeases(this.mastra);
     const reject = multitask === 'reject';
     const lease = await takeLeasedTurn(leases, scope, runId, reject ? 0 : this.config.threadBusyWaitMs, reject ? threadBusy : undefined);

@@ -17,4 +17,3 @@ export { RELEASE_IF_OWNER, RENEW_IF_OWNER } from './owned-key.js';
 export { failFastThenReconnect } from './reconnect.js';
 export { RepeatedFailures } from './repeated-failures.js';
 export { watchConnection } from './watchdog.js';
-export { ALIVE_TTL_MS } from './heartbeat.js';
