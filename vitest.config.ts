@@ -7,6 +7,8 @@ export default defineConfig({
     hookTimeout: 30_000,
     // Integration files each start a real server; two workers match the two cores of CI.
     maxWorkers: 2,
+    // The real server processes the tests start run the build, made first when it is stale.
+    globalSetup: ['test/support/built-server.ts'],
     // Type-level tests (`*.test-d.ts`, `expectTypeOf`) run in `npm test` too: vitest runs `tsc
     // --noEmit` on tsconfig.json and fails each `it` whose types do not hold. Type errors elsewhere
     // are `npm run typecheck`'s to report, not a failure of these tests.

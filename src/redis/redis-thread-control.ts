@@ -293,14 +293,9 @@ export class RedisThreadControl implements ThreadControl, Resumer {
   }
 
   /**
-   * Asks the process that holds the thread; `undefined` when none takes the request in time (the
-   * asker then does it itself). A request the holder took is never done here as well: a message
-   * sent twice would reach the run twice (Mastra then takes a turn with nothing new).
-   */
-  /**
    * New input for the holder of the thread; `undefined` when it did not answer. That holder is
-   * gone: before the input is sent here, its lease is let go and what it held is recovered, or the
-   * input would come before messages acknowledged earlier that its dead run took.
+   * gone: before the input is sent here, recovery adopts what its dead run took (`afterSilence`),
+   * or the input would come before messages acknowledged earlier.
    */
   private async askHolder(request: Omit<Request, 'id' | 'replyTo'>): Promise<unknown> {
     const answer = await this.ask(request);
@@ -308,6 +303,11 @@ export class RedisThreadControl implements ThreadControl, Resumer {
     return answer;
   }
 
+  /**
+   * Asks the process that holds the thread; `undefined` when none takes the request in time (the
+   * asker then does it itself). A request the holder took is never done here as well: a message
+   * sent twice would reach the run twice (Mastra then takes a turn with nothing new).
+   */
   private async ask(request: Omit<Request, 'id' | 'replyTo'>): Promise<unknown> {
     await this.start();
     const id = randomUUID();

@@ -20,9 +20,6 @@ export interface WorkflowPlan {
   message?: { id: string; text: string };
 }
 
-/** The key of a thread's streaming workflow run. */
-export const threadKey = (scope: ThreadScope) => `${scope.resourceId}\0${scope.threadId}`;
-
 /** What a workflow's suspended steps expect, by path: the step's resume schema and description. */
 export function stepFactsOf(workflow: AnyWorkflow): (path: readonly string[]) => SuspendedStepFacts {
   return (path) => {

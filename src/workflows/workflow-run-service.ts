@@ -33,8 +33,9 @@ export class WorkflowRunService {
 
   /**
    * `POST /threads/:threadId/abort` on a workflow's thread: cancels its run streaming, in whichever
-   * process streams it (`WorkflowTurns.stop`), or else its run suspended on a person, as new input supersedes it (`PendingInterrupts`: taken
-   * once, so a resume at the same moment either wins or finds it no longer waiting).
+   * process streams it (`WorkflowTurns.stop`), or else its run suspended on a person, as new input
+   * supersedes it (`PendingInterrupts`: taken once, so a resume at the same moment either wins or
+   * finds it no longer waiting).
    */
   async abort(scope: ThreadScope): Promise<{ aborted: boolean }> {
     await this.threads.get(scope);

@@ -1,5 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
+import { BUILT_SERVER } from '../../scripts/fresh-build.mjs';
 
 /** The repository root (the standalone server is started from here, as `npm start` does). */
 export const REPO_ROOT = fileURLToPath(new URL('../../', import.meta.url));
@@ -15,11 +16,12 @@ export interface ServerProcess {
 }
 
 /**
- * Spawns the real standalone server (`node --import tsx src/server/main.ts`) and resolves once it
- * printed its `listening on <url>` line. Rejects if it exits first (with what it printed).
+ * Spawns the real standalone server, as `npm start` runs it (`dist/server.js`, which vitest's
+ * global setup builds when it is stale), and resolves once it printed its `listening on <url>`
+ * line. Rejects if it exits first (with what it printed).
  */
 export function startServerProcess(env: Record<string, string>): Promise<ServerProcess> {
-  return startNodeProcess(['--import', 'tsx', 'src/server/main.ts'], REPO_ROOT, { HOST: '127.0.0.1', PORT: '0', ...env });
+  return startNodeProcess([BUILT_SERVER], REPO_ROOT, { HOST: '127.0.0.1', PORT: '0', ...env });
 }
 
 /** What the bridge's servers and samples print once they listen; the URL is its first group. */
