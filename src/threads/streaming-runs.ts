@@ -33,7 +33,7 @@ export interface StreamingRun {
  * stops it here (`RunEndings.stopStreamed`).
  *
  * @example
- * const run = streams.open({ agentId, origin: 'run', threadId, runId, resourceId }, sink, clientSignal);
+ * const run = streams.openRun({ agentId, origin: 'run', threadId, runId, resourceId }, sink, clientSignal);
  * try { await streamInto(run.write, run.signal); } finally { run.close(); }
  */
 @injectable()
