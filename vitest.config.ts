@@ -1,5 +1,4 @@
 import { defineConfig } from 'vitest/config';
-import { SlowestFirst } from './test/support/slowest-first.js';
 
 export default defineConfig({
   test: {
@@ -10,8 +9,6 @@ export default defineConfig({
     maxWorkers: 2,
     // The real server processes the tests start run the build, made first when it is stale.
     globalSetup: ['test/support/built-server.ts'],
-    // The slowest files start first, so that the two workers finish together.
-    sequence: { sequencer: SlowestFirst },
     // Type-level tests (`*.test-d.ts`, `expectTypeOf`) run in `npm test` too: vitest runs `tsc
     // --noEmit` on tsconfig.json and fails each `it` whose types do not hold. Type errors elsewhere
     // are `npm run typecheck`'s to report, not a failure of these tests.
