@@ -1,13 +1,13 @@
 import type { Mastra } from '@mastra/core';
 import { inject, injectable } from 'inversify';
 import type { ResolvedConfig } from '../config.js';
-import { cancelWorkflowRun, workflowLeases } from '../mastra/index.js';
+import { cancelWorkflowRun } from '../mastra/index.js';
 import { RunTracker } from '../observability/run-tracker.js';
 import { inTraceOf } from '../observability/trace-context.js';
 import { TOKENS } from '../tokens.js';
 import { LOST_RUN } from '../translate/failure.js';
 import type { DurableInbox, InboxEntry } from './inbox.js';
-import { threadLeaseKey } from './thread-lease.js';
+import { workflowLeaseOwner } from './thread-lease.js';
 import { ThreadStore } from './thread-store.js';
 
 /** Where Mastra leaves a workflow run that was going on when its process died. */
@@ -40,7 +40,7 @@ export class CutWorkflowRuns {
 
   /** Whether a run holds the record's thread now, in any process on the same leases (a live run renews its lease). */
   async held(entry: InboxEntry): Promise<boolean> {
-    return (await workflowLeases(this.mastra)?.getLeaseOwner(threadLeaseKey(entry))) !== undefined;
+    return (await workflowLeaseOwner(this.mastra, entry)) !== undefined;
   }
 
   /** Settles each record's run, in order; answers how many were cut. */

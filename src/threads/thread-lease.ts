@@ -1,7 +1,8 @@
+import type { Mastra } from '@mastra/core';
 import type { Agent } from '@mastra/core/agent';
 import { setTimeout as delay } from 'node:timers/promises';
 import { conflict, type BridgeError } from '../errors.js';
-import { leasesOf, type ThreadLeases, type ThreadTarget } from '../mastra/index.js';
+import { leasesOf, workflowLeases, type ThreadLeases, type ThreadTarget } from '../mastra/index.js';
 
 /** Mastra's thread lease TTL (`MASTRA_AGENT_THREAD_LEASE_TTL_MS`): Mastra renews it once the run registers. */
 export const THREAD_LEASE_TTL_MS = Number(process.env.MASTRA_AGENT_THREAD_LEASE_TTL_MS) || 15_000;
@@ -15,6 +16,11 @@ export const threadLeaseKey = (thread: ThreadTarget) => `${thread.resourceId}\0$
 /** The run holding the thread's lease, in any process on the same leases; `undefined` when idle (or without leases). */
 export async function threadLeaseOwner(agent: Agent, scope: ThreadTarget): Promise<string | undefined> {
   return leasesOf(agent)?.getLeaseOwner(threadLeaseKey(scope));
+}
+
+/** The run holding the thread's lease on Mastra's own pub/sub, where a workflow's runs hold it; `undefined` when idle. */
+export async function workflowLeaseOwner(mastra: Mastra, scope: ThreadTarget): Promise<string | undefined> {
+  return workflowLeases(mastra)?.getLeaseOwner(threadLeaseKey(scope));
 }
 
 /**

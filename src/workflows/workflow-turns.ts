@@ -8,7 +8,7 @@ import type { RunOptions } from '../runs/prepared-run.js';
 import type { DurableInbox } from '../threads/inbox.js';
 import { RecoveryGate } from '../threads/recovery-gate.js';
 import type { ThreadControl } from '../threads/thread-control.js';
-import { keepLease, takeLeasedTurn, threadLeaseKey } from '../threads/thread-lease.js';
+import { keepLease, takeLeasedTurn, workflowLeaseOwner } from '../threads/thread-lease.js';
 import type { ThreadScope } from '../threads/thread-store.js';
 import { TOKENS } from '../tokens.js';
 
@@ -51,7 +51,7 @@ export class WorkflowTurns {
   /** Stops the thread's workflow run wherever it streams (here, or in the process that holds the thread); answers whether one did. */
   async stop(scope: ThreadScope, reason: string): Promise<boolean> {
     // Nobody holds the thread: no run streams, and no process need be asked.
-    if ((await workflowLeases(this.mastra)?.getLeaseOwner(threadLeaseKey(scope))) === undefined) return false;
+    if ((await workflowLeaseOwner(this.mastra, scope)) === undefined) return false;
     return this.control.stopStreamed(scope, reason);
   }
 
