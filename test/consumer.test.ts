@@ -15,7 +15,7 @@ import { killIfRunning, REPO_ROOT, startNodeProcess, type ServerProcess } from '
 import { http } from './support/server.js';
 import { openSse } from './support/sse.js';
 
-// The package as a library user gets it: `npm pack` (prepare builds it), the tarball installed
+// The package as a library user gets it: `npm pack` (of the build the tests share), the tarball installed
 // into an empty project with the README's install line (npm's cache first: no network once the
 // packages were fetched), then used from ESM (mounted into a Mastra server, a run), from CommonJS,
 // from TypeScript under three module settings, and the runnable doc samples run as written.

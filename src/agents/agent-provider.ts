@@ -70,9 +70,7 @@ export class AgentProvider {
 
   /** The agent with this id or registration key; with none, the first registered. */
   private find(wanted: string | undefined): Agent | undefined {
-    const entries = this.entries();
-    if (wanted === undefined) return entries[0]?.[1];
-    return (entries.find(([, agent]) => agent.id === wanted) ?? entries.find(([key]) => key === wanted))?.[1];
+    return pick(this.entries(), wanted);
   }
 
   /**
@@ -80,12 +78,14 @@ export class AgentProvider {
    * default agent if it has memory, else the first agent that does. None: `500 MEMORY_NOT_CONFIGURED`.
    */
   async withMemory(agentId?: string): Promise<{ agent: Agent; memory: MastraMemory }> {
+    const entries = agentsOf(this.mastra);
+    const agent = pick(entries, agentId ?? this.config.defaultAgentId);
     // A workflow keeps no memory of its own: its threads live where the agents' do.
-    const named = agentId !== undefined && this.isWorkflow(agentId) ? undefined : agentId;
-    const candidates = named !== undefined || this.config.defaultAgentId !== undefined ? [this.get(named)] : this.entries().map(([, a]) => a);
-    for (const agent of candidates) {
-      const memory = await memoryOf(agent);
-      if (memory) return { agent, memory };
+    const named = agentId !== undefined && this.isWorkflow(agentId, agent) ? undefined : agentId;
+    const candidates = named !== undefined || this.config.defaultAgentId !== undefined ? [agent ?? this.get(named)] : entries.map(([, a]) => a);
+    for (const candidate of candidates) {
+      const memory = await memoryOf(candidate);
+      if (memory) return { agent: candidate, memory };
     }
     throw new BridgeError(500, 'MEMORY_NOT_CONFIGURED', named ? `Agent ${named} has no memory configured` : 'No agent has memory configured');
   }
@@ -95,9 +95,9 @@ export class AgentProvider {
     return this.find(id) !== undefined || this.isWorkflow(id);
   }
 
-  /** Whether the id names a workflow and no agent (ids are distinct: `assertDistinctIds`). */
-  private isWorkflow(id: string): boolean {
-    return !this.find(id) && workflowsOf(this.mastra).some(([key, workflow]) => workflow.id === id || key === id);
+  /** Whether the id names a workflow and no agent (`agent`: the one it names, if any; ids are distinct: `assertDistinctIds`). */
+  private isWorkflow(id: string, agent = this.find(id)): boolean {
+    return !agent && workflowsOf(this.mastra).some(([key, workflow]) => workflow.id === id || key === id);
   }
 
   /** The public description of an agent. */
@@ -117,4 +117,10 @@ export class AgentProvider {
     if (model) info.model = model;
     return info;
   }
+}
+
+/** The agent with this id, else with this registration key; with none wanted, the first registered. */
+function pick(entries: Array<[string, Agent]>, wanted: string | undefined): Agent | undefined {
+  if (wanted === undefined) return entries[0]?.[1];
+  return (entries.find(([, agent]) => agent.id === wanted) ?? entries.find(([key]) => key === wanted))?.[1];
 }

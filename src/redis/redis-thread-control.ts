@@ -11,6 +11,8 @@ import {
   activeThreadRunId,
   outgoingWithId,
   outputFinished,
+  queueMessage,
+  sendNow,
   type AgentMessage,
   type OnWake,
   type Outgoing,
@@ -23,8 +25,7 @@ import { ResultCapture } from '../runs/result-capture.js';
 import { resumeHere, type ResumeRequest, type Resumer } from '../runs/resume.js';
 import type { RunLive } from '../runs/stream-options.js';
 import type { ToolProxy } from '../runs/tool-proxy.js';
-import { sendPastFinishingRun } from '../threads/finishing-run.js';
-import { InProcessThreadControl, APPROVAL_MEMORY_MS, type AbortOptions, type ThreadControl } from '../threads/thread-control.js';
+import { InProcessThreadControl, APPROVAL_MEMORY_MS, sendPastFinishingRun, type AbortOptions, type ThreadControl } from '../threads/thread-control.js';
 import { RunEndings } from '../threads/run-endings.js';
 import type { AnsweredCall, CallAnswer } from '../threads/answer-call.js';
 import { errorMessage } from '../text.js';
@@ -154,23 +155,23 @@ export class RedisThreadControl implements ThreadControl, Resumer {
    */
   async send(agent: Agent, thread: ThreadTarget, outgoing: Outgoing, routing: Routing, onWake?: OnWake): Promise<SignalDecision> {
     // Nobody holds the thread (a run that held it was let go of, here or elsewhere): it wakes here.
-    if ((await this.holders.owner(thread)) === undefined) return this.local.send(agent, thread, outgoing, routing, onWake);
+    if ((await this.holders.owner(thread)) === undefined) return sendNow(agent, outgoing, { ...routing, ...thread }, onWake);
     if (this.holds(thread)) return this.sendHere(agent, thread, outgoing, routing, onWake);
     const remote = (await this.askHolder({ op: 'send', agentId: agent.id, thread, outgoing, options: routing })) as SignalDecision | undefined;
-    return remote ?? this.local.send(agent, thread, outgoing, routing, onWake);
+    return remote ?? sendNow(agent, outgoing, { ...routing, ...thread }, onWake);
   }
 
   /** Into a run of this process: one that is finishing does not take it, and it is sent again. */
   private async sendHere(agent: Agent, thread: ThreadTarget, outgoing: Outgoing, routing: Routing, onWake?: OnWake): Promise<SignalDecision> {
     await this.untilLetGo(agent, thread);
     const takeBack = (id: string) => this.local.cancelQueued(agent, thread, [id]);
-    return sendPastFinishingRun(agent, thread, (id) => this.local.send(agent, thread, outgoingWithId(outgoing, id), routing, onWake), takeBack);
+    return sendPastFinishingRun(agent, thread, (id) => sendNow(agent, outgoingWithId(outgoing, id), { ...routing, ...thread }, onWake), takeBack);
   }
 
   async queue(agent: Agent, thread: ThreadTarget, message: AgentMessage, routing: Routing, onWake?: OnWake): Promise<SignalDecision> {
     if (this.holds(thread)) return this.queueHere(agent, thread, message, routing, onWake);
     const remote = (await this.askHolder({ op: 'queue', agentId: agent.id, thread, message, options: routing })) as SignalDecision | undefined;
-    return remote ?? this.local.queue(agent, thread, message, routing, onWake);
+    return remote ?? queueMessage(agent, message, { ...routing, ...thread }, onWake);
   }
 
   async cancelQueued(agent: Agent, thread: ThreadTarget, signalIds: string[]): Promise<string[]> {
@@ -268,7 +269,7 @@ export class RedisThreadControl implements ThreadControl, Resumer {
 
   private async queueHere(agent: Agent, thread: ThreadTarget, message: AgentMessage, routing: Routing, onWake?: OnWake): Promise<SignalDecision> {
     await this.untilLetGo(agent, thread);
-    return this.local.queue(agent, thread, message, routing, onWake);
+    return queueMessage(agent, message, { ...routing, ...thread }, onWake);
   }
 
   /**

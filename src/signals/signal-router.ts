@@ -3,12 +3,10 @@ import type { Agent } from '@mastra/core/agent';
 import { inject, injectable } from 'inversify';
 import type { z } from 'zod';
 import {
-  leasesInProcess,
   listNotifications,
-  sendMessage,
   sendNotification,
   sendStateSignal,
-  withId,
+  type OnWake,
   type Routing,
   type SignalDecision,
   type SignalTarget,
@@ -16,7 +14,6 @@ import {
 } from '../mastra/index.js';
 import type { BridgeMetrics } from '../observability/metrics.js';
 import type { InboxEntry } from '../threads/inbox.js';
-import { sendPastFinishingRun } from '../threads/finishing-run.js';
 import { SUPERSEDED_BY_INPUT, PendingInterrupts } from '../threads/pending-interrupts.js';
 import type { ThreadControl } from '../threads/thread-control.js';
 import type { ThreadScope } from '../threads/thread-store.js';
@@ -25,8 +22,17 @@ import { AcceptedSignals, isAnswered } from './accepted-signals.js';
 import type { NotificationSchema, SendMessageSchema, SignalSchema, StateSignalSchema } from './schemas.js';
 import { ThreadOwnership } from './thread-ownership.js';
 
-/** Sends a signal (again under `id`, when given) and answers Mastra's decision. */
-type Send = (agent: Agent, id?: string) => Promise<SignalDecision>;
+/** How a signal is sent, once the thread is the caller's: through `ThreadControl`, wherever the thread's run is. */
+type Send = (agent: Agent, onWake: OnWake) => Promise<SignalDecision>;
+
+/** What a steering call does besides sending: supersede what stopped runs wait on, keep it until a run answers it. */
+interface Steering {
+  kind: InboxEntry['kind'];
+  /** What the durable inbox keeps; none for a transient signal (never stored, so nothing to answer). */
+  keeps?: unknown;
+  /** New input: what the thread's stopped runs wait on is declined first, so that it wakes a run of its own. */
+  supersedes: boolean;
+}
 
 /**
  * Steers a thread through Mastra's signal runtime: messages now or queued, signals, state,
@@ -50,30 +56,22 @@ export class SignalRouter {
 
   sendMessage(scope: ThreadScope, body: z.output<typeof SendMessageSchema>): Promise<SignalDecision> {
     // Into the thread's run wherever it runs: Mastra alone would race that run's end in another process.
-    const send: Send = (agent, id) => this.control.send(agent, scope, { message: withId(body.message, id) }, routing(body), this.accepted.watch(agent, scope));
-    return this.accept(scope, 'send', body.message, this.superseding(scope, send));
+    const steering = { kind: 'send', keeps: body.message, supersedes: true } as const;
+    return this.steer(scope, steering, (agent, onWake) => this.control.send(agent, scope, { message: body.message }, routing(body), onWake));
   }
 
   queueMessage(scope: ThreadScope, body: z.output<typeof SendMessageSchema>): Promise<SignalDecision> {
     // Behind the thread's run wherever it runs: Mastra alone would queue only behind a run of this process.
-    // Mastra gives a queued message a new id each time it is queued: one that met a finishing run
-    // is taken back (if Mastra still holds it) and sent again as a message under the id it got,
-    // which Mastra keeps, so that it is stored once whichever copy runs.
-    const send: Send = (agent, id) =>
-      id
-        ? sendMessage(agent, withId(body.message, id), this.target(scope, body), this.accepted.watch(agent, scope))
-        : this.control.queue(agent, scope, body.message, routing(body), this.accepted.watch(agent, scope));
-    return this.accept(scope, 'queue', body.message, this.superseding(scope, send));
+    const steering = { kind: 'queue', keeps: body.message, supersedes: true } as const;
+    return this.steer(scope, steering, (agent, onWake) => this.control.queue(agent, scope, body.message, routing(body), onWake));
   }
 
   signal(scope: ThreadScope, body: z.output<typeof SignalSchema>): Promise<SignalDecision> {
     const { type, contents, tagName, attributes, transient } = body;
     const signal = { type, contents, ...(tagName && { tagName }), ...(attributes && { attributes }), ...(transient !== undefined && { transient }) };
     // Into the thread's run wherever it runs, as a message sent now (`sendMessage`).
-    const send: Send = (agent, id) =>
-      this.control.send(agent, scope, { signal: { ...signal, ...(id && { id }) } }, routing(body), this.accepted.watch(agent, scope));
-    // A transient signal is never stored: nothing to keep for it.
-    return transient ? this.route(scope, 'signal', send).then(({ answer }) => answer) : this.accept(scope, 'signal', signal, send);
+    const steering = { kind: 'signal', keeps: transient ? undefined : signal, supersedes: false } as const;
+    return this.steer(scope, steering, (agent, onWake) => this.control.send(agent, scope, { signal }, routing(body), onWake));
   }
 
   /** A state signal; an unchanged `cacheKey` is skipped by Mastra and answered `{ skipped: true }`. */
@@ -106,48 +104,24 @@ export class SignalRouter {
   }
 
   /**
-   * A message acknowledged means a message kept: once Mastra has decided where it goes (and given
-   * it its id), it is written to the durable inbox before the answer leaves, and leaves the inbox
-   * once the history answers it. A decision that means no run will answer it (`persist`,
-   * `discard`) keeps nothing.
+   * The one way a message or signal reaches a thread. The thread is claimed, not only checked (a
+   * wake creates a missing thread anyway, but a persisted signal would be stored under no thread,
+   * unreadable by its sender and the id left to anyone); new input supersedes what stopped runs
+   * wait on; `send` answers Mastra's decision. A message acknowledged means a message kept: once
+   * Mastra has decided where it goes (and given it its id), it is written to the durable inbox
+   * before the answer leaves, and leaves the inbox once the history answers it. A decision that
+   * means no run will answer it (`persist`, `discard`) keeps nothing.
    */
-  private async accept(scope: ThreadScope, kind: InboxEntry['kind'], message: unknown, send: Send): Promise<SignalDecision> {
-    const { answer, agent } = await this.route(scope, kind, send);
-    if (isAnswered(answer.action)) {
-      await this.accepted.keep(scope, agent, kind, answer.signalId, message);
+  private async steer(scope: ThreadScope, { kind, keeps, supersedes }: Steering, send: Send): Promise<SignalDecision> {
+    const { agent } = await this.ownership.agentOf(scope, 'claim');
+    if (supersedes) await this.interrupts.supersede(agent, threadTarget(scope), SUPERSEDED_BY_INPUT);
+    const answer = await send(agent, this.accepted.watch(agent, scope));
+    this.metrics.signalDecision(kind, answer.action);
+    if (keeps !== undefined && isAnswered(answer.action)) {
+      await this.accepted.keep(scope, agent, kind, answer.signalId, keeps);
       this.accepted.forgetIfFailed(scope.threadId, answer);
     }
     return answer;
-  }
-
-  /**
-   * Sends through `send` and answers Mastra's decision; with Mastra's in-process leases, past a
-   * run that is finishing (`sendPastFinishingRun`). With leases shared between processes, a
-   * `deliver` to an idle-looking thread may be a real hand-off to another process's run: the
-   * answer is passed on as Mastra gave it (`ThreadControl.send` does the same where the run is).
-   */
-  private async route(scope: ThreadScope, kind: string, send: Send): Promise<{ answer: SignalDecision; agent: Agent }> {
-    // Claimed, not only checked: a wake creates a missing thread anyway, but a persisted signal
-    // would be stored under no thread, unreadable by its sender and the id left to anyone.
-    const { agent } = await this.ownership.agentOf(scope, 'claim');
-    const thread = threadTarget(scope);
-    const inProcess = leasesInProcess(agent);
-    const takeBack = (id: string) => this.control.cancelQueued(agent, thread, [id]);
-    const answer = inProcess ? await sendPastFinishingRun(agent, thread, (id) => send(agent, id), takeBack) : await send(agent);
-    this.metrics.signalDecision(kind, answer.action);
-    return { answer, agent };
-  }
-
-  /**
-   * A message supersedes what the thread's stopped runs wait on (declined, with a reason) before
-   * it is sent: it then wakes a run of its own instead of being delivered into a run that waits.
-   */
-  private superseding(scope: ThreadScope, send: Send): Send {
-    const thread = threadTarget(scope);
-    return async (agent, id) => {
-      if (!id) await this.interrupts.supersede(agent, thread, SUPERSEDED_BY_INPUT);
-      return send(agent, id);
-    };
   }
 
   private target(scope: ThreadScope, body: Routing): SignalTarget {

@@ -1,5 +1,5 @@
 import { execFile } from 'node:child_process';
-import { cpSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync } from 'node:fs';
+import { cpSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -19,27 +19,29 @@ export async function npm(cwd: string, args: string[]): Promise<string> {
   }
 }
 
-/** What `npm pack` reads besides `files`: the build's inputs (`prepack` builds). */
-const BUILD_INPUTS = ['package.json', 'rollup.config.js', 'tsconfig.json', 'src', 'scripts'];
+/** What `prepack` runs: the build, then the manifest the tarball gets (`scripts/packed-manifest.mjs`). */
+const PREPACK = 'npm run build && node scripts/packed-manifest.mjs strip';
 
 /**
- * Packs the package as `npm pack` (and so `npm publish`) does, `prepack` building `dist/` first,
- * but in a copy of the checkout: the checkout's own `dist/` (which `npm start` and other tests
- * use) is left alone. Returns the tarball's path; its folder is the caller's to remove.
+ * Packs the package as `npm pack` (and so `npm publish`) does, but from a copy of the checkout
+ * holding the build the tests share (`dist/`, made by vitest's global setup with `npm run build`):
+ * `prepack`'s manifest step runs there, its build is not run a second time. Returns the tarball's
+ * path; its folder is the caller's to remove.
  *
  * @example
  * const tarball = await packPackage(); // /tmp/pack-xyz/mastra-agui-bridge-0.1.0.tgz
  */
 export async function packPackage(): Promise<string> {
-  const { files } = JSON.parse(readFileSync(join(REPO_ROOT, 'package.json'), 'utf8')) as { files: string[] };
+  const { files, scripts } = JSON.parse(readFileSync(join(REPO_ROOT, 'package.json'), 'utf8')) as { files: string[]; scripts: Record<string, string> };
+  if (scripts.prepack !== PREPACK) throw new Error(`package.json's prepack is not what packPackage does in its place: ${scripts.prepack}`);
   const stage = mkdtempSync(join(tmpdir(), 'bridge-stage-'));
-  for (const path of new Set([...BUILD_INPUTS, ...files.filter((f) => f !== 'dist')])) {
+  for (const path of new Set(['package.json', 'scripts/packed-manifest.mjs', ...files])) {
     cpSync(join(REPO_ROOT, path), join(stage, path), { recursive: true, filter: (src) => !src.endsWith('.test.ts') });
   }
-  symlinkSync(join(REPO_ROOT, 'node_modules'), join(stage, 'node_modules'), 'dir');
   const out = mkdtempSync(join(tmpdir(), 'bridge-pack-'));
   try {
-    await npm(stage, ['pack', '--pack-destination', out, '--silent']);
+    await run(process.execPath, ['scripts/packed-manifest.mjs', 'strip'], { cwd: stage });
+    await npm(stage, ['pack', '--ignore-scripts', '--pack-destination', out, '--silent']);
   } finally {
     rmSync(stage, { recursive: true, force: true });
   }

@@ -19,9 +19,7 @@ import {
   SignalDecisionSchema,
   StateSkippedSchema,
 } from '../answers.js';
-import type { SignalDecision } from '../../mastra/index.js';
 import { PendingApprovalSchema } from '../../signals/thread-approvals.js';
-import type { ThreadScope } from '../../threads/thread-store.js';
 import { answer, route } from '../route.js';
 import type { Services } from '../services.js';
 import { contentsUrlDetails } from '../url-policy.js';
@@ -41,15 +39,10 @@ const messageContents = (message: Contents | { contents: Contents }): [Contents,
 const DECISION = { description: "`{ action, runId?, signalId }`: Mastra's routing decision", schema: SignalDecisionSchema };
 
 /**
- * A message route: `message` checked for URLs the server may not fetch, then `send` answers
- * Mastra's decision. `send-message` and `queue-message` differ only in what they call.
+ * A message route: `message` checked for URLs the server may not fetch, then the router's `send`
+ * answers Mastra's decision. `send-message` and `queue-message` differ only in what they call.
  */
-function messageRoute(
-  operationId: string,
-  path: `/threads/:threadId/${string}`,
-  summary: string,
-  send: (s: Pick<Services, 'signals'>, scope: ThreadScope, body: z.output<typeof SendMessageSchema>) => Promise<SignalDecision>,
-) {
+function messageRoute(operationId: 'sendMessage' | 'queueMessage', path: `/threads/:threadId/${string}`, summary: string) {
   return route({
     operationId,
     method: 'POST',
@@ -65,23 +58,16 @@ function messageRoute(
     uses: ['signals', 'urlPolicy'],
     handle: async ({ scope, body }, s) => {
       assertFetchable(s, ...messageContents(body.message));
-      return answer(202, await send(s, scope, body));
+      return answer(202, await s.signals[operationId](scope, body));
     },
   });
 }
 
 /** `POST /threads/:threadId/send-message` */
-export const sendMessage = messageRoute(
-  'sendMessage',
-  '/threads/:threadId/send-message',
-  'Send a message now (wakes an idle thread or joins the active run)',
-  (s, scope, body) => s.signals.sendMessage(scope, body),
-);
+export const sendMessage = messageRoute('sendMessage', '/threads/:threadId/send-message', 'Send a message now (wakes an idle thread or joins the active run)');
 
 /** `POST /threads/:threadId/queue-message` */
-export const queueMessage = messageRoute('queueMessage', '/threads/:threadId/queue-message', 'Queue a message for the next run', (s, scope, body) =>
-  s.signals.queueMessage(scope, body),
-);
+export const queueMessage = messageRoute('queueMessage', '/threads/:threadId/queue-message', 'Queue a message for the next run');
 
 /** `POST /threads/:threadId/signals` */
 export const sendSignal = route({
