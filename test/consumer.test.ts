@@ -7,7 +7,7 @@ import { EventType } from '@ag-ui/client';
 import ts from 'typescript';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { assistantText, runInput, runStrict, userMessage } from './support/agui.js';
-import { checkSamples, SAMPLE_OPTIONS, sampleModules, tsBlockWith, type SampleModule } from './support/doc-samples.js';
+import { checkSamples, createProgram, SAMPLE_OPTIONS, sampleModules, tsBlockWith, type SampleModule } from './support/doc-samples.js';
 import { installLine, npm, packPackage } from './support/package.js';
 import { freePort } from './support/ports.js';
 import { isolatedPostgres, isolatedRedisPrefix, POSTGRES_URL, REDIS_URL } from './support/services.js';
@@ -267,7 +267,7 @@ process.on('SIGTERM', () => server.close(() => process.exit(0)));
       it('every createBridge option carries its documentation in the packed types (what an editor shows on hover)', () => {
         const file = join(project, 'options.ts');
         writeFileSync(file, "import { createBridge } from 'mastra-agui-bridge';\nexport const options: Parameters<typeof createBridge>[0] = {};\n");
-        const program = ts.createProgram([file], { ...common, module: ts.ModuleKind.Node16, moduleResolution: ts.ModuleResolutionKind.Node16, noEmit: true });
+        const program = createProgram([file], { ...common, module: ts.ModuleKind.Node16, moduleResolution: ts.ModuleResolutionKind.Node16, noEmit: true });
         const checker = program.getTypeChecker();
         const declaration = program.getSourceFile(file)!.statements.find(ts.isVariableStatement)!.declarationList.declarations[0];
         const options = checker.getNonNullableType(checker.getTypeAtLocation(declaration.name)).getProperties();
@@ -286,7 +286,7 @@ process.on('SIGTERM', () => server.close(() => process.exit(0)));
           file,
           "import { BridgeAgent, BridgeClient } from 'mastra-agui-bridge/client';\nexport const agent = new BridgeAgent({ baseUrl: '/agui', threadId: 't' });\nexport const client = new BridgeClient({ baseUrl: '/agui' });\n",
         );
-        const program = ts.createProgram([file], {
+        const program = createProgram([file], {
           ...common,
           skipLibCheck: false,
           module: ts.ModuleKind.Node16,

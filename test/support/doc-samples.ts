@@ -151,7 +151,7 @@ export function checkSamples(dir: string, modules: SampleModule[], options: ts.C
     writeFileSync(file, text);
     files.set(file, origin);
   }
-  const program = ts.createProgram([join(dir, 'ambient.d.ts'), ...files.keys()], { noEmit: true, ...options });
+  const program = createProgram([join(dir, 'ambient.d.ts'), ...files.keys()], { noEmit: true, ...options });
   return ts
     .getPreEmitDiagnostics(program)
     .filter((d) => d.file && files.has(d.file.fileName))
@@ -159,4 +159,28 @@ export function checkSamples(dir: string, modules: SampleModule[], options: ts.C
       const { line } = d.file!.getLineAndCharacterOfPosition(d.start ?? 0);
       return `${files.get(d.file!.fileName)![line]} TS${d.code} ${ts.flattenDiagnosticMessageText(d.messageText, ' ')}`;
     });
+}
+
+/** The packages' declaration files, parsed (and bound) once in this process for every program that reads them. */
+const parsed = new Map<string, ts.SourceFile>();
+/** Tells which compiler settings a parsed file depends on, as the language service's own cache does. */
+const registry = ts.createDocumentRegistry();
+
+/**
+ * `ts.createProgram`, with the packages' declaration files shared between the programs whose
+ * settings parse and bind them alike (`getKeyForCompilationSettings`, and the file's own language
+ * version and module format): a check is mostly the parse of Mastra's declarations.
+ */
+export function createProgram(rootNames: string[], options: ts.CompilerOptions): ts.Program {
+  const host = ts.createCompilerHost(options);
+  const read = host.getSourceFile.bind(host);
+  const settings = registry.getKeyForCompilationSettings(options);
+  host.getSourceFile = (fileName, version, onError, shouldCreate) => {
+    if (!fileName.includes('/node_modules/') || !/\.d\.[cm]?ts$/.test(fileName)) return read(fileName, version, onError, shouldCreate);
+    const key = `${fileName}\0${JSON.stringify(version)}\0${settings}`;
+    const file = parsed.get(key) ?? read(fileName, version, onError, shouldCreate);
+    if (file) parsed.set(key, file);
+    return file;
+  };
+  return ts.createProgram(rootNames, options, host);
 }
