@@ -7,10 +7,6 @@ export default defineConfig({
     hookTimeout: 30_000,
     // Integration files each start a real server; two workers match the two cores of CI.
     maxWorkers: 2,
-    // A worker keeps its modules from one file to the next: Mastra and the bridge are imported once
-    // per worker, not once per file (about 2 s a file). Each file starts its own servers and
-    // restores what it changes (vi.unstubAllEnvs, its own ports and schemas).
-    isolate: false,
     // The real server processes the tests start run the build, made first when it is stale.
     globalSetup: ['test/support/built-server.ts'],
     // Type-level tests (`*.test-d.ts`, `expectTypeOf`) run in `npm test` too: vitest runs `tsc

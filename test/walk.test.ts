@@ -105,6 +105,8 @@ describe('the walk of a request, route to Mastra', () => {
     const first = await http(`${tb.base}/threads/${threadId}/send-message`, { body: { message: 'first', resourceId: 'walker' } });
     expect(first.body.action).toBe('wake');
     await expect.poll(async () => (await http(`${tb.base}/threads/${threadId}/messages?resourceId=walker`)).body.length, { interval: 20 }).toBe(2);
+    // And its run has let go of the thread (a few ms after its answer is stored): the walk is of an idle thread.
+    await expect.poll(() => tb.demo.getActiveThreadRunId({ resourceId: 'walker', threadId }), { interval: 5 }).toBeUndefined();
     return threadId;
   }
 

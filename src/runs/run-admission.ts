@@ -44,7 +44,7 @@ export class RunAdmission {
       ? await this.interrupts.standing(agent, scope)
       : { waiting: [], streaming: (await threadLeaseOwner(agent, scope)) !== undefined };
     if (multitask === 'reject' && streaming) return takeThreadTurn(agent, scope, runId, 0, threadBusy);
-    if (exists) await this.interrupts.supersede(agent, scope, SUPERSEDED_BY_INPUT, waiting);
+    if (exists) await this.interrupts.supersede(agent, scope, SUPERSEDED_BY_INPUT, { waiting });
     if (multitask === 'reject') return takeThreadTurn(agent, scope, runId, 0, threadBusy);
     // Only a running thread is aborted: asking the other processes about an idle one would wait out their silence.
     // The aborted run's partial answer is stored before this run's input, as a Stop then a message would have it.

@@ -107,14 +107,15 @@ export class SignalRouter {
    * The one way a message or signal reaches a thread. The thread is claimed, not only checked (a
    * wake creates a missing thread anyway, but a persisted signal would be stored under no thread,
    * unreadable by its sender and the id left to anyone); new input supersedes what stopped runs
-   * wait on; `send` answers Mastra's decision. A message acknowledged means a message kept: once
-   * Mastra has decided where it goes (and given it its id), it is written to the durable inbox
-   * before the answer leaves, and leaves the inbox once the history answers it. A decision that
-   * means no run will answer it (`persist`, `discard`) keeps nothing.
+   * wait on (a thread it created has none); `send` answers Mastra's decision. A message
+   * acknowledged means a message kept: once Mastra has decided where it goes (and given it its
+   * id), it is written to the durable inbox before the answer leaves, and leaves the inbox once the
+   * history answers it. A decision that means no run will answer it (`persist`, `discard`) keeps
+   * nothing.
    */
   private async steer(scope: ThreadScope, { kind, keeps, supersedes }: Steering, send: Send): Promise<SignalDecision> {
-    const { agent } = await this.ownership.agentOf(scope, 'claim');
-    if (supersedes) await this.interrupts.supersede(agent, threadTarget(scope), SUPERSEDED_BY_INPUT);
+    const { agent, existed, thread } = await this.ownership.agentOf(scope, 'claim');
+    if (supersedes && existed) await this.interrupts.supersede(agent, threadTarget(scope), SUPERSEDED_BY_INPUT, { row: thread });
     const answer = await send(agent, this.accepted.watch(agent, scope));
     this.metrics.signalDecision(kind, answer.action);
     if (keeps !== undefined && isAnswered(answer.action)) {

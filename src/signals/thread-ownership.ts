@@ -1,5 +1,6 @@
 import type { Agent } from '@mastra/core/agent';
 import type { MastraMemory } from '@mastra/core/memory';
+import type { StorageThreadType } from '../mastra/index.js';
 import { inject, injectable } from 'inversify';
 import { AgentProvider } from '../agents/agent-provider.js';
 import { RecoveryGate } from '../threads/recovery-gate.js';
@@ -9,6 +10,13 @@ import { ThreadStore, type ThreadScope } from '../threads/thread-store.js';
 export interface Resolved {
   agent: Agent;
   memory: MastraMemory;
+}
+
+/** The thread's agent and memory, and what the ownership check read of the thread. */
+export interface Owned extends Resolved {
+  existed: boolean;
+  /** The thread's row as claimed (`claim` only). */
+  thread?: StorageThreadType;
 }
 
 /**
@@ -28,17 +36,18 @@ export class ThreadOwnership {
   ) {}
 
   /**
-   * The agent for the thread: `read` only checks, `claim` creates a missing thread for the caller
-   * (a signal may wake a run on it), `existing` also requires that it exists.
+   * The agent for the thread, whether the thread `existed` (a new one has no stopped run to
+   * supersede), and with `claim` its row: `read` only checks, `claim` creates a missing thread for
+   * the caller (a signal may wake a run on it), `existing` also requires that it exists.
    */
-  async agentOf(scope: ThreadScope, mode: 'read' | 'claim' | 'existing', given?: Resolved): Promise<Resolved> {
+  async agentOf(scope: ThreadScope, mode: 'read' | 'claim' | 'existing', given?: Resolved): Promise<Owned> {
     const resolved = given ?? (await this.agents.withMemory(scope.agentId));
     const owned = { ...scope, agentId: resolved.agent.id };
     // What may start a run comes after what a crash left unanswered on the thread.
     if (mode !== 'read') await this.gate.pass(scope.threadId);
-    if (mode === 'claim') await this.threads.claim(owned, resolved.memory);
-    else if (mode === 'existing') await this.threads.load(owned, resolved.memory);
-    else await this.threads.assertNotForeign(owned, resolved.memory);
-    return resolved;
+    if (mode === 'claim') return { ...resolved, ...(await this.threads.claim(owned, resolved.memory)) };
+    if (mode === 'read') return { ...resolved, existed: (await this.threads.assertNotForeign(owned, resolved.memory)).exists };
+    await this.threads.load(owned, resolved.memory);
+    return { ...resolved, existed: true };
   }
 }

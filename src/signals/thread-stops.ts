@@ -35,7 +35,7 @@ export class ThreadStops {
       // Mastra keeps a run stopped on an interrupt as the thread's run, and "aborts" it to no effect.
       const { waiting, streaming } = await this.interrupts.standing(agent, thread);
       const { aborted } = streaming || waiting.length === 0 ? await this.control.abort(agent, thread, { untilEnded: true }) : { aborted: false };
-      const declined = await this.interrupts.supersede(agent, thread, SUPERSEDED_BY_ABORT, waiting);
+      const declined = await this.interrupts.supersede(agent, thread, SUPERSEDED_BY_ABORT, { waiting });
       return { aborted: aborted || declined.length > 0 };
     });
   }

@@ -1,7 +1,7 @@
 import type { Agent } from '@mastra/core/agent';
 import { setTimeout as delay } from 'node:timers/promises';
 import { inject, injectable } from 'inversify';
-import { cancelWorkflowRun, suspendedRuns, type ThreadTarget } from '../mastra/index.js';
+import { cancelWorkflowRun, suspendedRuns, type StorageThreadType, type ThreadTarget } from '../mastra/index.js';
 import { RunTracker } from '../observability/run-tracker.js';
 import { TOKENS } from '../tokens.js';
 import type { ThreadControl } from './thread-control.js';
@@ -27,6 +27,12 @@ const ROUNDS = 4;
 /** How long to wait, at most, for Mastra to let go of a declined run's thread lease (it does so just after the run ends). */
 const LET_GO_MS = 5000;
 const LET_GO_POLL_MS = 5;
+
+/** What a caller of `supersede` read of the thread already. */
+interface Known {
+  waiting?: WaitingCall[];
+  row?: StorageThreadType;
+}
 
 /**
  * The calls a thread's stopped runs wait on, and what new input does to them. A run that ended
@@ -69,12 +75,13 @@ export class PendingInterrupts {
   /**
    * Declines every call waiting on the thread with `reason`, each once in any process (an approval
    * that comes at the same moment either wins or finds nothing waiting), and answers once Mastra
-   * has let go of those runs. Answers the ids of the calls declined here.
+   * has let go of those runs. Answers the ids of the calls declined here. `known`: what the caller
+   * read of the thread in this request already (the calls waiting, the thread's row).
    */
-  async supersede(agent: Agent, thread: ThreadTarget, reason: string, known?: WaitingCall[]): Promise<string[]> {
-    const declined: string[] = await this.supersedeWorkflow(thread);
+  async supersede(agent: Agent, thread: ThreadTarget, reason: string, known: Known = {}): Promise<string[]> {
+    const declined: string[] = await this.supersedeWorkflow(thread, { row: known.row });
     const runs = new Set<string>();
-    let calls = known ?? (await this.waiting(agent, thread));
+    let calls = known.waiting ?? (await this.waiting(agent, thread));
     for (let round = 1; calls.length > 0 && round <= ROUNDS; round++) {
       for (const call of calls) {
         runs.add(call.runId);
@@ -98,8 +105,8 @@ export class PendingInterrupts {
    * one whose process died mid-step (a live run holds the lease while it streams). It is cancelled
    * too, so that nothing (Mastra's `restartAllActiveWorkflowRuns`) runs it again unasked.
    */
-  async supersedeWorkflow(thread: ThreadTarget, { holdingThread = false }: { holdingThread?: boolean } = {}): Promise<string[]> {
-    const latest = await this.threads.latestWorkflowRun(thread);
+  async supersedeWorkflow(thread: ThreadTarget, { holdingThread = false, row }: { holdingThread?: boolean; row?: StorageThreadType } = {}): Promise<string[]> {
+    const latest = await this.threads.latestWorkflowRun(thread, undefined, row);
     if (!latest) return [];
     const { workflow, runId, stored } = latest;
     if (stored.status === 'running' && holdingThread) await cancelWorkflowRun(workflow, { runId, resourceId: thread.resourceId });

@@ -139,19 +139,20 @@ export class ThreadStore {
    * Makes sure the caller owns the thread, creating it when missing (under the same per-thread lock
    * as `create`, so two first runs on a new id cannot hand it to different resources), and that it
    * remembers the agent of its first run (`scope.agentId`). Another resource's thread is `404`.
-   * Answers whether the thread already existed.
+   * Answers whether the thread already existed, and its row as claimed.
    */
-  async claim(scope: ThreadScope, given?: MastraMemory): Promise<{ existed: boolean }> {
+  async claim(scope: ThreadScope, given?: MastraMemory): Promise<{ existed: boolean; thread: StorageThreadType }> {
     const memory = given ?? (await this.memoryOf(scope));
     const remembered = scope.agentId === undefined ? {} : { [THREAD_AGENT_KEY]: scope.agentId };
     return this.locks.exclusive(scope.threadId, async () => {
       const thread = await threadById(memory, scope.threadId);
       if (thread && thread.resourceId !== scope.resourceId) throw notFound('THREAD_NOT_FOUND', `Thread ${scope.threadId} not found`);
-      if (!thread) await createThread(memory, { resourceId: scope.resourceId, threadId: scope.threadId, metadata: remembered });
+      if (!thread)
+        return { existed: false, thread: await createThread(memory, { resourceId: scope.resourceId, threadId: scope.threadId, metadata: remembered }) };
       // A thread made by `POST /threads` learns its agent from its first run, once.
-      else if (scope.agentId !== undefined && thread.metadata?.[THREAD_AGENT_KEY] === undefined)
-        await writeThread(memory, thread, { title: thread.title ?? '', metadata: { ...thread.metadata, ...remembered } });
-      return { existed: !!thread };
+      if (scope.agentId !== undefined && thread.metadata?.[THREAD_AGENT_KEY] === undefined)
+        return { existed: true, thread: await writeThread(memory, thread, { title: thread.title ?? '', metadata: { ...thread.metadata, ...remembered } }) };
+      return { existed: true, thread };
     });
   }
 
@@ -312,9 +313,10 @@ export class ThreadStore {
   /**
    * The thread's latest workflow run (of `workflowId`, when given) as storage holds it: none on a
    * thread with no workflow run, another resource's, or one that does not exist yet (a first run).
+   * `row`: the thread as the caller read it in this request already.
    */
-  async latestWorkflowRun(scope: ThreadScope, workflowId?: string): Promise<LatestWorkflowRun | undefined> {
-    const thread = await threadById(await this.memoryOf(scope), scope.threadId);
+  async latestWorkflowRun(scope: ThreadScope, workflowId?: string, row?: StorageThreadType): Promise<LatestWorkflowRun | undefined> {
+    const thread = row ?? (await threadById(await this.memoryOf(scope), scope.threadId));
     if (!thread || thread.resourceId !== scope.resourceId) return undefined;
     const run = thread.metadata?.[WORKFLOW_RUN_KEY] as Partial<ThreadWorkflowRun> | undefined;
     if (typeof run?.workflowId !== 'string' || typeof run.runId !== 'string' || (workflowId !== undefined && run.workflowId !== workflowId)) return undefined;
