@@ -7,13 +7,14 @@ import { http, useTestBridge } from './support/server.js';
  * The walk of a request (docs/architecture.md "Two walks"): every call the bridge makes into
  * Mastra while it serves one request, each with the bridge's frames on the stack at that moment,
  * from the route's handler down (the app's middlewares, before the route, are left out). A hop is
- * a function of the bridge on those stacks; the walk's files are the files those functions are in.
+ * a frame of the bridge's on such a stack, the walk's depth its longest stack, its files the files
+ * of its frames.
  * Measured on the real objects: Mastra's agent, its memory, its storage and the Mastra instance,
  * each method wrapped to read the stack of its caller.
  */
 interface Walk {
   /** `file:function` of every bridge frame on a stack that entered Mastra. */
-  hops: Set<string>;
+  functions: Set<string>;
   files: Set<string>;
   /** The most bridge frames on one stack: the longest way from the route to a call into Mastra. */
   depth: number;
@@ -67,7 +68,7 @@ function record(walk: Walk, method: string, stack: string): void {
     const hop = `${frame[2]}:${frame[1] ?? '(anonymous)'}`;
     way.unshift(hop);
     walk.files.add(frame[2]);
-    walk.hops.add(hop);
+    walk.functions.add(hop);
   }
   if (way.length > walk.depth) Object.assign(walk, { depth: way.length, deepest: [...way, method] });
 }
@@ -84,7 +85,7 @@ describe('the walk of a request, route to Mastra', () => {
     for (const target of [tb.demo, tb.mastra, memory, memory?.storage, tb.storage, ...domains]) if (target) watch(target, box, restore);
     const limit = Error.stackTraceLimit;
     Error.stackTraceLimit = 200;
-    box.current = { hops: new Set(), files: new Set(), depth: 0, deepest: [], entries: [] };
+    box.current = { functions: new Set(), files: new Set(), depth: 0, deepest: [], entries: [] };
     try {
       await request();
       return box.current;
@@ -96,7 +97,7 @@ describe('the walk of a request, route to Mastra', () => {
 
   const report = (name: string, walk: Walk) =>
     console.log(
-      `${name}: ${walk.depth} hops deep, ${walk.hops.size} functions over ${walk.files.size} files, Mastra entered ${walk.entries.length} times (${walk.entries.join(', ')})\n  the longest: ${walk.deepest.join(' → ')}\n  files: ${[...walk.files].join(', ')}`,
+      `${name}: ${walk.depth} hops deep, ${walk.functions.size} functions over ${walk.files.size} files, Mastra entered ${walk.entries.length} times (${walk.entries.join(', ')})\n  the longest: ${walk.deepest.join(' → ')}\n  files: ${[...walk.files].join(', ')}`,
     );
 
   /** A thread of `walker`'s with one message answered: the walks are of a thread in use. */
