@@ -20,9 +20,10 @@ import { http } from './support/server.js';
 
 /**
  * Several real bridge processes on one Redis and one PostgreSQL schema, where one of them dies
- * (`kill -9`) or restarts: what it ran, held or wrote is taken over by the others. A dead process's
- * runs are found by its heartbeat, within seconds; where a test waits on Mastra's thread lease
- * itself, it is 3 s (`MASTRA_AGENT_THREAD_LEASE_TTL_MS`, read at start).
+ * (`kill -9`): what it ran and held is answered by a survivor (test/scale-out-takeover.test.ts: a
+ * stopped run resumed elsewhere, a restart, the thread's event log). A dead process's runs are
+ * found by its heartbeat, within seconds; where a test waits on Mastra's thread lease itself, it is
+ * 3 s (`LEASE_TTL_MS`).
  */
 describe('signals sent to B on a thread followed or run on A: the answers of one process', { timeout: 60_000 }, () => {
   let cluster: Cluster;

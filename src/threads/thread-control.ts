@@ -186,13 +186,13 @@ const LOST_SIGNAL_RETRY_MS = 5;
 const LOST_SIGNAL_SENDS = 400;
 
 /** Sends a signal (again under `id`, when given) and answers Mastra's decision. */
-export type SendOnce = (id?: string) => Promise<SignalDecision>;
+type SendOnce = (id?: string) => Promise<SignalDecision>;
 /**
  * Takes back what Mastra may still hold of a send that looked lost (parked where no run drains
  * it), before it is sent again: a copy left there would reach a later run of the thread as well,
  * which then takes a turn with nothing new.
  */
-export type TakeBack = (signalId: string) => Promise<unknown>;
+type TakeBack = (signalId: string) => Promise<unknown>;
 
 /**
  * Sends through `send` past a run of this process that is finishing. A thread that was idle just
