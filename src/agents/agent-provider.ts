@@ -36,6 +36,8 @@ export type AgentInfo = z.infer<typeof AgentInfoSchema>;
  */
 @injectable()
 export class AgentProvider {
+  private readonly resolved = new Map<string | undefined, { agent: Agent; memory: MastraMemory }>();
+
   constructor(
     @inject(TOKENS.Mastra) private readonly mastra: Mastra,
     @inject(TOKENS.Config) private readonly config: ResolvedConfig,
@@ -76,9 +78,19 @@ export class AgentProvider {
   /**
    * The agent and its memory, for thread routes: the named agent must have memory; with no id, the
    * default agent if it has memory, else the first agent that does. None: `500 MEMORY_NOT_CONFIGURED`.
+   * Resolved once per id while that agent stays registered (every thread request asks, and
+   * resolving an agent's memory is work Mastra does afresh each time); a refusal is not kept.
    */
   async withMemory(agentId?: string): Promise<{ agent: Agent; memory: MastraMemory }> {
     const entries = agentsOf(this.mastra);
+    const kept = this.resolved.get(agentId);
+    if (kept && entries.some(([, agent]) => agent === kept.agent)) return kept;
+    const found = await this.resolveWithMemory(entries, agentId);
+    this.resolved.set(agentId, found);
+    return found;
+  }
+
+  private async resolveWithMemory(entries: Array<[string, Agent]>, agentId: string | undefined): Promise<{ agent: Agent; memory: MastraMemory }> {
     const agent = pick(entries, agentId ?? this.config.defaultAgentId);
     // A workflow keeps no memory of its own: its threads live where the agents' do.
     const named = agentId !== undefined && this.isWorkflow(agentId, agent) ? undefined : agentId;

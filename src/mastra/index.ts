@@ -8,7 +8,6 @@
  * @example
  * import { sendMessage, streamRun, suspendedRuns } from '../mastra/index.js';
  */
-export * from './leases.js';
 export * from './memory.js';
 export * from './registry.js';
 export * from './runs.js';

@@ -63,13 +63,12 @@ export class RunService {
       await this.threads.checkIds(
         scope,
         messages.map((m) => m.id),
-        memory,
       );
     await this.admission.assertUnanswered(resume);
     // One run per thread at a time (here and in every process on the same leases).
     const turn = memory && resume.length === 0 ? await this.admission.takeTurn(agent, scope, input.runId, options.multitask, exists) : undefined;
     try {
-      if (memory) await this.threads.claim(scope, memory);
+      if (memory) await this.threads.claim(scope);
       // The client's state, when it differs from the stored one, is the run's from the start.
       await workingMemory?.write(scope, state);
       if (memory) inboxId = await this.storeInput(input, scope, fresh, messages, options);

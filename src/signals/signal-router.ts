@@ -16,11 +16,10 @@ import type { BridgeMetrics } from '../observability/metrics.js';
 import type { InboxEntry } from '../threads/inbox.js';
 import { SUPERSEDED_BY_INPUT, PendingInterrupts } from '../threads/pending-interrupts.js';
 import type { ThreadControl } from '../threads/thread-control.js';
-import type { ThreadScope } from '../threads/thread-store.js';
+import { ThreadStore, type ThreadScope } from '../threads/thread-store.js';
 import { TOKENS } from '../tokens.js';
 import { AcceptedSignals, isAnswered } from './accepted-signals.js';
 import type { NotificationSchema, SendMessageSchema, SignalSchema, StateSignalSchema } from './schemas.js';
-import { ThreadOwnership } from './thread-ownership.js';
 
 /** How a signal is sent, once the thread is the caller's: through `ThreadControl`, wherever the thread's run is. */
 type Send = (agent: Agent, onWake: OnWake) => Promise<SignalDecision>;
@@ -50,7 +49,7 @@ export class SignalRouter {
     @inject(TOKENS.ThreadControl) private readonly control: ThreadControl,
     @inject(TOKENS.Metrics) private readonly metrics: BridgeMetrics,
     @inject(PendingInterrupts) private readonly interrupts: PendingInterrupts,
-    @inject(ThreadOwnership) private readonly ownership: ThreadOwnership,
+    @inject(ThreadStore) private readonly threads: ThreadStore,
     @inject(AcceptedSignals) private readonly accepted: AcceptedSignals,
   ) {}
 
@@ -76,7 +75,7 @@ export class SignalRouter {
 
   /** A state signal; an unchanged `cacheKey` is skipped by Mastra and answered `{ skipped: true }`. */
   async state(scope: ThreadScope, body: z.output<typeof StateSignalSchema>): Promise<SignalDecision | { skipped: true; reason: string }> {
-    const { agent } = await this.ownership.agentOf(scope, 'existing');
+    const { agent } = await this.threads.own(scope, 'existing');
     const { id, cacheKey, contents, mode, value, delta } = body;
     const answer = await sendStateSignal(agent, { id, cacheKey, contents, mode, value, delta }, this.target(scope, body), this.accepted.watch(agent, scope));
     this.metrics.signalDecision('state', 'skipped' in answer ? 'skipped' : answer.action);
@@ -84,7 +83,7 @@ export class SignalRouter {
   }
 
   async notify(scope: ThreadScope, body: z.output<typeof NotificationSchema>) {
-    const { agent } = await this.ownership.agentOf(scope, 'claim');
+    const { agent } = await this.threads.own(scope, 'claim');
     const { resourceId: _r, agentId: _a, ...notification } = body;
     const result = await sendNotification(agent, notification, threadTarget(scope));
     const accepted = result.accepted ? await result.accepted : undefined;
@@ -99,7 +98,7 @@ export class SignalRouter {
   }
 
   async listNotifications(scope: ThreadScope, status?: string) {
-    await this.ownership.agentOf(scope, 'read');
+    await this.threads.own(scope, 'read');
     return listNotifications(this.mastra, scope.threadId, status);
   }
 
@@ -114,7 +113,7 @@ export class SignalRouter {
    * nothing.
    */
   private async steer(scope: ThreadScope, { kind, keeps, supersedes }: Steering, send: Send): Promise<SignalDecision> {
-    const { agent, existed, thread } = await this.ownership.agentOf(scope, 'claim');
+    const { agent, existed, thread } = await this.threads.own(scope, 'claim');
     if (supersedes && existed) await this.interrupts.supersede(agent, threadTarget(scope), SUPERSEDED_BY_INPUT, { row: thread });
     const answer = await send(agent, this.accepted.watch(agent, scope));
     this.metrics.signalDecision(kind, answer.action);

@@ -7,7 +7,6 @@ import type { ThreadControl } from '../threads/thread-control.js';
 import { ThreadStore, type ThreadScope } from '../threads/thread-store.js';
 import { TOKENS } from '../tokens.js';
 import type { ToolApprovalSchema } from './schemas.js';
-import { ThreadOwnership, type Resolved } from './thread-ownership.js';
 
 /** A call that waits for a person's approval. */
 export const PendingApprovalSchema = z.object({ runId: z.string(), toolCallId: z.string(), toolName: z.string(), args: z.unknown() });
@@ -27,11 +26,10 @@ export class ThreadApprovals {
     @inject(AgentProvider) private readonly agents: AgentProvider,
     @inject(ThreadStore) private readonly threads: ThreadStore,
     @inject(TOKENS.ThreadControl) private readonly control: ThreadControl,
-    @inject(ThreadOwnership) private readonly ownership: ThreadOwnership,
   ) {}
 
-  async pendingApprovals(scope: ThreadScope, resolved?: Resolved): Promise<PendingApproval[]> {
-    const { agent } = await this.ownership.agentOf(scope, 'read', resolved);
+  async pendingApprovals(scope: ThreadScope): Promise<PendingApproval[]> {
+    const { agent } = await this.threads.own(scope, 'read');
     const runs = await suspendedRuns(agent, scope);
     return runs.flatMap((run) =>
       run.toolCalls
@@ -42,11 +40,10 @@ export class ThreadApprovals {
 
   /** Approves or declines a call that waits for approval (also after a restart: Mastra reads storage). */
   async toolApproval(scope: ThreadScope, body: z.output<typeof ToolApprovalSchema>): Promise<{ runId: string; toolCallId: string }> {
-    const resolved = await this.agents.withMemory(scope.agentId);
-    const pending = await this.pendingApprovals(scope, resolved);
+    const { agent } = await this.agents.withMemory(scope.agentId);
+    const pending = await this.pendingApprovals(scope);
     const call = pending.find((p) => p.toolCallId === body.toolCallId);
     if (!call) throw await this.notWaiting(scope, body.toolCallId);
-    const { agent } = resolved;
     const thread = threadTarget(scope);
     const { toolCallId, approved, resumeData, reason } = body;
     // Two approvals at once (here or in another process) both see the call waiting: one resumes it.

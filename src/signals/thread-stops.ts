@@ -2,9 +2,8 @@ import { inject, injectable } from 'inversify';
 import type { DurableInbox, InboxCuts } from '../threads/inbox.js';
 import { SUPERSEDED_BY_ABORT, PendingInterrupts } from '../threads/pending-interrupts.js';
 import type { ThreadControl } from '../threads/thread-control.js';
-import type { ThreadScope } from '../threads/thread-store.js';
+import { ThreadStore, type ThreadScope } from '../threads/thread-store.js';
 import { TOKENS } from '../tokens.js';
-import { ThreadOwnership } from './thread-ownership.js';
 import { threadTarget } from '../mastra/index.js';
 
 /**
@@ -21,7 +20,7 @@ export class ThreadStops {
     @inject(TOKENS.ThreadControl) private readonly control: ThreadControl,
     @inject(PendingInterrupts) private readonly interrupts: PendingInterrupts,
     @inject(TOKENS.InboxCuts) private readonly cuts: InboxCuts,
-    @inject(ThreadOwnership) private readonly ownership: ThreadOwnership,
+    @inject(ThreadStore) private readonly threads: ThreadStore,
   ) {}
 
   /**
@@ -29,7 +28,7 @@ export class ThreadStops {
    * once the cut run has wound down, its messages answered by the cut (`InboxCuts`).
    */
   async abort(scope: ThreadScope): Promise<{ aborted: boolean }> {
-    const { agent } = await this.ownership.agentOf(scope, 'read');
+    const { agent } = await this.threads.own(scope, 'read');
     const thread = threadTarget(scope);
     return this.cuts.around({ ...thread, agentId: agent.id }, async () => {
       // Mastra keeps a run stopped on an interrupt as the thread's run, and "aborts" it to no effect.
@@ -41,7 +40,7 @@ export class ThreadStops {
   }
 
   async cancelQueued(scope: ThreadScope, signalId: string): Promise<{ cancelled: string[] }> {
-    const { agent } = await this.ownership.agentOf(scope, 'read');
+    const { agent } = await this.threads.own(scope, 'read');
     const cancelledSignalIds = await this.control.cancelQueued(agent, threadTarget(scope), [signalId]);
     // A cancelled message stays cancelled: a restart must not send it again.
     await this.inbox.remove(scope.threadId, cancelledSignalIds);

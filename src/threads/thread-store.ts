@@ -1,6 +1,7 @@
 import { WorkingMemoryState, type AgentState } from '../state/working-memory.js';
 import type { Message } from '@ag-ui/core';
 import type { Mastra } from '@mastra/core';
+import type { Agent } from '@mastra/core/agent';
 import type { MessageListInput } from '@mastra/core/agent/message-list';
 import { inject, injectable } from 'inversify';
 import { AgentProvider } from '../agents/agent-provider.js';
@@ -31,7 +32,8 @@ import {
 } from '../mastra/index.js';
 import { conflict, notFound } from '../errors.js';
 import { TOKENS } from '../tokens.js';
-import { runEndsOnPage, storedIds, subagentRows } from './history-context.js';
+import { runEndsOnPage, storedIds as idsStored, subagentRows } from './history-context.js';
+import { RecoveryGate } from './recovery-gate.js';
 import type { ThreadLocks } from './thread-locks.js';
 import {
   contextOf,
@@ -87,6 +89,9 @@ export interface ThreadScope extends ThreadTarget {
 
 export type { Page };
 
+/** What `own` answers: the thread's agent and memory, whether the thread existed (a new one has no stopped run to supersede), and with `claim` its row. */
+export type OwnedThread = { agent: Agent; memory: MastraMemory; existed: boolean; thread?: StorageThreadType };
+
 /**
  * Thread CRUD and history over Mastra memory, scoped to a resource: a thread of another resource
  * is answered exactly like a missing one (`404 THREAD_NOT_FOUND`), so its existence never leaks.
@@ -101,7 +106,23 @@ export class ThreadStore {
     @inject(AgentProvider) private readonly agents: AgentProvider,
     @inject(TOKENS.Mastra) private readonly mastra: Mastra,
     @inject(TOKENS.ThreadLocks) private readonly locks: ThreadLocks,
+    @inject(RecoveryGate) private readonly gate: RecoveryGate,
   ) {}
+
+  /**
+   * The thread's agent and memory once the thread is known not to be another resource's (`404`):
+   * `read` only checks, `claim` creates a missing thread for the caller (a signal may wake a run on
+   * it), `existing` requires it. What may start a run waits for what a crash left unanswered there.
+   */
+  async own(scope: ThreadScope, mode: 'read' | 'claim' | 'existing'): Promise<OwnedThread> {
+    const resolved = await this.agents.withMemory(scope.agentId);
+    const owned = { ...scope, agentId: resolved.agent.id };
+    if (mode !== 'read') await this.gate.pass(scope.threadId);
+    if (mode === 'claim') return { ...resolved, ...(await this.claim(owned)) };
+    if (mode === 'read') return { ...resolved, existed: (await this.assertNotForeign(owned)).exists };
+    await this.load(owned);
+    return { ...resolved, existed: true };
+  }
 
   async create(input: { resourceId: string; threadId?: string; title?: string; metadata?: Record<string, unknown>; agentId?: string }): Promise<ThreadInfo> {
     const { memory } = await this.agents.withMemory(input.agentId);
@@ -127,9 +148,9 @@ export class ThreadStore {
     return toThreadInfo(thread);
   }
 
-  /** Loads a thread the caller owns, with the memory it lives in (`memory`: the request's agent's, when resolved already). */
-  async load(scope: ThreadScope, given?: MastraMemory): Promise<{ thread: StorageThreadType; memory: MastraMemory }> {
-    const memory = given ?? (await this.memoryOf(scope));
+  /** Loads a thread the caller owns, with the memory it lives in. */
+  async load(scope: ThreadScope): Promise<{ thread: StorageThreadType; memory: MastraMemory }> {
+    const memory = await this.memoryOf(scope);
     const thread = await threadById(memory, scope.threadId);
     if (!thread || thread.resourceId !== scope.resourceId) throw notFound('THREAD_NOT_FOUND', `Thread ${scope.threadId} not found`);
     return { thread, memory };
@@ -141,8 +162,8 @@ export class ThreadStore {
    * remembers the agent of its first run (`scope.agentId`). Another resource's thread is `404`.
    * Answers whether the thread already existed, and its row as claimed.
    */
-  async claim(scope: ThreadScope, given?: MastraMemory): Promise<{ existed: boolean; thread: StorageThreadType }> {
-    const memory = given ?? (await this.memoryOf(scope));
+  async claim(scope: ThreadScope): Promise<{ existed: boolean; thread: StorageThreadType }> {
+    const memory = await this.memoryOf(scope);
     const remembered = scope.agentId === undefined ? {} : { [THREAD_AGENT_KEY]: scope.agentId };
     return this.locks.exclusive(scope.threadId, async () => {
       const thread = await threadById(memory, scope.threadId);
@@ -171,18 +192,17 @@ export class ThreadStore {
    * `409` (Mastra saves messages by id, so it would move that row, possibly another resource's,
    * into this thread). Answers those this thread stores already.
    */
-  async checkIds(scope: ThreadScope, ids: readonly string[], given?: MastraMemory): Promise<Set<string>> {
+  async checkIds(scope: ThreadScope, ids: readonly string[]): Promise<Set<string>> {
     if (ids.length === 0) return new Set();
-    const found = await messagesById(given ?? (await this.memoryOf(scope)), [...ids]);
+    const found = await messagesById(await this.memoryOf(scope), [...ids]);
     const taken = found.find((m) => m.threadId !== scope.threadId);
     if (taken) throw conflict(`Message id ${taken.id} is already used by another thread`);
     return new Set(found.map((m) => m.id));
   }
 
   /** Whether the thread exists for someone else: such a thread must never be written through this caller. */
-  async assertNotForeign(scope: ThreadScope, given?: MastraMemory): Promise<{ exists: boolean }> {
-    const memory = given ?? (await this.memoryOf(scope));
-    const thread = await threadById(memory, scope.threadId);
+  async assertNotForeign(scope: ThreadScope): Promise<{ exists: boolean }> {
+    const thread = await threadById(await this.memoryOf(scope), scope.threadId);
     if (thread && thread.resourceId !== scope.resourceId) throw notFound('THREAD_NOT_FOUND', `Thread ${scope.threadId} not found`);
     return { exists: !!thread };
   }
@@ -240,20 +260,15 @@ export class ThreadStore {
     const thread = await threadById(memory, scope.threadId);
     if (!thread) return undefined;
     if (thread.resourceId !== scope.resourceId) throw notFound('THREAD_NOT_FOUND', `Thread ${scope.threadId} not found`);
-    const [stored, byId] = await Promise.all([this.tail(scope, RECENT_ROWS, memory), this.storedIds(scope, ids, memory)]);
+    const [stored, byId] = await Promise.all([recallTail(memory, scope, RECENT_ROWS), idsStored(memory, scope, ids)]);
     const context = contextOf(thread, []);
     const storedIds = new Set([...stored.map((m) => m.id), ...toAguiMessages(stored, context).map((m) => m.id), ...byId]);
     return { stored, context, storedIds };
   }
 
   /** The thread's last `rows` stored messages (signals included), oldest first: one query however long the thread. */
-  async tail(scope: ThreadScope, rows: number, given?: MastraMemory): Promise<MastraDBMessage[]> {
-    return recallTail(given ?? (await this.memoryOf(scope)), scope, rows);
-  }
-
-  /** Which of `ids` the thread stores (of any age): one query by id. */
-  async storedIds(scope: ThreadScope, ids: readonly string[], given?: MastraMemory): Promise<Set<string>> {
-    return storedIds(given ?? (await this.memoryOf(scope)), scope, ids);
+  async tail(scope: ThreadScope, rows: number): Promise<MastraDBMessage[]> {
+    return recallTail(await this.memoryOf(scope), scope, rows);
   }
 
   /**
@@ -261,9 +276,8 @@ export class ThreadStore {
    * keeps no working memory, or the thread does not exist yet). Another resource's thread is `404`.
    */
   async state(scope: ThreadScope): Promise<AgentState> {
-    const memory = await this.memoryOf(scope);
-    const { exists } = await this.assertNotForeign(scope, memory);
-    const workingMemory = WorkingMemoryState.of(memory);
+    const { exists } = await this.assertNotForeign(scope);
+    const workingMemory = WorkingMemoryState.of(await this.memoryOf(scope));
     return (exists && (await workingMemory?.read(scope))) || {};
   }
 
@@ -280,8 +294,7 @@ export class ThreadStore {
    * them again when the run ends, under the same ids: an upsert, never a second copy.
    */
   async storeInput(scope: ThreadScope, messages: MessageListInput): Promise<void> {
-    const { memory } = await this.agents.withMemory(scope.agentId);
-    await saveMessages(memory, inputRows(scope, messages));
+    await saveMessages(await this.memoryOf(scope), inputRows(scope, messages));
   }
 
   /**
@@ -290,8 +303,7 @@ export class ThreadStore {
    */
   async storeAnswer(scope: ThreadScope, texts: ReadonlyArray<{ id: string; text: string }>): Promise<void> {
     if (texts.length === 0) return;
-    const { memory } = await this.agents.withMemory(scope.agentId);
-    await saveMessages(memory, assistantRows(scope, texts));
+    await saveMessages(await this.memoryOf(scope), assistantRows(scope, texts));
   }
 
   /** Keeps what the run's workflow calls showed (merged into what the thread kept of earlier calls). */
@@ -377,7 +389,7 @@ export class ThreadStore {
     if (left) await deleteMessages(memory, [left.id]);
   }
 
-  /** The memory of the scope's agent (`withMemory`), for calls whose caller did not resolve it. */
+  /** The memory of the scope's agent (`withMemory`). */
   private async memoryOf(scope: { agentId?: string }): Promise<MastraMemory> {
     return (await this.agents.withMemory(scope.agentId)).memory;
   }

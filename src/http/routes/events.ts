@@ -45,11 +45,10 @@ export const threadEvents = route({
   },
   // The open-stream caps (`limits.streamsPerResource`, `limits.streams`).
   errors: [404, 429],
-  uses: ['agents', 'config', 'hub', 'limits', 'threads', 'workflowThreads', 'workflows'],
+  uses: ['config', 'hub', 'limits', 'threads', 'workflowThreads', 'workflows'],
   handle: async ({ c, query, headers, scope }, s) => {
     const lastEventId = headers['last-event-id'] ?? query.lastEventId;
-    const { agent, memory } = await s.agents.withMemory(scope.agentId);
-    await s.threads.assertNotForeign({ ...scope, agentId: agent.id }, memory);
+    const { agent } = await s.threads.own(scope, 'read');
     // A workflow's thread: its runs are written to the workflow's own feed (docs/workflows.md).
     const workflow = s.workflows.find(scope.agentId);
     const target = workflow ? s.workflowThreads.followTarget(workflow, scope, agent) : { ...scope, agent };
