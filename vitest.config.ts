@@ -7,6 +7,11 @@ export default defineConfig({
     hookTimeout: 30_000,
     // Integration files each start a real server; two workers match the two cores of CI.
     maxWorkers: 2,
+    // A worker keeps its modules from one file to the next: importing Mastra and the bridge afresh
+    // for every file was a fifth of the suite's work (docs/performance.md, "The suite, fourth
+    // look"). What a file changes of the process is put back when it ends (process-state.ts).
+    isolate: false,
+    setupFiles: ['test/support/process-state.ts'],
     // The real server processes the tests start run the build, made first when it is stale.
     globalSetup: ['test/support/built-server.ts'],
     // Type-level tests (`*.test-d.ts`, `expectTypeOf`) run in `npm test` too: vitest runs `tsc

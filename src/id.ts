@@ -10,9 +10,6 @@ const UNSAFE_ID_CHAR = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[
 /**
  * An id as every route takes it (threads, runs, messages, tool calls, resources, agents):
  * 1 to 512 characters, no lone surrogate, no control character.
- *
- * @example
- * z.object({ threadId: IdSchema, resourceId: IdSchema.optional() });
  */
 export const IdSchema = z
   .string()

@@ -24,12 +24,6 @@ async function until(done: () => boolean | Promise<boolean>, deadline: number, p
  * inbox's sweep, the webhook sender and the thread control started; recovery at start-up; the
  * runs in flight watched by a drain; everything ended by a shutdown. `Bridge` calls it for each
  * Mastra instance it serves; handlers never see it.
- *
- * @example
- * const lifecycle = lifecycleOf(container, config);
- * lifecycle.start();
- * await lifecycle.recover();
- * if (await lifecycle.idle()) await lifecycle.shutdown(5000);
  */
 export interface Lifecycle {
   /** Starts the inbox's sweep, the webhook sender (with `config.webhooks`) and the thread control. */

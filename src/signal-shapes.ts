@@ -14,9 +14,6 @@ export const XmlNameSchema = z
 
 /**
  * A signal's attributes: XML-safe names, plain values.
- *
- * @example
- * AttributesSchema.parse({ source: 'ci', build: 42 });
  */
 export const AttributesSchema = z.record(z.string(), z.union([z.string(), z.number(), z.boolean(), z.null()])).superRefine((value, ctx) => {
   for (const key of Object.keys(value)) {
@@ -31,17 +28,11 @@ const contentPart = z.union([
 
 /**
  * Signal contents: non-empty text, or text and file parts.
- *
- * @example
- * ContentsSchema.parse([{ type: 'text', text: 'Build #42 finished' }]);
  */
 export const ContentsSchema = z.union([z.string().min(1, 'contents must not be empty'), z.array(contentPart).min(1)]);
 
 /**
  * Where a signal goes when the thread is running (`ifActive`) or idle (`ifIdle`).
- *
- * @example
- * RoutingSchema.parse({ ifActive: { behavior: 'deliver' }, ifIdle: { behavior: 'persist' } });
  */
 export const RoutingSchema = z.object({
   ifActive: z
@@ -56,8 +47,5 @@ export const RoutingSchema = z.object({
 
 /**
  * A message to send into a thread: its contents, or its contents with attributes.
- *
- * @example
- * MessageSchema.parse({ contents: 'hello', attributes: { urgent: true } });
  */
 export const MessageSchema = z.union([ContentsSchema, z.object({ contents: ContentsSchema, attributes: AttributesSchema.optional() }).strict()]);

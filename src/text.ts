@@ -22,6 +22,16 @@ export function jsonText(value: unknown): string {
   }
 }
 
+/** The JSON object `text` holds; `undefined` for anything else (other JSON, or no JSON). */
+export function jsonObjectOf(text: string): Record<string, unknown> | undefined {
+  try {
+    const parsed: unknown = JSON.parse(text);
+    return parsed && typeof parsed === 'object' && !Array.isArray(parsed) ? (parsed as Record<string, unknown>) : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
 /** The human-readable message of whatever a tool, a model or Mastra threw. */
 export function errorMessage(error: unknown): string {
   if (typeof error === 'string') return error;

@@ -1,9 +1,6 @@
 /**
  * `promise`, or a rejection after `ms`: a wait on a dependency that may hang (storage, Redis)
  * bounded, for a caller that goes on without the answer. A leaf: it imports nothing.
- *
- * @example
- * await withinMs(store.write(record), 2000).catch((error) => logger.warn(`not kept: ${error.message}`));
  */
 export function withinMs<T>(promise: Promise<T>, ms: number): Promise<T> {
   let timer: NodeJS.Timeout | undefined;

@@ -39,9 +39,8 @@ export interface ThreadEventLog {
   /** The feed's translated events, to be numbered. */
   append(events: readonly Event[]): void;
   /**
-   * Shared logs: what closes a run whose process was lost (Mastra run id `runId`), which every
-   * process following the thread works out alike; appended by the first of them only, and only
-   * while that run is still open in the log. Without it, `append`.
+   * Shared logs: what closes Mastra run `runId`, whose process was lost, as every following process
+   * works it out; appended by the first only, while the run is open in the log. Else `append`.
    */
   settle?(runId: string, events: readonly Event[]): void;
   /**
@@ -70,18 +69,16 @@ export interface ThreadEventLog {
 }
 
 /**
- * Where the feeds get their logs: one binding in the container. The in-process one
- * (`InProcessEventLogs`) keeps a bounded ring per followed thread; the Redis one shares one log
- * per thread between processes.
+ * Where the feeds get their logs: one binding in the container. The in-process one keeps a bounded
+ * ring per followed thread (`InProcessEventLogs`); the Redis one shares one log per thread.
  */
 export interface ThreadEventLogs {
   /** Opens the log for a new feed of the thread `key` (agent, resource and thread). */
   open(key: string): Promise<ThreadEventLog>;
   /**
-   * Shared logs: `need(key)` is called when this process must keep a feed of the thread `key`
-   * although none of its clients follows it: a run of this process streams on a thread another
-   * process follows, and only this process can translate it. Its promise settles once the feed
-   * follows the thread (the run may wait for it). Called once, by the hub.
+   * Shared logs: `need(key)` asks this process to keep a feed of thread `key` that none of its
+   * clients follows: a run of this process streams there, another follows it, and only this one can
+   * translate the run. `need` settles once the feed follows the thread. Called once, by the hub.
    */
   onWriterNeeded?(need: (key: string) => Promise<void>): void;
   /** Shared logs: whether a client of some process follows the thread `key` now (a feed kept for `onWriterNeeded` lives while it does). */

@@ -9,11 +9,10 @@ export const IDS_PER_MS = 1000;
  *
  * - `remembered` (the last id of this thread's released feed, while this process remembers it)
  *   makes that exact within one process, however fast feeds come and go.
- * - The clock covers what the process forgot: a restart, or an entry evicted from the bounded
- *   memory. An earlier feed started at an earlier millisecond `t0` with a base of at least
- *   `t0 * IDS_PER_MS`; its ids stay below `now * IDS_PER_MS` as long as it hands out fewer than
- *   `IDS_PER_MS` ids per millisecond of its life (the assumption; a wall clock set back by more
- *   than the restart took breaks it too).
+ * - The clock covers what the process forgot (a restart, an entry evicted from the bounded memory):
+ *   an earlier feed started at an earlier millisecond `t0`, with a base of at least
+ *   `t0 * IDS_PER_MS`, so its ids stay below `now * IDS_PER_MS` (the assumption of `IDS_PER_MS`; a
+ *   wall clock set back by more than the restart took breaks it too).
  *
  * Today's base is about 1.8e15 (16 digits), below `Number.MAX_SAFE_INTEGER` (9.0e15) until
  * the year 2255, so ids stay exact as JSON numbers and in browsers.

@@ -21,10 +21,9 @@ interface Client {
 /** How long, inside one long turn, a batch waits for the next to share the clients' writes (as `EventStream` holds a frame). */
 const MAX_HOLD_MS = 10;
 /**
- * With this many clients, a batch that does not open a run waits up to `CROWD_HOLD_MS` for the
- * ones after it: a delivery to every client then takes long enough that a run's answer and its end,
- * stored a few milliseconds apart, would each be a write to every client. A run's start and a
- * user's message are never held (`isAwaited`). 50 ms is under a frame at 20 Hz.
+ * With this many clients, a batch holding nothing `isAwaited` waits up to `CROWD_HOLD_MS` for the
+ * ones after it: delivering to every client then takes long enough that a run's answer and its end,
+ * stored milliseconds apart, would each be a write to all. 50 ms is under a frame at 20 Hz.
  */
 const CROWD = 1000;
 const CROWD_HOLD_MS = 50;
@@ -57,7 +56,6 @@ export type ClientOptions = Pick<
 export class FeedClients {
   /** Each client by its stream: a follower that leaves is found at once among thousands. */
   private readonly clients = new Map<FeedSink, Client>();
-  /** Batches numbered this turn, not yet sent to the clients (`queueDelivery`). */
   private queued?: QueuedDelivery;
   private deliveryScheduled = false;
   /** A run the log opened again after Redis lost it: its clients get the stored thread once it ends (`gappedRunEnds`). */
@@ -117,11 +115,9 @@ export class FeedClients {
   }
 
   /**
-   * Batches numbered in one event-loop turn go to the clients together, when the turn ends (or
-   * once the oldest has waited `MAX_HOLD_MS`, inside a long turn): one write per client per turn,
-   * however many batches the turn made. With thousands of clients, a delivery takes long enough
-   * that each batch would otherwise be a write of its own to every client; past `CROWD` clients,
-   * what follows a run's start also waits for the batches after it (`CROWD_HOLD_MS`).
+   * Batches numbered in one event-loop turn go to the clients together when the turn ends (or once
+   * the oldest has waited `MAX_HOLD_MS`, inside a long turn): one write per client per turn, for
+   * any number of batches. Past `CROWD` clients, batches also wait for the ones after them.
    */
   queueDelivery(events: readonly Event[], firstId: number): void {
     this.lastPublish = Date.now();
@@ -203,19 +199,15 @@ export class FeedClients {
   }
 
   /**
-   * Only ids this feed handed out, still in its log, can be replayed, and its base (what a client
-   * that got a snapshot before the feed's first event holds). Anything else names an unknown
-   * point: an id from before this feed started (what happened while no one followed the thread,
-   * or before a restart, is unknown), or one it never handed out.
+   * Only ids this feed handed out and its log still holds can be replayed, and its base (what a
+   * client holds that got a snapshot before the feed's first event). Any other id names an unknown
+   * point: from before this feed (no one followed, or a restart), or never handed out.
    */
   private canReplayAfter(id: number): boolean {
     return id >= this.log.baseId && this.log.since(id) !== undefined;
   }
 
-  /**
-   * Replays what a shared log's store still holds after `id` (older than this feed's ring),
-   * while live events wait in the ring; answers whether it could.
-   */
+  /** Replays what a shared store holds after `id` (older than the ring), while live events wait. */
   private async replayFromStore(client: Client, id: number): Promise<boolean> {
     if (!this.log.fetch || id >= this.log.baseId) return false;
     client.loading = true;
@@ -229,7 +221,6 @@ export class FeedClients {
     return true;
   }
 
-  /** Sends what the client has not seen yet from the log. */
   private catchUp(client: Client): void {
     const missed = this.log.since(client.position);
     // The ring moved past it while its snapshot loaded: a gap it cannot see. It comes back for a new snapshot.

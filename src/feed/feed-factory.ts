@@ -29,9 +29,6 @@ export interface FeedPlumbing {
  * Makes a thread's feed: what it reads of the thread (history, state, what a workflow waits on),
  * of its runs (how each ended, what a cut step showed) and of Mastra (background tasks, the
  * thread's lease). The hub decides which feeds live and for how long.
- *
- * @example
- * const feed = await factory.create({ agent, threadId, resourceId }, { log, sharedLog: false, metrics });
  */
 @injectable()
 export class FeedFactory {
@@ -44,7 +41,6 @@ export class FeedFactory {
     @inject(TOKENS.HolderWatch) @optional() private readonly holders?: HolderWatch,
   ) {}
 
-  /** A started feed for `target`. */
   async create(target: FollowTarget, { log, sharedLog, metrics }: FeedPlumbing): Promise<ThreadFeed> {
     const scope = { threadId: target.threadId, resourceId: target.resourceId, agentId: followedId(target) };
     // A workflow's state is its run's; an agent's, its working memory (when it keeps one).

@@ -8,10 +8,7 @@ import type { WorkflowActivityContent } from '../translate/workflow-activity.js'
 import type { AgentState } from '../state/working-memory.js';
 import type { ThreadEventLog } from './event-log.js';
 
-/*
- * What a `ThreadFeed` is given, and what a client asks of it as it joins: read by the feed and
- * by the parts it owns (`FeedClients`, `StorageReads`, `LostRuns`), each picking what it uses.
- */
+/* What a `ThreadFeed` is given (its parts pick what they use) and what a joining client asks. */
 
 export interface FeedOptions {
   agent: Agent;
@@ -35,10 +32,7 @@ export interface FeedOptions {
   latestRunEnded?: () => Promise<boolean>;
   /** What the thread's latest run waits on (a workflow's suspended steps): a snapshot bracket ends with them, as that run did. */
   loadInterrupts?: () => Promise<Interrupt[]>;
-  /**
-   * An agent's feed: the thread's run in this process stopped on an interrupt, as the feed starts.
-   * Mastra replays it to the new subscription; the feed reads it and sends nothing of it (`PausedRun`).
-   */
+  /** An agent's feed: the run stopped on an interrupt, which Mastra replays to it (`PausedRun`). */
   stoppedRun?: () => Promise<string | undefined>;
   /** An agent's feed: the ids of the interrupts the thread's stopped runs wait on, as storage says (a snapshot offers only those). */
   waitingInterrupts?: () => Promise<ReadonlySet<string>>;
@@ -53,9 +47,8 @@ export interface FeedOptions {
   /** The run holding the thread's lease, in any process (a lost run's settlement checks it first). */
   leaseOwner?: () => Promise<string | undefined>;
   /**
-   * With `watchLeaseMs`, in scale-out: calls `gone` once the process running run `runId` is found
-   * dead (its heartbeat lapsed, `HolderWatch`), so its followers here hear of it within seconds
-   * rather than at the lease's TTL.
+   * With `watchLeaseMs`, in scale-out: calls `gone` once `HolderWatch` finds the process running
+   * run `runId` dead, so its followers here hear of it within seconds, not at the lease's TTL.
    */
   whenHolderGone?: (runId: string, gone: () => void) => void;
   /** Resolves once a run of this process has wound down (its partial answer stored), within a bound (`RunEndings.woundDown`). */

@@ -1,9 +1,6 @@
 import type { Event } from '@ag-ui/core';
 
-/**
- * Where a feed writes one client's events: in the server, the SSE writer (`sse/EventStream`),
- * which the feed knows only through this interface.
- */
+/** Where a feed writes one client's events: in the server, the SSE writer (`sse/EventStream`). */
 export interface FeedSink {
   /** Queues events; with `firstId` each frame carries `id: <firstId + index>`, without it none does (the client keeps its last id). */
   send(events: readonly Event[], firstId?: number): void;

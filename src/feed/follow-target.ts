@@ -18,10 +18,8 @@ export interface WorkflowFollowing {
   latestRunEnded: () => Promise<boolean>;
 }
 
-/** The id a thread is followed under: the workflow's, or the agent's. */
 export const followedId = (target: FollowTarget): string => target.workflow?.id ?? target.agent.id;
 
-/** A feed's key: the agent's (or workflow's) id, the resource and the thread. */
 export function feedKey(target: FollowTarget): string {
   return `${followedId(target)}\0${target.resourceId}\0${target.threadId}`;
 }

@@ -12,9 +12,6 @@ const REMEMBERED_THREADS = 10_000;
 /**
  * Event logs held in this process: each numbers from `feedBase` and keeps the last
  * `replayBufferSize` events in a ring. Nothing is stored; ids still never repeat (see `feedBase`).
- *
- * @example
- * const log = await new InProcessEventLogs(config).open('demo\0alice\0trip-7');
  */
 @injectable()
 export class InProcessEventLogs implements ThreadEventLogs {

@@ -63,11 +63,10 @@ export class LostRuns {
   /**
    * A run of another process lost its lease before its end reached this feed (that process died,
    * or Redis was away while the run finished): storage tells how it ended. With an answer stored
-   * after the run's messages, the bracket ends `RUN_FINISHED` (a finished run is never shown as
-   * failed); else `RUN_ERROR`. Either way a snapshot bracket follows with what is stored: the
-   * events the followers missed cannot be replayed, the history they built can. Every process
-   * following the thread works this out alike, from the log (the run's bracket there, as its
-   * process wrote it); the log takes the first one's (`settle`).
+   * after the run's messages the bracket ends `RUN_FINISHED` (a finished run is never shown as
+   * failed), else `RUN_ERROR`; then a snapshot bracket of what is stored, as the events the
+   * followers missed cannot be replayed but the history they built can. Worked out from the log
+   * (the run's bracket as its process wrote it), alike in every process: the log takes the first.
    */
   async settle(runId: string): Promise<void> {
     if (!(await this.leaseLapsed(runId))) return;
@@ -92,8 +91,8 @@ export class LostRuns {
 
   /**
    * Looks at the lease of run `runId`, another process's, every `watchLeaseMs` while its bracket is
-   * open here (`watchLeaseMs`). A lease that is gone is given the grace an end in flight needs to
-   * reach the log (the run writes its end, then lets go), then the run is settled as lost.
+   * open here. A lease that is gone is given the grace an end in flight needs to reach the log (the
+   * run writes its end, then lets go), then the run is settled as lost.
    */
   private watchLease(runId: string): void {
     const timer = setTimeout(() => {
@@ -116,11 +115,10 @@ export class LostRuns {
 
   /**
    * Whether the lease of a run Mastra found without one is really gone. Mastra reads the lease
-   * once; Redis restarted empty loses every lease until each holder takes its own back (when its
-   * connection is ready again: within the reconnect backoff, 2 s at most). Right after an outage,
-   * the lease is looked at again after that grace; a run whose lease is back is alive, and watched
-   * here until its end reaches the log or its lease lapses. With no outage near, a lapse is a
-   * process that died: settled at once.
+   * once, and Redis restarted empty loses every lease until each holder takes its own back (once
+   * its connection is ready: within the reconnect backoff, 2 s at most). Right after an outage it
+   * is looked at again after that grace: a run whose lease is back is alive, and watched until its
+   * end reaches the log or its lease lapses. With no outage near, a lapse is a dead process.
    */
   private async leaseLapsed(runId: string): Promise<boolean> {
     const { leaseOwner } = this.options;

@@ -6,15 +6,10 @@ export const REPLAY_MS = 2000;
 
 /**
  * What an agent's thread waits on, as its feed saw it, and Mastra's replay of it. A run stopped on
- * an interrupt stays Mastra's active run, and a new subscription to the thread gets it again from
- * its `start`: its followers were told its end already, and a snapshot holds what it said, so the
- * feed reads that replay (its translator learns the calls) and sends nothing of it. What the
- * latest bracket ended waiting on (its interrupts) is what a snapshot bracket ends with, as that
- * run did, while the calls still wait.
- *
- * @example
- * paused.expectReplay(await options.stoppedRun?.());
- * if (paused.replaying(chunk)) paused.note(translator.push(chunk), translator.open);
+ * an interrupt stays Mastra's active run, and a new subscription gets it again from its `start`:
+ * its followers were told its end already and a snapshot holds what it said, so the feed reads that
+ * replay (its translator learns the calls) and sends nothing of it. A snapshot bracket ends with
+ * the interrupts the latest bracket ended on, as that run did, while the calls still wait.
  */
 export class PausedRun {
   private replay?: { runId: string; started: boolean; done: () => void };

@@ -6,10 +6,7 @@ export interface OpenRun {
   readonly runId: string;
   /** The sequence id of its `RUN_STARTED`. */
   readonly startSeq: number;
-  /**
-   * What shapes the run (`shapesRun`), kept here: the ring may lose its start (Redis restarted
-   * empty under it), and a lost run's settlement must still close what it opened.
-   */
+  /** What shapes the run (`shapesRun`): enough to settle it as lost once the ring lost its start. */
   readonly shape: Event[];
 }
 
@@ -25,7 +22,6 @@ export interface OpenRun {
  */
 export class RunsInLog {
   private openRun?: OpenRun;
-  /** The last run this feed wrote into the log. */
   private written?: string;
   private readonly closingRuns = new Map<string, { closed: Promise<void>; resolve: () => void }>();
 
@@ -34,7 +30,6 @@ export class RunsInLog {
     private readonly closingRun?: (runId: string, closed: Promise<void>) => void,
   ) {}
 
-  /** The run open in the log, as it handed the events back. */
   get open(): OpenRun | undefined {
     return this.openRun;
   }

@@ -12,11 +12,10 @@ import type { RunsInLog } from './runs-in-log.js';
 export type StorageReadOptions = Pick<FeedOptions, 'threadId' | 'loadHistory' | 'runEnded' | 'dropBlockedStep' | 'keepCutStep' | 'logger'>;
 
 /**
- * Publishes a feed's translated batches with what storage must add to them: the state events (a
- * read of the stored state at a run's start and after a working-memory update), and the thread as
- * stored before the terminal event of a run that showed what Mastra did not keep (a retracted
- * answer, a cut step). Batches go out in the order they were translated, whichever of the feed's
- * streams they came from: one that needs no read waits only for the reads before it.
+ * Publishes a feed's translated batches with what storage must add to them: the state events (read
+ * at a run's start and after a working-memory update), and the thread as stored before the terminal
+ * event of a run whose answer was retracted or cut. Batches go out in the order they were
+ * translated, whichever stream they came from: one needing no read waits only for earlier reads.
  *
  * @example
  * reads.publish(chunk, translator.push(chunk)); // at once, or after the read it needs
@@ -48,10 +47,6 @@ export class StorageReads {
     this.reads = this.reads.then(() => this.runs.append(events));
   }
 
-  /**
-   * Publishes a chunk's translated events, with what storage must add to them (the state events,
-   * the thread as stored before a retracted or cut run's end).
-   */
   publish(chunk: MastraChunk, events: Event[]): void {
     const { state } = this;
     const concerned = state?.concerns(chunk, events) === true;

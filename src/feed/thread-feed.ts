@@ -33,20 +33,13 @@ const CUT_END_MS = 2000;
  */
 export class ThreadFeed {
   private readonly log: ThreadEventLog;
-  /**
-   * The announcement of the run whose `start` is being translated: a bracket opens on its run's
-   * `start`, so one slot is enough (a later `start` replaces whatever was not taken).
-   */
+  /** The announcement of the `start` being translated: one slot, a later `start` replaces it. */
   private announced?: { runId: string; announcement: RunAnnouncement };
-  /** What this feed hands the log, and the run open there as the log hands the events back. */
   private readonly runs: RunsInLog;
   private readonly clients: FeedClients;
-  /** Other processes' runs whose ends may never reach the log. */
   private readonly lostRuns: LostRuns;
-  /** Translated batches that wait for what storage adds to them, in order. */
   private readonly reads: StorageReads;
   private readonly translator: ThreadTranslator;
-  /** What an agent's thread waits on, and Mastra's replay of its stopped run to this feed's subscription. */
   private readonly paused = new PausedRun();
   private readonly stop = new AbortController();
   private unsubscribe?: () => void;
@@ -91,10 +84,7 @@ export class ThreadFeed {
     await this.paused.replayRead();
   }
 
-  /**
-   * Adds a client: replay after `lastEventId` when this feed can replay it exactly, else a snapshot
-   * run first (when asked for, or for any id it cannot replay), then live (`FeedClients.attach`).
-   */
+  /** Adds a client: by replay, a snapshot or live (`FeedClients.attach`). */
   attach(out: FeedSink, options: AttachOptions): Promise<void> {
     return this.clients.attach(out, options);
   }
@@ -114,12 +104,11 @@ export class ThreadFeed {
   }
 
   /**
-   * Ends every client stream for a shutdown, once the run this process was running on the thread
-   * (cut by the shutdown, `RunEndings.cutAll`) is closed in the log: by its own end (Mastra's
-   * `abort`, translated as cancelled) if that came through the subscription, else here, as
-   * cancelled, as its `/run` reports it. Its clients get that terminal event before their streams
-   * end; so do other processes' followers, through the shared log. A run of another process open
-   * in the log goes on there: a client that comes back with `Last-Event-ID` gets the rest of it.
+   * Ends every client stream for a shutdown, once the run this process ran on the thread (cut by
+   * `RunEndings.cutAll`) is closed in the log: by its own end (Mastra's `abort`) if that came
+   * through the subscription, else here; either way as cancelled, as its `/run` reports it. Its
+   * clients, and other processes' followers through the shared log, get that terminal event first.
+   * A run of another process goes on in the log: a client back with `Last-Event-ID` gets the rest.
    */
   async shutdown(): Promise<void> {
     // What the subscription holds already (the cut run's last chunks) is translated first.
@@ -129,7 +118,6 @@ export class ThreadFeed {
     const closed = this.runs.ownClosing();
     if (closed) {
       let timer: NodeJS.Timeout | undefined;
-      // A shared log hands it back after a round trip to Redis; one that cannot is not waited for long.
       await Promise.race([closed, new Promise((resolve) => (timer = setTimeout(resolve, CUT_END_MS)))]);
       clearTimeout(timer);
     }
@@ -176,9 +164,8 @@ export class ThreadFeed {
   }
 
   /**
-   * The first chunk of a workflow call this feed meets: what the thread kept of the call's
-   * activity is read first, so that a call resumed after its suspension goes on from the steps it
-   * showed (as its `/run` and history do). One read per call, none for other chunks.
+   * A workflow call's first chunk here: its stored activity is read first, so that a call resumed
+   * after its suspension goes on from the steps it showed, as its `/run` and history do.
    */
   private async storedActivityOf(chunk: MastraChunk): Promise<void> {
     if (chunk.type !== 'tool-output' || !this.options.loadWorkflowActivities) return;
@@ -229,7 +216,6 @@ export class ThreadFeed {
     return runId !== undefined && !this.translator.isOpen(runId);
   }
 
-  /** Sends numbered events to every ready client (encoded once for all). */
   private numbered(events: readonly Event[], firstId: number): void {
     const { runs } = this;
     const openInLog = runs.open?.runId;

@@ -26,13 +26,9 @@ export interface RunWriter {
  * clients. The Mastra subscription is released `subscriptionLingerMs` after the last client
  * leaves: long enough for an EventSource to reconnect and resume from the ring.
  *
- * With a shared log, a feed is also kept without a client of its own while a run of this process
- * streams on a thread another process follows (`ThreadEventLogs.onWriterNeeded`): only this
- * process has the run's chunks, and its feed writes them into the log. Such a feed lives while
- * the thread is followed elsewhere, checked every `subscriptionLingerMs`.
- *
- * @example
- * await hub.attach({ agent, threadId, resourceId }, eventStream, { lastEventId: 1767225600000041 });
+ * With a shared log, a feed is also kept without a client while a run of this process streams on a
+ * thread another process follows (`ThreadEventLogs.onWriterNeeded`): only this process has the
+ * run's chunks, and its feed writes them into the log. It lives while the thread is followed there.
  */
 @injectable()
 export class ThreadHub {
@@ -86,11 +82,6 @@ export class ThreadHub {
    * A run the bridge streams itself (a workflow's `/run`: Mastra's thread subscription carries
    * only agents' runs) reaches the thread's followers through the thread's feed here, whose log
    * every process reads. The feed is kept while the run writes, with or without a client here.
-   *
-   * @example
-   * const writer = await hub.openRun({ agent, threadId, resourceId, workflow: { id: 'draft-and-send', loadState } });
-   * writer.write([{ type: EventType.RUN_STARTED, threadId, runId }]);
-   * writer.close();
    */
   async openRun(target: FollowTarget): Promise<RunWriter> {
     const key = feedKey(target);
@@ -117,7 +108,6 @@ export class ThreadHub {
     return { write, close };
   }
 
-  /** A feed for a run of this process that another process follows: opened with no client, it lingers while the thread is followed. */
   private async keepWriter(key: string): Promise<void> {
     if (this.feeds.has(key)) return;
     const parts = feedKeyParts(key);
@@ -178,9 +168,8 @@ export class ThreadHub {
   }
 
   /**
-   * Releases a feed left without clients after `subscriptionLingerMs`, unless a client came back;
-   * with a shared log, a feed whose thread another process follows is kept (and checked again
-   * later): a run of this process on it would reach those followers only through it.
+   * Releases a feed left without clients after `subscriptionLingerMs`, unless a client came back or
+   * (with a shared log) another process follows its thread: then it is checked again later.
    */
   private linger(key: string, feed: ThreadFeed): void {
     const timer = setTimeout(() => void this.lingered(key, feed), this.config.subscriptionLingerMs);

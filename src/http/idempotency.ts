@@ -43,9 +43,6 @@ export interface IdempotentRequest {
  * - an error answer is not kept: a retry tries again;
  * - two requests with one key run one after the other (in this process: see `ThreadLocks`), so
  *   the second one replays the first.
- *
- * @example
- * const answer = await idempotent(c, s, { route: 'send-message', scope, key, raw }, () => send(body));
  */
 export async function idempotent(c: Context, s: Services, { route, scope, key, raw }: IdempotentRequest, handle: () => Promise<Answer>): Promise<Answer> {
   const recordKey = idempotencyRecordKey(route, scope.resourceId, key);

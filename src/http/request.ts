@@ -2,7 +2,6 @@ import type { Context } from 'hono';
 import { z } from 'zod';
 import { BridgeError, invalidInput } from '../errors.js';
 import { zodDetails } from './errors.js';
-import { IdSchema } from '../id.js';
 import { MAX_JSON_DEPTH, nestingExceeds } from './json-depth.js';
 
 const tooLarge = (limit: number) => new BridgeError(413, 'PAYLOAD_TOO_LARGE', `Request body exceeds ${limit} bytes`);
@@ -86,14 +85,4 @@ export function parseInput<S extends z.ZodType>(schema: S, value: unknown, where
   const result = schema.safeParse(value);
   if (!result.success) throw invalidInput(`Invalid ${where}`, zodDetails(result.error, at ?? (where === 'body' ? '' : where)));
   return result.data;
-}
-
-/** A path parameter validated as an id; a failure names it (`path.threadId`) in `details`. */
-export function pathParam(c: Context, name: string): string {
-  return parseInput(z.object({ [name]: IdSchema }), { [name]: c.req.param(name) }, 'path')[name];
-}
-
-/** Reads and validates a JSON body in one step. */
-export async function parseBody<S extends z.ZodType>(c: Context, schema: S, limit: number): Promise<z.output<S>> {
-  return parseInput(schema, await readJsonBody(c, limit), 'body');
 }

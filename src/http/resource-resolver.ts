@@ -11,9 +11,6 @@ export const DEFAULT_RESOURCE_ID = 'default';
 /**
  * Decides who the caller is, through the `resolveResourceId` hook; the default trusts the claimed
  * id (body, query or `forwardedProps`) and falls back to `"default"`.
- *
- * @example
- * createBridge({ resolveResourceId: (c) => verifySession(c.req.header('authorization'))?.userId })
  */
 @injectable()
 export class ResourceResolver {

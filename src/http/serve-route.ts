@@ -20,9 +20,6 @@ const claimOf: Claim = ({ query, body }) => {
  * (`limited` routes) → on a thread, the agent it remembers when the request names none → the handler, under `Idempotency-Key` on `idempotent` routes → the answer.
  * Everything that does not depend on the request (the path's id schema, which headers to read) is
  * resolved here, once per route.
- *
- * @example
- * app.post(`${prefix}/threads`, serveRoute(createThread, services));
  */
 export function serveRoute(route: Route, s: Services): (c: Context) => Promise<Response> {
   const paramsSchema = z.object(Object.fromEntries([...route.path.matchAll(/:(\w+)/g)].map(([, name]) => [name, IdSchema])));

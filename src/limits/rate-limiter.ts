@@ -21,11 +21,6 @@ const SWEEP_MS = 60_000;
  * Requests per minute per key, in this process: a token bucket of `perMinute` tokens, refilled
  * continuously (a burst of `perMinute`, then one every `60 / perMinute` s). Idle keys cost nothing
  * after a sweep.
- *
- * @example
- * const limiter = new TokenBucketLimiter({ limits: { requestsPerMinute: 120 } });
- * const decision = limiter.take('user-1');
- * if (!decision.allowed) throw rateLimited('Too many requests', decision.retryAfterSec);
  */
 @injectable()
 export class TokenBucketLimiter implements RateLimiter {

@@ -1,12 +1,6 @@
 /**
  * Concurrent holders per key and in total (open streams, running runs), in this process.
  * `acquire` answers a release function, or which cap is full; releasing twice is harmless.
- *
- * @example
- * const streams = new Slots({ perKey: 20, total: 5000 });
- * const slot = streams.acquire('user-1');
- * if (typeof slot === 'string') throw rateLimited(`${slot} cap reached`, 5);
- * out.onCancel(slot);
  */
 export class Slots {
   private readonly byKey = new Map<string, number>();

@@ -4,9 +4,6 @@
  * bridge's own terms, with the casts Mastra's generic types need kept inside this folder. The rest
  * of `src/` imports Mastra's *types* freely, but calls Mastra only through this index
  * (`test/architecture.test.ts` fails otherwise).
- *
- * @example
- * import { sendMessage, streamRun, suspendedRuns } from '../mastra/index.js';
  */
 export * from './memory.js';
 export * from './registry.js';

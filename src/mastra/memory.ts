@@ -7,10 +7,6 @@ import type { ThreadTarget } from './runs.js';
  * The door into Mastra's memory: threads, their stored messages, and working memory. The bridge
  * reads and writes through these calls only, so that what it asks of storage (which order, which
  * signals, one query or many) is in one place.
- *
- * @example
- * const memory = await memoryOf(agent);
- * const rows = await recallPage(memory, { threadId, resourceId }, { limit: 20 });
  */
 
 export type { MastraDBMessage, MastraMemory, StorageThreadType };

@@ -9,9 +9,6 @@ import type { ThreadTarget } from './runs.js';
  * The door into the Mastra instance itself: its agents, its storage's domains, its background
  * tasks, and what a server built on it registers. `listAgents` is typed by the agents an app
  * registers; the bridge serves any, so the record is read as plain agents here.
- *
- * @example
- * const agent = agentsOf(mastra).find(([, a]) => a.id === agentId)?.[1];
  */
 
 /** Every registered agent as `[registration key, agent]`. */
@@ -99,9 +96,6 @@ export interface StorageReadyOptions {
  * finishes. Mastra's storage tries its init again on its next call; this makes that call before
  * the bridge's first read, so that nothing in between fails. About 6 s of tries by default, then
  * the last error.
- *
- * @example
- * await storageReady(mastra, { onRetry: (error, waitMs) => log.warn(`storage not ready; again in ${waitMs} ms`) });
  */
 export async function storageReady(mastra: Mastra, { attempts = 8, firstWaitMs = 50, onRetry }: StorageReadyOptions = {}): Promise<void> {
   const storage = mastra.getStorage();

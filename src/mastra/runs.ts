@@ -42,9 +42,6 @@ export interface FinishingOutput {
 /**
  * Resolves when Mastra is done with a run's output: its answer stored, after the terminal chunk a
  * reader stops at. The one place the bridge reaches for Mastra's internal wait (it reads nothing).
- *
- * @example
- * endings.track(runId, outputFinished(output));
  */
 export function outputFinished(output: FinishingOutput): Promise<void> {
   return output._waitUntilFinished?.() ?? Promise.resolve();

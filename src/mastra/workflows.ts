@@ -6,10 +6,6 @@ import type { AnyWorkflow as MastraAnyWorkflow } from '@mastra/core/workflows';
  * resuming and cancelling runs, reading a run's stored snapshot, and the schemas a workflow
  * declares. Mastra types a workflow by its steps and schemas; the bridge handles any workflow, so
  * the generic types stop here and the rest of the bridge sees plain data.
- *
- * @example
- * const run = await startWorkflow(workflow, { runId, resourceId }, { inputData: { topic: 'tea' } });
- * for await (const chunk of run.fullStream) translator.chunk(chunk);
  */
 
 /** A workflow run's result (Mastra's `WorkflowResult`), as far as the translator reads it. */

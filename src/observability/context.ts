@@ -1,7 +1,6 @@
 import type { Context } from 'hono';
 
-// What the handlers learn about a request and the request log reports: kept on the Hono context,
-// under these keys, and read and written only through the functions below.
+// What handlers learn of a request, for the request log: Hono context keys, used only below.
 const RESOURCE_ID = 'resourceId';
 const REQUEST_ID = 'requestId';
 const REQUEST_ERROR = 'requestError';
@@ -18,7 +17,6 @@ export function setRequestResource(c: Context, resourceId: string): void {
   c.set(RESOURCE_ID, resourceId);
 }
 
-/** The resource the request was resolved to, if it got that far. */
 export function requestResource(c: Context): string | undefined {
   const value: unknown = c.get(RESOURCE_ID);
   return typeof value === 'string' ? value : undefined;
@@ -29,7 +27,6 @@ export function setRequestId(c: Context, requestId: string): void {
   c.set(REQUEST_ID, requestId);
 }
 
-/** The request's id, when the request log runs. */
 export function requestId(c: Context): string | undefined {
   const value: unknown = c.get(REQUEST_ID);
   return typeof value === 'string' ? value : undefined;
@@ -53,7 +50,6 @@ export function setRequestError(c: Context, error: unknown): void {
   c.set(REQUEST_ERROR, error);
 }
 
-/** The unexpected error the request was answered `500` for, if any. */
 export function requestError(c: Context): unknown {
   return c.get(REQUEST_ERROR);
 }

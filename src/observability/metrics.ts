@@ -9,7 +9,7 @@ export type RunOutcome = 'success' | 'interrupt' | 'cancelled' | 'error';
 /** How a follower joined a thread's events stream. */
 export type FollowerJoin = 'live' | 'replay' | 'snapshot';
 
-/** A counter for the per-event paths: an addition, nothing else (see `TallyCounter`). */
+/** A counter for the per-event paths: an addition, nothing else (see `Tally`). */
 export interface EventCounter {
   inc(value?: number): void;
 }
@@ -36,7 +36,6 @@ export interface LevelGauge {
 /** A number read when Prometheus scrapes (a map's size, say): nothing to keep in step. */
 export type GaugeSource = () => number;
 
-/** Every metric of the bridge starts with this. */
 export const METRIC_PREFIX = 'agui_bridge_';
 
 /** Latency buckets (seconds) of the HTTP histogram: JSON routes answer in ms, SSE headers too. */

@@ -36,14 +36,10 @@ export function requestIdFrom(header: string | undefined): string {
 }
 
 /**
- * One log line per request, at `info`: request id, method, route pattern, status, duration and the
- * resource the handler resolved. A `500` for an unexpected error is at `error`, with the error and
- * its stack (the error is logged there, once); another 5xx (unavailable, misconfigured) at `warn`.
- * A streaming answer (SSE or protobuf) is logged when its headers go out, and again when it ends.
- * The request id (the caller's, or a new one) is sent back in `X-Request-Id`.
- *
- * @example
- * app.post('/agui/run', requestLog(logger, '/agui/run'), handler);
+ * One log line per request, at `info`: request id, method, route pattern, status, duration,
+ * resource. A `500` for an unexpected error is at `error`, with its stack (logged there, once);
+ * another 5xx at `warn`. A stream (SSE or protobuf) is logged when its headers go out and again
+ * when it ends. The request id (the caller's, or a new one) goes back in `X-Request-Id`.
  */
 export function requestLog(logger: BridgeLogger, route: string): MiddlewareHandler {
   return async (c, next) => {

@@ -48,9 +48,8 @@ export function failureOf(end: Pick<RunEnd, 'terminal' | 'error'>): RunEnd['erro
 export const TRACER_NAME = 'mastra-agui-bridge';
 
 /**
- * One run from its start to its end: its span (`agui.run`, a child of what was active when it
- * started: a request's span, or the context a message carried), its count in the metrics, and
- * the listeners told of its end.
+ * One run, start to end: its span (`agui.run`, a child of the request's span or of the context a
+ * message carried), its count in the metrics, and the listeners told of its end.
  */
 export class TrackedRun {
   private done = false;
@@ -89,11 +88,6 @@ export class TrackedRun {
  * Where every kind of run (a `/run`, a workflow's, one a signal woke) starts and ends: its span on
  * the host's tracer provider (`config.tracerProvider`, else the global one: a no-op until an
  * OpenTelemetry SDK is registered), the metrics, and the `RunEndListener`s.
- *
- * @example
- * const run = tracker.start({ agentId: 'demo', origin: 'run', threadId, runId, resourceId });
- * await run.within(() => streamTheRun());
- * run.ended(terminalEvent);
  */
 @injectable()
 export class RunTracker {

@@ -14,9 +14,6 @@ const headerGetter = {
  * it. It names the route pattern given here and the path, never the query string (the events
  * stream's `access_token` may be there) nor any header. For a stream it ends once the stream has
  * opened; the run's own span goes on. A no-op until a tracer provider is registered.
- *
- * @example
- * app.post('/agui/run', serverSpan('/agui/run'), handler);
  */
 export function serverSpan(route: string, provider?: TracerProvider): MiddlewareHandler {
   const tracer = (provider ?? trace.getTracerProvider()).getTracer(TRACER_NAME);

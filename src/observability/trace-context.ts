@@ -3,9 +3,6 @@ import { context, isSpanContextValid, propagation, ROOT_CONTEXT, trace } from '@
 /**
  * `{ traceparent }` of the active span, to store or send with work another process (or a later
  * run) will do; `{}` when nothing is traced (no SDK registered, or no span active).
- *
- * @example
- * await inbox.add({ ...entry, ...withTraceparent() });
  */
 export function withTraceparent(): { traceparent?: string } {
   const carrier: { traceparent?: string } = {};
@@ -16,9 +13,6 @@ export function withTraceparent(): { traceparent?: string } {
 /**
  * Runs `fn` in the trace a `traceparent` names, so that its spans join the request that sent the
  * work; without one, in the context active now.
- *
- * @example
- * await inTraceOf(entry.traceparent, () => recover(entry));
  */
 export function inTraceOf<T>(traceparent: string | undefined, fn: () => T): T {
   if (!traceparent) return fn();

@@ -19,12 +19,8 @@ import type { LocalThreadRuns } from './thread-runs.js';
 import { RedisToolProxy } from './redis-tool-proxy.js';
 
 /**
- * The container's ports shared by every process on one Redis: the scale-out counterpart of the
- * in-process bindings in `container.ts`. `createScaleOut` makes it; the container loads it in
- * their place, and only then is this code loaded at all.
- *
- * @example
- * container.load(redisBindings(redis, pubsub, runs, goneRuns));
+ * The container's ports shared by every process on one Redis, loaded in place of the in-process
+ * bindings (`container.ts`). `createScaleOut` makes it: only then is this code loaded at all.
  */
 export function redisBindings(redis: RedisConnection, leases: LocalLeases, runs: LocalThreadRuns, holders: HolderWatch): ContainerModule {
   return new ContainerModule(({ bind }) => {

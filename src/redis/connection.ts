@@ -27,9 +27,8 @@ export interface RedisConnection {
 }
 
 /**
- * Opens the command and subscriber connections. The first connect fails at once (with the
- * socket's error) when Redis is not reachable, rather than retrying forever as node-redis would;
- * once connected, both reconnect by themselves and their errors go to `logger`.
+ * Opens the command and subscriber connections: the first connect fails at once when Redis is not
+ * reachable (`failFastThenReconnect`), then both reconnect by themselves, errors going to `logger`.
  *
  * @example
  * const redis = await connectRedis(process.env.REDIS_URL ?? 'redis://127.0.0.1:6379', 'bridge', config.logger);
@@ -49,7 +48,7 @@ export async function connectRedis(url: string, prefix: string, logger: BridgeLo
   const client: RedisClient = createClient({ url, disableOfflineQueue: true, socket: { reconnectStrategy: reconnect.strategy, ...HANDSHAKE_TIMEOUTS } });
   const subscriber = client.duplicate();
   // node-redis emits 'error' on every failed (re)connect; unheard, it would crash the process.
-  // Redis away is said once per outage, not at every reconnect attempt, until the connection is ready again.
+  // Redis away is said once per outage, until the connection is ready again.
   for (const [name, c] of [
     ['commands', client],
     ['subscriber', subscriber],

@@ -3,9 +3,8 @@ import { isRunEnd } from '../translate/close-run.js';
 import { LuaScript } from './pubsub/index.js';
 
 /*
- * What the shared thread log (`RedisEventLogs`) runs in Redis, each step atomic: appending a batch
- * under the thread's counter, and reading where the thread stands; and how a batch moves the run
- * that is open on the thread (the counter's `open` field).
+ * What the shared thread log (`RedisEventLogs`) runs in Redis, each step atomic, and how a batch
+ * moves the run open on the thread (the counter's `open` field).
  */
 
 /** A new thread's counter: Redis's clock in milliseconds × 1000, as a feed's base in one process (`feedBase`). */
@@ -16,17 +15,16 @@ local function clockBase()
 end`;
 
 /**
- * Numbers a batch and appends it: ids continue the thread's counter (started from the server's
- * clock, like a feed's base in one process), each event an entry `<id>-0` of the thread's stream,
- * the batch published on the thread's channel as `<firstId> <json array>`, the open run remembered
- * (`open`: its RUN_STARTED's id, `run`: its run id) or forgotten (`closed`: the run it closed).
- * KEYS: stream, meta, and a key that may be set once (or none). ARGV: channel, maxlen, ttl, open
- * change (`keep`, `clear` or the index of the batch's last RUN_STARTED, 0-based), that run's id,
- * the run the batch goes on (`''`: any), the thread id, events…
- * Answers nothing, writing nothing, when the run the batch goes on was closed in the log meanwhile
- * (settled as lost, or another run opened), or when the once key is set already. A run the log has
- * no trace of (Redis restarted empty under it) is opened again: a RUN_STARTED goes before the batch,
- * so the log stays a sequence of whole brackets.
+ * Numbers a batch and appends it: ids continue the thread's counter (`clockBase` when new), each
+ * event an entry `<id>-0` of the thread's stream, the batch published on the thread's channel as
+ * `<firstId> <json array>`, the open run remembered (`open`: its RUN_STARTED's id, `run`: its run
+ * id) or forgotten (`closed`: the run it closed). KEYS: stream, meta, and a key that may be set
+ * once (or none). ARGV: channel, maxlen, ttl, open change (`keep`, `clear` or the index of the
+ * batch's last RUN_STARTED, 0-based), that run's id, the run the batch goes on (`''`: any), the
+ * thread id, events… Answers nothing, writing nothing, when the run the batch goes on was closed in
+ * the log meanwhile (settled as lost, or another run opened), or when the once key is set already.
+ * A run the log has no trace of (Redis restarted empty under it) is opened again: a RUN_STARTED
+ * goes before the batch, so the log stays a sequence of whole brackets.
  */
 export const APPEND = new LuaScript(`${CLOCK_BASE}
 local open = redis.call('HGET', KEYS[2], 'run')

@@ -31,11 +31,10 @@ const FOLLOW_TTL_MS = 15_000;
 export const threadKeyOfLog = (logKey: string) => logKey.slice(logKey.indexOf('\0') + 1);
 
 /**
- * Which thread logs have followers, in which processes: each process with a client on a thread's
- * stream marks the log followed (renewing the mark while it keeps the feed), so that the process
- * running a run on the thread, wherever it is, writes the run into the log (`RedisEventLogs`).
- * One sorted set per Mastra thread: a member per process and log (`<process> <log key>`), scored
- * by when its mark lapses, so a process that dies stops counting within `ttlMs`.
+ * Which thread logs are followed: a process with a client on a thread's stream marks the log
+ * followed while it keeps the feed, so that whichever process runs a run on the thread writes it
+ * into the log (`RedisEventLogs`). One sorted set per Mastra thread, a member per process and log
+ * (`<process> <log key>`) scored by when its mark lapses: a dead process drops out within `ttlMs`.
  *
  * @example
  * const followed = new FollowedThreads(redis);
@@ -87,7 +86,6 @@ export class FollowedThreads {
     return [...new Set(others.map((m) => m.slice(m.indexOf(' ') + 1)))];
   }
 
-  /** Whether another process follows the log now. */
   async followed(logKey: string): Promise<boolean> {
     return (await this.logsOf(threadKeyOfLog(logKey))).includes(logKey);
   }

@@ -6,7 +6,6 @@ import { errorMessage } from '../text.js';
 import type { PublishedEvent } from './pubsub/index.js';
 import { threadKeyOfTopic } from './thread-runs.js';
 
-/** What the watch needs of Mastra's pub/sub: the leases' holders, the heartbeats, and publishing. */
 export interface InstanceLeases {
   readonly instanceId: string;
   leaseHolders(runs: readonly LeasedRun[]): Promise<Array<string | null | undefined>>;
@@ -36,16 +35,15 @@ interface WatchedRun extends LeasedRun {
 }
 
 /**
- * Ends, in every process, the runs of a process that died, within seconds. Mastra finds such a
- * run only when its thread lease lapses (`MASTRA_AGENT_THREAD_LEASE_TTL_MS`, 15 s) and it looks
- * again (up to another lease later): until then every follower elsewhere waits on a run that will
- * never go on, and the thread refuses new input. Here each process watches the runs of others it
- * reads on the threads it follows (their registrations, `onReceive`), reads once which process
- * holds each run's lease, and reads those processes' heartbeats every half second (one command for
- * all). A process whose heartbeat is gone has its runs' leases let go, and the first process to
- * find each run gone publishes Mastra's own `run-failed` for it on the thread's topic: every
- * process's Mastra ends the run there (the thread takes input again), and every feed settles it
- * from storage (`isLostRemoteRun`).
+ * Ends, in every process, the runs of a process that died, within seconds. Mastra finds such a run
+ * only when its thread lease lapses (`MASTRA_AGENT_THREAD_LEASE_TTL_MS`, 15 s) and it looks again
+ * (up to another lease later); until then followers elsewhere wait on a run that will never go on,
+ * and the thread refuses new input. Here each process watches the runs of others on the threads it
+ * follows (their registrations, `onReceive`), reads once which process holds each run's lease, and
+ * reads those processes' heartbeats every half second, in one command. A process whose heartbeat is
+ * gone has its runs' leases let go, and the first process to find each run gone publishes Mastra's
+ * own `run-failed` for it on the thread's topic: every process's Mastra ends the run (the thread
+ * takes input again), and every feed settles it from storage (`isLostRemoteRun`).
  *
  * @example
  * const gone = new GoneProcessRuns(() => pubsub, logger);
@@ -100,7 +98,6 @@ export class GoneProcessRuns implements HolderWatch {
     this.timer.unref();
   }
 
-  /** One look: who holds the runs not placed yet, which of those processes are gone, and their runs ended. */
   private async check(): Promise<void> {
     if (this.checking) return;
     this.checking = true;

@@ -2,9 +2,8 @@
 const part = (id: string) => encodeURIComponent(id);
 
 /**
- * The Redis key (and pub/sub channel) names of the cross-process services, all under one
- * prefix. A name is used both as a key and as the channel that announces changes to that key:
- * keys and channels are separate namespaces in Redis.
+ * The Redis key (and channel) names of the cross-process services, under one prefix. A name serves
+ * both as a key and as the channel announcing its changes: Redis keeps the two apart.
  *
  * @example
  * const keys = redisKeys('bridge');
@@ -21,7 +20,6 @@ export function redisKeys(prefix: string) {
     lockAlive: (id: string) => `${prefix}:lock:${part(id)}:alive`,
     /** A frontend call's slot: `resource`, `state`, `answer`. Also the channel its answer is announced on. */
     tool: (runId: string, toolCallId: string) => `${prefix}:tool:${part(runId)}:${part(toolCallId)}`,
-    /** A run's announcement, as JSON. */
     announce: (runId: string) => `${prefix}:announce:${part(runId)}`,
     /** Requests of a resource in one window of the rate limit (expires with the window). */
     rate: (resourceId: string, window: number) => `${prefix}:rate:${part(resourceId)}:${window}`,

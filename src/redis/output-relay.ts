@@ -18,9 +18,6 @@ const SILENCE_MS = 3 * BEAT_MS;
  * the step's end, as the reading process would add them, and a cut (`wasCut`) just before the
  * run's end. The output is read to its end even when publishing fails (Redis away): Mastra runs a
  * step only as its stream is read, and a run left unread would hold its thread.
- *
- * @example
- * void relayOutput(output, capture, (text) => redis.client.publish(channel, text));
  */
 export async function relayOutput(
   output: RunOutput,
@@ -54,14 +51,9 @@ export async function relayOutput(
 }
 
 /**
- * A run's output read from a relay channel, as if the run were read here: its chunks in order, and
- * its end (`outputFinished`) once the relaying process's Mastra is done with it. A failure of the
- * run fails the stream as it would here; a relay that falls silent fails it as an outage
- * (`RUN_ERROR { code: "UNAVAILABLE" }`).
- *
- * @example
- * const output = new RelayedOutput(() => subscriber.unsubscribe(channel, listener));
- * await subscriber.subscribe(channel, output.listener);
+ * A run's output read from a relay channel as if read here: its chunks in order, and its end
+ * (`outputFinished`) once the relaying Mastra is done with it. The run's failure fails the stream
+ * as it would here; a silent relay fails it as an outage (`RUN_ERROR { code: "UNAVAILABLE" }`).
  */
 export class RelayedOutput implements RunOutput {
   private readonly buffered: RelayMessage[] = [];
@@ -124,7 +116,6 @@ export class RelayedOutput implements RunOutput {
     }
   }
 
-  /** Whether the run's end (or its failure) was heard. */
   get over(): boolean {
     return this.settled;
   }

@@ -15,7 +15,6 @@ import type { RedisConnection } from './connection.js';
 import { FollowedThreads, threadKeyOfLog } from './followed-threads.js';
 import type { LocalThreadRuns } from './thread-runs.js';
 
-/** A thread's shared log is dropped a day after its last event. */
 const LOG_IDLE_MS = 24 * 3600 * 1000;
 /** What must reach Redis while it may be away (a lost run's settlement, a catch-up) is tried again every second, this many times. */
 const RETRIES = 30;
@@ -25,7 +24,6 @@ const WRITER_WAIT_MS = 2000;
 /** How often the process reads again who follows the threads it runs (an announcement may have been lost). */
 const RECHECK_MS = 1000;
 
-/** Runs `attempt` until it succeeds, again every `RETRY_MS` while it fails and `goOn()`, at most `RETRIES` more times. */
 async function retried(attempt: () => Promise<void>, goOn: () => boolean, left = RETRIES): Promise<void> {
   try {
     await attempt();
@@ -48,23 +46,17 @@ export interface SharedLogOptions {
 }
 
 /**
- * One log per thread shared by every bridge process on one Redis: a stream of numbered events
- * (ids global per thread, so a client may come back to any process with its `Last-Event-ID`)
- * and a channel that carries each batch to every process's feed. A run's events are translated
- * once, in the process that runs it, and appended there: Mastra keeps a run's chunks in that
- * process (`keepsRunChunksLocal`), and every other process reads the log. For that, the process
- * running a run must have a feed of the thread although no client of its own follows it:
- * `onWriterNeeded` tells the hub when (a run here on a thread followed elsewhere).
- *
- * @example
- * const logs = new RedisEventLogs(redis, config, runs);
- * const log = await logs.open('demo\0alice\0trip-7');
+ * One log per thread shared by every bridge process on one Redis: a stream of numbered events (ids
+ * global per thread, so a client may come back to any process with its `Last-Event-ID`) and a
+ * channel carrying each batch to every process's feed. A run's events are translated and appended
+ * once, where the run runs (Mastra keeps its chunks there: `keepsRunChunksLocal`); the other
+ * processes read the log. So that process needs a feed of the thread even when no client of its own
+ * follows it: `onWriterNeeded` tells the hub when.
  */
 @injectable()
 export class RedisEventLogs implements ThreadEventLogs {
   private readonly options: SharedLogOptions;
   private readonly followed: FollowedThreads;
-  /** The logs open in this process. */
   private readonly logs = new Set<SharedLog>();
   /** When the subscriber connection last failed (ms), shared with every log (`outageWithin`). */
   private readonly outage = { at: 0 };
@@ -77,8 +69,7 @@ export class RedisEventLogs implements ThreadEventLogs {
   ) {
     this.options = { replayBufferSize, retainedEvents: Math.max(10 * replayBufferSize, 10_000), idleTtlMs: LOG_IDLE_MS, logger, ...tuning };
     this.followed = new FollowedThreads(redis, tuning.followTtlMs);
-    // The subscriber connection was lost and is back, subscribed again: what was published
-    // meanwhile never comes by the channel.
+    // Subscribed again after a lost connection: see `SharedLog.catchUp`.
     redis.subscriber.on('ready', () => {
       for (const log of this.logs) log.catchUp();
     });
@@ -113,9 +104,8 @@ export class RedisEventLogs implements ThreadEventLogs {
         if (this.runs.running(threadKeyOfLog(key))) void need(key);
       })
       .catch(failed);
-    // That announcement is pub/sub: one published while this process's subscriber was away (an
-    // outage, a hang) never comes. Who follows the threads running here is read again once the
-    // subscriber is back, and every second while they run: a follower sees every run of its thread.
+    // That announcement is pub/sub, lost while this process's subscriber was away (an outage, a
+    // hang): who follows the threads running here is read again once it is back, and every second.
     const recheck = () => {
       for (const threadKey of this.runs.threads()) writeFor(threadKey).catch(failed);
     };
@@ -151,7 +141,6 @@ class SharedLog implements ThreadEventLog {
   /** Batches that arrived before `start` knew where the thread stands. */
   private early?: string[] = [];
   private readonly onMessage = (message: string) => (this.early ? this.early.push(message) : this.received(message));
-  /** Redis away fails every append (one per chunk): logged once per outage, at warn. */
   private readonly failures = new RepeatedFailures(isUnavailable);
 
   constructor(
@@ -230,9 +219,8 @@ class SharedLog implements ThreadEventLog {
   }
 
   /**
-   * Reads what was appended while this log's subscription was down (its connection lost and made
-   * again): a batch published meanwhile never comes, and nothing after it may come to reveal the gap
-   * (a lost run's settlement is the last event of a quiet thread).
+   * Reads what was appended while this log's subscription was down: a batch published then never
+   * comes, and nothing later may reveal the gap (a lost run's settlement ends a quiet thread).
    */
   catchUp(): void {
     const attempt = async () => {
@@ -299,8 +287,8 @@ class SharedLog implements ThreadEventLog {
   }
 
   /**
-   * Logs a failed write as what it is: Redis away once per outage at `warn` (again only after a
-   * write of this log has gone through since), anything else at `error`.
+   * Logs a failed write as what it is: Redis away (failing every append, one per chunk) once per
+   * outage at `warn`, until a write of this log goes through; anything else at `error`.
    */
   private logFailure(written: Promise<void>): void {
     written.then(
@@ -369,8 +357,7 @@ class SharedLog implements ThreadEventLog {
 
   /**
    * The stream no longer holds all of `(last, upTo]` (trimmed, or Redis restarted empty): the ring
-   * starts over at what it still holds of them, which is handed out marked as after a gap, so that
-   * the feed can give its clients what they missed as a snapshot.
+   * restarts at what it still holds, marked as after a gap, so the feed sends a snapshot.
    */
   private async skipGap(upTo: number): Promise<void> {
     // Not read (Redis away): the ring starts over after the gap, holding nothing of it.

@@ -16,14 +16,9 @@ return {count, redis.call('PTTL', KEYS[1])}
 const WINDOW_MS = 60_000;
 
 /**
- * Requests per minute per key, shared by every process on one Redis: a fixed one-minute window
- * per key (one `INCR` per request, in a script with its expiry). A key may get up to twice
- * `perMinute` across a window boundary; that is the price of one round trip and one key per
- * resource and minute.
- *
- * @example
- * const limiter = new RedisRateLimiter(redis, { limits: { requestsPerMinute: 120 } });
- * if (!(await limiter.take('user-1')).allowed) throw rateLimited('Too many requests', 10);
+ * Requests per minute per key, shared by every process on one Redis: a fixed one-minute window (one
+ * `INCR` per request, in a script with its expiry). A key may get up to twice `perMinute` across a
+ * window boundary: the price of one round trip and one key per resource and minute.
  */
 @injectable()
 export class RedisRateLimiter implements RateLimiter {

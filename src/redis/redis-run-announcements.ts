@@ -7,7 +7,6 @@ import { errorMessage } from '../text.js';
 import type { RedisConnection } from './connection.js';
 import { redisKeys, type RedisKeys } from './keys.js';
 
-/** Tuning of `RedisRunAnnouncements`; the defaults suit a deployment. */
 export interface RedisRunAnnouncementsOptions {
   /** How long an announcement outlives its run (a follower may read the run's chunks later than the run itself). Default 30 000, as in one process. */
   keepAfterRunMs?: number;
@@ -16,10 +15,9 @@ export interface RedisRunAnnouncementsOptions {
 }
 
 /**
- * `RunAnnouncements` shared by every process on one Redis: a run announced in the process that
- * runs it is read by the thread feeds of every process. Each announcement is one JSON key; its
- * TTL is shortened to `keepAfterRunMs` when the run ends, and a newer announcement under the
- * same run id sets a fresh TTL, so an earlier `ended()` does not drop it.
+ * `RunAnnouncements` shared by every process on one Redis: announced where the run runs, read by
+ * every process's feeds. Each is one JSON key, its TTL shortened to `keepAfterRunMs` when the run
+ * ends; a newer one for the run id sets a fresh TTL, so an earlier `ended()` does not drop it.
  *
  * @example
  * const announcements = new RedisRunAnnouncements(await connectRedis(url, 'bridge'), config);

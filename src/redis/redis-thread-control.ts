@@ -40,21 +40,16 @@ interface Request {
   op: Op;
   agentId: string;
   thread: ThreadTarget;
-  /** What a `queue` queues. */
   message?: AgentMessage;
-  /** What a `send` puts into the run. */
   outgoing?: Outgoing;
   /** The message's routing (`ifActive`, `ifIdle`); named `options` on the wire. */
   options?: Routing;
   signalIds?: string[];
-  /** How an `answer` answers the waiting call. */
   answer?: CallAnswer;
-  /** What a `resume` resumes, and the channel its output is relayed on. */
   resume?: ResumeRequest;
   relay?: string;
   /** An abort answered once the run wound down. */
   untilEnded?: boolean;
-  /** Why a `stop` stops the run. */
   reason?: string;
   /** The asker's trace: what the holder does for it (a run it wakes or resumes) joins it. */
   traceparent?: string;
@@ -83,16 +78,11 @@ const TAKEN_TIMEOUT_MS = 15_000;
 
 /**
  * Abort, send, queue, cancel-queued, answering a waiting call and resuming one (a `/run`'s
- * `resume`: its output relayed back) for several bridge processes on one Redis. Mastra 1.71 does
- * these only for runs of its own process, so the request goes to the process whose run holds the
- * thread's lease: every process listens on one control channel, and the holder does it with
- * Mastra's own methods and answers on the asker's reply channel. A thread no process holds is
- * idle: the asking process does it itself (a queued message then wakes the thread). A holder that
- * does not answer a send or a queue is gone: what it held is recovered first (`ThreadHolders`).
- *
- * @example
- * const control = new RedisThreadControl(redis, holders, agents, config, endings, proxy);
- * await control.start();
+ * `resume`, its output relayed back) across processes on one Redis. Mastra 1.71 does these only for
+ * its own process's runs, so every process listens on one control channel and the holder of the
+ * thread's lease does it with Mastra's own methods, replying on the asker's channel. A thread no
+ * process holds is idle: the asker does it itself (a queued message wakes it). A holder silent on a
+ * send or a queue is gone: what it held is recovered first (`ThreadHolders`).
  */
 @injectable()
 export class RedisThreadControl implements ThreadControl, Resumer {
@@ -191,10 +181,9 @@ export class RedisThreadControl implements ThreadControl, Resumer {
   }
 
   /**
-   * Resumed where the run stopped (see `answerCall`): that process resumes it, with the run's
-   * options built there, and relays its output on a channel of this request (`relayOutput`), read
-   * here as if resumed here (`RelayedOutput`). A cut here (the client left, an interrupt, a
-   * shutdown) goes there as an abort of the thread's run.
+   * Resumed where the run stopped (see `answerCall`): that process resumes it, with options built
+   * there, and relays its output on a channel of this request (`relayOutput`), read here as if
+   * local (`RelayedOutput`). A cut here goes there as an abort of the thread's run.
    */
   async resume(agent: Agent, thread: ThreadTarget, request: ResumeRequest, live: RunLive): Promise<RunOutput> {
     if (!(await this.heldElsewhere(thread))) return resumeHere(agent, request, live);
@@ -273,11 +262,10 @@ export class RedisThreadControl implements ThreadControl, Resumer {
   }
 
   /**
-   * Waits (bounded) while a run of this process is finishing: its output is over, so Mastra no
-   * longer counts it as the thread's run, but its end is not handled yet and it still holds the
-   * lease. Sent or queued in that window, Mastra 1.71 drops the run's claim on the thread to wake
-   * another, and the finishing run then neither hands the thread on nor lets go of its lease (a
-   * stale lease; what was queued behind it parked).
+   * Waits (bounded) while a run here is finishing: its output is over, so Mastra no longer counts
+   * it as the thread's run, yet, its end unhandled, it still holds the lease. Sent or queued then,
+   * Mastra 1.71 drops the run's claim on the thread to wake another, and the finishing run neither
+   * hands the thread on nor lets go (a stale lease; what was queued behind it parks).
    */
   private async untilLetGo(agent: Agent, thread: ThreadTarget): Promise<void> {
     const deadline = Date.now() + LET_GO_MS;

@@ -9,7 +9,6 @@ import { errorMessage } from '../text.js';
 import type { RedisConnection } from './connection.js';
 import { redisKeys, type RedisKeys } from './keys.js';
 
-/** What `TAKE` answers when the lock is now ours (otherwise: the holder's PTTL, or -2 when free). */
 const TAKEN = -1;
 
 /**
@@ -44,7 +43,6 @@ return redis.call('PTTL', KEYS[1])
 /** What a release publishes on the lock's own name: waiters try again at once. */
 const RELEASED = 'released';
 
-/** Tuning of `RedisThreadLocks`; the defaults suit a deployment. */
 export interface RedisThreadLocksOptions {
   /** How long a lock outlives its holder's last renewal, i.e. how soon a dead process's lock frees up. Renewed every third of it. Default 5000. */
   ttlMs?: number;
@@ -53,17 +51,12 @@ export interface RedisThreadLocksOptions {
 }
 
 /**
- * `ThreadLocks` shared by every process on one Redis. Tasks of one process take turns in the
- * process first (as `InProcessThreadLocks`), so only one of them at a time contends in Redis.
- * There, the lock is a key holding its holder's token (`SET NX PX`), renewed while the task runs
- * and deleted (compare-and-delete) when it settles; a process that dies lets it expire after
- * `ttlMs`. Waiters stand in a first-come line and sleep until a release is published on the
- * lock's channel, or until the holder's TTL would run out, or `retryMs`: no hot spinning, and a
- * process with many tasks cannot keep the lock from another one that waits.
- *
- * @example
- * const locks = new RedisThreadLocks(await connectRedis(url, 'bridge'), config, { ttlMs: 5000 });
- * await locks.exclusive(threadId, async () => { if (!(await exists())) await create(); });
+ * `ThreadLocks` shared by every process on one Redis. A process's own tasks take turns first
+ * (`InProcessThreadLocks`), so only one at a time contends in Redis, where the lock is a key
+ * holding its holder's token (`SET NX PX`), renewed while the task runs, compare-and-deleted when
+ * it settles; a dead process's lock expires after `ttlMs`. Waiters stand in a first-come line,
+ * asleep until a release is published on the lock's channel, the holder's TTL would run out, or
+ * `retryMs`: no hot spinning, and a process with many tasks cannot starve another.
  */
 @injectable()
 export class RedisThreadLocks implements ThreadLocks {
@@ -92,7 +85,6 @@ export class RedisThreadLocks implements ThreadLocks {
     });
   }
 
-  /** Takes the lock for a fresh token, waiting in line when it is held. */
   private async acquire(id: string): Promise<string> {
     const token = randomUUID();
     if ((await this.tryTake(id, token)) === TAKEN) return token;
@@ -123,7 +115,6 @@ export class RedisThreadLocks implements ThreadLocks {
     return holderTtl > 0 ? Math.min(holderTtl + 5, this.retryMs) : this.retryMs;
   }
 
-  /** Runs the task with the lock renewed until it settles, then releases it. */
   private async holding<T>(id: string, token: string, task: () => Promise<T>): Promise<T> {
     const key = this.keys.lock(id);
     const stopRenewing = this.renewWhileHeld(key, token);

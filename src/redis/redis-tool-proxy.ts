@@ -9,16 +9,14 @@ import { errorMessage } from '../text.js';
 import type { RedisConnection } from './connection.js';
 import { redisKeys, type RedisKeys } from './keys.js';
 
-// A call's slot is a hash: `resource` (who may answer), `state` and, once answered, `answer`
-// (JSON). States: `pending` → `answered` → `taken` (the tool has it), or `pending` → `closed`
-// (timed out, cancelled, run over). `answered` and `taken` are kept until the TTL to tell a
-// second answer (409) from an unknown call (404); `closed` is kept so that a command reordered
-// behind the close (`NOSCRIPT` re-sends) cannot open the slot again.
+// A call's slot is a hash: `resource` (who may answer), `state`, and `answer` (JSON). States:
+// `pending` → `answered` → `taken` (by the tool), or `pending` → `closed` (timed out, cancelled,
+// run over). `answered` and `taken` stay until the TTL (a second answer is 409, not 404); `closed`
+// stays so a command reordered behind it (`NOSCRIPT` re-sends) cannot reopen the slot.
 
 /**
- * Opens the slot if it has none (first comer's resource), keeps a pending one alive and, with
- * take=1, takes an answer that is there. KEYS: slot. ARGV: resource, ttl, take. Answers the
- * answer's JSON or nil.
+ * Opens the slot if it has none (first comer's resource), keeps a pending one alive, and with
+ * take=1 takes an answer there. KEYS: slot. ARGV: resource, ttl, take. Answers its JSON or nil.
  */
 const OPEN = new LuaScript(`
 local state = redis.call('HGET', KEYS[1], 'state')
@@ -67,7 +65,6 @@ redis.call('PEXPIRE', KEYS[1], ARGV[1])
 return false
 `);
 
-/** Tuning of `RedisToolProxy`; the defaults suit a deployment. */
 export interface RedisToolProxyOptions {
   /** How long a slot lives in Redis after it was opened, renewed or answered (an answered one: to answer a second post 409). Default `frontendToolTimeoutMs` + 60 s. */
   slotTtlMs?: number;
@@ -75,19 +72,17 @@ export interface RedisToolProxyOptions {
   recheckMs?: number;
 }
 
-/** One slot as the commands on it need it. */
 interface Slot {
   key: string;
   resourceId: string;
 }
 
 /**
- * `ToolProxy` shared by every process on one Redis: the run's tool may wait in one process and
- * the client's answer be posted to another. Slots live in Redis with a TTL; an answer is claimed
- * atomically (a Lua script: a second one, from any process, is `409`), stored, and the waiter
- * woken by a publish on the slot's name, after which it takes the answer from the slot. The
- * calls this process opened are remembered by run, for `rejectRun` (which the run's own process
- * calls).
+ * `ToolProxy` shared by every process on one Redis: a run's tool may wait in one process and the
+ * client's answer be posted to another. Slots live in Redis with a TTL; an answer is claimed
+ * atomically (a Lua script: a second one, from any process, is `409`), stored, and the waiter woken
+ * by a publish on the slot's name, to take the answer from the slot. The calls this process opened
+ * are remembered by run, for `rejectRun` (which the run's own process calls).
  *
  * @example
  * const proxy = new RedisToolProxy(await connectRedis(url, 'bridge'), config);
@@ -199,7 +194,6 @@ class WaitingCall {
   private reject!: (error: Error) => void;
   private settled = false;
   private readonly cleanups: Array<() => void> = [];
-  /** A wake-up that cannot reach Redis is left to the next one, or to the recheck. */
   private readonly onWake = () =>
     void this.take().catch(() => {
       // a slot that cannot be taken now is tried again at the next wake or times out

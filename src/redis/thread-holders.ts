@@ -11,11 +11,10 @@ export interface LocalLeases {
 }
 
 /**
- * Who holds a thread, as the thread control asks it: a run of this process, of another, or none;
- * and what new input does when the holder in another process does not answer. Such a holder has
- * died (or is dying): if the thread has acknowledged messages no run answered, the input waits
- * until that holder's lease is let go and recovery has adopted them (`RecoveryGate.pass`), so that
- * it goes in after them, in the order they were acknowledged.
+ * Who holds a thread (a run of this process, of another, or none), and what new input does when a
+ * holder elsewhere does not answer. That holder has died or is dying: if the thread has
+ * acknowledged messages no run answered, the input waits until the lease is let go and recovery has
+ * adopted them (`RecoveryGate.pass`), so that it goes in after them, in their order.
  *
  * @example
  * const answer = await askHolder(request);

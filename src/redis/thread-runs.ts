@@ -12,14 +12,10 @@ const RUN_CLOSED = new Set([...RUN_OVER, 'run-suspended']);
 const OVER_MEMORY_MS = 10 * 60 * 1000;
 
 /**
- * Whether a publish on Mastra's topics stays in this process. A run's chunks (`stream-part` on its
- * thread's topic) do, but for its end: the process running the run translates them into the
- * thread's shared log (`RedisEventLogs`), and every other process reads that log, so a chunk never
- * has to cross Redis for a follower. Mastra's control events on the same topic (a run registered,
- * a signal for the run, an abort…) still go to every process.
- *
- * @example
- * new RedisPubSub({ url, keepLocal: keepsRunChunksLocal });
+ * Whether a publish on Mastra's topics stays in this process: a run's chunks (`stream-part` on its
+ * thread's topic), but for its end. The running process translates them into the thread's shared
+ * log (`RedisEventLogs`), which the others read: no chunk crosses Redis for a follower. Mastra's
+ * control events on the topic (a run registered, a signal, an abort…) still go everywhere.
  */
 export function keepsRunChunksLocal(topic: string, event: PublishedEvent): boolean {
   if (event.type !== 'stream-part' || !topic.startsWith(THREAD_TOPIC)) return false;
@@ -34,15 +30,9 @@ export function threadKeyOfTopic(topic: string): string | undefined {
 }
 
 /**
- * The threads that have a run in this process, told by what this process publishes on their
- * topics (`RedisPubSub`'s `onPublish`): a run registers, then completes, fails, is aborted or
- * parks. Whatever starts the run (a `/run`, a signal, an approval, Mastra going on with a queued
- * message) registers it there, so nothing is missed.
- *
- * @example
- * const runs = new LocalThreadRuns();
- * const pubsub = new RedisPubSub({ url, onPublish: (topic, event) => runs.published(topic, event) });
- * runs.onRun(async (threadKey) => console.log('a run of this process on', threadKey));
+ * The threads with a run in this process, told by what it publishes on their topics
+ * (`RedisPubSub`'s `onPublish`): a run registers, then completes, fails, is aborted or parks.
+ * Whatever starts a run (a `/run`, a signal, an approval, a queued message) registers it there.
  */
 export class LocalThreadRuns {
   /** Mastra thread key → the runs registered here and not closed yet. */
@@ -87,12 +77,10 @@ export class LocalThreadRuns {
     }
   }
 
-  /** Whether a run of this process streams on the thread now. */
   running(threadKey: string): boolean {
     return this.runs.has(threadKey);
   }
 
-  /** The threads a run of this process streams on now. */
   threads(): string[] {
     return [...this.runs.keys()];
   }

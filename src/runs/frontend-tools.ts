@@ -20,9 +20,6 @@ export interface ProxiedRun {
  * AG-UI tools (`RunAgentInput.tools`) as options for `agent.stream()`. Mastra strips `execute`
  * from `clientTools` (they run in the browser and end the loop), so proxied tools go in as a
  * toolset whose `execute` waits for the client's answer; returned tools go in as client tools.
- *
- * @example
- * agent.stream(messages, { ...frontendToolOptions(input.tools, run, 'proxy') });
  */
 export function frontendToolOptions(tools: Tool[], run: ProxiedRun, mode: 'proxy' | 'return') {
   const converted = Object.fromEntries(tools.map((tool) => [tool.name, toMastraTool(tool, mode === 'proxy' ? run : undefined)]));

@@ -2,7 +2,7 @@ import type { Agent } from '@mastra/core/agent';
 import { inject, injectable } from 'inversify';
 import type { ResolvedConfig } from '../config.js';
 import { interruptNotWaiting, threadBusy } from '../errors.js';
-import type { RunOutput, ThreadTarget } from '../mastra/index.js';
+import { leasesOf, type RunOutput, type ThreadTarget } from '../mastra/index.js';
 import type { InboxCuts } from '../threads/inbox.js';
 import { SUPERSEDED_BY_INPUT, PendingInterrupts } from '../threads/pending-interrupts.js';
 import type { ThreadControl } from '../threads/thread-control.js';
@@ -18,10 +18,6 @@ export type Multitask = 'enqueue' | 'reject' | 'interrupt';
 /**
  * Whether and when a `/run` may go on its thread: the thread's turn (one run at a time, in every
  * process on the same leases), and each call a client answers answered once.
- *
- * @example
- * await admission.assertUnanswered(resume);
- * const turn = await admission.takeTurn(agent, scope, input.runId, 'enqueue', true);
  */
 @injectable()
 export class RunAdmission {
@@ -43,14 +39,14 @@ export class RunAdmission {
     const { waiting, streaming } = exists
       ? await this.interrupts.standing(agent, scope)
       : { waiting: [], streaming: (await threadLeaseOwner(agent, scope)) !== undefined };
-    if (multitask === 'reject' && streaming) return takeThreadTurn(agent, scope, runId, 0, threadBusy);
+    if (multitask === 'reject' && streaming) return takeThreadTurn(leasesOf(agent), scope, runId, 0, threadBusy);
     if (exists) await this.interrupts.supersede(agent, scope, SUPERSEDED_BY_INPUT, { waiting });
-    if (multitask === 'reject') return takeThreadTurn(agent, scope, runId, 0, threadBusy);
+    if (multitask === 'reject') return takeThreadTurn(leasesOf(agent), scope, runId, 0, threadBusy);
     // Only a running thread is aborted: asking the other processes about an idle one would wait out their silence.
     // The aborted run's partial answer is stored before this run's input, as a Stop then a message would have it.
     if (multitask === 'interrupt' && streaming)
       await this.cuts.around({ ...scope, agentId: agent.id }, () => this.control.abort(agent, scope, { untilEnded: true }));
-    return takeThreadTurn(agent, scope, runId, this.config.threadBusyWaitMs);
+    return takeThreadTurn(leasesOf(agent), scope, runId, this.config.threadBusyWaitMs);
   }
 
   /** A call another `resume` or an approval is answering (or answered) no longer waits: refused before the stream opens. */

@@ -18,9 +18,6 @@ import type { RunContext } from './run-plan.js';
  * processor discarded (retracted), what a cut run kept, what its workflow calls showed, and how it
  * ended when it did not finish as asked (its run-end message). A run that stores nothing
  * (`stored` absent) keeps nothing.
- *
- * @example
- * const write = history.keepingRunEnd(sink, stored, plan.inboxId);
  */
 @injectable()
 export class RunHistory {

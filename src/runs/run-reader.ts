@@ -21,9 +21,6 @@ import type { ToolProxy } from './tool-proxy.js';
  * messages, or the calls it resumes, in turn. The events go straight from the chunk loop to the
  * sink, with no async generator in between: with a zero-delay model Mastra hands over thousands
  * of chunks without ever waiting, and each generator hop costs several promises per chunk.
- *
- * @example
- * await reader.read(agent, plan, shape, context);
  */
 @injectable()
 export class RunReader {

@@ -4,11 +4,10 @@ import { inject, injectable } from 'inversify';
 import { AgentProvider } from '../agents/agent-provider.js';
 import { invalidInput } from '../errors.js';
 import { memoryOf } from '../mastra/index.js';
-import { withTraceparent } from '../observability/trace-context.js';
 import { WorkingMemoryState, type AgentState } from '../state/working-memory.js';
-import type { DurableInbox } from '../threads/inbox.js';
+import { inboxEntry, type DurableInbox } from '../threads/inbox.js';
 import { RecoveryGate } from '../threads/recovery-gate.js';
-import { ThreadStore, type ThreadScope } from '../threads/thread-store.js';
+import { ThreadStore, type RecentHistory, type ThreadScope } from '../threads/thread-store.js';
 import { TOKENS } from '../tokens.js';
 import { appendPosition } from '../translate/history.js';
 import { toolResultMessageId, type MessagePosition } from '../translate/ids.js';
@@ -26,10 +25,6 @@ export { AGUI_CONTEXT_KEY } from './stream-options.js';
  * messages, takes the thread's turn (`RunAdmission`) and stores the input; `RunStreamer` then
  * streams it. Everything that can be refused is refused in `prepare()`, before a byte is streamed;
  * after that, every failure becomes a `RUN_ERROR` event.
- *
- * @example
- * const run = await runs.prepare(input, { resourceId: 'user-1', frontendToolMode: 'proxy' });
- * await run.stream((events) => out.send(events), abortSignal);
  */
 @injectable()
 export class RunService {
@@ -46,7 +41,8 @@ export class RunService {
     const agent = this.agents.get(options.agentId);
     const memory = await memoryOf(agent);
     const scope = { threadId: input.threadId, resourceId: options.resourceId, agentId: agent.id };
-    const { stored, storedIds, workflowActivities, exists } = await this.recentOf(memory, scope, input);
+    const recent = await this.recentOf(memory, scope, input);
+    const [stored, storedIds] = [recent?.stored ?? [], recent?.storedIds ?? new Set<string>()];
     let inboxId: string | undefined;
     const resume = input.resume?.length ? await findResumeTargets(agent, input.resume, scope) : [];
     const fresh = memory ? selectNewMessages(input.messages, storedIds, stored.length > 0) : input.messages;
@@ -66,7 +62,7 @@ export class RunService {
       );
     await this.admission.assertUnanswered(resume);
     // One run per thread at a time (here and in every process on the same leases).
-    const turn = memory && resume.length === 0 ? await this.admission.takeTurn(agent, scope, input.runId, options.multitask, exists) : undefined;
+    const turn = memory && resume.length === 0 ? await this.admission.takeTurn(agent, scope, input.runId, options.multitask, recent !== undefined) : undefined;
     try {
       if (memory) await this.threads.claim(scope);
       // The client's state, when it differs from the stored one, is the run's from the start.
@@ -85,7 +81,7 @@ export class RunService {
       inboxId,
       turn,
       state: workingMemory && { store: workingMemory, scope },
-      workflowActivities,
+      workflowActivities: recent?.context.workflowActivities,
     };
     return this.streamer.prepared(agent, input, options, plan);
   }
@@ -95,12 +91,10 @@ export class RunService {
    * on the thread (its input must come after theirs), the thread's last rows and which of the
    * input's ids it stores: not the whole thread, so a run costs the same on a long thread.
    */
-  private async recentOf(memory: MastraMemory | undefined, scope: ThreadScope, input: RunAgentInput): Promise<Recent> {
-    if (!memory) return { stored: [], storedIds: new Set(), exists: false };
+  private async recentOf(memory: MastraMemory | undefined, scope: ThreadScope, input: RunAgentInput): Promise<RecentHistory | undefined> {
+    if (!memory) return undefined;
     await this.gate.pass(input.threadId);
-    const recent = await this.threads.recent(scope, memory, tailIds(input.messages));
-    if (!recent) return { stored: [], storedIds: new Set(), exists: false };
-    return { stored: recent.stored, storedIds: recent.storedIds, workflowActivities: recent.context.workflowActivities, exists: true };
+    return this.threads.recent(scope, memory, tailIds(input.messages));
   }
 
   /**
@@ -122,20 +116,10 @@ export class RunService {
     if (isReadOnly(options) || conversation.length === 0) return undefined;
     await this.threads.storeInput(scope, conversation);
     // In the inbox while the run lasts: cut by a crash, the restarted process runs it again.
-    const { threadId, resourceId, agentId } = scope;
     const inboxId = conversation.at(-1)!.id;
-    await this.inbox.add({ id: inboxId, kind: 'run', threadId, resourceId, agentId, message: conversation, acceptedAt: Date.now(), ...withTraceparent() });
+    await this.inbox.add(inboxEntry('run', inboxId, scope, conversation));
     return inboxId;
   }
-}
-
-/** What the thread holds that a new run's input is checked against. */
-interface Recent {
-  stored: MastraDBMessage[];
-  storedIds: Set<string>;
-  workflowActivities?: RunPlan['workflowActivities'];
-  /** Whether the thread is stored yet. */
-  exists: boolean;
 }
 
 /**

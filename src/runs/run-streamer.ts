@@ -21,10 +21,6 @@ import type { RunShape } from './stream-options.js';
  * (`RunReader`), and its terminal event, whatever happens: after `RUN_STARTED`, every failure is a
  * `RUN_ERROR`. Each is open in `StreamingRuns` while it streams (tracked, counted, ended cleanly
  * by a shutdown).
- *
- * @example
- * const run = streamer.prepared(agent, input, options, plan);
- * await run.stream((events) => out.send(events), abortSignal);
  */
 @injectable()
 export class RunStreamer {

@@ -31,9 +31,6 @@ export interface RunLive {
 
 /**
  * Mastra's stream options for a run: request context, memory, abort signal, step hook, frontend tools.
- *
- * @example
- * const output = await streamRun(agent, messages, { ...streamOptions(shape, live), runId });
  */
 export function streamOptions(
   { input, resourceId, frontendToolMode, memory }: RunShape,

@@ -10,9 +10,6 @@ import { isLoopback } from './host-check.js';
  * The standalone server's authentication from its environment: API keys (`AUTH_API_KEYS`) and
  * JWTs (`AUTH_JWT_SECRET` or `AUTH_JWKS_URL`), either or both; `undefined` when none is set (the
  * embedded demo trusts the claimed `resourceId`).
- *
- * @example
- * createBridge({ resolveResourceId: authFromEnv(readServerEnv()) });
  */
 export function authFromEnv(env: ServerEnv): ResolveResourceId | undefined {
   const verifiers: TokenVerifier[] = [];

@@ -106,7 +106,6 @@ export function helpText(): string {
 /** Where the package's package.json is: one folder up from dist/, two from src/server/. */
 const PACKAGE_JSON = ['../package.json', '../../package.json'];
 
-/** The package's version, from its package.json. */
 export function packageVersion(): string {
   for (const path of PACKAGE_JSON) {
     try {

@@ -44,10 +44,9 @@ const PAGE_CSP =
   "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'";
 
 /**
- * Serves the demo page (`web/`, see docs/client.md): `GET /`, its assets under `GET /ui/<file>`,
- * and the client bundle it imports at `GET /ui/client.js`. The page learns the bridge prefix, and
- * whether it needs a token (`auth`: `none`, or `bearer:<claim naming the resource>`), from meta
- * tags filled in here.
+ * Serves the demo page (`web/`, see docs/client.md) at `GET /`, its assets at `GET /ui/<file>`, and
+ * its client bundle at `GET /ui/client.js`. The page learns the bridge prefix and whether it needs
+ * a token (`auth`: `none`, or `bearer:<claim naming the resource>`) from values filled in here.
  */
 export function servePage(app: Hono, prefix: string, auth: string): void {
   const root = findPackageRoot();

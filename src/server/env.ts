@@ -15,7 +15,6 @@ const databaseUrl = z.string().superRefine((url, ctx) => {
   }
 });
 
-/** A `redis://` or `rediss://` (TLS) URL. */
 const redisUrl = z.string().refine((url) => URL.canParse(url) && ['redis:', 'rediss:'].includes(new URL(url).protocol), {
   message: 'must be a redis://host:6379 or rediss://host:6380 URL',
 });
@@ -35,9 +34,7 @@ const apiKeys = z.string().transform((text, ctx) => {
 
 /** A cap: a whole number, `0` for none. */
 const cap = (max: number, fallback: number) => z.coerce.number().int().min(0).max(max).default(fallback);
-/** A duration in milliseconds, at least `min`, at most an hour. */
 const ms = (min: number, fallback: number) => z.coerce.number().int().min(min).max(3_600_000).default(fallback);
-/** A comma-separated list; empty items are dropped. */
 const list = z
   .string()
   .optional()
@@ -53,7 +50,7 @@ export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', '
 
 const httpsUrl = z.string().refine((url) => URL.canParse(url) && ['http:', 'https:'].includes(new URL(url).protocol), { message: 'must be an http(s):// URL' });
 
-/** The standalone server's environment, validated once at start. */
+/** The standalone server's environment, validated once at start (each variable's help: `ENV_HELP`). */
 export const ServerEnvSchema = z
   .object({
     PORT: port.default(4111),
@@ -87,46 +84,35 @@ export const ServerEnvSchema = z
     AUTH_JWKS_URL: optional(httpsUrl),
     AUTH_ISSUER: optional(z.string().min(1)),
     AUTH_AUDIENCE: optional(z.string().min(1)),
-    /** The token claim that names the resource (default `sub`). */
     AUTH_RESOURCE_CLAIM: optional(z.string().min(1)),
-    /** `key:resourceId` pairs for server-to-server callers (auth on). */
     AUTH_API_KEYS: optional(apiKeys),
-    /** Bearer token `GET /metrics` wants; unset: the metrics are open. */
     METRICS_TOKEN: optional(z.string().min(1)),
     /** The least level logged (pino's levels); unset: `info` (see `logLevel`). */
     LOG_LEVEL: optional(z.enum(LOG_LEVELS)),
     /** `json` or `pretty`; unset: `pretty` on a terminal, `json` anywhere else (see `logFormat`). */
     LOG_FORMAT: optional(z.enum(['json', 'pretty'])),
-    /** Requests per minute per resource on `/run` and the steering routes (0: no cap). */
     RATE_LIMIT_PER_MINUTE: cap(1_000_000, 300),
-    /** Open event streams per resource, and in total (0: no cap). */
     MAX_STREAMS_PER_RESOURCE: cap(1_000_000, 50),
     MAX_STREAMS: cap(10_000_000, 10_000),
-    /** `/run`s streaming at once per resource (0: no cap). */
     MAX_RUNS_PER_RESOURCE: cap(1_000_000, 10),
     /** How long a client may take to send its request headers, and its whole request (not the response: streams are not cut). */
     HEADERS_TIMEOUT_MS: ms(1000, 10_000),
     REQUEST_TIMEOUT_MS: ms(1000, 30_000),
-    /** How long an idle keep-alive connection stays open. */
     KEEP_ALIVE_TIMEOUT_MS: ms(100, 5000),
     /**
-     * On SIGTERM, how long the runs in flight may take to finish (new runs and steering answer 503
-     * meanwhile) before the rest is cancelled: under Kubernetes' 30 s grace by default. `0`: cancel at once.
+     * On SIGTERM, how long runs in flight may take to finish (new runs and steering get 503
+     * meanwhile) before the rest is cut: under Kubernetes' 30 s grace by default; `0` cuts at once.
      */
     SHUTDOWN_GRACE_MS: z.coerce.number().int().min(0).max(3_600_000).default(25_000),
     /** Host names the server answers to besides loopback's (DNS rebinding; see docs/security.md). */
     ALLOWED_HOSTS: list,
     /** Hosts whose http(s) URLs input messages may carry (the server downloads them). */
     ALLOWED_URL_HOSTS: list,
-    /** Browser origins allowed to call the bridge (CORS); none by default. */
     CORS_ORIGINS: list,
     /** Turns traces on: the OTLP collector (`@opentelemetry/sdk-node` reads it and the other `OTEL_*` variables itself). */
     OTEL_EXPORTER_OTLP_ENDPOINT: optional(httpsUrl),
-    /** With traces on, how much of Mastra's own span tree they hold: `on` (agent, model, tool, workflow), `all`, or `off`. */
     MASTRA_SPANS: z.enum(MASTRA_SPAN_DETAILS).default('on'),
-    /** Where every run's end is POSTed (Standard Webhooks), comma-separated; with `WEBHOOK_SECRET`. */
     WEBHOOK_URLS: list.pipe(z.array(httpsUrl)),
-    /** The key the webhooks are signed with: `whsec_` and base64. */
     WEBHOOK_SECRET: optional(z.string().refine(isWebhookSecret, { message: WEBHOOK_SECRET_RULE })),
   })
   .refine((env) => !(env.AUTH_JWT_SECRET && env.AUTH_JWKS_URL), { message: 'set AUTH_JWT_SECRET or AUTH_JWKS_URL, not both', path: ['AUTH_JWT_SECRET'] })

@@ -19,18 +19,14 @@ export interface Dependencies {
 }
 
 /**
- * `GET /healthz` (liveness: the process serves, and can heal) and `GET /readyz` (readiness: storage answers a
- * query, and Redis a `PING` when configured; `503 UNAVAILABLE` with `Retry-After` when one does
- * not, or while shutting down). Both at the server root, without credentials: load balancers and
- * orchestrators call them. A failed check names the service, not its address or credentials.
- *
- * @example
- * serveHealth(app, { storage, redis: scaleOut?.redis.client, closing: () => shuttingDown, logger });
+ * `GET /healthz` (liveness: the process serves, and can heal) and `GET /readyz` (readiness: storage
+ * answers a query, and Redis a `PING` when configured; `503 UNAVAILABLE` with `Retry-After` when
+ * one does not, or while shutting down). Both at the server root, without credentials, for load
+ * balancers and orchestrators. A failed check names the service, not its address or credentials.
  */
 export function serveHealth(app: Hono, deps: Dependencies): void {
-  // Liveness fails only for what a restart mends: a Redis client closed for good (it no longer
-  // reconnects). A dependency that is down is readiness's business: restarting every process
-  // while Redis or the database is away would heal nothing and add a cold start to the outage.
+  // Liveness fails only for what a restart mends, a Redis client closed for good; a dependency down
+  // is readiness's business (restarting every process would heal nothing and add a cold start).
   app.get('/healthz', (c) =>
     deps.redis && !deps.redis.isOpen && !deps.closing()
       ? c.json({ error: 'Not live: the Redis client is closed and will not reconnect', code: 'UNAVAILABLE' }, 503)

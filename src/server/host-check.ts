@@ -5,11 +5,10 @@ const LOOPBACK_BINDS = new Set(['127.0.0.1', '::1', 'localhost']);
 export const isLoopback = (host: string) => LOOPBACK_BINDS.has(host);
 
 /**
- * Whether a request's `Host` is one this server answers to. On a server bound to loopback, a
- * page on another site whose name resolves to 127.0.0.1 (DNS rebinding) would otherwise read and
- * steer every thread from the victim's browser. Bound to loopback, the accepted names are
- * `localhost`, `127.0.0.1`, `[::1]` and `allowed`; bound elsewhere, only `allowed` when it is
- * given. `undefined` when every host is accepted. Ports are not compared (a proxy may change them).
+ * Whether a request's `Host` is one this server answers to, so a page on another site resolving to
+ * 127.0.0.1 (DNS rebinding) cannot read and steer a loopback server's threads from a victim's
+ * browser. Bound to loopback: `localhost`, `127.0.0.1`, `[::1]` and `allowed`; elsewhere, only
+ * `allowed` if given (else `undefined`: any host). Ports are not compared (proxies change them).
  *
  * @example
  * const accepts = hostCheck({ bind: '127.0.0.1', allowed: ['bridge.internal'] });

@@ -54,7 +54,7 @@ async function serve(): Promise<void> {
     const drain = reason === 'SIGTERM';
     log.info({ reason }, drain ? `${reason}: draining (runs in flight may finish), then closing…` : `${reason}: closing open streams and storage…`);
     const closed = drain ? server.drainAndClose() : server.close();
-    // The last spans go out before the process does (an unreachable collector only for the SDK's export timeout).
+    // The last spans go out first (an unreachable collector holds the exit for the export timeout).
     const flushed = closed.then(() => stopTracing?.().catch((error: unknown) => log.warn({ err: error }, 'traces: the last export failed')));
     flushed.then(
       () => process.exit(0),
@@ -66,10 +66,9 @@ async function serve(): Promise<void> {
   };
   process.on('SIGINT', () => stop('SIGINT'));
   process.on('SIGTERM', () => stop('SIGTERM'));
-  // Started by npm (`npm start`, `npx mastra-agui-bridge`), the server does not outlive it: if npm
-  // goes away without passing a signal on (it was killed, or a shell between them dropped the
-  // signal), shut down as on SIGTERM instead of serving on as an orphan. Whoever read stdout may be
-  // gone too: a failed write must not crash the shutdown.
+  // Started by npm (`npm start`, `npx`), the server does not outlive it: if npm goes away without
+  // passing a signal on (killed, or a shell between dropped it), shut down rather than serve on as
+  // an orphan. Whoever read stdout may be gone too: a failed write must not crash the shutdown.
   if (startedByNpm()) {
     watchParent(() => {
       for (const stream of [process.stdout, process.stderr]) stream.on('error', () => {});
@@ -78,9 +77,8 @@ async function serve(): Promise<void> {
   }
 }
 
-// A command line it does not take: the reason and the usage hint on stderr, exit 2. Any other
-// failure to start: one plain line on stderr, no stack, also when stderr is not a terminal (a
-// person reads it, in a container's log as on a terminal), exit 1.
+// A bad command line: the reason and usage hint on stderr, exit 2. Any other failure to start: one
+// plain line on stderr, no stack, terminal or not (a person reads a container's log too), exit 1.
 main().catch((error: unknown) => {
   const usage = error instanceof UsageError;
   process.stderr.write(`mastra-agui-bridge: ${error instanceof Error ? error.message : String(error)}\n${usage ? "Try 'mastra-agui-bridge --help'.\n" : ''}`);

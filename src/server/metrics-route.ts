@@ -5,11 +5,7 @@ import type { BridgeMetrics } from '../observability/metrics.js';
 
 /**
  * `GET /metrics` at the server root, in the Prometheus text format. Open unless `token` is set;
- * then it wants `Authorization: Bearer <token>` (compared in constant time) and answers `401`
- * otherwise.
- *
- * @example
- * serveMetrics(app, bridge.metrics, env.METRICS_TOKEN);
+ * then it wants `Authorization: Bearer <token>` (compared in constant time), else `401`.
  */
 export function serveMetrics(app: Hono, metrics: BridgeMetrics, token?: string): void {
   app.get('/metrics', async (c) => {

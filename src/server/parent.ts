@@ -1,10 +1,8 @@
 /**
- * Calls `onGone` once the process that started this one has exited. On Linux and macOS an orphan
- * is re-parented (to init or a subreaper), so `process.ppid` changes; on Windows it does not, and
- * this never fires.
- *
- * Polled by an unref'd timer: one `getppid()` system call per tick (well under a microsecond), off
- * the request path, and it never keeps the process alive. Returns a function that stops watching.
+ * Calls `onGone` once the process that started this one has exited. On Linux and macOS an orphan is
+ * re-parented (to init or a subreaper), so `process.ppid` changes; on Windows it does not, and this
+ * never fires. Polled by an unref'd timer (one `getppid()` per tick, well under a microsecond), so
+ * it never keeps the process alive. Returns a function that stops watching.
  *
  * @param parent the parent's pid as read at start-up (read it early: a parent that dies while the
  *   server is still starting is then noticed on the first tick)

@@ -30,9 +30,8 @@ export async function importPeer<T>(name: OptionalPeer, load: () => Promise<T>, 
 }
 
 /**
- * How to add the package `spec`: `npm install` it, or, for a server run with `npx` (npm sets
- * `npm_command=exec`), run it again with the package beside it, as an install would not reach
- * npx's cache.
+ * How to add the package `spec`: `npm install` it or, under `npx` (`npm_command=exec`), run it
+ * again with the package beside it, as an install would not reach npx's cache.
  *
  * @example
  * installHint('@mastra/pg@~1.27.1'); // 'npm install @mastra/pg@~1.27.1'

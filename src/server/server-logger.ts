@@ -12,17 +12,12 @@ export function logFormat(env: Pick<ServerEnv, 'LOG_FORMAT'>, destination: NodeJ
 }
 
 /**
- * The standalone server's logger: pino at `LOG_LEVEL` (default `info`), on `process.stdout`, as
- * `logFormat` says, with the active span's `trace_id` and `span_id` on each line (`traceLogFields`). Either way the writes are synchronous (for files and pipes on Linux), and a
- * write to a closed pipe is an `error` event the caller can ignore, not a crash.
- *
- * @example
- * const log = serverLogger(env);
- * log.info({ url }, 'listening');
+ * The standalone server's logger: pino at `LOG_LEVEL` on `process.stdout`, as `logFormat` says,
+ * with the active span's ids on each line (`traceLogFields`). Writes are synchronous (files and
+ * pipes, on Linux), and a write to a closed pipe is an `error` event to ignore, not a crash.
  */
 export function serverLogger(env: Pick<ServerEnv, 'LOG_LEVEL' | 'LOG_FORMAT'>, destination: NodeJS.WritableStream = process.stdout): Logger {
   const level = logLevel(env);
-  // Every line written inside a traced request carries its ids (none without tracing).
   const options = { level, mixin: traceLogFields };
   if (logFormat(env, destination) === 'json') return pino(options, destination);
   // pino-pretty as a plain stream, in this thread: no transport worker for a terminal's lines.

@@ -24,7 +24,6 @@ import { mastraSpans, tracingWanted } from './tracing.js';
 import { errorMessage } from '../text.js';
 import { redactInternals } from '../translate/failure.js';
 
-/** A running standalone bridge. */
 export interface RunningServer {
   url: string;
   bridge: Bridge;
@@ -34,18 +33,16 @@ export interface RunningServer {
   /** Ends open runs with their terminal event, stops listening, closes storage. */
   close(): Promise<void>;
   /**
-   * Drains, then closes: readiness `503` at once, new runs and steering `503` + `Retry-After`, the
-   * runs in flight finish within `SHUTDOWN_GRACE_MS`, then `close()`, given `CLOSE_WITHIN_MS` at
-   * most. What SIGTERM does.
+   * Drains, then closes (SIGTERM): readiness, new runs and steering get `503` (+ `Retry-After`) at
+   * once; runs in flight get `SHUTDOWN_GRACE_MS`, `close()` then `CLOSE_WITHIN_MS`.
    */
   drainAndClose(): Promise<void>;
 }
 
 /**
- * How long closing may take once the grace is over (cutting what still runs, storing what it had,
- * closing the connections): a runtime kills a process that outlives its own grace period, so the
- * process is done within `SHUTDOWN_GRACE_MS` + this, whatever hangs (what a cut run had is in the
- * durable inbox: a restart or another process answers it).
+ * How long closing may take after the grace (cutting what still runs, storing what it had, closing
+ * connections): a runtime kills a process outliving its grace period, so this one is done within
+ * `SHUTDOWN_GRACE_MS` + this, whatever hangs (what a cut run took stays in the durable inbox).
  */
 export const CLOSE_WITHIN_MS = 1500;
 
@@ -69,10 +66,9 @@ const corsFor = (origins: string[]): CorsOptions => ({
 });
 
 /**
- * Socket timeouts that fit a streaming API: a client gets `HEADERS_TIMEOUT_MS` to send its
- * headers and `REQUEST_TIMEOUT_MS` for its whole request (body included), so a slow sender
- * (slowloris) cannot hold a socket; responses are not timed, so event streams live on. Node checks
- * these on an interval (30 s by default): once a second here, so they hold to about a second.
+ * Socket timeouts for streaming: `HEADERS_TIMEOUT_MS` for a client's headers and
+ * `REQUEST_TIMEOUT_MS` for its whole request, so a slowloris cannot hold a socket; responses are
+ * not timed (event streams live on). Node checks them every second here (default 30 s).
  */
 const socketTimeouts = (env: ServerEnv) => ({
   headersTimeout: env.HEADERS_TIMEOUT_MS,
@@ -96,21 +92,15 @@ function guarded(app: Hono, env: ServerEnv): Fetch {
   };
 }
 
-/** How `startServer` runs, beside the environment. */
 export interface StartOptions {
   /** Where the server logs; default: pino at `LOG_LEVEL`, JSON lines on stdout. */
   log?: Logger;
 }
 
 /**
- * Starts the bridge standalone: the storage `DATABASE_URL` names (LibSQL or PostgreSQL), the demo
- * agent, background tasks on, the demo page at `/`, and `GET /metrics` (behind `METRICS_TOKEN`
- * when set). The bridge logs through pino (`options.log`, else `serverLogger(env)`), unless
- * `bridgeConfig.logger` says otherwise.
- *
- * @example
- * const server = await startServer(readServerEnv());
- * server.log.info(`listening on ${server.url}`);
+ * Starts the bridge standalone: the storage `DATABASE_URL` names, the demo agent, background tasks
+ * on, the demo page at `/`, and `GET /metrics` (behind `METRICS_TOKEN` when set). The bridge logs
+ * to `options.log` (else `serverLogger(env)`) unless `bridgeConfig.logger` is given.
  */
 export async function startServer(env: ServerEnv, bridgeConfig: BridgeConfig = {}, options: StartOptions = {}): Promise<RunningServer> {
   const log = options.log ?? serverLogger(env);
@@ -119,7 +109,6 @@ export async function startServer(env: ServerEnv, bridgeConfig: BridgeConfig = {
     onPoolError: (error) => log.warn(`storage: a connection was lost (${redactInternals(errorMessage(error))}); the pool opens another`),
   });
   await initStorage(storage);
-  // With REDIS_URL, Mastra's pub/sub and leases and the bridge's shared state live in Redis.
   const logger = bridgeConfig.logger ?? pinoLogger(log);
   // Loaded only then: the embedded default runs without the Redis code.
   const scaleOut = env.REDIS_URL
@@ -180,7 +169,6 @@ async function embeddedMastra(env: ServerEnv, storage: MastraCompositeStore, sca
   const demo = createDemoAgent({ storage, delayMs: env.DEMO_DELAY_MS, slowTaskMs: env.SLOW_TASK_MS, model: env.MODEL, onModelCall });
   const workflows = { [DEMO_WORKFLOW_ID]: createDemoWorkflow({ delayMs: env.DEMO_DELAY_MS }) };
   const observability = tracingWanted(process.env) ? await mastraSpans(env.MASTRA_SPANS) : undefined;
-  // With REDIS_URL, Mastra's pub/sub and leases live in Redis.
   return new Mastra({
     agents: { demo },
     workflows,
@@ -192,7 +180,6 @@ async function embeddedMastra(env: ServerEnv, storage: MastraCompositeStore, sca
   });
 }
 
-/** The bridge's configuration from the environment. */
 function bridgeConfigOf(env: ServerEnv, resolveResourceId: ResolveResourceId | undefined, scaleOut: ScaleOut | undefined): BridgeConfig {
   return {
     prefix: env.AGUI_PREFIX,
@@ -222,7 +209,6 @@ function serveBeside(
   servePage(app, bridge.config.prefix, tokens ? `bearer:${env.AUTH_RESOURCE_CLAIM ?? 'sub'}` : 'none');
 }
 
-/** Listens on `HOST:PORT`; resolves once it does, rejects when it cannot. */
 function listen(app: Hono, env: ServerEnv): Promise<ServerType> {
   return new Promise<ServerType>((resolve, reject) => {
     const s = serve({ fetch: guarded(app, env), hostname: env.HOST, port: env.PORT, serverOptions: socketTimeouts(env) }, () => {

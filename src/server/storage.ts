@@ -56,7 +56,6 @@ function parsePostgresUrl(url: string): DatabaseTarget {
   return { kind: 'postgres', connectionString, schemaName };
 }
 
-/** Makes sure the folder of a `file:` database exists. */
 function prepareDatabase(url: string): void {
   if (!url.startsWith('file:')) return;
   const path = url.slice('file:'.length);
@@ -64,12 +63,11 @@ function prepareDatabase(url: string): void {
 }
 
 /**
- * The standalone server's Mastra storage for a `DATABASE_URL` (see `parseDatabaseUrl`): a
- * `LibSQLStore` (the folder of a `file:` path is created) or a `PostgresStore` that owns its
- * connection pool. Nothing connects before first use; PostgreSQL creates the schema and its
- * tables then. `close()` releases the file handles or ends the pool; calling it again (Mastra's
- * `shutdown()` calls it too) does nothing. The store's package is loaded here, for the database
- * named: both are optional peer dependencies, so a missing one is an error that says what to install.
+ * The standalone server's Mastra storage for a `DATABASE_URL`: a `LibSQLStore` (the folder of a
+ * `file:` path is created) or a `PostgresStore` that owns its connection pool. Nothing connects
+ * before first use; PostgreSQL creates the schema and its tables then. `close()` releases the file
+ * handles or ends the pool; a second call (from Mastra's `shutdown()`) does nothing. Its package
+ * (an optional peer) is loaded here: a missing one is an error naming what to install.
  *
  * @example
  * const storage = await createStorage(process.env.DATABASE_URL ?? 'file:.data/bridge.db');
@@ -113,9 +111,8 @@ async function postgresStore({ connectionString, schemaName }: Extract<DatabaseT
   const { default: pg } = await importPeer('pg', () => import('pg'), why);
   const timeout = options.timeoutMs ?? DEFAULT_DATABASE_TIMEOUT_MS;
   const pool = new pg.Pool({ connectionString, max: 20, idleTimeoutMillis: 30_000, connectionTimeoutMillis: timeout, query_timeout: timeout, keepAlive: true });
-  // Unheard, a connection the server closes is an uncaught error that ends the process: the pool
-  // reports idle ones; one checked out (between two queries of a transaction) reports on itself,
-  // and its query fails anyway.
+  // A connection the server closes, unheard, is an uncaught error that ends the process: the pool
+  // reports idle ones, a checked-out one (mid-transaction) on itself, and its query fails anyway.
   const lost = (error: Error) => options.onPoolError?.(error);
   pool.on('error', lost);
   pool.on('connect', (client) => client.on('error', lost));
@@ -133,15 +130,10 @@ async function postgresStore({ connectionString, schemaName }: Extract<DatabaseT
 }
 
 /**
- * Creates the storage's tables before the server listens, so that a storage that cannot be
- * reached stops the start instead of failing requests. On PostgreSQL the creation runs under an
- * advisory lock (one per database): several processes started at once on a new schema would
- * otherwise race on the same `CREATE`/`ALTER` statements (duplicates, deadlocks, "multiple primary
- * keys"), and the losers' first requests would fail.
- *
- * @example
- * const storage = await createStorage(env.DATABASE_URL);
- * await initStorage(storage);
+ * Creates the storage's tables before the server listens: an unreachable storage stops the start
+ * rather than failing requests. On PostgreSQL this runs under an advisory lock (one per database):
+ * processes started at once on a new schema would otherwise race on the same `CREATE`/`ALTER`
+ * statements (duplicates, deadlocks, "multiple primary keys"), failing the losers' first requests.
  */
 export async function initStorage(storage: MastraCompositeStore): Promise<void> {
   const pool = pools.get(storage);

@@ -13,12 +13,11 @@ export function tracingWanted(env: NodeJS.ProcessEnv): boolean {
 
 /**
  * The standalone server's OpenTelemetry SDK, started before the bridge when the environment asks
- * for traces; nothing loaded, registered or exported otherwise. `@opentelemetry/sdk-node` reads
- * the standard variables itself: the OTLP endpoint, headers and protocol (`http/protobuf` by
- * default, `http/json`, `grpc`), `OTEL_SERVICE_NAME`, `OTEL_RESOURCE_ATTRIBUTES`,
- * `OTEL_TRACES_SAMPLER` (and `_ARG`), `OTEL_BSP_*`. It registers the global tracer provider, the
- * W3C trace-context propagator and an `AsyncLocalStorage` context manager; no auto-instrumentation.
- * Answers what flushes and stops it, for the shutdown.
+ * for traces; nothing is loaded, registered or exported otherwise. `@opentelemetry/sdk-node` reads
+ * the standard variables itself (the OTLP endpoint, headers and protocol, `OTEL_SERVICE_NAME`,
+ * `OTEL_RESOURCE_ATTRIBUTES`, `OTEL_TRACES_SAMPLER`, `OTEL_BSP_*`…) and registers the global tracer
+ * provider, the W3C trace-context propagator and an `AsyncLocalStorage` context manager; no
+ * auto-instrumentation. Answers what flushes and stops it at shutdown.
  *
  * @example
  * const stopTracing = await startTracing(process.env);
@@ -53,14 +52,9 @@ export function activeSpanSampled(): boolean {
 }
 
 /**
- * Mastra's own spans (agent run, model call, each tool call) as OpenTelemetry spans under the
- * active one, the run's `agui.run`: `@mastra/observability` with `@mastra/otel-bridge`, which reads
- * the ambient context and writes to the provider `startTracing` registered. Loaded with tracing
- * only; undefined for `off`.
- *
- * @example
- * const observability = tracingWanted(process.env) ? await mastraSpans('on') : undefined;
- * const mastra = new Mastra({ agents, ...(observability && { observability }) });
+ * Mastra's own spans (agent run, model and tool calls) as OpenTelemetry spans under the run's
+ * `agui.run`: `@mastra/observability` with `@mastra/otel-bridge`, reading the ambient context and
+ * writing to `startTracing`'s provider. Loaded with tracing only; `undefined` for `off`.
  */
 export async function mastraSpans(detail: MastraSpanDetail) {
   if (detail === 'off') return undefined;

@@ -1,18 +1,16 @@
 import type { Agent } from '@mastra/core/agent';
 import { inject, injectable } from 'inversify';
 import type { ResolvedConfig } from '../config.js';
-import { outputFinished, type OnWake, type SignalDecision, type WokenOutput } from '../mastra/index.js';
+import { threadTarget, type OnWake, type SignalDecision, type WokenOutput } from '../mastra/index.js';
 import type { RunOutcome } from '../observability/metrics.js';
 import { RunTracker } from '../observability/run-tracker.js';
-import { withTraceparent } from '../observability/trace-context.js';
-import type { DurableInbox, InboxEntry } from '../threads/inbox.js';
+import { inboxEntry, type DurableInbox, type InboxEntry } from '../threads/inbox.js';
 import { RunEndings } from '../threads/run-endings.js';
 import { ThreadStore, type ThreadScope } from '../threads/thread-store.js';
 import { TOKENS } from '../tokens.js';
 import { errorMessage } from '../text.js';
-import { wokenRunFailure } from '../translate/failure.js';
 import { lastStep } from '../translate/retraction.js';
-import { wokenEnd } from './woken-end.js';
+import { trackWoken } from './woken-end.js';
 
 /** A decision after which a run is to answer the signal (`persist` and `discard` keep it unanswered). */
 export const isAnswered = (action: SignalDecision['action']) => action === 'wake' || action === 'deliver';
@@ -21,10 +19,6 @@ export const isAnswered = (action: SignalDecision['action']) => action === 'wake
  * What an acknowledged signal means: kept in the durable inbox until a run answers it, and the run
  * it woke watched (Mastra streams that run itself): its span and metrics, its end, and a failed
  * run's message forgotten, as a failed `/run`'s is.
- *
- * @example
- * const answer = await control.send(agent, scope, outgoing, routing, accepted.watch(agent, scope));
- * await accepted.keep(scope, agent, 'send', answer.signalId, message);
  */
 @injectable()
 export class AcceptedSignals {
@@ -38,37 +32,24 @@ export class AcceptedSignals {
 
   /** Keeps what a run is to answer in the durable inbox, under the id Mastra gave it, until history answers it. */
   keep(scope: ThreadScope, agent: Agent, kind: InboxEntry['kind'], id: string, message: unknown): Promise<void> {
-    const { threadId, resourceId } = scope;
-    return this.inbox.add({ id, kind, threadId, resourceId, agentId: agent.id, message, acceptedAt: Date.now(), ...withTraceparent() });
+    return this.inbox.add(inboxEntry(kind, id, { ...scope, agentId: agent.id }, message));
   }
 
   /**
    * Counts a run a signal woke, and its end: Mastra streams that run itself, so its end is read
-   * from the output once it settles (`wokenEnd`).
+   * from the output once it settles (`trackWoken`).
    */
   watch(agent: Agent, scope: ThreadScope): OnWake {
-    return ({ runId, output, signalId }) => {
-      const tracked = this.tracker.start({
-        agentId: agent.id,
-        origin: 'signal',
-        threadId: scope.threadId,
-        runId,
-        resourceId: scope.resourceId,
-        inputId: signalId,
-      });
-      const finished = outputFinished(output);
-      this.endings.track(runId, finished);
-      const end = finished.then(
-        () => wokenEnd(output),
-        (error: unknown) => ({ outcome: 'error' as const, error: wokenRunFailure({ error }) }),
-      );
+    return (woken) => {
+      const { runId, output } = woken;
+      const end = trackWoken(this.tracker, { agentId: agent.id, origin: 'signal', ...threadTarget(scope) }, woken);
+      this.endings.track(runId, end);
       this.woken.set(
         runId,
         end.then(({ outcome }) => outcome),
       );
-      void end.then((ended) => {
+      void end.then(() => {
         this.woken.delete(runId);
-        tracked.endWith(ended);
         // No client may follow the thread: the answer a guardrail blocked leaves storage here too.
         if (output.tripwire) void this.dropBlockedAnswer({ ...scope, agentId: agent.id }, output);
       });

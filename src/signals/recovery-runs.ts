@@ -5,7 +5,6 @@ import { AgentProvider } from '../agents/agent-provider.js';
 import type { ResolvedConfig } from '../config.js';
 import {
   continueThread,
-  outputFinished,
   sendMessage,
   sendSignal,
   subscribeToThread,
@@ -23,10 +22,10 @@ import { CutWorkflowRuns, isWorkflowRun } from '../threads/cut-workflow-runs.js'
 import type { DurableInbox, InboxEntry } from '../threads/inbox.js';
 import { threadLeaseOwner } from '../threads/thread-lease.js';
 import { TOKENS } from '../tokens.js';
-import { runFailure, wokenRunFailure } from '../translate/failure.js';
+import { runFailure } from '../translate/failure.js';
 import { endsRun } from '../translate/chunks.js';
 import { isAnswered } from './accepted-signals.js';
-import { wokenEnd } from './woken-end.js';
+import { trackWoken, wokenEnd } from './woken-end.js';
 
 /** How a thread's inbox entries stand towards its stored history (`InboxRecovery` reads it). */
 export interface Standing {
@@ -46,9 +45,6 @@ export interface Standing {
  * in order; the workflow runs a crash cut are settled first (`CutWorkflowRuns`). Each run is
  * tracked (span, metrics, webhook) with the origin `recovery`, in the trace of the request that
  * sent its message.
- *
- * @example
- * const answered = await runs.answer({ cut, unseen, workflowRuns });
  */
 @injectable()
 export class RecoveryRuns {
@@ -111,38 +107,21 @@ export class RecoveryRuns {
     }
   }
 
-  /** Tracks the run a recovered message woke (Mastra streams it): its span, metrics and webhook. */
-  private trackWoken(agent: Agent, entry: InboxEntry): OnWake {
-    return ({ runId, output, signalId }) => {
-      const tracked = this.tracker.start({
-        agentId: agent.id,
-        origin: 'recovery',
-        threadId: entry.threadId,
-        runId,
-        resourceId: entry.resourceId,
-        inputId: signalId,
-      });
-      void outputFinished(output).then(
-        () => tracked.endWith(wokenEnd(output)),
-        // In the words a run woken by a signal ends with (`AcceptedSignals`): its followers saw those.
-        (error: unknown) => tracked.endWith({ outcome: 'error', error: wokenRunFailure({ error }) }),
-      );
-    };
-  }
-
   /** Sends one entry again under its id, waits for the run that takes it to end, and forgets the entry. */
   private async resend(agent: Agent, entry: InboxEntry): Promise<void> {
     this.metrics.recoveryRun('resend');
     const target = threadTarget(entry);
     // Subscribed first: the run it wakes may end before a later subscription would see it.
     const subscription = await subscribeToThread(agent, target);
+    // The run it wakes is Mastra's to stream: tracked for its span, metrics and webhook.
+    const onWake: OnWake = (woken) => void trackWoken(this.tracker, { agentId: agent.id, origin: 'recovery', ...target }, woken);
     try {
       // A queued message is sent as a message: it is the thread's next input either way.
       // The inbox holds what the route took (checked by its schema then): a signal's fields, or a message.
       const answer =
         entry.kind === 'signal'
-          ? await sendSignal(agent, { ...(entry.message as AgentSignal), id: entry.id }, target, this.trackWoken(agent, entry))
-          : await sendMessage(agent, withId(entry.message as AgentMessage, entry.id), target, this.trackWoken(agent, entry));
+          ? await sendSignal(agent, { ...(entry.message as AgentSignal), id: entry.id }, target, onWake)
+          : await sendMessage(agent, withId(entry.message as AgentMessage, entry.id), target, onWake);
       if (isAnswered(answer.action) && answer.runId) {
         for await (const chunk of subscription.stream as AsyncIterable<{ type: string; runId?: string }>) {
           if (chunk.runId === answer.runId && endsRun(chunk.type)) break;

@@ -38,9 +38,6 @@ interface Steering {
  * notifications (approvals are `ThreadApprovals`', a stop `ThreadStops`'). Each call answers as soon as Mastra has decided where
  * the signal goes, never after the run. Every call checks first that the thread is not another
  * resource's (`404`, as if it did not exist).
- *
- * @example
- * const { action, runId } = await router.sendMessage(scope, { message: 'hello' });
  */
 @injectable()
 export class SignalRouter {

@@ -16,9 +16,6 @@ export type PendingApproval = z.infer<typeof PendingApprovalSchema>;
 /**
  * A thread's tool calls that wait for approval, and their answers: approved or declined once, in
  * any process, also after a restart (Mastra reads the stopped run from storage).
- *
- * @example
- * await approvals.toolApproval(scope, { toolCallId, approved: true });
  */
 @injectable()
 export class ThreadApprovals {

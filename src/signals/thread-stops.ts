@@ -9,9 +9,6 @@ import { threadTarget } from '../mastra/index.js';
 /**
  * Stops what would run on a thread: its run (and what its stopped runs wait on), or a message
  * queued behind it. Either holds after a restart: nothing stopped here runs later.
- *
- * @example
- * const { aborted } = await stops.abort(scope);
  */
 @injectable()
 export class ThreadStops {

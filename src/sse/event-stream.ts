@@ -81,12 +81,6 @@ export function encoderFor(accept: string | undefined): EventEncoder {
  * past the end of its turn. The response's first frame is never held: a run's `RUN_STARTED`
  * leaves before Mastra's loop starts, however busy the event loop is with other runs. `ready()`
  * applies backpressure when the client reads slower than the producer.
- *
- * @example
- * const out = new EventStream(encoderFor(c.req.header('accept')));
- * out.onCancel(() => controller.abort());
- * out.send([{ type: EventType.RUN_STARTED, threadId, runId }]);
- * return out.response;
  */
 export class EventStream {
   readonly response: Response;

@@ -14,10 +14,6 @@ export function updatesWorkingMemory(chunk: MastraChunk): boolean {
  * `STATE_DELTA` (RFC 6902, against what this stream's state events built so far), or a snapshot
  * when the stream has sent none yet, so that a delta always has a base. `read` loads the stored
  * state; it is only called at a run's start and after an update, never per chunk.
- *
- * @example
- * const state = new StateEvents(() => workingMemory.read(scope));
- * write(await state.around(chunk, translator.push(chunk)));
  */
 export class StateEvents {
   /** The state the stream's clients hold: what its state events built. */

@@ -1,20 +1,11 @@
 import type { MastraMemory } from '@mastra/core/memory';
 import fastJsonPatch from 'fast-json-patch';
 import { invalidInput } from '../errors.js';
-import { readWorkingMemory, workingMemoryConfig, writeWorkingMemory, type ThreadTarget } from '../mastra/index.js';
+import { jsonObjectOf } from '../text.js';
+import { check, readWorkingMemory, workingMemoryConfig, writeWorkingMemory, type ThreadTarget } from '../mastra/index.js';
 
 /** An agent's state as AG-UI carries it: a JSON object. */
 export type AgentState = Record<string, unknown>;
-
-/** The part of a Standard Schema (zod, valibot, …) that validates. */
-interface StandardSchema {
-  '~standard': { validate(value: unknown): StandardResult | Promise<StandardResult> };
-}
-type StandardResult =
-  { value: unknown; issues?: undefined } | { issues: ReadonlyArray<{ message: string; path?: ReadonlyArray<PropertyKey | { key: PropertyKey }> }> };
-
-const isStandard = (schema: unknown): schema is StandardSchema =>
-  typeof schema === 'object' && schema !== null && typeof (schema as Partial<StandardSchema>)['~standard']?.validate === 'function';
 
 /** Each memory's working memory, resolved on first use (`undefined`: it keeps none). */
 const resolved = new WeakMap<MastraMemory, WorkingMemoryState | undefined>();
@@ -59,12 +50,7 @@ export class WorkingMemoryState {
     const raw = await readWorkingMemory(this.memory, scope);
     if (!raw) return undefined;
     if (this.format === 'markdown') return { [MARKDOWN_KEY]: raw };
-    try {
-      const parsed: unknown = JSON.parse(raw);
-      return typeof parsed === 'object' && parsed !== null && !Array.isArray(parsed) ? (parsed as AgentState) : undefined;
-    } catch {
-      return undefined;
-    }
+    return jsonObjectOf(raw);
   }
 
   /**
@@ -100,16 +86,12 @@ export class WorkingMemoryState {
       }
       return { state: { [MARKDOWN_KEY]: text }, text };
     }
-    if (!isStandard(this.schema)) return { state, text: JSON.stringify(state) };
-    const result = await this.schema['~standard'].validate(state);
-    if (result.issues) {
-      const details = result.issues.map((issue) => ({
-        path: ['state', ...(issue.path ?? []).map((p) => String(typeof p === 'object' ? p.key : p))].join('.'),
-        message: issue.message,
-      }));
+    const checked = await check(this.schema, state);
+    if (!checked.ok) {
+      const details = checked.issues.map(({ path, message }) => ({ path: path ? `state.${path}` : 'state', message }));
       throw invalidInput("The state does not fit the agent's working-memory schema", details);
     }
-    const value = result.value;
+    const value = checked.value;
     if (typeof value !== 'object' || value === null || Array.isArray(value)) {
       throw invalidInput("The agent's working-memory schema does not answer a JSON object for this state", [
         { path: 'state', message: 'Expected the schema to answer an object' },

@@ -18,9 +18,6 @@ export interface AnsweredCall {
  * Answers a waiting call with Mastra's own methods, in this process. Where the call's run stopped
  * matters (`ThreadControl.answerCall`): Mastra keeps a stopped run as its thread's run, and only
  * the process that resumes it lets go of it.
- *
- * @example
- * await answerCall(agent, { resourceId, threadId }, { approval: { toolCallId, approved: true } });
  */
 export async function answerCall(agent: Agent, thread: ThreadTarget, answer: CallAnswer): Promise<AnsweredCall> {
   if ('supersede' in answer) return declineOnly(agent, thread, answer.supersede);

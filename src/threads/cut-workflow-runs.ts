@@ -24,9 +24,6 @@ export const isWorkflowRun = (entry: InboxEntry) => entry.kind === 'workflow';
  * restarts it, and a resume of it is `404`), its run-end message kept in the thread's history
  * and its webhook sent (`RunTracker`, origin `recovery`). A record whose run ended in storage
  * (its process died after the end, before it dropped the record) is just dropped.
- *
- * @example
- * if (!(await cutRuns.held(entry))) await cutRuns.settle([entry]);
  */
 @injectable()
 export class CutWorkflowRuns {

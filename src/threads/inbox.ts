@@ -3,6 +3,7 @@ import { inject, injectable } from 'inversify';
 import type { ThreadLocks } from './thread-locks.js';
 import { ThreadStateQueue } from './state-queue.js';
 import { TOKENS } from '../tokens.js';
+import { withTraceparent } from '../observability/trace-context.js';
 
 /** A message the bridge acknowledged and Mastra may not have stored yet. */
 export interface InboxEntry {
@@ -24,6 +25,12 @@ export interface InboxEntry {
   acceptedAt: number;
   /** The W3C `traceparent` of the request that sent it: the run recovery starts for it joins that trace. */
   traceparent?: string;
+}
+
+/** An entry accepted now, in the trace of the request that sent it (recovery's run joins that trace). */
+export function inboxEntry(kind: InboxEntry['kind'], id: string, scope: Pick<InboxEntry, 'threadId' | 'resourceId' | 'agentId'>, message: unknown): InboxEntry {
+  const { threadId, resourceId, agentId } = scope;
+  return { id, kind, threadId, resourceId, agentId, message, acceptedAt: Date.now(), ...withTraceparent() };
 }
 
 /**
@@ -51,9 +58,6 @@ export interface DurableInbox {
  * every acknowledged message is answered once, in order). `around` runs the cut (an abort, an
  * interrupting run's) as one step with the inbox, so that no process takes the cut run's messages
  * for a dead process's meanwhile; afterwards the messages the cut run took count as answered.
- *
- * @example
- * const { aborted } = await cuts.around({ threadId, resourceId, agentId }, () => control.abort(agent, thread));
  */
 export interface InboxCuts {
   around<T>(thread: { threadId: string; resourceId: string; agentId: string }, cut: () => Promise<T>): Promise<T>;

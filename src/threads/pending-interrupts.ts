@@ -41,9 +41,6 @@ interface Known {
  * input supersedes it instead (API.md, "Pending interrupts do not hold a thread"): each waiting
  * call is declined with a reason, and the run is resumed only to store that decline, stopping
  * after the step (no new answer from the model), so the thread is free at once.
- *
- * @example
- * const declined = await interrupts.supersede(agent, { resourceId, threadId }, SUPERSEDED_BY_INPUT);
  */
 @injectable()
 export class PendingInterrupts {

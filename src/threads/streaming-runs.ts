@@ -31,10 +31,6 @@ export interface StreamingRun {
  * and the open-runs gauge reads them. A run Mastra does not run as the thread's (a workflow's) is
  * `stoppable`: an abort of its thread, here or from another process through the thread control,
  * stops it here (`RunEndings.stopStreamed`).
- *
- * @example
- * const run = streams.openRun({ agentId, origin: 'run', threadId, runId, resourceId }, sink, clientSignal);
- * try { await streamInto(run.write, run.signal); } finally { run.close(); }
  */
 @injectable()
 export class StreamingRuns {

@@ -208,9 +208,6 @@ type TakeBack = (signalId: string) => Promise<unknown>;
  * when the finishing run lets go: `subscribeThreadEvents` reports queue counts only. The window
  * is measured at about 15 ms, so a send every 5 ms takes a few tries;
  * `test/signals-finishing-run.test.ts` sweeps it.
- *
- * @example
- * const answer = await sendPastFinishingRun(agent, thread, (id) => sendMessage(agent, withId(message, id), thread), takeBack);
  */
 export async function sendPastFinishingRun(agent: Agent, thread: ThreadTarget, send: SendOnce, takeBack: TakeBack): Promise<SignalDecision> {
   let id: string | undefined;

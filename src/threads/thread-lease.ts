@@ -43,26 +43,12 @@ export interface ThreadTurn {
 }
 
 /**
- * Waits for the thread to be free of other runs, in this process or any other sharing Mastra's
- * lease provider, and takes Mastra's thread lease under the run's id, so that one run streams
- * per thread at a time. Past `waitMs`, the error `busy` makes (default `409 CONFLICT`).
- *
- * @example
- * const turn = await takeThreadTurn(agent, { resourceId, threadId }, runId, 10_000);
- * try { await agent.stream(messages, { runId, memory }); } catch (e) { await turn.release(); throw e; }
+ * Waits for the thread to be free of other runs, in this process or any other sharing the lease
+ * provider (an agent's `leasesOf(agent)`; a workflow run, which has no agent, Mastra's pub/sub),
+ * and takes its thread lease under the run's id, so that one run streams per thread at a time.
+ * Past `waitMs`, the error `busy` makes (default `409 CONFLICT`).
  */
 export async function takeThreadTurn(
-  agent: Agent,
-  scope: ThreadTarget,
-  runId: string,
-  waitMs: number,
-  busy: (message: string) => BridgeError = conflict,
-): Promise<ThreadTurn> {
-  return takeLeasedTurn(leasesOf(agent), scope, runId, waitMs, busy);
-}
-
-/** `takeThreadTurn` on a lease provider of its own (a workflow run has no agent): Mastra's pub/sub, when it has leases. */
-export async function takeLeasedTurn(
   leases: ThreadLeases | undefined,
   scope: ThreadTarget,
   runId: string,
@@ -85,12 +71,8 @@ export async function takeLeasedTurn(
 }
 
 /**
- * Keeps a lease taken by `takeLeasedTurn` while a run that Mastra does not lease itself goes on
+ * Keeps a lease taken by `takeThreadTurn` while a run that Mastra does not lease itself goes on
  * (a workflow run): renewed at a third of its TTL. Stop it when the run ends, then release.
- *
- * @example
- * const stop = keepLease(leases, scope, runId);
- * try { await run(); } finally { stop(); await turn.release(); }
  */
 export function keepLease(leases: ThreadLeases | undefined, scope: ThreadTarget, runId: string): () => void {
   if (!leases) return () => {};

@@ -95,10 +95,6 @@ export type OwnedThread = { agent: Agent; memory: MastraMemory; existed: boolean
 /**
  * Thread CRUD and history over Mastra memory, scoped to a resource: a thread of another resource
  * is answered exactly like a missing one (`404 THREAD_NOT_FOUND`), so its existence never leaks.
- *
- * @example
- * const thread = await threads.create({ resourceId: 'user-1', title: 'Trip' });
- * const history = await threads.messages({ threadId: thread.id, resourceId: 'user-1' }, {}, 'agui');
  */
 @injectable()
 export class ThreadStore {

@@ -18,9 +18,8 @@ export interface CapturedToolResult {
 }
 
 /**
- * The outcomes of a step's server tools, captured when they ran, which a run passes to its
- * translator just before the step ends: the results of calls whose `tool-result` Mastra's stream
- * left out. Made by the bridge, never by Mastra.
+ * The outcomes of a step's server tools, captured when they ran, which a run passes its translator
+ * just before the step ends: the results of calls whose `tool-result` Mastra's stream left out.
  */
 export type CapturedToolResultsChunk = { type: typeof CAPTURED_TOOL_RESULTS; results: readonly CapturedToolResult[] };
 
@@ -59,7 +58,6 @@ const RUN_END_TYPES: ReadonlySet<unknown> = new Set(['finish', 'error', 'abort',
 /** Mastra's working-memory tool, as the model calls it. */
 export const WORKING_MEMORY_TOOL = 'updateWorkingMemory';
 
-/** Whether a chunk of this type ends its run (finished, failed, aborted or tripped). */
 export function endsRun(type: unknown): boolean {
   return RUN_END_TYPES.has(type);
 }
@@ -71,8 +69,7 @@ export function endsStep(chunk: MastraChunk): boolean {
 
 /**
  * Mastra's error for a run of another process whose lease lapsed before its terminal chunk reached
- * this one (that process died, or Redis was away while it finished): how the run ended is not
- * known here, only storage can tell.
+ * this one: how the run ended is not known here, only storage can tell.
  */
 export function isLostRemoteRun(chunk: MastraChunk): boolean {
   if (chunk.type !== 'error') return false;

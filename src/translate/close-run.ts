@@ -23,7 +23,6 @@ const SHAPING = new Set<EventType>([
  */
 export const shapesRun = (event: Event): boolean => SHAPING.has(event.type);
 
-/** Whether an event ends its run's bracket (`RUN_FINISHED` or `RUN_ERROR`). */
 export const isRunEnd = (event: Event): boolean => event.type === EventType.RUN_FINISHED || event.type === EventType.RUN_ERROR;
 
 /** How a run cut short is ended: as finished (its answer is stored) or with an error. */
@@ -32,8 +31,8 @@ export type RunEnding = { finished: true } | { error: { code: string; message: s
 /**
  * The events that close an open run as its translator would have, worked out from the run's own
  * events (its `RUN_STARTED` onwards): the messages, reasoning, tool calls and steps it left open,
- * closed in that order, then `RUN_FINISHED` or `RUN_ERROR`. Used for a run whose process was lost,
- * by a process that only read the run's events. No events (no run open): nothing to close.
+ * closed in that order, then its terminal event. For a run whose process was lost, by one that
+ * only read its events.
  *
  * @example
  * closeRun([runStarted, textStart, textContent], { error: { code: 'UNAVAILABLE', message: 'lost' } });

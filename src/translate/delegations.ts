@@ -38,10 +38,8 @@ export function delegatedAgent(toolName: string): string | undefined {
 /** One delegation being shown: what of its sub-agent's messages is open, and the calls it made. */
 interface Delegation {
   subagentRunId: string;
-  /** The answer message is open. */
   answering: boolean;
   reasonings: number;
-  /** The open reasoning message, if any. */
   reasoning?: string;
   /** The sub-agent's tool calls shown in this bracket, and whether each has its result. */
   calls: Map<string, boolean>;
@@ -53,13 +51,12 @@ type InnerPayload = NonNullable<Inner['payload']>;
 
 /**
  * The sub-agents a run delegates to, as AG-UI 1.0 shows them: `SUBAGENT_STARTED` when the
- * sub-agent's first chunk arrives (relayed by the delegation's tool call); its reasoning, its tool
- * calls and their results, and its answer, each carrying its `subagentRunId`; then
- * `SUBAGENT_FINISHED` (or `SUBAGENT_ERROR`) just before the delegation's `TOOL_CALL_RESULT`, or
- * `SUBAGENT_FINISHED { outcome: suspended }` when the sub-agent waits for an approval (the run's
- * interrupt), after which the resumed run shows the same sub-agent again. Ids come from the
- * delegation's call id (`ids.ts`), so history (`subagent-history.ts`) names them as the live stream
- * did: one answer message, one message carrying the sub-agent's calls, a reasoning message each.
+ * sub-agent's first chunk arrives (relayed by the delegation's tool call); its reasoning, tool
+ * calls (with results) and answer, each carrying its `subagentRunId`; then `SUBAGENT_FINISHED` (or
+ * `SUBAGENT_ERROR`) just before the delegation's `TOOL_CALL_RESULT`, or `SUBAGENT_FINISHED
+ * { outcome: suspended }` when the sub-agent waits for an approval (the run's interrupt); the
+ * resumed run shows the same sub-agent again. Ids come from the delegation's call id (`ids.ts`),
+ * as in history: one answer message, one carrying its calls, one per reasoning.
  *
  * @example
  * const delegations = new Delegations();

@@ -1,8 +1,7 @@
 /**
  * What kind of failure an error is, for the one decision the bridge makes about it: a dependency
  * (storage, Redis) that cannot be reached right now is `503 UNAVAILABLE` / `RUN_ERROR
- * { code: "UNAVAILABLE" }` and heals; anything else is the model's or a defect. Pure: it only reads
- * the error and its `cause` chain.
+ * { code: "UNAVAILABLE" }` and heals; anything else is the model's or a defect.
  */
 import { errorMessage } from '../text.js';
 
@@ -32,10 +31,7 @@ const UNREACHABLE_CODES = new Set([
   'SQLITE_BUSY',
 ]);
 
-/**
- * node-redis's errors for a connection that is down, closing, or did not answer in time (their
- * `name` is plain `Error`: their class tells).
- */
+/** node-redis errors for a dead, closing or timed-out connection (by class: `name` is `Error`). */
 const UNREACHABLE_NAMES = new Set([
   'ConnectionTimeoutError',
   'SocketClosedUnexpectedlyError',
@@ -71,8 +67,7 @@ function* chain(error: unknown, depth = 0): Generator<ErrorLike> {
 }
 
 /**
- * Whether `error` says that storage or Redis cannot be reached right now (refused, reset, timed
- * out, closed), as opposed to a bad query, the model's failure or a defect.
+ * Whether `error` says storage or Redis cannot be reached right now (refused, reset, timed out).
  *
  * @example
  * isUnavailable(Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:5432'), { code: 'ECONNREFUSED' })); // true

@@ -1,14 +1,10 @@
 /**
- * Pure translation of stored Mastra messages into AG-UI history: the messages a client shows after a
- * reload, which must equal what `@ag-ui/client`'s reducer built from the live stream (same ids,
- * roles, order, content and tool calls). The live translators number a response through the same
- * `MessageNumbering`, so both sides split it the same way.
- *
- * - `toAguiMessages`: stored rows → AG-UI messages (`GET …/messages?format=agui`, `MESSAGES_SNAPSHOT`).
- * - `appendPosition`: where a run that Mastra appends to a stored message goes on numbering.
- * - `toThreadMessage`: stored row → a plain JSON history item.
- *
- * No I/O and no state.
+ * Pure translation of stored Mastra messages into AG-UI history (no I/O, no state): the messages a
+ * client shows after a reload, which must equal what `@ag-ui/client`'s reducer built from the live
+ * stream (same ids, roles, order, content and tool calls). The live translators number a response
+ * through the same `MessageNumbering`, so both sides split it the same way. `toAguiMessages` serves
+ * `GET …/messages?format=agui` and `MESSAGES_SNAPSHOT`; `appendPosition` says where a run that
+ * Mastra appends to a stored message goes on numbering.
  */
 import type { ContentPart, Message, PartSource, ToolCall } from '@ag-ui/core';
 import type { MastraDBMessage } from '@mastra/core/agent/message-list';
@@ -50,17 +46,11 @@ export type ToolMessageIds = Readonly<Record<string, string>>;
 
 /** What the bridge keeps beside Mastra's rows to show them as the live stream did. */
 export interface HistoryContext {
-  /**
-   * Ids a client gave its own tool messages (frontend tools in `return` mode), by tool call id:
-   * Mastra folds a tool message into the call it answers and keeps no id for it.
-   */
+  /** Clients' own tool message ids (`return` mode): Mastra folds each into its call, with no id. */
   toolMessageIds?: ToolMessageIds;
   /** The thread's background tasks: the live stream showed each as an `activity` message. */
   backgroundTasks?: readonly StoredBackgroundTask[];
-  /**
-   * What each sub-agent the thread delegated to stored of its work (its own thread's rows, by the
-   * delegation's tool call id): the live stream showed its reasoning, calls and answer.
-   */
+  /** Each sub-agent's own thread rows, by delegation call id: the live stream showed its work. */
   subagents?: ReadonlyMap<string, MastraDBMessage[]>;
   /** The activity each workflow tool call showed last (`WorkflowActivities`), by tool call id. */
   workflowActivities?: Readonly<Record<string, WorkflowActivityContent>>;
@@ -91,12 +81,12 @@ export function subagentThreads(stored: MastraDBMessage[]): Map<string, ThreadTa
  * AG-UI messages for a `MESSAGES_SNAPSHOT`.
  *
  * - user → user (string content; `ContentPart[]` when the row has files). system → system.
- * - assistant: Mastra stores a whole response in one row; AG-UI shows one assistant message per
- *   text part and one reasoning message per reasoning part, numbered by `MessageNumbering` (a new
- *   segment, `<id>-<n>`, starts where text follows a tool call). Tool calls sit on their
- *   segment's first text message; each finished call's `tool` message (`tool-result-<toolCallId>`,
- *   or the id the client gave it) follows that message, as the reducer places it; a background
- *   task's `activity` message (`background-task-<taskId>`) closes its segment.
+ * - assistant: one message per text part and one reasoning message per reasoning part, numbered by
+ *   `MessageNumbering` (a new segment, `<id>-<n>`, starts where text follows a tool call). Tool
+ *   calls sit on their segment's first text message; each finished call's `tool` message
+ *   (`tool-result-<toolCallId>`, or the id the client gave it) follows that message, as the
+ *   reducer places it; a background task's `activity` message (`background-task-<taskId>`) closes
+ *   its segment.
  * - signal rows: type `user` → user message; other types → `activity` message with
  *   `activityType: 'signal.<type>'` and `content: { tagName, contents, attributes }`.
  * - a run that was cancelled or failed: its run-end `activity` message (`runEndActivity`), after the
@@ -255,11 +245,10 @@ function addToolCall(segment: Segment, parentId: string, invocation: ToolInvocat
 }
 
 /**
- * A delegation's sub-agent, right after the delegation's tool message (where the live stream's
- * reducer put its messages: they opened before the result came), with the live ids: its reasoning
- * messages, the message carrying its calls (their tool messages after it) and its answer, in the
- * order they first appeared. Read from the sub-agent's own stored thread (`rows`); without one,
- * from what the delegation's result keeps (its calls' results and its answer; no reasoning).
+ * A delegation's sub-agent, right after the delegation's tool message (the live stream's reducer
+ * put its messages there: they opened before the result came), with the live ids: its reasoning,
+ * its calls (their tool messages after them) and its answer, in the order they first appeared. Read
+ * from the sub-agent's own stored thread (`rows`), else from what the delegation's result keeps.
  */
 function subagentMessages(invocation: ToolInvocation, rows: MastraDBMessage[] | undefined): Message[] {
   const { toolCallId } = invocation;
@@ -305,7 +294,6 @@ function delegationParts(invocation: ToolInvocation): StoredPart[] {
   return typeof result.text === 'string' && result.text ? [...calls, { type: 'text', text: result.text }] : calls;
 }
 
-/** The segment's messages, its tool messages right after the message carrying the calls, then its activities. */
 function layOut(segment: Segment): Message[] {
   const at = segment.messages.findIndex((m) => m.id === segment.carrierId) + 1;
   const messages = at > 0 ? [...segment.messages.slice(0, at), ...segment.results, ...segment.messages.slice(at)] : segment.messages;
@@ -321,12 +309,10 @@ function stringifyArgs(args: unknown): string {
 }
 
 /**
- * The tool message for a finished invocation, exactly as the live stream's `TOOL_CALL_RESULT`
- * made it (errors and declines included, in `content`; the event has no `error` field, so neither
- * has this; an answered approval in `metadata.approval`), so a page reads a reloaded thread as it
- * read the run. Its id is the one the client gave its own tool message, if it sent one, else
- * `tool-result-<toolCallId>`. Calls still waiting (`call`, `partial-call`, `approval-requested`,
- * `approval-responded`) have no result yet, so the client sees them pending.
+ * The tool message for a finished invocation, exactly as the live stream's `TOOL_CALL_RESULT` made
+ * it, so a reloaded thread reads as the run did: errors and declines in `content` (the event has no
+ * `error` field), an answered approval in `metadata.approval`. Its id is the client's own tool
+ * message's, else `tool-result-<toolCallId>`. A call still waiting has none: it shows pending.
  */
 function toolResultMessage(invocation: ToolInvocation, clientId: string | undefined, marksApproval = true): Message | undefined {
   const approval = marksApproval ? approvalOf(invocation) : undefined;
@@ -356,9 +342,8 @@ function approvalOf(invocation: ToolInvocation): 'approved' | 'declined' | undef
 }
 
 /**
- * A call that ran in the background: the live stream gives its result when the task ends (Mastra's
- * immediate "started in the background" answer is for the model), so history shows the task's
- * outcome, and nothing while it runs.
+ * A call that ran in the background shows its task's outcome, as the live stream did, and nothing
+ * while it runs: Mastra's immediate "started in the background" answer is for the model.
  */
 function backgroundResult(invocation: ToolInvocation, task: StoredBackgroundTask): Message | undefined {
   const base = { id: toolResultMessageId(invocation.toolCallId), role: 'tool' as const, toolCallId: invocation.toolCallId };
@@ -388,8 +373,7 @@ function signalMessages(row: MastraDBMessage): Message[] {
   return [{ id: row.id, role: 'activity', activityType: `signal.${type}`, content }];
 }
 
-/** The text parts joined; Mastra's own `content.content` string is absent on signal rows, so parts are the source. */
-/** The text of a message's text parts, one per line. */
+/** A message's text parts, one per line: signal rows lack Mastra's own `content.content` string. */
 export function partsText(parts: StoredPart[]): string {
   return parts.flatMap((part) => (part.type === 'text' ? [part.text] : [])).join('\n');
 }

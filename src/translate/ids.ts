@@ -96,7 +96,6 @@ export class MessageNumbering {
     return { ...this.at };
   }
 
-  /** The id of the next text or reasoning message. */
   next(kind: 'text' | 'reasoning'): string {
     if (this.at.hasToolCalls) this.at = { ...this.at, segment: this.at.segment + 1, hasToolCalls: false, texts: 0, reasonings: 0 };
     const n = kind === 'text' ? ++this.at.texts : ++this.at.reasonings;

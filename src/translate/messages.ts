@@ -1,11 +1,8 @@
 /**
- * Pure translation of AG-UI input messages (`@ag-ui/core`) for Mastra (the other direction, stored
- * messages → AG-UI history, is `history.ts`).
- *
- * - `toMastraMessages`: AG-UI input → AI SDK v5 `ModelMessage`-like objects for `agent.stream()`.
- * - `selectNewMessages`: with memory on, picks the part of a re-sent history that Mastra lacks.
- *
- * No I/O and no state: every function returns new objects and never mutates its input.
+ * Pure translation of AG-UI input messages for Mastra (the other direction is `history.ts`):
+ * `toMastraMessages` makes AI SDK v5 `ModelMessage`-like objects for `agent.stream()`, and
+ * `selectNewMessages` picks, with memory on, the part of a re-sent history Mastra lacks. No I/O and
+ * no state: every function returns new objects and never mutates its input.
  */
 import type { ContentPart, Message, ToolCall } from '@ag-ui/core';
 
@@ -85,7 +82,6 @@ function toMastraMessage(message: Message, toolNames: Map<string, string>): Mast
       // AI SDK v5 has no developer role; providers that have one map system to it themselves.
       return { id: message.id, role: 'system', content: message.content };
     default:
-      // activity (UI-only) and reasoning (the model's own output) never go back to a model.
       return undefined;
   }
 }
@@ -179,15 +175,13 @@ export function tailIds(input: readonly Message[]): string[] {
 
 /**
  * With memory on, the client re-sends the whole history on every run but Mastra already stores it,
- * so only the new tail must be passed to `agent.stream()`.
- *
- * Rule:
+ * so only the new tail must be passed to `agent.stream()`:
  * - `threadHasHistory` false (new or empty thread): every message except `activity` is new.
  * - otherwise walk back from the end, collecting `user`, `tool`, `system` and `developer` messages
- *   whose id is not in `storedIds`; stop at the first `assistant` message or stored message.
- *   `activity` and `reasoning` messages are skipped (neither collected nor a boundary), since they
- *   are UI-side artefacts that may trail the turn. A `tool` message answering a frontend tool call
- *   is therefore kept although it follows the assistant message that made the call.
+ *   whose id is not in `storedIds`, up to the first `assistant` or stored message. `activity` and
+ *   `reasoning` messages (UI-side artefacts that may trail the turn) are skipped, neither collected
+ *   nor a boundary, so a `tool` message answering a frontend tool call is kept although it follows
+ *   the assistant message that made the call.
  * - The result keeps input order; it is empty when the client sent nothing new (e.g. a retry).
  *
  * @example

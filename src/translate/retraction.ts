@@ -44,9 +44,6 @@ export function textOf(parts: StepContent): string {
  * `MESSAGES_SNAPSHOT` with the thread as stored, just before the run's end (its run-end message,
  * `runEndActivity`, and its terminal event). AG-UI's reducer drops the messages a snapshot leaves
  * out, so every client ends holding the history.
- *
- * @example
- * if (translator.finished && translator.retracts) write(beforeTerminal(events, await history()));
  */
 export function beforeTerminal(events: Event[], messages: Message[]): Event[] {
   const terminal = events.findLastIndex(isRunEnd);
@@ -69,9 +66,6 @@ export interface CutStep {
  * The cut step as history must hold it (live == history): Mastra saves a cut step's text alone,
  * under a new id, so the message it left (`left`, if any) takes the step's id with the step's
  * reasoning before its parts; with none, the reasoning is a message of its own.
- *
- * @example
- * const message = cutStepMessage(step, lastStoredAnswer, { threadId, resourceId });
  */
 export function cutStepMessage(step: CutStep, left: MastraDBMessage | undefined, thread: ThreadTarget): MastraDBMessage {
   const reasoning = step.reasoning.map((text) => ({ type: 'reasoning' as const, reasoning: text, details: [{ type: 'text' as const, text }] }));

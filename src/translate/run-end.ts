@@ -11,7 +11,6 @@
  */
 import { EventType, type ActivityMessage, type ActivitySnapshotEvent, type Event, type Message } from '@ag-ui/core';
 
-/** The `activityType` of a run-end message. */
 export const RUN_END_ACTIVITY = 'run-end';
 
 /** What a run-end activity says: how the run ended, and for a failure its `RUN_ERROR`'s code and message. */
@@ -33,7 +32,6 @@ function runEndId(runId: string): string {
   return `run-end-${runId}`;
 }
 
-/** The `ACTIVITY_SNAPSHOT` that says how Mastra run `runId` ended. */
 export function runEndActivity(runId: string, content: RunEndContent): ActivitySnapshotEvent {
   return { type: EventType.ACTIVITY_SNAPSHOT, messageId: runEndId(runId), activityType: RUN_END_ACTIVITY, content: { ...content } };
 }
@@ -47,9 +45,6 @@ export function runEndIn(events: readonly Event[]): ActivitySnapshotEvent | unde
  * `events` with their run-end message saying what the thread kept for it, when `history` holds
  * it: a thread's stream cannot read all a `/run` reads (the reason of a guardrail that blocked a
  * step), and history is what every tab ends up showing.
- *
- * @example
- * beforeTerminal(withStoredRunEnd(events, history), history);
  */
 export function withStoredRunEnd(events: Event[], history: readonly Message[]): Event[] {
   const end = runEndIn(events);
@@ -67,9 +62,8 @@ export interface PlacedRow {
 
 /**
  * Puts each kept run end into the thread's messages where its run ended: after the input it
- * answered (`after`) and the answer stored after that input (the assistant rows that follow, up to
- * the next input); without one (or with its input not among `rows`), after the last row created
- * before the end. `rows` are the stored rows in order.
+ * answered (`after`) and the answer stored after that input; without one (or with its input not
+ * among `rows`), after the last row created before the end. `rows` are the stored rows in order.
  *
  * @example
  * placeRunEnds([{ id: 'u1', role: 'user', … }, { id: 'u2', role: 'user', … }], { 'run-end-r1': { content, at, after: 'u1' } });

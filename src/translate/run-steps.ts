@@ -26,10 +26,7 @@ export class RunSteps {
   /** A step the client saw was turned down or blocked by a processor: Mastra did not keep it. */
   private discardedStep = false;
 
-  /**
-   * @param runId numbers the parts until a step names its stored message.
-   * @param appendsTo the stored message the run's first step appends to (`RunTranslatorOptions.appendsTo`).
-   */
+  /** @param runId numbers the parts until a step names its stored message. */
   constructor(
     runId: string,
     private appendsTo?: MessagePosition,
@@ -42,12 +39,10 @@ export class RunSteps {
     return this.discardedStep;
   }
 
-  /** What the step in progress showed that Mastra drops when the run is cut there: its reasoning. */
   get cutStep(): CutStep | undefined {
     return this.reasoning.length > 0 ? { messageId: this.numbering.messageId, reasoning: [...this.reasoning] } : undefined;
   }
 
-  /** Where the numbering of the stored message stands; none before a step. */
   position(): MessagePosition | undefined {
     return this.wrote ? this.numbering.position() : undefined;
   }
@@ -82,7 +77,6 @@ export class RunSteps {
     for (let stepName = this.open.pop(); stepName; stepName = this.open.pop()) out.push({ type: EventType.STEP_FINISHED, stepName });
   }
 
-  /** The id of the next text or reasoning message the step shows. */
   nextId(kind: 'text' | 'reasoning'): string {
     this.shown = true;
     if (kind === 'reasoning') this.reasoning.push('');
@@ -94,7 +88,6 @@ export class RunSteps {
     this.reasoning[this.reasoning.length - 1] += delta;
   }
 
-  /** The message a tool call the step shows belongs to. */
   toolCallParent(): string {
     this.shown = true;
     return this.numbering.toolCallParent();

@@ -68,11 +68,9 @@ export class RunTranslator {
 
   private readonly steps: RunSteps;
   private readonly texts: TextStreams;
-  /** Sub-agents this run delegates to. */
   private readonly delegations = new Delegations();
   private readonly calls: ToolCalls;
   private readonly tasks: BackgroundTasks;
-  /** Workflows this run runs as tools. */
   private readonly workflows: WorkflowActivities;
 
   constructor(options: RunTranslatorOptions) {
@@ -274,8 +272,7 @@ export class RunTranslator {
         return void out.push(...(tripwire ? this.tripped(tripwire) : this.end()));
       }
       case 'error': {
-        // Mastra reports a storage failure during the run as an `error` chunk too, and a run of
-        // another process that was lost (its process died, or Redis was away) as one.
+        // A storage failure comes as an `error` chunk too, as does a lost run of another process.
         const { message, code } = isLostRemoteRun(chunk) ? LOST_RUN : runFailure(chunk.payload.error, 'MODEL_ERROR');
         return void out.push(...this.fail(message, code));
       }
@@ -295,10 +292,7 @@ export class RunTranslator {
     }
   }
 
-  /**
-   * A guardrail (a processor's `abort`) stopped the run: `RUN_ERROR TRIPWIRE` with its reason, and
-   * the processor and what it said in `metadata` (`{ processorId, processorMetadata }`).
-   */
+  /** A guardrail (a processor's `abort`) stopped the run: `RUN_ERROR TRIPWIRE`, with its reason. */
   private tripped(tripwire: Tripwire): Event[] {
     this.steps.discardIfShown();
     return this.fail(tripwire.reason || GUARDRAIL_STOPPED, 'TRIPWIRE', tripwireMetadata(tripwire));
@@ -333,9 +327,6 @@ export class RunTranslator {
  * Turns the `RUN_FINISHED` that ends `events` into a cancelled one, after Mastra run `runId`'s
  * run-end message: the run was cut between two steps (an abort that found no step streaming), and
  * Mastra ended it with a plain `finish`. Answers whether it did; an interrupt's end is left as it is.
- *
- * @example
- * if (endings.wasCut(runId)) endAsCancelled(events, runId);
  */
 export function endAsCancelled(events: Event[], runId: string): boolean {
   const end = events.at(-1);

@@ -33,15 +33,9 @@ export interface ThreadTranslatorOptions {
  * Splits a thread's endless chunk stream into AG-UI runs: one `RUN_STARTED … RUN_FINISHED|RUN_ERROR`
  * bracket per Mastra run, each translated by a fresh `RunTranslator`. A run that stops for approval
  * ends its bracket with the interrupt outcome; when it resumes (same run id, no `start`) it gets a
- * fresh bracket. Chunks that arrive outside any run (a background task finishing later) get a
- * bracket of their own, so nothing is ever sent outside one.
- *
- * Input only: what a `/run` announced comes through `options.announced`; no state is shared with
- * the outside.
- *
- * @example
- * const t = new ThreadTranslator('thread-1', { announced: (runId) => announcements.get(runId) });
- * for await (const chunk of subscription.stream) publish(t.push(chunk));
+ * fresh bracket. Chunks outside any run (a background task finishing later) get a bracket of their
+ * own, so nothing is ever sent outside one. No state is shared with the outside: what a `/run`
+ * announced comes in through `options.announced`.
  */
 export class ThreadTranslator {
   private run?: RunTranslator;
@@ -55,9 +49,7 @@ export class ThreadTranslator {
   private lastAnswer?: MessagePosition;
   /** Calls this stream saw ask for an approval: their result, in a later bracket, says how they were answered. */
   private readonly awaitingApproval = new Set<string>();
-  /** The run whose bracket the latest `push` ended, if it showed what Mastra did not keep (`RunTranslator.retracts`). */
   private retracting?: string;
-  /** The bracket the latest `push` ended was cut by an abort: its run, and what its cut step showed. */
   private cut?: { runId: string; step?: CutStep };
 
   private readonly announced: (runId: string) => RunAnnouncement | undefined;
@@ -75,29 +67,23 @@ export class ThreadTranslator {
     this.workflowActivities = options.workflowActivities ?? {};
   }
 
-  /** Whether a bracket is open. */
   get open(): boolean {
     return this.run !== undefined;
   }
 
-  /**
-   * The run whose bracket the latest `push` ended, if it showed what Mastra did not keep: the
-   * caller sends the thread as stored before its terminal event (`beforeTerminal`).
-   */
+  /** The run the latest `push` ended, if it showed what Mastra did not keep (`beforeTerminal`). */
   get endedRetracting(): string | undefined {
     return this.retracting;
   }
 
   /**
-   * The bracket the latest `push` ended was cut by an abort (Mastra's `abort` chunk): its run, and
-   * the reasoning its cut step showed (`RunTranslator.cutStep`). The caller waits for the run's
-   * wind-down and sends the thread as stored before its terminal event, as `/run` does.
+   * The run the latest `push` ended, if an abort cut it, and its `RunTranslator.cutStep`: once the
+   * run winds down, the caller sends the stored thread before its end, as `/run` does.
    */
   get endedCut(): { runId: string; step?: CutStep } | undefined {
     return this.cut;
   }
 
-  /** Whether the bracket of Mastra run `runId` is open. */
   isOpen(runId: string): boolean {
     return this.run !== undefined && this.runId === runId;
   }
@@ -157,7 +143,6 @@ export class ThreadTranslator {
     return out;
   }
 
-  /** A bracket around one chunk that arrived while no run was open. */
   private alone(chunk: MastraChunk, runId: string): Event[] {
     return [...this.openRun(runId), ...this.forward(chunk), ...this.closeRun()];
   }

@@ -54,9 +54,8 @@ type ToolCallState = { name: string; open: boolean; resolved: boolean };
 
 /**
  * The tool calls of one run: each call's `TOOL_CALL_START` / `ARGS` / `END` and its one
- * `TOOL_CALL_RESULT`, the pauses for a human (interrupts), and the frontend calls a run in
- * `return` mode hands back. A result for a call the run never showed (a resumed call) comes alone:
- * the client holds the call from the run that showed it.
+ * `TOOL_CALL_RESULT`, the pauses for a human (interrupts), and the frontend calls a run in `return`
+ * mode hands back. A resumed call, which the client holds, gets its result alone (`known`).
  *
  * @example
  * const calls = new ToolCalls('run-1', {}, steps, delegations);
@@ -197,14 +196,13 @@ export class ToolCalls {
   }
 
   /**
-   * The result of a call that ran in the background, when its task ends. The task usually ends
-   * after the run that made the call, in a bracket that never saw the call.
+   * The result of a call that ran in the background, when its task ends: usually in a later
+   * bracket, whose client holds the call from the run that made it, so only the result is sent.
    */
   backgroundResult(task: BackgroundOutcome, failed: boolean, out: Event[]): void {
     const { toolCallId } = task;
     if (!toolCallId) return;
     const content = failed ? toolErrorContent(task.error ?? 'The background task failed') : toolResultContent(task.result, false);
-    // The client holds the call, from the run that made it: only its result is sent, as a resumed call's.
     this.known(toolCallId, task.toolName ?? 'unknown');
     this.emitResult(toolCallId, content, out);
   }
@@ -230,10 +228,9 @@ export class ToolCalls {
   }
 
   /**
-   * A call the client holds already (a run before this one showed it): known here, not announced
-   * again. Announced again it would be either a call without arguments (a client that keeps
-   * calls per run reads `""` as its arguments) or, with them, arguments appended twice
-   * (`@ag-ui/client` appends `TOOL_CALL_ARGS` to the call it holds); its result alone is enough.
+   * A call the client holds already (an earlier run showed it): known here, not announced again.
+   * Announced again, it would lack arguments (a client keeping calls per run reads `""`) or, with
+   * them, get them twice (`@ag-ui/client` appends `TOOL_CALL_ARGS` to the call it holds).
    */
   private known(toolCallId: string, toolName: string): void {
     if (!this.calls.has(toolCallId)) this.calls.set(toolCallId, { name: toolName, open: false, resolved: false });
@@ -253,8 +250,8 @@ export class ToolCalls {
   }
 
   /**
-   * The call's result. `failure` says why it failed, for a delegation's `SUBAGENT_ERROR`; `declined`:
-   * its approval was declined (the result says how an approval was answered, `metadata.approval`).
+   * The call's result. `failure` says why it failed, for a delegation's `SUBAGENT_ERROR`;
+   * `declined`: its approval was declined (`metadata.approval`).
    */
   private emitResult(toolCallId: string, content: string, out: Event[], { failure, declined = false }: { failure?: string; declined?: boolean } = {}): void {
     const call = this.calls.get(toolCallId);

@@ -14,10 +14,9 @@ export function toolErrorContent(error: unknown): string {
 
 /**
  * A declined approval's result content, the same on the live stream and in history:
- * `{"declined":true,"message":"The call to <tool> was declined: <reason>","reason":"<reason>"}`,
- * or `{"declined":true,"message":"The call to <tool> was declined."}` when the user gave no reason.
- * Mastra fills a missing reason with its own sentence for the model (`DECLINE_REASON`);
- * a UI shows the user's reason, so that sentence counts as none.
+ * `{"declined":true,"message":"The call to <tool> was declined: <reason>","reason":"<reason>"}`.
+ * Mastra fills a missing reason with its own sentence for the model (`DECLINE_REASON`); a UI shows
+ * the user's reason, so that sentence counts as none.
  */
 export function declinedContent(toolName: string, reason?: string): string {
   const given = reason && reason !== DECLINE_REASON ? reason : undefined;

@@ -4,12 +4,10 @@ import { textOr } from '../text.js';
 /** The activity type of a workflow an agent runs as a tool. */
 export const WORKFLOW_ACTIVITY = 'workflow';
 
-/** The activity message of a workflow tool call: `workflow-<toolCallId>`. */
 export function workflowActivityId(toolCallId: string): string {
   return `workflow-${toolCallId}`;
 }
 
-/** What a workflow activity shows: the workflow, where it stands, and each step it ran. */
 export interface WorkflowActivityContent {
   workflowId: string;
   status: string;
@@ -29,8 +27,7 @@ type WorkflowChunk = { type?: unknown; from?: unknown; payload?: { id?: unknown;
  * AG-UI activity per call between its `TOOL_CALL_END` and its `TOOL_CALL_RESULT`:
  * `ACTIVITY_SNAPSHOT { messageId: "workflow-<toolCallId>", activityType: "workflow", content: { workflowId, status, steps: [{ id, status }] } }`
  * when the call's workflow first shows in a run, then an `ACTIVITY_DELTA` per change. A resumed
- * call starts from what its activity showed when it suspended (`known`, kept by the caller), so
- * the steps before the suspension stay on it. Pure; one per run.
+ * call goes on from its activity as it suspended (`known`, kept by the caller). Pure; one per run.
  *
  * @example
  * const activities = new WorkflowActivities(storedActivities);

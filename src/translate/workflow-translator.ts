@@ -18,9 +18,8 @@ export interface WorkflowTranslatorOptions {
   /** The Mastra run being streamed (a resumed run keeps the id it started with). */
   mastraRunId: string;
   /**
-   * What the run's assistant message ids start with (`<base>-text-<n>`, `<base>-answer`): minted by
-   * the bridge for each streamed run, never the client's run id, which any client may reuse on
-   * another thread (and a stored message is saved by its id).
+   * Prefix of the run's assistant message ids (`<base>-text-<n>`, `<base>-answer`), minted per run:
+   * never the client's run id, which may recur on another thread (messages are stored by id).
    */
   messageIdBase: string;
   /** What `RUN_STARTED.input` says: the run's input, as the client sent it. */
@@ -46,12 +45,6 @@ type Output = { type?: unknown; from?: unknown; payload?: { id?: unknown; text?:
  * `writer.write({ type: 'text-delta', … })`) as `TEXT_MESSAGE_*`, other data a step writes as
  * `CUSTOM`, and the end from the run's result: the answer and `RUN_FINISHED { result }`, an
  * interrupt per suspended step, `RUN_ERROR WORKFLOW_FAILED`, or a cancelled outcome.
- *
- * @example
- * const t = new WorkflowTranslator({ threadId, runId, workflowId, mastraRunId, messageIdBase: randomUUID(), stepFacts });
- * write(t.start());
- * for await (const chunk of output.fullStream) write(t.chunk(chunk));
- * write(t.end(await output.result));
  */
 export class WorkflowTranslator {
   private readonly openSteps: string[] = [];
@@ -98,13 +91,11 @@ export class WorkflowTranslator {
       case 'workflow-step-progress':
         out.push({ type: EventType.CUSTOM, name: 'workflow-step-progress', value: chunk.payload });
         break;
-      // `workflow-start`, `-finish`, `-paused`, `-canceled`, `-step-finish`: the run's
-      // end is read from its result (`end`), which says what these do and more (the error, the state).
+      // `workflow-start`, `-finish`, `-paused`, …: the result (`end`) says what they do, and more.
     }
     return out;
   }
 
-  /** The run's end, from Mastra's result of it. */
   end(result: WorkflowResult): Event[] {
     if (this.ended) return [];
     const out = this.closeAll();
@@ -215,7 +206,6 @@ export class WorkflowTranslator {
     return `${this.options.messageIdBase}-text-${++this.texts}`;
   }
 
-  /** The workflow's result as one assistant message: a string as it is, else its `text` field, else JSON. */
   private answer(result: unknown, out: Event[]): void {
     const text = answerText(result);
     if (text.length === 0) return;

@@ -16,7 +16,6 @@ export interface OutboxEntry {
   /** The JSON body, as signed. */
   body: string;
   createdAt: number;
-  /** Failed attempts so far. */
   attempts: number;
   /** Not tried before this time (epoch ms). */
   nextAt: number;
@@ -30,10 +29,6 @@ export interface OutboxEntry {
  * The webhooks not yet delivered, in the storage the bridge already uses (`ThreadStateQueue`, as
  * the durable inbox): written before anyone is told of them, so a `kill -9` loses none. A process
  * claims an entry before it sends it, so that each is sent by one process at a time.
- *
- * @example
- * await outbox.add(entries);
- * for (const entry of (await outbox.due(Date.now())).due) if (await outbox.claim(entry, owner, Date.now(), Date.now() + 15_000)) send(entry);
  */
 @injectable()
 export class WebhookOutbox {

@@ -23,9 +23,8 @@ const PARALLEL = 16;
 /**
  * Sends the webhooks of run endings (`config.webhooks`): each end is written to the outbox, then
  * POSTed to every URL, signed (Standard Webhooks: `webhook-id`, `webhook-timestamp`,
- * `webhook-signature`), until a `2xx` answers, with backoff between attempts, for about a day.
- * Nothing here makes a run wait: the run's end is told after its terminal event, and writing it to
- * the outbox happens on its own time.
+ * `webhook-signature`), until a `2xx` answers, with backoff, for about a day. No run waits for it:
+ * the end is told after its terminal event, and the outbox is written on its own time.
  *
  * @example
  * sender.start();           // with the bridge
@@ -45,7 +44,6 @@ export class WebhookSender implements RunEndListener {
   private readonly unstored: OutboxEntry[][] = [];
   /** Entries this process stored, claimed from birth, waiting for a free slot: sent with no outbox read. */
   private readonly ready: OutboxEntry[] = [];
-  /** The entries this process is sending now. */
   private readonly inFlight = new Set<string>();
   /** This process's name on its claims. */
   private readonly owner = randomUUID();
@@ -137,9 +135,8 @@ export class WebhookSender implements RunEndListener {
   }
 
   /**
-   * Reads the outbox: stores what storage refused before, and takes what is due that nobody is
-   * sending (retries, and what a process that died left); then sleeps until the next is due, at
-   * most `POLL_MS`.
+   * Reads the outbox: stores what storage refused, and takes what is due and unclaimed (retries,
+   * what a dead process left); then sleeps till the next is due, at most `POLL_MS`.
    */
   private async read(): Promise<void> {
     let next = Date.now() + POLL_MS;

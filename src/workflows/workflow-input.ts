@@ -1,4 +1,5 @@
 import type { Message } from '@ag-ui/core';
+import { jsonObjectOf } from '../text.js';
 
 /**
  * A workflow run's input data, from what a chat client sends (API.md "Workflows"):
@@ -18,7 +19,7 @@ export function workflowInput(
   if (input.forwardedProps?.input !== undefined) return input.forwardedProps.input;
   const text = lastUserText(input.messages);
   if (text === undefined) return undefined;
-  const json = jsonObject(text);
+  const json = jsonObjectOf(text);
   if (json) return json;
   const field = singleStringField(inputSchema);
   return field ? { [field]: text } : text;
@@ -35,17 +36,6 @@ export function lastUserText(messages: readonly Message[]): string | undefined {
     .filter((part: { type?: unknown; text?: unknown } | null): part is { type: 'text'; text: string } => part?.type === 'text' && typeof part.text === 'string')
     .map((part) => part.text)
     .join('');
-}
-
-function jsonObject(text: string): Record<string, unknown> | undefined {
-  const trimmed = text.trim();
-  if (!trimmed.startsWith('{')) return undefined;
-  try {
-    const parsed: unknown = JSON.parse(trimmed);
-    return parsed && typeof parsed === 'object' && !Array.isArray(parsed) ? (parsed as Record<string, unknown>) : undefined;
-  } catch {
-    return undefined;
-  }
 }
 
 /** The one required field of an object schema, when there is exactly one and it is a string. */

@@ -1,11 +1,16 @@
-import type { RunAgentInput } from '@ag-ui/core';
+import type { Message, RunAgentInput } from '@ag-ui/core';
+import { randomUUID } from 'node:crypto';
 import { inject, injectable } from 'inversify';
-import type { AnyWorkflow } from '../mastra/index.js';
+import { interruptNotWaiting, invalidInput, type ErrorDetail } from '../errors.js';
+import { check, findStep, jsonSchemaOf, type AnyWorkflow, type Checked } from '../mastra/index.js';
 import type { PreparedRun, RunOptions } from '../runs/prepared-run.js';
 import { PendingInterrupts } from '../threads/pending-interrupts.js';
+import type { ThreadControl } from '../threads/thread-control.js';
 import { type ThreadScope, ThreadStore } from '../threads/thread-store.js';
-import type { WorkflowPlan } from './workflow-plan.js';
-import { WorkflowStarts } from './workflow-starts.js';
+import { TOKENS } from '../tokens.js';
+import { parseWorkflowInterruptId } from '../translate/ids.js';
+import { lastUserText, workflowInput } from './workflow-input.js';
+import type { Start, WorkflowPlan } from './workflow-plan.js';
 import { WorkflowStreamer } from './workflow-streamer.js';
 import { WorkflowTurns } from './workflow-turns.js';
 
@@ -16,17 +21,13 @@ import { WorkflowTurns } from './workflow-turns.js';
  * (Mastra's thread lease, `multitask`), stores the user message first and what it said last,
  * and streams through `WorkflowTranslator`. The run's state events come from the state Mastra
  * stores after each step.
- *
- * @example
- * const run = await workflowRuns.prepare(workflow, input, { resourceId: 'user-1', multitask: 'enqueue', frontendToolMode: 'proxy' });
- * await run.stream((events) => out.send(events), abortSignal);
  */
 @injectable()
 export class WorkflowRunService {
   constructor(
     @inject(ThreadStore) private readonly threads: ThreadStore,
     @inject(PendingInterrupts) private readonly interrupts: PendingInterrupts,
-    @inject(WorkflowStarts) private readonly starts: WorkflowStarts,
+    @inject(TOKENS.ThreadControl) private readonly control: ThreadControl,
     @inject(WorkflowStreamer) private readonly streamer: WorkflowStreamer,
     @inject(WorkflowTurns) private readonly turns: WorkflowTurns,
   ) {}
@@ -46,13 +47,13 @@ export class WorkflowRunService {
   async prepare(workflow: AnyWorkflow, input: RunAgentInput, options: RunOptions): Promise<PreparedRun> {
     const scope = { threadId: input.threadId, resourceId: options.resourceId, agentId: workflow.id };
     await this.threads.assertNotForeign(scope);
-    const start = input.resume?.length ? await this.starts.resume(workflow, input, scope) : await this.starts.start(workflow, input);
-    const message = start.kind === 'start' ? await this.starts.newUserMessage(input, scope) : undefined;
+    const start = input.resume?.length ? await this.resume(workflow, input, scope) : await this.start(workflow, input);
+    const message = start.kind === 'start' ? await this.newUserMessage(input, scope) : undefined;
     // Every check comes before the first write: a refused request stores nothing (API.md).
     const turn = await this.turns.take(scope, input.runId, options.multitask);
     try {
       // The interrupt is taken last, once the run has the thread: a refused run leaves it waiting.
-      await this.starts.take(start);
+      if (start.kind !== 'start' && !(await this.control.once(start.interruptId, async () => true))) throw interruptNotWaiting(start.interruptId);
       // New input supersedes the workflow run that waits on a person (API.md), or that a crash cut: it is cancelled.
       if (start.kind === 'start') await this.interrupts.supersedeWorkflow(scope, { holdingThread: true });
       await this.threads.claim(scope);
@@ -66,4 +67,63 @@ export class WorkflowRunService {
     const plan: WorkflowPlan = { workflow, input, scope, start, turn, message };
     return { stream: (write, signal) => this.streamer.stream(plan, write, signal) };
   }
+
+  /** A new run: its input and initial state, checked against the workflow's schemas. */
+  private async start(workflow: AnyWorkflow, input: RunAgentInput): Promise<Start> {
+    const data = workflowInput(input, jsonSchemaOf(workflow.inputSchema));
+    const inputData = refuseInvalid(await check(workflow.inputSchema, data), 'input', `Input for workflow ${workflow.id} does not fit its input schema`);
+    const state: unknown = input.state;
+    const given = state && typeof state === 'object' && Object.keys(state).length > 0 ? state : undefined;
+    const initialState = workflow.stateSchema
+      ? refuseInvalid(await check(workflow.stateSchema, given ?? {}), 'state', `State for workflow ${workflow.id} does not fit its state schema`)
+      : undefined;
+    return { kind: 'start', mastraRunId: randomUUID(), inputData, initialState };
+  }
+
+  /**
+   * A resume: the interrupt must name a step of this workflow that waits on this very thread (its
+   * latest run: `404 RUN_NOT_FOUND` otherwise, and for a thread of another resource), and its
+   * payload must fit the step's resume schema (`400`, the workflow still suspended). `prepare`
+   * then takes it, once, in any process: a second resume of it is refused as not waiting.
+   */
+  private async resume(workflow: AnyWorkflow, input: RunAgentInput, scope: ThreadScope): Promise<Start> {
+    const entries = input.resume ?? [];
+    if (entries.length > 1)
+      throw invalidInput('A workflow run resumes one interrupt at a time', [{ path: 'resume', message: `${entries.length} entries, at most 1` }]);
+    const [entry] = entries;
+    const parsed = parseWorkflowInterruptId(entry.interruptId);
+    if (!parsed) throw interruptNotWaiting(entry.interruptId);
+    const latest = await this.threads.latestWorkflowRun(scope, workflow.id);
+    const stored = latest?.runId === parsed.mastraRunId ? latest.stored : undefined;
+    const waiting = stored?.status === 'suspended' && stored.suspended.some((s) => s.path.join('.') === parsed.stepPath.join('.'));
+    if (!waiting || (await this.control.taken(entry.interruptId))) throw interruptNotWaiting(entry.interruptId);
+    const { mastraRunId, stepPath } = parsed;
+    if (entry.status === 'cancelled') return { kind: 'cancel', mastraRunId, interruptId: entry.interruptId };
+    const step = findStep(workflow, stepPath);
+    const resumeData = refuseInvalid(
+      await check(step?.resumeSchema, entry.payload ?? {}),
+      'resume.0.payload',
+      `The answer to interrupt ${entry.interruptId} does not fit the step's resume schema`,
+    );
+    return { kind: 'resume', mastraRunId, interruptId: entry.interruptId, stepPath, resumeData };
+  }
+
+  /**
+   * The last user message, when it is new to the thread: what the run answers, stored before it
+   * starts. Its id must be new or this thread's own (`409` for another thread's, as on any run).
+   */
+  private async newUserMessage(input: RunAgentInput, scope: ThreadScope): Promise<{ id: string; text: string } | undefined> {
+    const last = input.messages.findLast((m: Message) => m.role === 'user');
+    const text = last && lastUserText([last]);
+    if (!last || text === undefined) return undefined;
+    const stored = await this.threads.checkIds(scope, [last.id]);
+    return stored.has(last.id) ? undefined : { id: last.id, text };
+  }
+}
+
+/** A schema's verdict: the parsed value, or `400 INVALID_INPUT` naming each field, under `root`. */
+function refuseInvalid(checked: Checked, root: string, message: string): unknown {
+  if (checked.ok) return checked.value;
+  const details: ErrorDetail[] = checked.issues.map((issue) => ({ path: issue.path ? `${root}.${issue.path}` : root, message: issue.message }));
+  throw invalidInput(`${message}: ${details.map((d) => `${d.path}: ${d.message}`).join('; ')}`, details);
 }

@@ -21,9 +21,6 @@ import { WorkflowThreads } from './workflow-threads.js';
  * stored as it goes, its state events from what Mastra stores after each step. Each is open in
  * `StreamingRuns` while it streams, stoppable by an abort of its thread (in any process) and ended
  * cleanly by a shutdown.
- *
- * @example
- * await streamer.stream(plan, (events) => out.send(events), abortSignal);
  */
 @injectable()
 export class WorkflowStreamer {

@@ -16,9 +16,6 @@ import { stepFactsOf } from './workflow-plan.js';
 /**
  * A workflow's thread as its followers and readers see it: its state (what its latest run stored
  * last), what that run waits on, whether it ended, and the feed its runs are written into.
- *
- * @example
- * const target = workflowThreads.followTarget(workflow, scope, agent);
  */
 @injectable()
 export class WorkflowThreads {

@@ -3,12 +3,11 @@ import { inject, injectable } from 'inversify';
 import type { ResolvedConfig } from '../config.js';
 import { threadBusy } from '../errors.js';
 import { workflowLeases } from '../mastra/index.js';
-import { withTraceparent } from '../observability/trace-context.js';
 import type { RunOptions } from '../runs/prepared-run.js';
-import type { DurableInbox } from '../threads/inbox.js';
+import { inboxEntry, type DurableInbox } from '../threads/inbox.js';
 import { RecoveryGate } from '../threads/recovery-gate.js';
 import type { ThreadControl } from '../threads/thread-control.js';
-import { keepLease, takeLeasedTurn, workflowLeaseOwner } from '../threads/thread-lease.js';
+import { keepLease, takeThreadTurn, workflowLeaseOwner } from '../threads/thread-lease.js';
 import type { ThreadScope } from '../threads/thread-store.js';
 import { TOKENS } from '../tokens.js';
 
@@ -31,12 +30,6 @@ export interface WorkflowTurn {
  * crash left unanswered comes first), then Mastra's thread lease under the run's id, one run per
  * thread in any process (`multitask: "reject"` answers `409 THREAD_BUSY` at once, `"interrupt"`
  * stops the thread's workflow run wherever it streams, else it waits up to `threadBusyWaitMs`).
- *
- * @example
- * const turn = await turns.take(scope, input.runId, 'enqueue');
- * await turn.record(message?.id);
- * const stop = turn.keep();
- * try { await stream(); } finally { stop(); await turn.release(); }
  */
 @injectable()
 export class WorkflowTurns {
@@ -60,21 +53,11 @@ export class WorkflowTurns {
     if (multitask === 'interrupt') await this.stop(scope, 'Interrupted by a new run');
     const leases = workflowLeases(this.mastra);
     const reject = multitask === 'reject';
-    const lease = await takeLeasedTurn(leases, scope, runId, reject ? 0 : this.config.threadBusyWaitMs, reject ? threadBusy : undefined);
+    const lease = await takeThreadTurn(leases, scope, runId, reject ? 0 : this.config.threadBusyWaitMs, reject ? threadBusy : undefined);
     let recorded = false;
     return {
       record: async (inputId) => {
-        const { threadId, resourceId, agentId } = scope;
-        await this.inbox.add({
-          id: runId,
-          kind: 'workflow',
-          threadId,
-          resourceId,
-          agentId,
-          message: { inputId },
-          acceptedAt: Date.now(),
-          ...withTraceparent(),
-        });
+        await this.inbox.add(inboxEntry('workflow', runId, scope, { inputId }));
         recorded = true;
       },
       keep: () => keepLease(leases, scope, runId),

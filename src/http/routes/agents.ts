@@ -6,7 +6,6 @@ import { AgentQuerySchema } from '../schemas.js';
 // The `resolveResourceId` hook is the bridge's only notion of who may call it, so the agent routes
 // ask it too (a rejected caller gets 401 here as on every other route); the answer itself is unused.
 
-/** `GET /agents` */
 export const listAgents = route({
   operationId: 'listAgents',
   method: 'GET',
@@ -22,7 +21,6 @@ export const listAgents = route({
   },
 });
 
-/** `GET /agents/:agentId` */
 export const getAgent = route({
   operationId: 'getAgent',
   method: 'GET',

@@ -10,9 +10,6 @@ export const OPENAPI_PATH = '/openapi.json';
  * prefix, on first request: converting every schema per request would be wasted work. The
  * contract is the same for every caller, so no resource is resolved; with auth on it still takes
  * credentials.
- *
- * @example
- * export const ROUTES = [listAgents, openApiRoute(() => ROUTES)];
  */
 export function openApiRoute(routes: () => readonly Route[]): Route {
   const documents = new Map<string, OpenApiDocument>();

@@ -63,13 +63,10 @@ function messageRoute(operationId: 'sendMessage' | 'queueMessage', path: `/threa
   });
 }
 
-/** `POST /threads/:threadId/send-message` */
 export const sendMessage = messageRoute('sendMessage', '/threads/:threadId/send-message', 'Send a message now (wakes an idle thread or joins the active run)');
 
-/** `POST /threads/:threadId/queue-message` */
 export const queueMessage = messageRoute('queueMessage', '/threads/:threadId/queue-message', 'Queue a message for the next run');
 
-/** `POST /threads/:threadId/signals` */
 export const sendSignal = route({
   operationId: 'sendSignal',
   method: 'POST',
@@ -109,7 +106,6 @@ export const sendState = route({
   },
 });
 
-/** `POST /threads/:threadId/notifications` */
 export const sendNotification = route({
   operationId: 'sendNotification',
   method: 'POST',
@@ -126,7 +122,6 @@ export const sendNotification = route({
   handle: async ({ scope, body }, s) => answer(202, await s.signals.notify(scope, body)),
 });
 
-/** `GET /threads/:threadId/notifications?status=` */
 export const listNotifications = route({
   operationId: 'listNotifications',
   method: 'GET',
@@ -140,7 +135,6 @@ export const listNotifications = route({
   handle: async ({ scope, query }, s) => answer(200, await s.signals.listNotifications(scope, query.status)),
 });
 
-/** `POST /threads/:threadId/tool-approval` */
 export const toolApproval = route({
   operationId: 'toolApproval',
   method: 'POST',
@@ -157,7 +151,6 @@ export const toolApproval = route({
   handle: async ({ scope, body }, s) => answer(202, await s.approvals.toolApproval(scope, body)),
 });
 
-/** `GET /threads/:threadId/pending-approvals` */
 export const pendingApprovals = route({
   operationId: 'pendingApprovals',
   method: 'GET',
@@ -171,7 +164,6 @@ export const pendingApprovals = route({
   handle: async ({ scope }, s) => answer(200, await s.approvals.pendingApprovals(scope)),
 });
 
-/** `POST /threads/:threadId/abort` */
 export const abortThread = route({
   operationId: 'abortThread',
   method: 'POST',
@@ -190,7 +182,6 @@ export const abortThread = route({
   },
 });
 
-/** `DELETE /threads/:threadId/queue/:signalId` */
 export const cancelQueued = route({
   operationId: 'cancelQueued',
   method: 'DELETE',

@@ -4,7 +4,6 @@ import { HistorySchema } from '../answers.js';
 import { answer, route } from '../route.js';
 import { AgentQuerySchema, CreateThreadSchema, ListThreadsQuerySchema, MessagesQuerySchema, UpdateThreadSchema } from '../schemas.js';
 
-/** `POST /threads` */
 export const createThread = route({
   operationId: 'createThread',
   method: 'POST',
@@ -18,7 +17,6 @@ export const createThread = route({
   handle: async ({ body, resourceId }, s) => answer(201, await s.threads.create({ ...body, resourceId })),
 });
 
-/** `GET /threads?resourceId=` */
 export const listThreads = route({
   operationId: 'listThreads',
   method: 'GET',
@@ -32,7 +30,6 @@ export const listThreads = route({
   handle: async ({ query, resourceId }, s) => answer(200, await s.threads.list({ ...query, resourceId })),
 });
 
-/** `GET /threads/:threadId` */
 export const getThread = route({
   operationId: 'getThread',
   method: 'GET',
@@ -61,7 +58,6 @@ export const updateThread = route({
   handle: async ({ scope, body }, s) => answer(200, await s.threads.update(scope, { title: body.title, metadata: body.metadata })),
 });
 
-/** `DELETE /threads/:threadId` */
 export const deleteThread = route({
   operationId: 'deleteThread',
   method: 'DELETE',
@@ -78,7 +74,6 @@ export const deleteThread = route({
   },
 });
 
-/** `GET /threads/:threadId/state` */
 export const getState = route({
   operationId: 'getState',
   method: 'GET',
@@ -95,7 +90,6 @@ export const getState = route({
   },
 });
 
-/** `GET /threads/:threadId/messages?format=mastra|agui` */
 export const listMessages = route({
   operationId: 'listMessages',
   method: 'GET',

@@ -1,14 +1,12 @@
 /**
- * JSON text for values that cross Redis, keeping what plain JSON loses on the way: `Date`s come
- * back as `Date`s and `Error`s as `Error`s (name, message, stack, cause and their own enumerable
- * properties), at any depth, inside arrays too. A `bigint` survives as well (JSON would throw).
- * Everything else is JSON's rules: `undefined`, functions and symbols are dropped from objects
- * (and are `null` in arrays), objects with `toJSON()` are encoded as what it returns, class
+ * JSON text for values that cross Redis, keeping what plain JSON loses: `Date`s come back as
+ * `Date`s and `Error`s as `Error`s (name, message, stack, cause and own enumerable properties) at
+ * any depth, and a `bigint` survives (JSON would throw). Otherwise JSON's rules hold: `undefined`,
+ * functions and symbols are dropped from objects (`null` in arrays), `toJSON()` is honoured, class
  * instances arrive as plain objects, a cycle is cut (`null` where it closes).
  *
- * Special values travel as small tagged objects (`{ "__codec": "Date", "v": 1700000000000 }`). A
- * plain object of the caller's that happens to own a `__codec` key is wrapped as a list of its
- * entries, so no data can pass for a tag.
+ * Special values travel as tagged objects (`{ "__codec": "Date", "v": 1700000000000 }`); a caller's
+ * object owning a `__codec` key is sent as a list of its entries, so no data passes for a tag.
  */
 
 const TAG = '__codec';
@@ -33,8 +31,7 @@ type Tagged =
  */
 export function serialize(value: unknown): string {
   try {
-    // One pass and no copy of the value (every chunk of a run is encoded here): JSON walks it,
-    // `tagSpecial` tags on the way.
+    // One pass, no copy (every chunk of a run is encoded here): JSON walks it, `tagSpecial` tags.
     return JSON.stringify(value, tagSpecial) ?? 'null';
   } catch (error) {
     // A cycle (JSON's TypeError; through an error's tag, which is a new object each time, a
@@ -121,7 +118,6 @@ function recordToJson(value: object, ancestors: Set<object>, skip: ReadonlySet<s
     const json = toJson(v, k, ancestors);
     if (json !== undefined) entries.push([k, json]);
   }
-  // A caller's own `__codec` key would read as a tag on the way back: send such an object as entries.
   if (entries.some(([k]) => k === TAG)) return { [TAG]: 'Object', v: entries } satisfies Tagged;
   return Object.fromEntries(entries);
 }

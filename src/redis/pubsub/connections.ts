@@ -62,9 +62,8 @@ export class Connections {
   #closed = false;
 
   /**
-   * `nameOf(role)`: the CLIENT SETNAME of each connection this makes, so CLIENT LIST tells whose it
-   * is; `isOutage(error)`: whether a connection's error is Redis being away (logged once until it
-   * is ready again, not at every reconnect attempt).
+   * `nameOf(role)`: each connection's CLIENT SETNAME, for CLIENT LIST; `isOutage(error)`: whether a
+   * connection's error is Redis being away (logged once until it is ready again).
    */
   constructor(source: ConnectionSource, logger: PubSubLogger, nameOf: (role: string) => string, isOutage: (error: unknown) => boolean = () => false) {
     this.#source = source;
@@ -175,7 +174,6 @@ export class Connections {
     return client;
   }
 
-  /** Fails the first connect at once when Redis is not reachable; reconnects by itself once connected. */
   async #fromUrl(url: string, name: string): Promise<RedisClient> {
     const { createClient } = await loadRedis();
     const reconnect = failFastThenReconnect();
@@ -185,8 +183,6 @@ export class Connections {
       // While the connection is down, commands fail at once (a server can answer 503) rather than
       // wait in a queue for as long as Redis is away.
       disableOfflineQueue: true,
-      // A new connection whose handshake goes unanswered is given up and tried again (a ready one
-      // is pinged by its watchdog, which keeps it from counting as idle).
       socket: { reconnectStrategy: reconnect.strategy, ...HANDSHAKE_TIMEOUTS },
       // No per-command timeout: node-redis arms an AbortSignal timer for each command, and a run
       // sends one per chunk (12 % of a busy server's CPU). A lost connection is still noticed (TCP

@@ -15,10 +15,9 @@ export interface Settlement {
 }
 
 /**
- * Hands one event to a callback. Whichever of `ack`, `nack` or the callback's rejection comes
- * first settles the delivery; later calls do nothing (a subscriber that acks and then throws
- * must not make the event come again). The callback's promise is not awaited: the next event is
- * delivered at once, as the PubSub contract says.
+ * Hands one event to a callback. Whichever of `ack`, `nack` or the callback's rejection comes first
+ * settles the delivery; later calls do nothing (an ack then a throw must not redeliver it). The
+ * callback's promise is not awaited: the next event is delivered at once (the PubSub contract).
  *
  * @example
  * deliver(cb, event, { ack: () => xAck(id), nack: () => retry(id) }, logger, 'workflows');
@@ -56,7 +55,6 @@ function isPromiseLike(value: unknown): value is PromiseLike<unknown> {
   return !!value && typeof (value as { then?: unknown }).then === 'function';
 }
 
-/** What a redelivery in this process needs. */
 export interface LocalRedelivery {
   maxDeliveryAttempts: number;
   inFlight: InFlight;

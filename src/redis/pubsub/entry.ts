@@ -11,7 +11,6 @@ import { deserialize, serialize } from './codec.js';
  */
 export function pubsubKeys(prefix: string) {
   return {
-    /** A topic's stream. */
     topic: (topic: string) => `${prefix}:topic:${topic}`,
     /** A lease: its value is the owner, its TTL the lease's. */
     lease: (key: string) => `${prefix}:lease:${key}`,
@@ -30,7 +29,6 @@ export function pubsubKeys(prefix: string) {
 
 export type PubSubKeys = ReturnType<typeof pubsubKeys>;
 
-/** The fields of a stream entry, as Redis answers them. */
 export type EntryFields = Record<string, string>;
 
 /**
@@ -41,7 +39,6 @@ export type EntryFields = Record<string, string>;
 export interface StoredEntry {
   event: Event;
   attempt: number;
-  /** Set on a redelivery: the group that nacked it. */
   group?: string;
 }
 

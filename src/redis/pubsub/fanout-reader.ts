@@ -37,14 +37,12 @@ export interface FanoutReaderOptions extends LocalRedelivery {
 
 /**
  * Every subscription without a group in this process, served by one connection and one loop: a
- * single `XREAD BLOCK` over the streams of all their topics, plus this instance's wake stream.
- *
- * Each subscription keeps its own cursor (the last entry it was given), so subscribers that
- * joined at different points read the same stream: a topic is read from its lowest cursor and
- * each subscriber is handed only the entries after its own. A new subscription that the read in
- * progress does not cover (a new topic, or an older cursor) adds an entry to the wake stream,
- * which ends that read at once; the next read includes it. Nothing here needs a consumer group,
- * so nothing is left in Redis by a subscriber that goes away.
+ * single `XREAD BLOCK` over the streams of all their topics, plus this instance's wake stream. Each
+ * subscription keeps its own cursor (the last entry it was given): a topic is read from its lowest
+ * cursor, and each subscriber is handed only the entries after its own, however late it joined. A
+ * new subscription the read in progress does not cover (a new topic, or an older cursor) adds an
+ * entry to the wake stream, which ends that read at once; the next read includes it. Nothing here
+ * needs a consumer group, so a subscriber that goes away leaves nothing in Redis.
  *
  * @example
  * const reader = new FanoutReader({ connections, keys, instanceId, blockMs: 1000, maxDeliveryAttempts: 5, inFlight, logger, isOutage });
@@ -206,7 +204,6 @@ export class FanoutReader {
     }
   }
 
-  /** Where each topic is read from: its lowest cursor. */
   #starts(): Map<string, string> {
     const starts = new Map<string, string>();
     for (const [topic, subscriptions] of this.#byTopic) {

@@ -33,13 +33,12 @@ export interface GroupConsumerOptions extends LocalRedelivery {
 }
 
 /**
- * This process's members of one consumer group on one topic, behind one Redis consumer: a loop
- * on a connection of its own reads the group's new entries (`XREADGROUP … >`) and hands each to
- * one member, in turn. `ack` is `XACK`; `nack` adds the entry again (attempt + 1, addressed to
- * this group only) and acks the original in one `MULTI`, or drops it past `maxDeliveryAttempts`.
- * Every `reclaimIntervalMs`, entries another consumer of the group read but has not acked for
- * `reclaimIdleMs` (it crashed, or its connection was dropped) are claimed (`XAUTOCLAIM`) and
- * delivered here, except the ones this consumer's members are still working on.
+ * This process's members of one consumer group on one topic, behind one Redis consumer: a loop on
+ * its own connection reads new entries (`XREADGROUP … >`), each for one member in turn. `ack` is
+ * `XACK`; `nack` adds the entry again (attempt + 1, for this group only) and acks the original in
+ * one `MULTI`, or drops it past `maxDeliveryAttempts`. Every `reclaimIntervalMs`, entries another
+ * consumer of the group left unacked for `reclaimIdleMs` (it crashed, or lost its connection) are
+ * claimed (`XAUTOCLAIM`) and delivered here, except those still in hand.
  *
  * @example
  * const consumer = new GroupConsumer('workflows', 'mastra-orchestration', options);
@@ -64,7 +63,6 @@ export class GroupConsumer {
   #reclaimTimer?: NodeJS.Timeout;
   #reclaiming = false;
   readonly #stop = new AbortController();
-  /** The read loop's failures: Redis away is logged once until a read succeeds. */
   readonly #readFailures: RepeatedFailures;
 
   constructor(topic: string, group: string, options: GroupConsumerOptions) {
@@ -83,7 +81,6 @@ export class GroupConsumer {
     this.#members.push(cb);
   }
 
-  /** Removes every membership of `cb`; answers whether there was one. */
   remove(cb: EventCallback): boolean {
     const before = this.#members.length;
     this.#members = this.#members.filter((member) => member !== cb);

@@ -10,7 +10,6 @@ const BEAT_EVERY_MS = 1000;
 /** How long a stop waits for the beat's thread to delete its key (Redis may be hanging). */
 const STOP_WAIT_MS = 3 * BEAT_EVERY_MS;
 
-/** What a beat needs: the key to keep, for how long, how often. */
 interface BeatSettings {
   url: string;
   key: string;
@@ -44,7 +43,6 @@ parentPort.on('message', async () => {
 });
 `;
 
-/** A heartbeat that runs until stopped. */
 export interface Heartbeat {
   /** Stops beating and deletes the key: this instance is gone. */
   stop(): Promise<void>;

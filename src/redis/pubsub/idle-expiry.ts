@@ -5,11 +5,10 @@ const MAX_REFRESH_MS = 60_000;
 
 /**
  * The sliding expiry of topic streams (`streamIdleTtlMs`), refreshed once per window per topic
- * rather than with every write: a run publishes a chunk at a time, and a `PEXPIRE` per chunk
- * doubled the commands of the hottest path. The window is half the TTL, at most a minute, so a
- * stream still outlives its last write by at least half its TTL. The first write of a window
- * (the one that creates the stream included) sets it, in the same pipeline, right after the
- * `XADD`.
+ * rather than with every write: a run publishes a chunk at a time, and a `PEXPIRE` per chunk would
+ * double the commands of the hottest path. The window is half the TTL, at most a minute, so a
+ * stream still outlives its last write by at least half its TTL. The first write of a window (the
+ * stream's creation included) sets it, in the same pipeline, right after the `XADD`.
  *
  * @example
  * const expiry = new IdleExpiry(7 * 24 * 3600_000);

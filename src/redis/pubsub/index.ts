@@ -1,7 +1,7 @@
 /**
- * A Redis Streams pubsub and lease provider for Mastra, and the pieces of it its users build on
+ * A Redis Streams pubsub and lease provider for Mastra, and the pieces its users build on
  * (owner-checked key scripts, the Lua runner, the reconnect strategy, the connection watchdog).
- * Reached only through this file, and needing nothing outside its folder: it could be a package of its own.
+ * Reached only through this file, needing nothing outside its folder: it could be its own package.
  *
  * @example
  * import { RedisPubSub } from './redis/pubsub/index.js';

@@ -1,21 +1,19 @@
 import type { LeaseProvider } from '@mastra/core/events';
 import { LuaScript, type ScriptRunner } from './lua.js';
 
-// Each lease is one key: its value the owner, its TTL the lease's. Every change checks the owner
-// in the same script that makes it, so an owner that lost its lease (expired, taken) can never
-// release, renew or hand over the next owner's. A released lease leaves a marker for the rest of
-// its TTL (`released:<owner>`, free to take): so that a key that is gone means Redis lost it
-// (restarted empty), which its holder may take back, not that another process let go of the
-// run's lease (it resumed the run, and ended it).
+// Each lease is one key, its value the owner and its TTL the lease's, changed only by scripts that
+// check the owner: an owner that lost its lease can never release, renew or hand over the next
+// owner's. A released lease leaves a marker for the rest of its TTL (`released:<owner>`, free to
+// take), so a missing key means Redis lost it (restarted empty), for its holder to take back, not
+// that another process let go of it (having resumed and ended the run).
 
 /** The value a released lease keeps until it would have expired. */
 const RELEASED = 'released:';
 
-// With a heartbeat (`LeaseHolding`), each lease names the instance that holds it in a key beside
-// it (`holder`, same TTL), and each change an instance makes refreshes that instance's heartbeat
-// key. A lease whose holder's heartbeat is gone (the process died) is free to take at once, not
-// when its own TTL lapses. ARGV of the scripts that take or keep a lease end with: instance (`''`:
-// no heartbeat, no holder recorded), heartbeat key prefix, heartbeat TTL ms.
+// With a heartbeat (`LeaseHolding`), each lease names its instance in a key beside it (`holder`,
+// same TTL), and each change refreshes that instance's heartbeat: a lease whose holder's heartbeat
+// is gone is free to take at once, not at its own TTL. Scripts taking or keeping a lease end their
+// ARGV with: instance (`''`: no heartbeat, none recorded), heartbeat key prefix, heartbeat TTL ms.
 const HOLDER = `
 local function recordHolder(holder, ttl, instance, alivePrefix, aliveTtl)
   if instance == '' then
@@ -108,7 +106,6 @@ end
 return first
 `);
 
-/** What the leases need of a connection: scripts, and reading keys. */
 export interface LeaseConnection extends ScriptRunner {
   get(key: string): Promise<string | null>;
   mGet(keys: string[]): Promise<Array<string | null>>;
@@ -222,10 +219,7 @@ export class RedisLeases implements LeaseProvider {
     return moved;
   }
 
-  /**
-   * The instance recorded as holding each run's lease: `undefined` when the run does not hold it
-   * (now), `null` when it does with no holder recorded (taken without a heartbeat).
-   */
+  /** Each run's lease holder: `undefined` if the run does not hold it, `null` if none is recorded. */
   async holdersOf(runs: readonly LeasedRun[]): Promise<Array<string | null | undefined>> {
     if (runs.length === 0) return [];
     const values = await (await this.connection()).mGet(runs.flatMap(({ key }) => [this.keys.lease(key), this.keys.holder(key)]));
@@ -240,9 +234,8 @@ export class RedisLeases implements LeaseProvider {
   }
 
   /**
-   * For runs of `instanceId`, found gone: lets go of each lease the run still holds there, and
-   * answers the runs this call is the first (of every process) to find gone. Nothing, if the
-   * instance beats again meanwhile.
+   * For runs of a gone `instanceId`: lets go of the leases they still hold there, and answers the
+   * runs this call found gone first, of every process; nothing if the instance beats again.
    */
   async reclaimFromGone(instanceId: string, runs: readonly LeasedRun[]): Promise<string[]> {
     const keys = [this.keys.alive(instanceId), ...runs.flatMap(({ key, owner }) => [...this.#leaseKeys(key), this.keys.goneRun(owner)])];
@@ -281,7 +274,6 @@ export class RedisLeases implements LeaseProvider {
     return held?.owner === owner && held.expiresAt > Date.now();
   }
 
-  /** Forgets the lease on `key` (only if `owner` has it, when given). */
   #forget(key: string, owner?: string): void {
     if (owner === undefined || this.#held.get(key)?.owner === owner) this.#held.delete(key);
   }

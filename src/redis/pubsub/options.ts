@@ -24,9 +24,10 @@ export interface RedisPubSubOptions {
   /**
    * Sliding expiry of a topic's stream, in ms, refreshed by writes to it (a group created on it, a
    * nack's redelivery, and publishes: the first in each window of half the TTL, at most a minute):
-   * a stream left unwritten that long is deleted by Redis, entries and groups with it. Mastra clears per-run topics itself, but never the per-thread
-   * ones (`agent.thread-stream.*`): set this in production (e.g. 7 days) or they stay forever.
-   * Keep it above the longest quiet spell of a live topic. 0 disables it. Default 0.
+   * a stream left unwritten that long is deleted by Redis, entries and groups with it. Mastra
+   * clears per-run topics itself, but never the per-thread ones (`agent.thread-stream.*`): set this
+   * in production (e.g. 7 days) or they stay forever. Keep it above the longest quiet spell of a
+   * live topic. 0 disables it. Default 0.
    */
   streamIdleTtlMs?: number;
   /** How often a group subscription claims entries other consumers left unacked, in ms; 0 never. Default 30000. */

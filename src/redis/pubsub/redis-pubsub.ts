@@ -22,7 +22,8 @@ export type { PublishedEvent, RedisPubSubOptions };
  *   not when Redis answers: Mastra awaits each publish of a run's chunks before reading the next
  *   one, so a round trip per chunk would set the pace of every run. Writes keep their order on
  *   that one connection; `flush()` waits for them and a failed one is logged.
- * - `localOnly` events (and those `keepLocal` picks) never reach Redis: this process's subscribers get the very object.
+ * - `localOnly` events (and those `keepLocal` picks) never reach Redis: this process's subscribers
+ *   get the very object.
  * - Without a group every subscriber gets every event. All such subscriptions of the process
  *   share one connection (one XREAD over all their streams), however many topics Mastra
  *   subscribes to and leaves (a reply topic per request, a topic per thread followed).

@@ -2,16 +2,13 @@
 export type FailureLevel = 'warn' | 'error' | undefined;
 
 /**
- * What to log of a write that is made again and again (a thread log's appends, a topic's
- * publishes: one per chunk of every run), so that an outage is one line, not one per write:
+ * What to log of a write that is made again and again (a thread log's appends, a topic's publishes:
+ * one per chunk of every run), so that an outage is one line, not one per write:
  *
- * - a failure `isOutage` recognises (Redis unreachable, closed, offline) is logged at `warn` when
- *   the outage starts, then not again until a write has succeeded since;
- * - any other failure is a defect, logged at `error`: each time, or with `defects: 'once'` once
- *   until a write has succeeded since.
- *
- * `isOutage` is the caller's (its one classifier of outages); without one every failure is a
- * defect.
+ * - a failure the caller's `isOutage` recognises (Redis unreachable, closed, offline) is logged at
+ *   `warn` when the outage starts, then not again until a write has succeeded since;
+ * - any other failure (every one, without `isOutage`) is a defect, logged at `error`: each time, or
+ *   with `defects: 'once'` once until a write has succeeded since.
  *
  * @example
  * const failures = new RepeatedFailures(isUnavailable);

@@ -1,6 +1,5 @@
 import type { EntryFields } from './entry.js';
 
-/** One entry of a stream as read: its id and fields. */
 export interface StreamMessage {
   id: string;
   message: EntryFields;

@@ -26,15 +26,13 @@ export interface Watchdog {
 }
 
 /**
- * Replaces a connection that stays open but stops answering (a proxy or balancer whose backend
- * went away): node-redis itself never notices, its commands wait for ever, and its own pings stop
- * at the first that hangs. Every `intervalMs` a ready connection is pinged; one that does not
- * answer within `timeoutMs` is dropped and opened again on the same client object, so what it
- * waited on fails at once (`DisconnectsClientError`, an outage to its caller), subscriptions are
- * made again by node-redis, and whoever holds the client keeps it.
- *
- * A connection blocked in a read answers a ping only after the read: meanwhile pings are only
- * written (they keep `socketTimeout` from firing), and the read itself has a deadline.
+ * Replaces a connection that stays open but stops answering (a proxy or balancer whose backend went
+ * away): node-redis itself never notices, its commands wait for ever, and its own pings stop at the
+ * first that hangs. Every `intervalMs` a ready connection is pinged; one that does not answer
+ * within `timeoutMs` is dropped and opened again on the same client object, so what it waited on
+ * fails at once (`DisconnectsClientError`, an outage to its caller), subscriptions are made again
+ * by node-redis, and whoever holds the client keeps it. A blocking read gets a deadline instead
+ * (`blocking`).
  *
  * @example
  * const client = createClient({ url, disableOfflineQueue: true, socket: { socketTimeout: 2000, reconnectStrategy } });
@@ -59,8 +57,8 @@ export function watchConnection(client: WatchedClient, options: WatchdogOptions 
   };
   const check = async () => {
     if (!client.isReady || pinging) return;
-    // Blocked, the connection answers only after its read: the ping is written to keep it from
-    // counting as idle, and its answer (or failure) tells nothing the read's deadline does not.
+    // Blocked, the connection answers only after its read: the ping is only written, to keep
+    // `socketTimeout` from firing; the read's own deadline catches a hang.
     if (blocked > 0) return void client.ping().catch(() => undefined);
     pinging = true;
     const epoch = client.socketEpoch;
