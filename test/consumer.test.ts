@@ -92,7 +92,8 @@ describe('the packed package, installed with the README line', () => {
     beforeAll(async () => {
       // The client's peers as docs/client.md's install line names them (the rest is the README's).
       const client = installLine('docs/client.md').filter((word) => /^(@ag-ui\/client|rxjs)(@|$)/.test(word));
-      const extras = ['@mastra/libsql@~1.23.1', '@mastra/pg@~1.27.1', 'pg@^8.23.1', 'redis@^6.3.1', '@mastra/hono@1.7.9', ...client];
+      // And Mastra's CLI, for `mastra build` below: one install instead of two.
+      const extras = ['@mastra/libsql@~1.23.1', '@mastra/pg@~1.27.1', 'pg@^8.23.1', 'redis@^6.3.1', '@mastra/hono@1.7.9', 'mastra@1.31.0', ...client];
       await npm(project, ['install', ...extras, '--prefer-offline', '--no-audit', '--no-fund']);
     }, 300_000);
 
@@ -201,7 +202,6 @@ process.on('SIGTERM', () => server.close(() => process.exit(0)));
     }, 120_000);
 
     it('under `mastra build`: docs/mounting.md’s lifecycle sample serves runs, and on SIGTERM a run in flight finishes, the streams end, the server exits and the run is stored', async () => {
-      await npm(project, ['install', 'mastra@1.31.0', '--prefer-offline', '--no-audit', '--no-fund']);
       // The sample as written, after what it takes as given: the reader's agent and storage.
       const given = [
         "import { LibSQLStore } from '@mastra/libsql';",

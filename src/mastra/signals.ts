@@ -163,9 +163,26 @@ export function sendNotification(agent: Agent, notification: Notification, threa
   return agent.sendNotificationSignal(notification as never, thread);
 }
 
-/** A thread's notifications (every status, or one), from Mastra's notifications domain. */
-export async function listNotifications(mastra: Mastra, threadId: string, status?: string) {
+/**
+ * A resource's notifications on a thread (every status, or one), from Mastra's notifications
+ * domain, since `since`: records outlive their thread (the domain deletes nothing), so a thread
+ * made again under the same id must not read its predecessor's.
+ */
+export async function listNotifications(mastra: Mastra, thread: ThreadTarget, since: Date, status?: string) {
+  const records = await (await notificationsOf(mastra)).listNotifications({ ...thread, ...(status && { status }) } as never);
+  return records.filter((record) => new Date(record.createdAt) >= since);
+}
+
+/** Discards what Mastra would still deliver of a resource's notifications on a thread (the thread is being deleted). */
+export async function discardNotifications(mastra: Mastra, thread: ThreadTarget): Promise<void> {
+  const store = await mastra.getStorage()?.getStore('notifications');
+  if (!store) return; // a storage without notifications kept none
+  const ids = (await store.listNotifications({ ...thread, status: 'pending' })).map((record) => record.id);
+  if (ids.length > 0) await store.updateNotificationsStatus({ threadId: thread.threadId, ids, status: 'discarded' });
+}
+
+async function notificationsOf(mastra: Mastra) {
   const store = await mastra.getStorage()?.getStore('notifications');
   if (!store) throw new BridgeError(500, 'INTERNAL_ERROR', 'The storage has no notifications domain');
-  return store.listNotifications({ threadId, ...(status && { status }) } as never);
+  return store;
 }

@@ -95,8 +95,9 @@ export class SignalRouter {
   }
 
   async listNotifications(scope: ThreadScope, status?: string) {
-    await this.threads.own(scope, 'read');
-    return listNotifications(this.mastra, scope.threadId, status);
+    const { thread } = await this.threads.own(scope, 'read');
+    // A thread not stored yet has none of its own (those there are were a deleted one's).
+    return thread ? listNotifications(this.mastra, threadTarget(scope), new Date(thread.createdAt), status) : [];
   }
 
   /**

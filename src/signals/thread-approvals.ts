@@ -57,8 +57,8 @@ export class ThreadApprovals {
    * Any other id is unknown: `404`.
    */
   private async notWaiting(scope: ThreadScope, toolCallId: string): Promise<BridgeError> {
-    const { exists } = await this.threads.assertNotForeign(scope);
-    const history = exists ? await this.threads.messages(scope, {}, 'agui') : [];
+    const { existed } = await this.threads.assertNotForeign(scope);
+    const history = existed ? await this.threads.messages(scope, {}, 'agui') : [];
     const known = history.some((m) => m.role === 'assistant' && m.toolCalls?.some((c) => c.id === toolCallId));
     return known
       ? conflict(`Tool call ${toolCallId} is not waiting for approval: it was answered already or never asked for it`)

@@ -45,13 +45,12 @@ export const RUN_ENDS_KEY = 'mastra-agui-bridge:runEnds';
 /** How many run ends a thread keeps: the latest, for its recent history (a thread's metadata is read with every load). */
 export const KEPT_RUN_ENDS = 50;
 
-/** Metadata only the bridge writes: never shown, never written by a PATCH. */
-const INTERNAL_KEYS = [TOOL_MESSAGE_IDS_KEY, WORKFLOW_RUN_KEY, WORKFLOW_ACTIVITIES_KEY, RUN_ENDS_KEY, THREAD_AGENT_KEY];
+/** The prefix of every metadata key only the bridge writes, those above and any later one. */
+const INTERNAL_PREFIX = 'mastra-agui-bridge:';
 
+/** The metadata without the bridge's own keys: never shown, and never taken from a client (create or PATCH). */
 export function withoutInternal(metadata: Record<string, unknown> | undefined): Record<string, unknown> {
-  const rest = { ...metadata };
-  for (const key of INTERNAL_KEYS) delete rest[key];
-  return rest;
+  return Object.fromEntries(Object.entries(metadata ?? {}).filter(([key]) => !key.startsWith(INTERNAL_PREFIX)));
 }
 
 /** A thread as the API shows it (ISO 8601 dates): what the thread routes answer. */

@@ -11,6 +11,7 @@ import {
   createThread,
   deleteMessages,
   deleteThread,
+  discardNotifications,
   inputRows,
   messagesById,
   recallPage,
@@ -19,6 +20,7 @@ import {
   saveMessages,
   storedWorkflowRun,
   threadById,
+  threadTarget,
   threadsOf,
   workflowsOf,
   writeThread,
@@ -89,7 +91,7 @@ export interface ThreadScope extends ThreadTarget {
 
 export type { Page };
 
-/** What `own` answers: the thread's agent and memory, whether the thread existed (a new one has no stopped run to supersede), and with `claim` its row. */
+/** What `own` answers: the thread's agent and memory, whether the thread existed (a new one has no stopped run to supersede), and its row (but with `existing`). */
 export type OwnedThread = { agent: Agent; memory: MastraMemory; existed: boolean; thread?: StorageThreadType };
 
 /**
@@ -115,7 +117,7 @@ export class ThreadStore {
     const owned = { ...scope, agentId: resolved.agent.id };
     if (mode !== 'read') await this.gate.pass(scope.threadId);
     if (mode === 'claim') return { ...resolved, ...(await this.claim(owned)) };
-    if (mode === 'read') return { ...resolved, existed: (await this.assertNotForeign(owned)).exists };
+    if (mode === 'read') return { ...resolved, ...(await this.assertNotForeign(owned)) };
     await this.load(owned);
     return { ...resolved, existed: true };
   }
@@ -197,10 +199,10 @@ export class ThreadStore {
   }
 
   /** Whether the thread exists for someone else: such a thread must never be written through this caller. */
-  async assertNotForeign(scope: ThreadScope): Promise<{ exists: boolean }> {
+  async assertNotForeign(scope: ThreadScope): Promise<{ existed: boolean; thread?: StorageThreadType }> {
     const thread = await threadById(await this.memoryOf(scope), scope.threadId);
     if (thread && thread.resourceId !== scope.resourceId) throw notFound('THREAD_NOT_FOUND', `Thread ${scope.threadId} not found`);
-    return { exists: !!thread };
+    return thread ? { existed: true, thread } : { existed: false };
   }
 
   /** Updates the title and merges `metadata` into what is stored (keys set to `null` are removed). */
@@ -218,6 +220,9 @@ export class ThreadStore {
 
   async delete(scope: ThreadScope): Promise<void> {
     const { memory } = await this.load(scope);
+    // Mastra keeps notifications past their thread: none may still be delivered into a thread made
+    // again under this id. Before the delete, so that a failure leaves the thread to delete again.
+    await discardNotifications(this.mastra, threadTarget(scope));
     await deleteThread(memory, scope.threadId);
   }
 
@@ -272,9 +277,9 @@ export class ThreadStore {
    * keeps no working memory, or the thread does not exist yet). Another resource's thread is `404`.
    */
   async state(scope: ThreadScope): Promise<AgentState> {
-    const { exists } = await this.assertNotForeign(scope);
+    const { existed } = await this.assertNotForeign(scope);
     const workingMemory = WorkingMemoryState.of(await this.memoryOf(scope));
-    return (exists && (await workingMemory?.read(scope))) || {};
+    return (existed && (await workingMemory?.read(scope))) || {};
   }
 
   async messages(scope: ThreadScope, page: Page, format: 'mastra'): Promise<ThreadMessage[]>;
@@ -330,6 +335,8 @@ export class ThreadStore {
     if (typeof run?.workflowId !== 'string' || typeof run.runId !== 'string' || (workflowId !== undefined && run.workflowId !== workflowId)) return undefined;
     const workflow = workflowsOf(this.mastra).find(([, w]) => w.id === run.workflowId)?.[1];
     const stored = workflow && (await storedWorkflowRun(this.mastra, workflow, run.runId));
+    // The key is the bridge's alone, and still trusted only for a run of the thread's own resource.
+    if (stored?.resourceId !== scope.resourceId) return undefined;
     return workflow && stored && { workflow, runId: run.runId, ...(typeof run.lastRunId === 'string' && { lastRunId: run.lastRunId }), stored };
   }
 
