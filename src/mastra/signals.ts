@@ -169,7 +169,9 @@ export function sendNotification(agent: Agent, notification: Notification, threa
  * made again under the same id must not read its predecessor's.
  */
 export async function listNotifications(mastra: Mastra, thread: ThreadTarget, since: Date, status?: string) {
-  const records = await (await notificationsOf(mastra)).listNotifications({ ...thread, ...(status && { status }) } as never);
+  const store = await mastra.getStorage()?.getStore('notifications');
+  if (!store) throw new BridgeError(500, 'INTERNAL_ERROR', 'The storage has no notifications domain');
+  const records = await store.listNotifications({ ...thread, ...(status && { status }) } as never);
   return records.filter((record) => new Date(record.createdAt) >= since);
 }
 
@@ -179,10 +181,4 @@ export async function discardNotifications(mastra: Mastra, thread: ThreadTarget)
   if (!store) return; // a storage without notifications kept none
   const ids = (await store.listNotifications({ ...thread, status: 'pending' })).map((record) => record.id);
   if (ids.length > 0) await store.updateNotificationsStatus({ threadId: thread.threadId, ids, status: 'discarded' });
-}
-
-async function notificationsOf(mastra: Mastra) {
-  const store = await mastra.getStorage()?.getStore('notifications');
-  if (!store) throw new BridgeError(500, 'INTERNAL_ERROR', 'The storage has no notifications domain');
-  return store;
 }

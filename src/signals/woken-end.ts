@@ -1,10 +1,10 @@
-import type { OnWake } from '../mastra/index.js';
-import { outputFinished } from '../mastra/index.js';
+import { outputFinished, type OnWake } from '../mastra/index.js';
 import type { RunEnd, RunIdentity, RunTracker } from '../observability/run-tracker.js';
 import { statusOutcome } from '../observability/metrics.js';
 import { wokenRunFailure } from '../translate/failure.js';
 
 type Woken = Parameters<OnWake>[0];
+type WokenEnd = Pick<RunEnd, 'outcome' | 'error'>;
 
 /**
  * Tracks a run Mastra streams itself (one a signal woke, a recovery's): its span, metrics and
@@ -20,8 +20,6 @@ export function trackWoken(tracker: RunTracker, identity: Omit<RunIdentity, 'run
   void end.then((ended) => tracked.endWith(ended));
   return end;
 }
-
-type WokenEnd = Pick<RunEnd, 'outcome' | 'error'>;
 
 /** How a run Mastra streamed itself ended, from its output once it settled. */
 export function wokenEnd(output: { status: string; tripwire?: unknown; error?: unknown }): WokenEnd {
