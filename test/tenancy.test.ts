@@ -1,6 +1,8 @@
+import { EventType } from '@ag-ui/client';
 import { describe, expect, it } from 'vitest';
 import { createDemoWorkflow, DEMO_WORKFLOW_ID } from '../src/demo/workflow.js';
 import { runInput, runStrict, uid, userMessage } from './support/agui.js';
+import { postRun, sseEvents } from './support/run.js';
 import { http, useTestBridge } from './support/server.js';
 import { openSse } from './support/sse.js';
 
@@ -114,5 +116,28 @@ describe("a thread's notifications", () => {
     expect((await http(`${tb.base}/threads/${threadId}?resourceId=${alice}`, { method: 'DELETE' })).status).toBe(204);
     expect((await notify(threadId, alice, 'second life')).status).toBe(202);
     expect((await listed(threadId, alice)).map((n) => n.summary)).toEqual(['second life']);
+  });
+});
+
+describe('a run id the client chose', () => {
+  it("reaches nothing of another resource's run under the same id: mallory's run ending leaves alice's frontend call waiting", async () => {
+    const [alice, mallory] = [uid('alice'), uid('mallory')];
+    const pickColor = { name: 'pick_color', description: 'pick', parameters: { type: 'object', properties: { color: { type: 'string' } } } };
+    const input = runInput({ messages: [userMessage('use pick_color')], tools: [pickColor], forwardedProps: { resourceId: alice } });
+    const seen: string[] = [];
+    for await (const event of sseEvents((await postRun(`${tb.base}/run`, input)).body!)) {
+      seen.push(event.type);
+      if (event.type !== EventType.TOOL_CALL_END) continue;
+      // While alice's call waits, mallory runs under alice's run id, on her own thread, to its end.
+      const hers = runInput({ runId: input.runId, messages: [userMessage('hello')], forwardedProps: { resourceId: mallory } });
+      expect((await runStrict(`${tb.base}/run`, hers)).terminal.type).toBe('RUN_FINISHED');
+      const url = `${tb.base}/runs/${input.runId}/tool-calls/${event.toolCallId}/result?resourceId=${alice}`;
+      expect((await http(url, { body: { content: 'teal' } })).status).toBe(202);
+    }
+    expect(seen).toContain(EventType.TOOL_CALL_RESULT);
+    expect(seen.at(-1)).toBe(EventType.RUN_FINISHED);
+    const history = JSON.stringify((await http(`${tb.base}/threads/${input.threadId}/messages?resourceId=${alice}`)).body);
+    expect(history).toContain('teal');
+    expect(history).not.toContain('The run ended before the tool call was answered');
   });
 });

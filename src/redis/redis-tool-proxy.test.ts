@@ -74,7 +74,7 @@ describe('RedisToolProxy in one process: as InProcessToolProxy', () => {
     const twice = await a.answer(r1, 'c1', 'alice', { content: 2 }).catch((error: unknown) => error);
     expect(twice).toBeInstanceOf(BridgeError);
     expect(twice).toMatchObject({ status: 409, code: 'CONFLICT', message: 'Tool call c1 was already answered' });
-    a.rejectRun(r1, 'The run ended');
+    a.rejectRun(r1, 'alice', 'The run ended');
   });
 
   it('fails the tool when no answer comes in time, saying how long it waited', async () => {
@@ -83,6 +83,16 @@ describe('RedisToolProxy in one process: as InProcessToolProxy', () => {
     const waiting = quick.wait(r1, 'c1', 'pick_color', undefined, 'alice');
     await expect(waiting).rejects.toThrow('Frontend tool pick_color timed out: no result was posted within 250 ms');
     expect(await statusOf(quick.answer(r1, 'c1', 'alice', { content: 'late' }))).toBe(404);
+  });
+
+  it("another resource's run under the same run id fails none of its calls when it ends", async () => {
+    const r1 = newRun();
+    const alices = a.wait(r1, 'a', 't', undefined, 'alice');
+    a.expect(r1, 'm', 'mallory');
+    a.rejectRun(r1, 'mallory', 'The run ended');
+    expect(await statusOf(a.answer(r1, 'm', 'mallory', { content: 'late' }))).toBe(404);
+    await b.answer(r1, 'a', 'alice', { content: 'still waiting' });
+    expect(await alices).toEqual({ content: 'still waiting' });
   });
 
   it('fails the tool when the client leaves, and every call of a run when the run ends', async () => {
@@ -95,7 +105,7 @@ describe('RedisToolProxy in one process: as InProcessToolProxy', () => {
 
     const calls = [a.wait(r2, 'a', 't', undefined, 'alice'), a.wait(r2, 'b', 't', undefined, 'alice')];
     const other = a.wait(r3, 'a', 't', undefined, 'alice');
-    a.rejectRun(r2, 'The run ended');
+    a.rejectRun(r2, 'alice', 'The run ended');
     for (const call of calls) await expect(call).rejects.toThrow('The run ended');
     await a.answer(r3, 'a', 'alice', { content: 'still waiting' });
     expect(await other).toEqual({ content: 'still waiting' });
@@ -167,7 +177,7 @@ describe('RedisToolProxy across processes', () => {
     await Promise.all([opened(r2, 'a'), opened(r2, 'b'), opened(r2, 'streamed'), opened(r2, 'answered'), opened(r3, 'a')]);
     await b.answer(r2, 'answered', 'alice', { content: 'early' });
 
-    a.rejectRun(r2, 'The run ended before the tool call was answered');
+    a.rejectRun(r2, 'alice', 'The run ended before the tool call was answered');
     for (const call of calls) await expect(call).rejects.toThrow('The run ended before the tool call was answered');
     expect(await statusOf(b.answer(r2, 'a', 'alice', { content: 'late' }))).toBe(404);
     expect(await statusOf(b.answer(r2, 'streamed', 'alice', { content: 'late' }))).toBe(404);
@@ -194,6 +204,6 @@ describe('RedisToolProxy across processes', () => {
     const key = `${redis.prefix}:tool:${r1}:c%3A1`;
     expect(await connB.client.hGetAll(key)).toEqual({ resource: 'alice', state: 'pending' });
     expect(await connB.client.pTTL(key)).toBeGreaterThan(60_000);
-    a.rejectRun(r1, 'done');
+    a.rejectRun(r1, 'alice', 'done');
   });
 });

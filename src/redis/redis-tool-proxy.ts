@@ -92,7 +92,7 @@ interface Slot {
  */
 @injectable()
 export class RedisToolProxy implements ToolProxy {
-  /** Calls opened here, by run: the waiting ones with their wait. */
+  /** Calls opened here, by run (`runOf`): the waiting ones with their wait. */
   private readonly runs = new Map<string, Map<string, WaitingCall | undefined>>();
   private readonly keys: RedisKeys;
   private readonly timeoutMs: number;
@@ -113,7 +113,7 @@ export class RedisToolProxy implements ToolProxy {
   }
 
   expect(runId: string, toolCallId: string, resourceId: string): void {
-    this.remember(runId, toolCallId);
+    this.remember(resourceId, runId, toolCallId);
     // Not awaited (the interface is synchronous): written to the connection now, before the call
     // is streamed to the client, and ahead of any answer this process posts on that connection.
     OPEN.run(this.redis.client, [this.keys.tool(runId, toolCallId)], [resourceId, String(this.slotTtlMs), '0']).catch((error: unknown) =>
@@ -133,8 +133,8 @@ export class RedisToolProxy implements ToolProxy {
         recheckMs: this.recheckMs,
       },
     );
-    this.remember(runId, toolCallId, call);
-    return call.answer.finally(() => this.forget(runId, toolCallId, call));
+    this.remember(resourceId, runId, toolCallId, call);
+    return call.answer.finally(() => this.forget(resourceId, runId, toolCallId, call));
   }
 
   async answer(runId: string, toolCallId: string, resourceId: string, answer: ToolCallAnswer): Promise<void> {
@@ -145,9 +145,9 @@ export class RedisToolProxy implements ToolProxy {
     if (outcome !== 'ok') throw notFound('TOOL_CALL_NOT_FOUND', `No pending tool call ${toolCallId} in run ${runId}`);
   }
 
-  rejectRun(runId: string, reason: string): void {
-    const calls = this.runs.get(runId);
-    this.runs.delete(runId);
+  rejectRun(runId: string, resourceId: string, reason: string): void {
+    const calls = this.runs.get(runOf(resourceId, runId));
+    this.runs.delete(runOf(resourceId, runId));
     for (const [toolCallId, call] of calls ?? []) {
       if (call) call.close(reason);
       else this.closeUnwaited(runId, toolCallId);
@@ -161,19 +161,22 @@ export class RedisToolProxy implements ToolProxy {
     );
   }
 
-  private remember(runId: string, toolCallId: string, call?: WaitingCall): void {
-    let calls = this.runs.get(runId);
-    if (!calls) this.runs.set(runId, (calls = new Map<string, WaitingCall | undefined>()));
+  private remember(resourceId: string, runId: string, toolCallId: string, call?: WaitingCall): void {
+    let calls = this.runs.get(runOf(resourceId, runId));
+    if (!calls) this.runs.set(runOf(resourceId, runId), (calls = new Map<string, WaitingCall | undefined>()));
     if (call || !calls.has(toolCallId)) calls.set(toolCallId, call);
   }
 
-  private forget(runId: string, toolCallId: string, call: WaitingCall): void {
-    const calls = this.runs.get(runId);
+  private forget(resourceId: string, runId: string, toolCallId: string, call: WaitingCall): void {
+    const calls = this.runs.get(runOf(resourceId, runId));
     if (calls?.get(toolCallId) !== call) return;
     calls.delete(toolCallId);
-    if (calls.size === 0) this.runs.delete(runId);
+    if (calls.size === 0) this.runs.delete(runOf(resourceId, runId));
   }
 }
+
+/** A run as this process remembers its calls: a run id is the client's, and another resource may choose the same. */
+const runOf = (resourceId: string, runId: string) => `${resourceId}\0${runId}`;
 
 interface WaitOptions {
   toolName: string;

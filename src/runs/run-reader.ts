@@ -42,8 +42,8 @@ export class RunReader {
   }
 
   /** The run's frontend calls still waiting for the client are answered with an error: the run is over. */
-  settle(runId: string): void {
-    this.proxy.rejectRun(runId, 'The run ended before the tool call was answered');
+  settle(runId: string, resourceId: string): void {
+    this.proxy.rejectRun(runId, resourceId, 'The run ended before the tool call was answered');
   }
 
   /** A new Mastra run, announced to the thread's followers while it streams. */

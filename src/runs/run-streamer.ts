@@ -86,7 +86,7 @@ export class RunStreamer {
     } finally {
       // No terminal event written means the run broke: the handler ends the stream with RUN_ERROR.
       run.close();
-      this.reader.settle(input.runId);
+      this.reader.settle(input.runId, options.resourceId);
       if (!context.translator.finished) run.abort();
       if (plan.inboxId)
         await this.inbox.remove(input.threadId, [plan.inboxId]).catch(() => {

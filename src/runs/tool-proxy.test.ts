@@ -59,9 +59,19 @@ describe('InProcessToolProxy', () => {
 
     const calls = [proxy.wait('r2', 'a', 't', undefined, 'alice'), proxy.wait('r2', 'b', 't', undefined, 'alice')];
     const other = proxy.wait('r3', 'a', 't', undefined, 'alice');
-    proxy.rejectRun('r2', 'The run ended');
+    proxy.rejectRun('r2', 'alice', 'The run ended');
     for (const call of calls) await expect(call).rejects.toThrow('The run ended');
     await proxy.answer('r3', 'a', 'alice', { content: 'still waiting' });
     expect(await other).toEqual({ content: 'still waiting' });
+  });
+
+  it("another resource's run under the same run id fails none of its calls when it ends", async () => {
+    const proxy = proxyWith();
+    const alices = proxy.wait('r1', 'a', 't', undefined, 'alice');
+    proxy.expect('r1', 'm', 'mallory');
+    proxy.rejectRun('r1', 'mallory', 'The run ended');
+    expect(await statusOf(proxy.answer('r1', 'm', 'mallory', { content: 'late' }))).toBe(404);
+    await proxy.answer('r1', 'a', 'alice', { content: 'still waiting' });
+    expect(await alices).toEqual({ content: 'still waiting' });
   });
 });

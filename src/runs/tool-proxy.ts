@@ -10,8 +10,6 @@ export interface ToolCallAnswer {
 }
 
 type Pending = {
-  /** The resource that started the run: only it may answer. */
-  resourceId: string;
   promise: Promise<ToolCallAnswer>;
   resolve: (answer: ToolCallAnswer) => void;
   reject: (error: Error) => void;
@@ -21,7 +19,8 @@ type Pending = {
 const ANSWERED_MEMORY = 10_000;
 
 /**
- * Frontend-tool calls waiting for the client's answer (proxy mode), keyed by run and tool call.
+ * Frontend-tool calls waiting for the client's answer (proxy mode), keyed by the run's resource,
+ * the run and the tool call: a run id is the client's, and another resource may choose the same.
  * The run's tool waits on `wait()`; `POST /runs/:runId/tool-calls/:toolCallId/result` calls
  * `answer()`. One binding in the container; the in-process one is `InProcessToolProxy`.
  *
@@ -37,8 +36,8 @@ export interface ToolProxy {
   wait(runId: string, toolCallId: string, toolName: string, signal: AbortSignal | undefined, resourceId: string): Promise<ToolCallAnswer>;
   /** Delivers the client's answer: unknown call (or another resource's) `404 TOOL_CALL_NOT_FOUND`, answered twice `409 CONFLICT`. */
   answer(runId: string, toolCallId: string, resourceId: string, answer: ToolCallAnswer): Promise<void>;
-  /** Fails every call of a run still waiting (the client left, or the run ended). */
-  rejectRun(runId: string, reason: string): void;
+  /** Fails every call of the resource's run still waiting (the client left, or the run ended). */
+  rejectRun(runId: string, resourceId: string, reason: string): void;
 }
 
 /**
@@ -48,7 +47,7 @@ export interface ToolProxy {
 @injectable()
 export class InProcessToolProxy implements ToolProxy {
   private readonly pending = new Map<string, Pending>();
-  private readonly answered = new Map<string, string>();
+  private readonly answered = new Map<string, true>();
   private readonly timeoutMs: number;
 
   constructor(@inject(TOKENS.Config) config: ResolvedConfig) {
@@ -56,12 +55,12 @@ export class InProcessToolProxy implements ToolProxy {
   }
 
   expect(runId: string, toolCallId: string, resourceId: string): void {
-    this.slot(key(runId, toolCallId), resourceId);
+    this.slot(key(resourceId, runId, toolCallId));
   }
 
   wait(runId: string, toolCallId: string, toolName: string, signal: AbortSignal | undefined, resourceId: string): Promise<ToolCallAnswer> {
-    const k = key(runId, toolCallId);
-    const entry = this.slot(k, resourceId);
+    const k = key(resourceId, runId, toolCallId);
+    const entry = this.slot(k);
     const timer = setTimeout(() => entry.reject(new Error(toolTimedOut(toolName, this.timeoutMs))), this.timeoutMs);
     const onAbort = () => entry.reject(new Error(toolCancelled(toolName)));
     signal?.addEventListener('abort', onAbort, { once: true });
@@ -74,17 +73,17 @@ export class InProcessToolProxy implements ToolProxy {
   }
 
   async answer(runId: string, toolCallId: string, resourceId: string, answer: ToolCallAnswer): Promise<void> {
-    const k = key(runId, toolCallId);
+    const k = key(resourceId, runId, toolCallId);
     const entry = this.pending.get(k);
-    // Another resource's call is answered exactly like an unknown one.
-    if (this.answered.get(k) === resourceId) throw conflict(`Tool call ${toolCallId} was already answered`);
-    if (!entry || entry.resourceId !== resourceId) throw notFound('TOOL_CALL_NOT_FOUND', `No pending tool call ${toolCallId} in run ${runId}`);
-    this.remember(k, resourceId);
+    // Another resource's call is answered exactly like an unknown one: its key is not this caller's.
+    if (this.answered.has(k)) throw conflict(`Tool call ${toolCallId} was already answered`);
+    if (!entry) throw notFound('TOOL_CALL_NOT_FOUND', `No pending tool call ${toolCallId} in run ${runId}`);
+    this.remember(k);
     entry.resolve(answer);
   }
 
-  rejectRun(runId: string, reason: string): void {
-    const prefix = `${runId}\0`;
+  rejectRun(runId: string, resourceId: string, reason: string): void {
+    const prefix = key(resourceId, runId, '');
     for (const [k, entry] of this.pending) {
       if (k.startsWith(prefix)) {
         this.pending.delete(k);
@@ -93,7 +92,7 @@ export class InProcessToolProxy implements ToolProxy {
     }
   }
 
-  private slot(k: string, resourceId: string): Pending {
+  private slot(k: string): Pending {
     let entry = this.pending.get(k);
     if (!entry) {
       let resolve!: Pending['resolve'];
@@ -105,19 +104,19 @@ export class InProcessToolProxy implements ToolProxy {
       promise.catch(() => {
         // a slot nobody waits on must not become an unhandled rejection
       });
-      entry = { resourceId, promise, resolve, reject };
+      entry = { promise, resolve, reject };
       this.pending.set(k, entry);
     }
     return entry;
   }
 
-  private remember(k: string, resourceId: string): void {
-    this.answered.set(k, resourceId);
+  private remember(k: string): void {
+    this.answered.set(k, true);
     if (this.answered.size > ANSWERED_MEMORY) this.answered.delete(this.answered.keys().next().value as string);
   }
 }
 
-const key = (runId: string, toolCallId: string) => `${runId}\0${toolCallId}`;
+const key = (resourceId: string, runId: string, toolCallId: string) => `${resourceId}\0${runId}\0${toolCallId}`;
 
 /** Why a proxied tool failed when no result came in time (every `ToolProxy` says it alike). */
 export function toolTimedOut(toolName: string, timeoutMs: number): string {
