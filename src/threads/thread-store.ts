@@ -91,7 +91,7 @@ export interface ThreadScope extends ThreadTarget {
 
 export type { Page };
 
-/** What `own` answers: the thread's agent and memory, whether the thread existed (a new one has no stopped run to supersede), and its row (but with `existing`). */
+/** What `own` answers: the thread's agent and memory, whether the thread existed (a new one has no stopped run to supersede), and its row when it exists. */
 export type OwnedThread = { agent: Agent; memory: MastraMemory; existed: boolean; thread?: StorageThreadType };
 
 /**
@@ -118,8 +118,7 @@ export class ThreadStore {
     if (mode !== 'read') await this.gate.pass(scope.threadId);
     if (mode === 'claim') return { ...resolved, ...(await this.claim(owned)) };
     if (mode === 'read') return { ...resolved, ...(await this.assertNotForeign(owned)) };
-    await this.load(owned);
-    return { ...resolved, existed: true };
+    return { ...resolved, existed: true, thread: (await this.load(owned)).thread };
   }
 
   async create(input: { resourceId: string; threadId?: string; title?: string; metadata?: Record<string, unknown>; agentId?: string }): Promise<ThreadInfo> {
@@ -277,9 +276,8 @@ export class ThreadStore {
    * keeps no working memory, or the thread does not exist yet). Another resource's thread is `404`.
    */
   async state(scope: ThreadScope): Promise<AgentState> {
-    const { existed } = await this.assertNotForeign(scope);
-    const workingMemory = WorkingMemoryState.of(await this.memoryOf(scope));
-    return (existed && (await workingMemory?.read(scope))) || {};
+    const { existed, memory } = await this.own(scope, 'read');
+    return (existed && (await WorkingMemoryState.of(memory)?.read(scope))) || {};
   }
 
   async messages(scope: ThreadScope, page: Page, format: 'mastra'): Promise<ThreadMessage[]>;
