@@ -110,7 +110,7 @@ describe('JWT (HS256) and API keys on every route', () => {
     expect(await says(noneToken(alice))).toMatch(/not accepted|malformed/);
   });
 
-  it('the subject is the resource: another resource’s token gets 404 THREAD_NOT_FOUND on every route of the thread', async () => {
+  it('the subject is the resource: another resource’s token gets 404 THREAD_NOT_FOUND on every route of the thread, and its stream shows nothing', async () => {
     const token = await hsToken(bob);
     // A valid body for each route, so that nothing but the thread's owner decides the answer.
     const bodies: Record<string, unknown> = {
@@ -122,8 +122,8 @@ describe('JWT (HS256) and API keys on every route', () => {
       [`POST /threads/${threadId}/notifications`]: { source: 'ci', kind: 'build', summary: 'hi' },
       [`POST /threads/${threadId}/tool-approval`]: { toolCallId: 'call-1', approved: true },
     };
-    const threadRoutes = concreteRoutes(threadId).filter((r) => r.path.startsWith(`/threads/${threadId}`));
-    expect(threadRoutes.length).toBeGreaterThanOrEqual(15);
+    const threadRoutes = concreteRoutes(threadId).filter((r) => r.path.startsWith(`/threads/${threadId}`) && !r.path.endsWith('/events'));
+    expect(threadRoutes.length).toBeGreaterThanOrEqual(14);
     for (const route of threadRoutes) {
       const label = `${route.method} ${route.path}`;
       const res = await http(`${tb.base}${route.path}`, {
@@ -136,6 +136,12 @@ describe('JWT (HS256) and API keys on every route', () => {
     }
     const read = await http(`${tb.base}/threads/${threadId}`, { headers: bearer(token) });
     expect(read.status).toBe(404);
+    // Its events stream is the one a thread not created yet has: empty (docs/security.md).
+    const stream = await openSse(`${tb.base}/threads/${threadId}/events?snapshot=1`, { headers: bearer(token) });
+    expect(stream.status).toBe(200);
+    await stream.waitForEvent((e) => e.type === 'RUN_FINISHED');
+    await stream.close();
+    expect(stream.list.map((e) => e.type)).toEqual(['RUN_STARTED', 'MESSAGES_SNAPSHOT', 'RUN_FINISHED']);
     const listed = await http(`${tb.base}/threads?resourceId=${bob}`, { headers: bearer(token) });
     expect(listed.body.threads ?? listed.body).not.toContainEqual(expect.objectContaining({ id: threadId }));
   });

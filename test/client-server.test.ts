@@ -131,16 +131,20 @@ describe('BridgeAgent against the real server', () => {
     }
   });
 
-  it('a connection refused with 404 (another resource’s thread) rejects connectAgent with a BridgeRequestError, without retrying', async () => {
-    const owner = new BridgeClient({ baseUrl: b.base, resourceId: uid('owner') });
-    const thread = await owner.createThread({ title: 'private' });
+  it('a connection refused with 404 (an agent the bridge does not have) rejects connectAgent with a BridgeRequestError, without retrying', async () => {
     const statuses: string[] = [];
-    const agent = new BridgeAgent({ baseUrl: b.base, threadId: thread.id, resourceId: uid('intruder'), onConnectionChange: (s) => statuses.push(s.state) });
+    const agent = new BridgeAgent({
+      baseUrl: b.base,
+      threadId: uid('thread'),
+      resourceId: uid('someone'),
+      agentId: 'nobody',
+      onConnectionChange: (s) => statuses.push(s.state),
+    });
     const error = vi.spyOn(console, 'error').mockImplementation(() => {});
     try {
       const failure = await agent.connectAgent({}, {}).catch((e: unknown) => e);
       expect(failure).toBeInstanceOf(BridgeRequestError);
-      expect(failure).toMatchObject({ status: 404, code: 'THREAD_NOT_FOUND' });
+      expect(failure).toMatchObject({ status: 404, code: 'AGENT_NOT_FOUND' });
       expect(agent.connection.state).toBe('closed');
       expect(statuses).toEqual(['connecting', 'closed']);
     } finally {

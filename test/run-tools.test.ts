@@ -4,6 +4,7 @@ import { assistantText, ofType, runInput, runStrict, uid, userMessage } from './
 import { postRun, runAgentStrict, sseEvents } from './support/run.js';
 import { watchThread } from './support/thread-watch.js';
 import { http, startTestBridge, useTestBridge } from './support/server.js';
+import { mastraRunIdOf } from '../src/translate/ids.js';
 
 // Frontend tools (RunAgentInput.tools) on POST /run, in both modes of the contract.
 
@@ -95,9 +96,9 @@ describe('frontend tools, proxy mode (default)', () => {
       // settle it here (no result was posted; the timeout is 5 min). The abort that rejects the
       // pending call runs before any later I/O, so once Mastra reports the run's end, the result
       // route must no longer know the call.
-      const end = await watch.until((c) => c.runId === input.runId && ['finish', 'abort', 'error'].includes(c.type));
+      const end = await watch.until((c) => c.runId === mastraRunIdOf(input.threadId, input.runId) && ['finish', 'abort', 'error'].includes(c.type));
       expect(end).toBeDefined();
-      expect(watch.chunks.some((c) => c.runId === input.runId && c.type === 'tool-result')).toBe(false);
+      expect(watch.chunks.some((c) => c.runId === mastraRunIdOf(input.threadId, input.runId) && c.type === 'tool-result')).toBe(false);
 
       const late = await http(resultUrl(tb.base, input.runId, toolCallId!), { body: { content: 'teal' } });
       expect(late.status).toBe(404);

@@ -4,6 +4,7 @@ import { assistantText, runInput, runStrict, uid, userMessage } from './support/
 import { postRun, ProtoAgent, sseEvents } from './support/run.js';
 import { watchThread } from './support/thread-watch.js';
 import { http, useTestBridge } from './support/server.js';
+import { mastraRunIdOf } from '../src/translate/ids.js';
 
 // How POST /run travels: SSE framing and headers, protobuf on request, and a client that leaves.
 
@@ -71,10 +72,10 @@ describe('POST /run: a client that leaves mid-stream', () => {
       leave.abort();
 
       // 1. Mastra ends the run with `abort`, not `finish`: the disconnect reached the agent loop.
-      const end = await watch.until((c) => c.runId === input.runId && ['finish', 'abort', 'error'].includes(c.type));
+      const end = await watch.until((c) => c.runId === mastraRunIdOf(input.threadId, input.runId) && ['finish', 'abort', 'error'].includes(c.type));
       expect(end.type).toBe('abort');
       const written = watch.chunks
-        .filter((c) => c.runId === input.runId && c.type === 'text-delta')
+        .filter((c) => c.runId === mastraRunIdOf(input.threadId, input.runId) && c.type === 'text-delta')
         .map((c) => c.payload.text)
         .join('');
       expect(fullEcho.startsWith(written)).toBe(true);
@@ -84,11 +85,11 @@ describe('POST /run: a client that leaves mid-stream', () => {
       const next = runInput({ threadId, messages: [userMessage('are you still there')] });
       const run = await runStrict(`${tb.base}/run`, next);
       expect(assistantText(run.events)).toBe('Echo: are you still there');
-      await watch.until((c) => c.runId === next.runId && c.type === 'finish');
+      await watch.until((c) => c.runId === mastraRunIdOf(next.threadId, next.runId) && c.type === 'finish');
 
       // 3. Nothing more came from the aborted run, up to the end of the next one...
       const afterAbort = watch.chunks.slice(watch.chunks.indexOf(end) + 1);
-      expect(afterAbort.filter((c) => c.runId === input.runId)).toEqual([]);
+      expect(afterAbort.filter((c) => c.runId === mastraRunIdOf(input.threadId, input.runId))).toEqual([]);
       // ...and memory holds both user turns once, and never the whole first echo.
       const stored = await http(`${tb.base}/threads/${threadId}/messages?resourceId=default`);
       const rows = stored.body as Array<{ role: string; content: unknown }>;

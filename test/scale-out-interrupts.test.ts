@@ -120,6 +120,30 @@ describe('a run stopped on an approval in A', { timeout: 60_000 }, () => {
  * over; the interrupting run must not take the thread first (it would read the message after its
  * own input). Repeated: the two race.
  */
+describe("another resource's run on B under the run id of a run stopped on A", { timeout: 60_000 }, () => {
+  it("reaches nothing of it: the approval still waits, is answered on A, and A's followers see nothing of the other run", async () => {
+    const threadId = uid('pending');
+    const first = await startRun(a, threadId, 'delete notes.txt');
+    const events = await first.rest;
+    const runId = events[0].runId as string;
+    const onA = await follow(a, threadId);
+    const theirs = await postRun(
+      `${b.url}/run`,
+      runInput({ runId, messages: [userMessage('secret of another resource')], forwardedProps: { resourceId: uid('mallory') } }),
+    );
+    expect(theirs.status).toBe(200);
+    for await (const event of sseEvents(theirs.body!)) void event;
+    const [call] = (await pending(a, threadId)) as Array<{ runId: string; toolCallId: string }>;
+    expect(call).toMatchObject({ runId });
+    const approved = await http(`${a.url}/threads/${threadId}/tool-approval`, { body: { resourceId: RESOURCE, toolCallId: call.toolCallId, approved: true } });
+    expect(approved.status).toBe(202);
+    await onA.waitFor(() => onA.list.some((e) => e.type === 'TOOL_CALL_RESULT'), 'the approved call');
+    await onA.waitFor(() => onA.list.at(-1)?.type === 'RUN_FINISHED', 'the resumed run closed');
+    expect(JSON.stringify(onA.list)).not.toContain('secret of another resource');
+    await onA.close();
+  });
+});
+
 describe('interrupting a run on B that a message was just sent into', { timeout: 120_000 }, () => {
   const long = `a long answer ${Array.from({ length: 200 }, (_, i) => `w${i}`).join(' ')}`;
 

@@ -1,6 +1,7 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { uid } from './support/agui.js';
 import { http, useTestBridge, type TestBridge } from './support/server.js';
+import { openSse } from './support/sse.js';
 
 type Method = 'GET' | 'POST' | 'DELETE';
 interface Case {
@@ -170,7 +171,7 @@ describe('signal routes: bad input is 400 INVALID_INPUT, never a 500, and change
   });
 });
 
-describe("signal routes on another resource's thread: 404 THREAD_NOT_FOUND, as if it did not exist", () => {
+describe("signal routes on another resource's thread: as if it did not exist", () => {
   const b = useTestBridge();
   const owner = uid('owner');
   const intruder = uid('intruder');
@@ -180,15 +181,26 @@ describe("signal routes on another resource's thread: 404 THREAD_NOT_FOUND, as i
     expect(created.status).toBe(201);
   });
 
-  for (const c of everyRoute(intruder)) {
-    it(`${c.method} ${c.name}`, async () => {
+  for (const c of everyRoute(intruder).filter((r) => !r.name.startsWith('events'))) {
+    it(`${c.method} ${c.name}: 404 THREAD_NOT_FOUND`, async () => {
       const res = await send(b, threadId, c);
       expect(res.status, JSON.stringify(res.body)).toBe(404);
       expect(res.body).toEqual({ error: expect.any(String), code: 'THREAD_NOT_FOUND' });
-      // Exactly what a thread that does not exist at all answers (where such a thread is a 404).
+      // Exactly what a thread that does not exist at all answers.
       expect(res.body.error).toBe(`Thread ${threadId} not found`);
     });
   }
+
+  it('GET events: the stream of a thread not created yet, which shows nothing (its snapshot is empty)', async () => {
+    for (const id of [threadId, uid('nobodys')]) {
+      const sse = await openSse(`${b.base}/threads/${id}/events?resourceId=${intruder}&snapshot=1`, { headers: { 'last-event-id': '3' } });
+      expect(sse.status).toBe(200);
+      await sse.waitForEvent((e) => e.type === 'RUN_FINISHED');
+      await sse.close();
+      expect(sse.list.map((e) => e.type)).toEqual(['RUN_STARTED', 'MESSAGES_SNAPSHOT', 'RUN_FINISHED']);
+      expect(sse.list[1]).toMatchObject({ messages: [] });
+    }
+  });
 
   it('the owner sees nothing of it: no messages, no notifications, the thread as it was', async () => {
     expect((await http(`${b.base}/threads/${threadId}/messages?resourceId=${owner}`)).body).toEqual([]);

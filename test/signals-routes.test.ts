@@ -332,14 +332,16 @@ describe('tool approvals', () => {
     await sse.close();
   });
 
-  it('an approval for an unknown toolCallId is 404 TOOL_CALL_NOT_FOUND; answering a call twice is 409 CONFLICT', async () => {
+  it('an approval for an unknown toolCallId is 404 TOOL_CALL_NOT_FOUND (on a thread not created yet, THREAD_NOT_FOUND); answering a call twice is 409 CONFLICT', async () => {
     const t = newThread();
     const sse = await follow(b, t);
+    const early = await post(b, t, 'tool-approval', { toolCallId: 'no-such-call', approved: true });
+    expect(early.status).toBe(404);
+    expect(early.body.code).toBe('THREAD_NOT_FOUND');
+    const call = await interrupted(t, sse);
     const unknown = await post(b, t, 'tool-approval', { toolCallId: 'no-such-call', approved: true });
     expect(unknown.status).toBe(404);
     expect(unknown.body.code).toBe('TOOL_CALL_NOT_FOUND');
-    const call = await interrupted(t, sse);
-    expect((await post(b, t, 'tool-approval', { toolCallId: 'no-such-call', approved: true })).status).toBe(404);
     expect((await post(b, t, 'tool-approval', { toolCallId: call.toolCallId, approved: true })).status).toBe(202);
     await bracketOf(sse, call.runId, 1);
     const twice = await post(b, t, 'tool-approval', { toolCallId: call.toolCallId, approved: true });
@@ -427,10 +429,14 @@ describe('abort and cancelling queued messages', () => {
     await sse.close();
   });
 
-  it('abort on an idle thread: { aborted: false }, with or without a body', async () => {
+  it('abort on an idle thread: { aborted: false }, with or without a body; on a thread not created yet, 404', async () => {
     const t = newThread();
+    expect(await post(b, t, 'abort')).toMatchObject({ status: 404, body: { code: 'THREAD_NOT_FOUND' } });
+    expect((await http(`${b.base}/threads`, { body: { threadId: t.threadId, resourceId: t.resourceId } })).status).toBe(201);
     expect((await post(b, t, 'abort')).body).toEqual({ aborted: false });
-    const bare = await http(`${threadUrl(b, t, '/abort')}`, { method: 'POST' });
+    // No body: the default resource's thread.
+    const theDefaults = (await http(`${b.base}/threads`, { body: {} })).body.id as string;
+    const bare = await http(`${b.base}/threads/${theDefaults}/abort`, { method: 'POST' });
     expect(bare.status).toBe(200);
     expect(bare.body).toEqual({ aborted: false });
   });

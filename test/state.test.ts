@@ -187,9 +187,10 @@ describe('what is stored is the checked state, and only /run writes it', () => {
 });
 
 describe('GET /threads/:threadId/state', () => {
-  it('is { state: {} } for a thread with none, or not created yet; another resource’s thread is 404', async () => {
+  it('is { state: {} } for a thread with none; a thread not created yet and another resource’s thread are 404', async () => {
     const { agent, resourceId, ask } = newAgent();
-    expect(await storedState(agent.threadId, resourceId)).toEqual({ state: {} });
+    const early = await http(`${b.base}/threads/${agent.threadId}/state?resourceId=${resourceId}`);
+    expect(early).toMatchObject({ status: 404, body: { code: 'THREAD_NOT_FOUND' } });
     await ask('no state yet');
     expect(await storedState(agent.threadId, resourceId)).toEqual({ state: {} });
     await ask('remember mine');

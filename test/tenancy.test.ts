@@ -84,6 +84,24 @@ describe("the bridge's own thread metadata", () => {
   });
 });
 
+describe("another resource's thread, followed", () => {
+  it("shows nothing of it, then or later: alice's runs never reach mallory's stream", async () => {
+    const [alice, mallory] = [uid('alice'), uid('mallory')];
+    const first = runInput({ messages: [userMessage('remember that I like tea')], forwardedProps: { resourceId: alice } });
+    expect((await runStrict(`${tb.base}/run`, first)).terminal.type).toBe('RUN_FINISHED');
+    const watching = await openSse(`${tb.base}/threads/${first.threadId}/events?snapshot=1&resourceId=${mallory}`);
+    const own = await openSse(`${tb.base}/threads/${first.threadId}/events?resourceId=${alice}`);
+    await Promise.all([watching.waitForEvent((e) => e.type === 'RUN_FINISHED'), own.waitForComment('connected')]);
+    const next = runInput({ threadId: first.threadId, messages: [userMessage('and coffee')], forwardedProps: { resourceId: alice } });
+    expect((await runStrict(`${tb.base}/run`, next)).terminal.type).toBe('RUN_FINISHED');
+    await own.waitForEvent((e) => e.type === 'RUN_FINISHED');
+    await Promise.all([watching.close(), own.close()]);
+    expect(watching.list.map((e) => e.type)).toEqual(['RUN_STARTED', 'MESSAGES_SNAPSHOT', 'RUN_FINISHED']);
+    expect(watching.list[1]).toMatchObject({ messages: [] });
+    for (const text of ['tea', 'coffee']) expect(watching.text).not.toContain(text);
+  });
+});
+
 describe("a thread's notifications", () => {
   const notify = (threadId: string, resourceId: string, summary: string) =>
     http(`${tb.base}/threads/${threadId}/notifications`, { body: { resourceId, source: 'ci', kind: 'build', summary, priority: 'low' } });
@@ -120,24 +138,99 @@ describe("a thread's notifications", () => {
 });
 
 describe('a run id the client chose', () => {
+  const pickColor = { name: 'pick_color', description: 'pick', parameters: { type: 'object', properties: { color: { type: 'string' } } } };
+
+  /** A `/run` that waits on its frontend call `pick_color`: open until `answer` is called. */
+  async function waitingOnFrontendCall(input: ReturnType<typeof runInput>, resourceId: string) {
+    // Read by hand: leaving a `for await` early would close the stream, and so end the run.
+    const events = sseEvents((await postRun(`${tb.base}/run`, input)).body!);
+    const seen: Array<{ type: string } & Record<string, unknown>> = [];
+    while (seen.at(-1)?.type !== EventType.TOOL_CALL_END) {
+      const next = await events.next();
+      if (next.done) throw new Error(`the run ended before its frontend call: ${seen.map((e) => e.type).join(', ')}`);
+      seen.push(next.value);
+    }
+    const toolCallId = seen.at(-1)!.toolCallId as string;
+    return {
+      answer: async (content: string) => {
+        const url = `${tb.base}/runs/${input.runId}/tool-calls/${toolCallId}/result?resourceId=${resourceId}`;
+        expect((await http(url, { body: { content } })).status).toBe(202);
+        for await (const event of events) seen.push(event);
+        return seen;
+      },
+    };
+  }
+
+  /** Alice's demo run waiting for her approval of `delete_file`: its run id and the call. */
+  async function alicesApproval(alice: string) {
+    const input = runInput({ messages: [userMessage('delete a.txt')], forwardedProps: { resourceId: alice } });
+    expect((await runStrict(`${tb.base}/run`, input)).terminal).toMatchObject({ outcome: { type: 'interrupt' } });
+    const pending = await http(`${tb.base}/threads/${input.threadId}/pending-approvals?resourceId=${alice}`);
+    expect(pending.body).toHaveLength(1);
+    return { input, toolCallId: pending.body[0].toolCallId as string };
+  }
+
+  const mallorysRun = (runId: string, mallory: string, text = 'hello', tools: (typeof pickColor)[] = []) =>
+    runInput({ runId, messages: [userMessage(text)], tools, forwardedProps: { resourceId: mallory } });
+
   it("reaches nothing of another resource's run under the same id: mallory's run ending leaves alice's frontend call waiting", async () => {
     const [alice, mallory] = [uid('alice'), uid('mallory')];
-    const pickColor = { name: 'pick_color', description: 'pick', parameters: { type: 'object', properties: { color: { type: 'string' } } } };
     const input = runInput({ messages: [userMessage('use pick_color')], tools: [pickColor], forwardedProps: { resourceId: alice } });
-    const seen: string[] = [];
-    for await (const event of sseEvents((await postRun(`${tb.base}/run`, input)).body!)) {
-      seen.push(event.type);
-      if (event.type !== EventType.TOOL_CALL_END) continue;
-      // While alice's call waits, mallory runs under alice's run id, on her own thread, to its end.
-      const hers = runInput({ runId: input.runId, messages: [userMessage('hello')], forwardedProps: { resourceId: mallory } });
-      expect((await runStrict(`${tb.base}/run`, hers)).terminal.type).toBe('RUN_FINISHED');
-      const url = `${tb.base}/runs/${input.runId}/tool-calls/${event.toolCallId}/result?resourceId=${alice}`;
-      expect((await http(url, { body: { content: 'teal' } })).status).toBe(202);
-    }
-    expect(seen).toContain(EventType.TOOL_CALL_RESULT);
-    expect(seen.at(-1)).toBe(EventType.RUN_FINISHED);
+    const hers = await waitingOnFrontendCall(input, alice);
+    // While alice's call waits, mallory runs under alice's run id, on her own thread, to its end.
+    expect((await runStrict(`${tb.base}/run`, mallorysRun(input.runId, mallory))).terminal.type).toBe('RUN_FINISHED');
+    const seen = await hers.answer('teal');
+    expect(seen.map((e) => e.type)).toContain(EventType.TOOL_CALL_RESULT);
+    expect(seen.at(-1)?.type).toBe(EventType.RUN_FINISHED);
     const history = JSON.stringify((await http(`${tb.base}/threads/${input.threadId}/messages?resourceId=${alice}`)).body);
     expect(history).toContain('teal');
     expect(history).not.toContain('The run ended before the tool call was answered');
+  });
+
+  it("leaves alice's pending approval waiting: mallory's run under its run id neither deletes nor takes it", async () => {
+    const [alice, mallory] = [uid('alice'), uid('mallory')];
+    const { input, toolCallId } = await alicesApproval(alice);
+    expect((await runStrict(`${tb.base}/run`, mallorysRun(input.runId, mallory))).terminal.type).toBe('RUN_FINISHED');
+    const pending = await http(`${tb.base}/threads/${input.threadId}/pending-approvals?resourceId=${alice}`);
+    expect(pending.body).toEqual([expect.objectContaining({ runId: input.runId, toolCallId })]);
+    const approved = await http(`${tb.base}/threads/${input.threadId}/tool-approval`, { body: { resourceId: alice, toolCallId, approved: true } });
+    expect(approved.status).toBe(202);
+    expect(approved.body).toEqual({ runId: input.runId, toolCallId });
+  });
+
+  it("while mallory's run under alice's run id is open: alice's approval is answered, and alice's followers see nothing of mallory's", async () => {
+    const [alice, mallory] = [uid('alice'), uid('mallory')];
+    const { input, toolCallId } = await alicesApproval(alice);
+    const follower = await openSse(`${tb.base}/threads/${input.threadId}/events?resourceId=${alice}`);
+    await follower.waitForComment('connected');
+    const open = await waitingOnFrontendCall(mallorysRun(input.runId, mallory, 'secret of mallory: use pick_color', [pickColor]), mallory);
+
+    const approved = await http(`${tb.base}/threads/${input.threadId}/tool-approval`, { body: { resourceId: alice, toolCallId, approved: true } });
+    expect(approved.status).toBe(202);
+    await follower.waitForEvent((e) => e.type === 'TOOL_CALL_RESULT' && e.toolCallId === toolCallId);
+    await follower.waitForEvent((e) => e.type === 'RUN_FINISHED');
+    const late = await openSse(`${tb.base}/threads/${input.threadId}/events?snapshot=1&resourceId=${alice}`);
+    await late.waitForEvent((e) => e.type === 'RUN_FINISHED');
+    expect((await open.answer('teal')).at(-1)?.type).toBe(EventType.RUN_FINISHED);
+    await Promise.all([follower.close(), late.close()]);
+    for (const text of [follower.text, late.text]) expect(text).not.toContain('secret of mallory');
+    expect(follower.list.filter((e) => e.type === 'RUN_STARTED').map((e) => e.runId)).toEqual([input.runId]);
+  });
+
+  it("does not let mallory's abort of her own run cut alice's run under the same id", async () => {
+    const [alice, mallory] = [uid('alice'), uid('mallory')];
+    const input = runInput({ messages: [userMessage('use pick_color')], tools: [pickColor], forwardedProps: { resourceId: alice } });
+    const hers = await waitingOnFrontendCall(input, alice);
+    const theirs = mallorysRun(input.runId, mallory, 'use pick_color', [pickColor]);
+    await waitingOnFrontendCall(theirs, mallory);
+    const aborted = await http(`${tb.base}/threads/${theirs.threadId}/abort`, { body: { resourceId: mallory } });
+    expect(aborted.body).toEqual({ aborted: true });
+
+    const seen = await hers.answer('teal');
+    expect(seen.at(-1)).toMatchObject({ type: EventType.RUN_FINISHED, runId: input.runId });
+    expect(seen.at(-1)).not.toHaveProperty('outcome.type', 'cancelled');
+    const history = JSON.stringify((await http(`${tb.base}/threads/${input.threadId}/messages?resourceId=${alice}`)).body);
+    expect(history).toContain('teal');
+    expect(history).not.toContain('cancelled');
   });
 });

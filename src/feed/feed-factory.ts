@@ -11,7 +11,7 @@ import { WIND_DOWN_MS } from '../threads/thread-control.js';
 import { THREAD_LEASE_TTL_MS, threadLeaseKey, threadLeaseOwner, type HolderWatch } from '../threads/thread-lease.js';
 import { type ThreadScope, ThreadStore } from '../threads/thread-store.js';
 import { TOKENS } from '../tokens.js';
-import { interruptId } from '../translate/ids.js';
+import { clientRunIdOf, interruptId } from '../translate/ids.js';
 import type { ThreadEventLog } from './event-log.js';
 import { followedId, type FollowTarget } from './follow-target.js';
 import type { FeedMetrics, FeedOptions } from './feed-options.js';
@@ -45,7 +45,10 @@ export class FeedFactory {
     const scope = { threadId: target.threadId, resourceId: target.resourceId, agentId: followedId(target) };
     // A workflow's state is its run's; an agent's, its working memory (when it keeps one).
     const workingMemory = target.workflow ? undefined : WorkingMemoryState.of(await memoryOf(target.agent));
-    const loadState = target.workflow?.loadState ?? (workingMemory && (() => workingMemory.read(scope)));
+    // A feed may follow a thread that is not the caller's (answered as one not created yet): Mastra
+    // reads a thread's working memory by thread id alone, so the owner is checked first.
+    const ownState = async () => ((await this.threads.ownedOrMissing(scope, 'as-missing')).existed ? workingMemory?.read(scope) : undefined);
+    const loadState = target.workflow?.loadState ?? (workingMemory && ownState);
     const feed = new ThreadFeed({
       agent: target.agent,
       threadId: target.threadId,
@@ -60,11 +63,14 @@ export class FeedFactory {
       ...(target.workflow ? this.workflowReads(target) : agentReads(target)),
       dropBlockedStep: (step) => this.threads.dropBlockedStep(scope, step),
       loadWorkflowActivities: () => this.threads.workflowActivities(scope),
-      leaseOwner: () => threadLeaseOwner(target.agent, target),
+      leaseOwner: async () => {
+        const owner = await threadLeaseOwner(target.agent, target);
+        return owner && clientRunIdOf(target.threadId, owner);
+      },
       runEnded: (runId) => this.endings.woundDown(runId, Date.now() + WIND_DOWN_MS),
       wasCut: (runId) => this.endings.wasCut(runId),
       keepCutStep: (step, since) => this.threads.keepCutStep(scope, step, since),
-      closingRun: (runId, closed) => this.endings.closing(runId, closed),
+      closingRun: (runId, closed) => this.endings.closing(target.threadId, runId, closed),
       backgroundStream: (signal) => backgroundTaskStream(this.mastra, target, signal),
       logger: this.config.logger,
       metrics,

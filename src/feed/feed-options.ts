@@ -44,7 +44,7 @@ export interface FeedOptions {
    * every `watchLeaseMs` (with a shared log), and a run whose lease lapsed is settled as lost.
    */
   watchLeaseMs?: number;
-  /** The run holding the thread's lease, in any process (a lost run's settlement checks it first). */
+  /** The run holding the thread's lease, in any process, by the id its bracket shows (a lost run's settlement checks it first). */
   leaseOwner?: () => Promise<string | undefined>;
   /**
    * With `watchLeaseMs`, in scale-out: calls `gone` once `HolderWatch` finds the process running

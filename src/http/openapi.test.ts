@@ -115,6 +115,16 @@ describe('buildOpenApiDocument', () => {
     expect(operationOf('POST', '/threads/{threadId}/send-message')?.requestBody?.required).toBe(true);
     expect(operationOf('POST', '/run')?.requestBody?.required).toBe(true);
   });
+
+  it('shows, for every body, an example both its zod schema and its JSON Schema accept', () => {
+    const ajv = new Ajv2020({ strict: false });
+    for (const route of ROUTES.filter((r) => r.body)) {
+      const body = operationOf(route.method, route.path.replace(/:(\w+)/g, '{$1}'))?.requestBody?.content['application/json'];
+      expect(body?.example, `${route.method} ${route.path}`).toBeDefined();
+      expect(route.body!.safeParse(body!.example).success, `${route.method} ${route.path}`).toBe(true);
+      expect(ajv.compile(body!.schema)(body!.example), `${route.method} ${route.path}`).toBe(true);
+    }
+  });
 });
 
 describe('the JSON Schemas agree with the zod schemas', () => {

@@ -4,6 +4,7 @@ import type { ErrorCode, ErrorDetail } from '../errors.js';
 import { IdSchema } from '../id.js';
 import type { ErrorStatus, Method, Route, Success, Tag } from './route.js';
 import { headerSchemaOf } from './serve-route.js';
+import { codesWith, statusesOf } from './route-codes.js';
 
 /** A JSON Schema (2020-12, the dialect of OpenAPI 3.1) as a plain JSON value. */
 export type JsonSchema = { [key: string]: unknown };
@@ -25,7 +26,7 @@ export interface OpenApiOperation {
   summary: string;
   tags: string[];
   parameters: OpenApiParameter[];
-  requestBody?: { required: boolean; content: { 'application/json': { schema: JsonSchema } } };
+  requestBody?: { required: boolean; content: { 'application/json': { schema: JsonSchema; example?: unknown } } };
   responses: Record<string, OpenApiResponse | { $ref: string }>;
 }
 
@@ -81,34 +82,24 @@ const ErrorBodySchema = z.object({
   details: z.array(z.object({ path: z.string(), message: z.string() }) satisfies z.ZodType<ErrorDetail>).optional(),
 });
 
-/** The statuses an error may come with, the codes each carries, and when. */
+/** The statuses an error may come with, and when (the codes each carries are `STATUS_OF`'s). */
 const ERROR_RESPONSES = {
-  400: { name: 'BadRequest', codes: ['INVALID_INPUT'], when: 'malformed JSON, a non-JSON body, or a body, query, path id or header that fails its schema' },
-  401: { name: 'Unauthorized', codes: ['UNAUTHORIZED'], when: 'the caller was refused: `resolveResourceId` returned no resource, or threw' },
-  403: { name: 'Forbidden', codes: ['FORBIDDEN'], when: 'a claimed `resourceId` (body, query or `forwardedProps`) differs from the authenticated one' },
-  404: {
-    name: 'NotFound',
-    codes: ['AGENT_NOT_FOUND', 'THREAD_NOT_FOUND', 'TOOL_CALL_NOT_FOUND'],
-    when: "an unknown agent, thread (or another resource's thread) or tool call",
-  },
+  400: { name: 'BadRequest', when: 'malformed JSON, a non-JSON body, or a body, query, path id or header that fails its schema' },
+  401: { name: 'Unauthorized', when: 'the caller was refused: `resolveResourceId` returned no resource, or threw' },
+  403: { name: 'Forbidden', when: 'a claimed `resourceId` (body, query or `forwardedProps`) differs from the authenticated one' },
+  404: { name: 'NotFound', when: "an unknown agent, thread (or another resource's thread), interrupt or tool call" },
   409: {
     name: 'Conflict',
-    codes: ['CONFLICT', 'THREAD_BUSY'],
     when: 'the request clashes with the current state (see docs/api.md); `THREAD_BUSY`: a `/run` with `multitask: "reject"` on a running thread',
   },
-  413: { name: 'PayloadTooLarge', codes: ['PAYLOAD_TOO_LARGE'], when: 'the body is over `maxBodyBytes`' },
+  413: { name: 'PayloadTooLarge', when: 'the body is over `maxBodyBytes`' },
   429: {
     name: 'TooManyRequests',
-    codes: ['RATE_LIMITED'],
     when: 'a configured limit (requests per minute, open streams, concurrent runs) was reached; `Retry-After` says when to try again',
   },
-  500: { name: 'InternalError', codes: ['MEMORY_NOT_CONFIGURED', 'INTERNAL_ERROR'], when: 'no agent with memory for a thread route, or anything unexpected' },
-  503: {
-    name: 'Unavailable',
-    codes: ['UNAVAILABLE'],
-    when: 'a service the answer depends on (the token key server) is unreachable; `Retry-After` says when to try again',
-  },
-} as const satisfies Record<ErrorStatus, { name: string; codes: readonly ErrorCode[]; when: string }>;
+  500: { name: 'InternalError', when: 'no agent with memory for a thread route, or anything unexpected' },
+  503: { name: 'Unavailable', when: 'a service the answer depends on (the token key server) is unreachable; `Retry-After` says when to try again' },
+} as const satisfies Record<ErrorStatus, { name: string; when: string }>;
 
 const TAGS: Tag[] = ['runs', 'agents', 'threads', 'signals', 'meta'];
 
@@ -161,12 +152,9 @@ function successResponse(ok: Success): OpenApiResponse {
 }
 
 function operation(route: Route): OpenApiOperation {
-  // 413 with a body, 429 where a limit applies, 409 where a key may clash: beyond what each route lists.
-  const implied: ErrorStatus[] = [...(route.body ? [413 as const] : []), ...(route.limited ? [429 as const] : []), ...(route.idempotent ? [409 as const] : [])];
-  const errors = new Set<ErrorStatus>([400, 401, 403, ...implied, ...(route.errors ?? []), 500, 503]);
   const responses: OpenApiOperation['responses'] = {};
   for (const [status, ok] of Object.entries(route.ok)) responses[status] = successResponse(ok);
-  for (const status of [...errors].sort((a, b) => a - b)) responses[status] = { $ref: `#/components/responses/${ERROR_RESPONSES[status].name}` };
+  for (const status of statusesOf(route)) responses[status] = { $ref: `#/components/responses/${ERROR_RESPONSES[status].name}` };
   const headers = headerSchemaOf(route);
   return {
     operationId: route.operationId,
@@ -179,7 +167,10 @@ function operation(route: Route): OpenApiOperation {
     ],
     ...(route.body && {
       // An empty body reads as `{}`: the body is required only when `{}` would be refused.
-      requestBody: { required: !route.body.safeParse({}).success, content: { 'application/json': { schema: toJsonSchema(route.body) } } },
+      requestBody: {
+        required: !route.body.safeParse({}).success,
+        content: { 'application/json': { schema: toJsonSchema(route.body), ...(route.example !== undefined && { example: route.example }) } },
+      },
     }),
     responses,
   };
@@ -193,13 +184,10 @@ function eventSchemas(routes: readonly Route[]): Record<string, JsonSchema> {
 
 function errorComponents(): Record<string, OpenApiResponse> {
   return Object.fromEntries(
-    Object.values(ERROR_RESPONSES).map(({ name, codes, when }) => [
-      name,
-      {
-        description: `${codes.map((c) => `\`${c}\``).join(', ')}: ${when}`,
-        content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } },
-      },
-    ]),
+    Object.entries(ERROR_RESPONSES).map(([status, { name, when }]) => {
+      const codes = codesWith(Number(status) as ErrorStatus).map((code) => `\`${code}\``);
+      return [name, { description: `${codes.join(', ')}: ${when}`, content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } } }];
+    }),
   );
 }
 

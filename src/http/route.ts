@@ -1,5 +1,6 @@
 import type { Context } from 'hono';
 import type { z } from 'zod';
+import type { ErrorCode } from '../errors.js';
 import type { ThreadScope } from '../threads/thread-store.js';
 import type { Services } from './services.js';
 
@@ -10,6 +11,9 @@ export type Tag = 'runs' | 'agents' | 'threads' | 'signals' | 'meta';
 
 /** The error statuses a route may answer (each with the `Error` body; see `openapi.ts`). */
 export type ErrorStatus = 400 | 401 | 403 | 404 | 409 | 413 | 429 | 500 | 503;
+
+/** An error code a route may answer (`errors.ts`), but the one for unknown routes. */
+export type RouteErrorCode = Exclude<ErrorCode, 'NOT_FOUND'>;
 
 /** An AG-UI event stream's frames: the schema of one frame's event, under its name in the OpenAPI document's components. */
 export interface FrameSchema {
@@ -90,9 +94,16 @@ export interface RouteSpec<
   query?: Q;
   headers?: H;
   body?: B;
+  /** A body the route accepts (every route with a body has one): the OpenAPI document shows it, and the tenancy sweep sends it. */
+  example?: B extends z.ZodType ? z.input<B> : never;
   ok: R;
-  /** Beyond 400, 401, 403, 500 and 503 (every route), 413 (a body), 429 (`limited`) and 409 (`idempotent`). */
-  errors?: ErrorStatus[];
+  /**
+   * The error codes it answers beyond those of every route (`INVALID_INPUT`, `UNAUTHORIZED`,
+   * `FORBIDDEN`, `INTERNAL_ERROR`, `UNAVAILABLE`) and those its flags add (`PAYLOAD_TOO_LARGE`
+   * with a body, `RATE_LIMITED` when `limited`, `CONFLICT` when `idempotent`): `codesOf` has the
+   * whole list, the OpenAPI document its statuses, docs/api.md its table (`route-codes.ts`).
+   */
+  errors?: RouteErrorCode[];
   /** Counted against the caller's requests per minute (`limits.requestsPerMinute`), once the caller is known. */
   limited?: true;
   /** Starts or steers a run: refused (`503`) while the process drains (`bridge.drain()`), which still serves reads and streams. */

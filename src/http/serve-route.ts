@@ -1,7 +1,9 @@
 import type { Context } from 'hono';
 import type { ContentfulStatusCode } from 'hono/utils/http-status';
 import { z } from 'zod';
+import { BridgeError } from '../errors.js';
 import { IdSchema } from '../id.js';
+import { codesOf } from './route-codes.js';
 import { idempotent, IdempotencyHeaderSchema, type Answer } from './idempotency.js';
 import { parseInput, readJsonBody } from './request.js';
 import type { Claim, Route } from './route.js';
@@ -33,22 +35,31 @@ export function serveRoute(route: Route, s: Services): (c: Context) => Promise<R
   if (route.idempotent && !route.path.includes(':threadId'))
     throw new Error(`${route.method} ${route.path}: an idempotent route must be below /threads/:threadId`);
 
+  const declared = new Set<string>(codesOf(route));
+
   return async (c) => {
-    const params = parseInput(paramsSchema, c.req.param(), 'path') as Record<string, string>;
-    const query = route.query ? parseInput(route.query, c.req.query(), 'query') : undefined;
-    const headers = headersSchema ? parseInput(headersSchema, presentHeaders(c, headerNames), 'header') : undefined;
-    const raw = route.body ? await readJsonBody(c, s.config.maxBodyBytes) : undefined;
-    const body = route.body ? parseInput(route.body, raw, 'body') : undefined;
-    const claimed = claim({ query, body });
-    const resourceId = route.anyCaller ? '' : await s.resources.resolve(c, claimed.resourceId);
-    // Counted once the caller is known: a refused caller never spends a request of someone else's.
-    if (route.limited) await s.limits.admitRequest(resourceId);
-    const scope = params.threadId === undefined ? undefined : await threadScope(s, params.threadId, resourceId, claimed.agentId);
-    const handle = () => route.handle({ c, params, query, headers, body, resourceId, scope }, given) as unknown as Promise<Answer | Response>;
-    const key = (headers as { 'idempotency-key'?: string } | undefined)?.['idempotency-key'];
-    const reply =
-      route.idempotent && key !== undefined ? await idempotent(c, s, { route: routeKey, scope: scope as ThreadScope, key, raw }, handle) : await handle();
-    return reply instanceof Response ? reply : respond(c, reply);
+    try {
+      const params = parseInput(paramsSchema, c.req.param(), 'path') as Record<string, string>;
+      const query = route.query ? parseInput(route.query, c.req.query(), 'query') : undefined;
+      const headers = headersSchema ? parseInput(headersSchema, presentHeaders(c, headerNames), 'header') : undefined;
+      const raw = route.body ? await readJsonBody(c, s.config.maxBodyBytes) : undefined;
+      const body = route.body ? parseInput(route.body, raw, 'body') : undefined;
+      const claimed = claim({ query, body });
+      const resourceId = route.anyCaller ? '' : await s.resources.resolve(c, claimed.resourceId);
+      // Counted once the caller is known: a refused caller never spends a request of someone else's.
+      if (route.limited) await s.limits.admitRequest(resourceId);
+      const scope = params.threadId === undefined ? undefined : await threadScope(s, params.threadId, resourceId, claimed.agentId);
+      const handle = () => route.handle({ c, params, query, headers, body, resourceId, scope }, given) as unknown as Promise<Answer | Response>;
+      const key = (headers as { 'idempotency-key'?: string } | undefined)?.['idempotency-key'];
+      const reply =
+        route.idempotent && key !== undefined ? await idempotent(c, s, { route: routeKey, scope: scope as ThreadScope, key, raw }, handle) : await handle();
+      return reply instanceof Response ? reply : respond(c, reply);
+    } catch (error) {
+      // The route table lists what each route answers (docs/api.md): an answer it does not list is a defect of the table.
+      if (error instanceof BridgeError && !declared.has(error.code))
+        s.config.logger.error(`${route.method} ${route.path} answered ${error.code}, which its route does not declare (route-codes.ts)`);
+      throw error;
+    }
   };
 }
 

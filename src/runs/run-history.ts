@@ -76,7 +76,7 @@ export class RunHistory {
     const events = context.cutEnd ?? context.translator.cancel();
     const { stored, mastraRunId, runId, translator, startedAt } = context;
     if (!stored || !mastraRunId || clientSignal.aborted) return events;
-    await this.endings.ended(mastraRunId, Date.now() + WIND_DOWN_MS);
+    await this.endings.ended(stored.threadId, mastraRunId, Date.now() + WIND_DOWN_MS);
     try {
       const step = translator.cutStep;
       if (step) await this.threads.keepCutStep(stored, step, startedAt);

@@ -40,6 +40,8 @@ export interface RunPlan {
   /** The new messages, as Mastra takes them. */
   messages: MastraInputMessage[];
   resume: ResumeTarget[];
+  /** The Mastra run it starts (the client's run id scoped to the thread: `mastraRunIdOf`), or the first it resumes. */
+  mastraRunId: string;
   memory: boolean;
   /** What the thread's followers learn of the run (a run that only resumes announces nothing). */
   announcement: RunAnnouncement;

@@ -7,7 +7,6 @@ import { updatesWorkingMemory } from '../state/state-events.js';
 import { RunEndings } from '../threads/run-endings.js';
 import { TOKENS } from '../tokens.js';
 import { endsStep, isPause, type MastraChunk } from '../translate/chunks.js';
-import { endAsCancelled } from '../translate/run-translator.js';
 import { RunAdmission } from './run-admission.js';
 import type { RunAnnouncements } from './run-announcements.js';
 import { RunHistory } from './run-history.js';
@@ -48,7 +47,8 @@ export class RunReader {
 
   /** A new Mastra run, announced to the thread's followers while it streams. */
   private async start(agent: Agent, plan: RunPlan, shape: RunShape, live: RunLive, context: RunContext): Promise<void> {
-    const { runId, options } = context;
+    const { options } = context;
+    const runId = plan.mastraRunId;
     const runOptions = { ...streamOptions(shape, live), runId, ...(options.structuredOutput && { structuredOutput: { schema: options.structuredOutput } }) };
     await this.announcements.announce(runId, plan.announcement);
     try {
@@ -118,8 +118,8 @@ export class RunReader {
   }
 
   /** Whether an abort cut the run between two steps; if so, the end in `events` is made cancelled. */
-  private cutBetweenSteps({ mastraRunId }: RunContext, events: Event[]): boolean {
-    return mastraRunId !== undefined && this.endings.wasCut(mastraRunId) && endAsCancelled(events, mastraRunId);
+  private cutBetweenSteps({ mastraRunId, translator }: RunContext, events: Event[]): boolean {
+    return mastraRunId !== undefined && this.endings.wasCut(mastraRunId) && translator.endAsCancelled(events);
   }
 
   /**

@@ -10,7 +10,7 @@ import { RecoveryGate } from '../threads/recovery-gate.js';
 import { ThreadStore, type RecentHistory, type ThreadScope } from '../threads/thread-store.js';
 import { TOKENS } from '../tokens.js';
 import { appendPosition } from '../translate/history.js';
-import { toolResultMessageId, type MessagePosition } from '../translate/ids.js';
+import { mastraRunIdOf, toolResultMessageId, type MessagePosition } from '../translate/ids.js';
 import { selectNewMessages, tailIds, toMastraMessages, type MastraInputMessage } from '../translate/messages.js';
 import { isReadOnly, type PreparedRun, type RunOptions } from './prepared-run.js';
 import { findResumeTargets } from './resume.js';
@@ -62,7 +62,8 @@ export class RunService {
       );
     await this.admission.assertUnanswered(resume);
     // One run per thread at a time (here and in every process on the same leases).
-    const turn = memory && resume.length === 0 ? await this.admission.takeTurn(agent, scope, input.runId, options.multitask, recent !== undefined) : undefined;
+    const mastraRunId = resume[0]?.runId ?? mastraRunIdOf(input.threadId, input.runId);
+    const turn = memory && resume.length === 0 ? await this.admission.takeTurn(agent, scope, mastraRunId, options.multitask, recent !== undefined) : undefined;
     try {
       if (memory) await this.threads.claim(scope);
       // The client's state, when it differs from the stored one, is the run's from the start.
@@ -76,6 +77,7 @@ export class RunService {
     const plan: RunPlan = {
       messages,
       resume,
+      mastraRunId,
       memory: !!memory,
       announcement,
       inboxId,

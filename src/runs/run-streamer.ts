@@ -102,7 +102,7 @@ function openContext(input: RunAgentInput, options: RunOptions, plan: RunPlan, r
   const translator = new RunTranslator({
     threadId: input.threadId,
     runId: input.runId,
-    mastraRunId: plan.resume[0]?.runId ?? input.runId,
+    mastraRunId: plan.mastraRunId,
     resumedToolCalls: plan.resume.map((target) => target.toolCallId),
     approvalToolCalls: plan.resume.filter((target) => target.requiresApproval).map((target) => target.toolCallId),
     frontendTools,

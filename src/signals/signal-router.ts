@@ -18,6 +18,7 @@ import { SUPERSEDED_BY_INPUT, PendingInterrupts } from '../threads/pending-inter
 import type { ThreadControl } from '../threads/thread-control.js';
 import { ThreadStore, type ThreadScope } from '../threads/thread-store.js';
 import { TOKENS } from '../tokens.js';
+import { clientRunIdOf } from '../translate/ids.js';
 import { AcceptedSignals, isAnswered } from './accepted-signals.js';
 import type { NotificationSchema, SendMessageSchema, SignalSchema, StateSignalSchema } from './schemas.js';
 
@@ -76,7 +77,7 @@ export class SignalRouter {
     const { id, cacheKey, contents, mode, value, delta } = body;
     const answer = await sendStateSignal(agent, { id, cacheKey, contents, mode, value, delta }, this.target(scope, body), this.accepted.watch(agent, scope));
     this.metrics.signalDecision('state', 'skipped' in answer ? 'skipped' : answer.action);
-    return answer;
+    return 'skipped' in answer ? answer : asClientsSee(scope.threadId, answer);
   }
 
   async notify(scope: ThreadScope, body: z.output<typeof NotificationSchema>) {
@@ -91,7 +92,7 @@ export class SignalRouter {
     if (result.signal && accepted && isAnswered(accepted.action))
       await this.accepted.keep(scope, agent, 'signal', result.signal.id, signalFields(result.signal));
     const runId = accepted && 'runId' in accepted ? accepted.runId : result.runId;
-    return { record: result.record, decision: result.decision, ...(runId && { runId }) };
+    return { record: result.record, decision: result.decision, ...(runId && { runId: clientRunIdOf(scope.threadId, runId) }) };
   }
 
   async listNotifications(scope: ThreadScope, status?: string) {
@@ -119,12 +120,17 @@ export class SignalRouter {
       await this.accepted.keep(scope, agent, kind, answer.signalId, keeps);
       this.accepted.forgetIfFailed(scope.threadId, answer);
     }
-    return answer;
+    return asClientsSee(scope.threadId, answer);
   }
 
   private target(scope: ThreadScope, body: Routing): SignalTarget {
     return { resourceId: scope.resourceId, threadId: scope.threadId, ...routing(body) };
   }
+}
+
+/** A decision as clients see it: the run it joined or woke by the run id they know it by (`clientRunIdOf`). */
+function asClientsSee(threadId: string, answer: SignalDecision): SignalDecision {
+  return answer.runId ? { ...answer, runId: clientRunIdOf(threadId, answer.runId) } : answer;
 }
 
 /** The routing a body gives, without the keys it left out. */

@@ -6,6 +6,7 @@ import { suspendedRuns, threadTarget, type ThreadTarget } from '../mastra/index.
 import type { ThreadControl } from '../threads/thread-control.js';
 import { ThreadStore, type ThreadScope } from '../threads/thread-store.js';
 import { TOKENS } from '../tokens.js';
+import { clientRunIdOf } from '../translate/ids.js';
 import type { ToolApprovalSchema } from './schemas.js';
 
 /** A call that waits for a person's approval. */
@@ -31,9 +32,9 @@ export class ThreadApprovals {
 
   /** Approves or declines a call that waits for approval (also after a restart: Mastra reads storage). */
   async toolApproval(scope: ThreadScope, body: z.output<typeof ToolApprovalSchema>): Promise<{ runId: string; toolCallId: string }> {
-    const { agent, existed } = await this.threads.own(scope, 'read');
+    const { agent } = await this.threads.own(scope, 'read');
     const call = (await approvalsOf(agent, scope)).find((p) => p.toolCallId === body.toolCallId);
-    if (!call) throw await this.notWaiting(scope, existed, body.toolCallId);
+    if (!call) throw await this.notWaiting(scope, body.toolCallId);
     const thread = threadTarget(scope);
     const { toolCallId, approved, resumeData, reason } = body;
     // Two approvals at once (here or in another process) both see the call waiting: one resumes it.
@@ -41,7 +42,7 @@ export class ThreadApprovals {
       this.control.answerCall(agent, thread, { approval: { toolCallId, approved, resumeData, reason } }),
     );
     if (!result) throw conflict(`Tool call ${body.toolCallId} was answered already`);
-    return result;
+    return { ...result, runId: clientRunIdOf(scope.threadId, result.runId) };
   }
 
   /**
@@ -49,8 +50,8 @@ export class ThreadApprovals {
    * more (answered already, or never asked for approval): `409`, as a tool result posted twice.
    * Any other id is unknown: `404`.
    */
-  private async notWaiting(scope: ThreadScope, existed: boolean, toolCallId: string): Promise<BridgeError> {
-    const history = existed ? await this.threads.messages(scope, {}, 'agui') : [];
+  private async notWaiting(scope: ThreadScope, toolCallId: string): Promise<BridgeError> {
+    const history = await this.threads.messages(scope, {}, 'agui');
     const known = history.some((m) => m.role === 'assistant' && m.toolCalls?.some((c) => c.id === toolCallId));
     return known
       ? conflict(`Tool call ${toolCallId} is not waiting for approval: it was answered already or never asked for it`)
@@ -64,6 +65,11 @@ async function approvalsOf(agent: Agent, thread: ThreadTarget): Promise<PendingA
   return runs.flatMap((run) =>
     run.toolCalls
       .filter((call) => call.requiresApproval && call.toolCallId)
-      .map((call) => ({ runId: run.runId, toolCallId: call.toolCallId as string, toolName: call.toolName ?? 'unknown', args: call.args ?? {} })),
+      .map((call) => ({
+        runId: clientRunIdOf(thread.threadId, run.runId),
+        toolCallId: call.toolCallId as string,
+        toolName: call.toolName ?? 'unknown',
+        args: call.args ?? {},
+      })),
   );
 }

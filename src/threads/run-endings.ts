@@ -2,6 +2,7 @@ import type { Agent } from '@mastra/core/agent';
 import { setTimeout as delay } from 'node:timers/promises';
 import { injectable } from 'inversify';
 import { abortThreadRun, activeThreadRuns, stoppedOnInterrupt, toldOver, type ThreadOfRun, type ThreadTarget } from '../mastra/index.js';
+import { clientRunIdOf } from '../translate/ids.js';
 import { threadLeaseKey } from './thread-lease.js';
 
 /** How long a cut is remembered: a run's end comes within seconds of its abort. */
@@ -70,19 +71,19 @@ export class RunEndings {
    * Run `runId`'s bracket on the thread's events stream closes once `closed` settles (the feed that
    * writes it registers this when it opens it): an abort that waits for the run (`ended`) waits
    * for that too, so that the input that cut the run opens its bracket after this one's end, in
-   * every process's log.
+   * every process's log. A bracket names its run as clients know it (`clientRunIdOf`).
    */
-  closing(runId: string, closed: Promise<unknown>): void {
-    keepUntilSettled(this.closes, runId, closed);
+  closing(threadId: string, runId: string, closed: Promise<unknown>): void {
+    keepUntilSettled(this.closes, bracketKey(threadId, runId), closed);
   }
 
   /**
-   * Resolves once run `runId` has wound down here and its bracket is closed in the thread's log, or
-   * at `deadline` (ms since the epoch); at once for a run this process does not run.
+   * Resolves once Mastra run `runId` of the thread has wound down here and its bracket is closed in
+   * the thread's log, or at `deadline` (ms since the epoch); at once for a run this process does not run.
    */
-  async ended(runId: string, deadline: number): Promise<void> {
+  async ended(threadId: string, runId: string, deadline: number): Promise<void> {
     await this.woundDown(runId, deadline);
-    const closed = this.closes.get(runId);
+    const closed = this.closes.get(bracketKey(threadId, clientRunIdOf(threadId, runId)));
     if (closed) await until(closed, deadline);
   }
 
@@ -118,6 +119,9 @@ export class RunEndings {
     }
   }
 }
+
+/** A run's bracket in a thread's log: run ids are the clients' choice, so one names a run within its thread only. */
+const bracketKey = (threadId: string, runId: string) => `${threadId}\0${runId}`;
 
 /** Keeps `promise` (settled either way) under `runId` in `map` until it settles. */
 function keepUntilSettled(map: Map<string, Promise<void>>, runId: string, promise: Promise<unknown>): void {

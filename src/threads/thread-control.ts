@@ -110,7 +110,7 @@ export class InProcessThreadControl implements ThreadControl {
     // Mastra letting go of the run is all there is to wait for on a run `RunEndings` does not know
     // (one recovery or a queued message started); it comes just before the partial answer is stored.
     while (Date.now() < deadline && activeThreadRunId(agent, thread) === runId) await delay(WIND_DOWN_POLL_MS);
-    await this.endings.ended(runId, deadline);
+    await this.endings.ended(thread.threadId, runId, deadline);
     // Messages queued behind the cut run are Mastra's to start next, when it hands them the thread:
     // a new run that took the thread first would leave them parked where nothing drains them.
     while (Date.now() < deadline && queuedMessageCount(agent, thread) > 0) await delay(WIND_DOWN_POLL_MS);

@@ -108,16 +108,18 @@ export class ThreadStore {
   ) {}
 
   /**
-   * The thread's agent and memory once the thread is known not to be another resource's (`404`):
-   * `read` only checks, `claim` creates a missing thread for the caller (a signal may wake a run on
-   * it), `existing` requires it. What may start a run waits for what a crash left unanswered there.
+   * The thread's agent and memory, for the caller. Another resource's thread is a thread that does
+   * not exist, in every mode (docs/security.md): `read` and `existing` require the thread (`404`
+   * for both), `claim` creates a missing thread for the caller (a signal may wake a run on it; a
+   * taken id is `404`), and `follow` answers a missing thread, someone else's too, as one not
+   * stored yet. What may start a run waits for what a crash left unanswered there.
    */
-  async own(scope: ThreadScope, mode: 'read' | 'claim' | 'existing'): Promise<OwnedThread> {
+  async own(scope: ThreadScope, mode: 'read' | 'follow' | 'claim' | 'existing'): Promise<OwnedThread> {
     const resolved = await this.agents.withMemory(scope.agentId);
     const owned = { ...scope, agentId: resolved.agent.id };
+    if (mode === 'follow') return { ...resolved, ...(await this.ownedOrMissing(owned, 'as-missing')) };
     if (mode !== 'read') await this.gate.pass(scope.threadId);
     if (mode === 'claim') return { ...resolved, ...(await this.claim(owned)) };
-    if (mode === 'read') return { ...resolved, ...(await this.assertNotForeign(owned)) };
     return { ...resolved, existed: true, thread: (await this.load(owned)).thread };
   }
 
@@ -197,11 +199,15 @@ export class ThreadStore {
     return new Set(found.map((m) => m.id));
   }
 
-  /** Whether the thread exists for someone else: such a thread must never be written through this caller. */
-  async assertNotForeign(scope: ThreadScope): Promise<{ existed: boolean; thread?: StorageThreadType }> {
+  /**
+   * The thread when it is the caller's, `existed: false` when it does not exist. Another resource's
+   * thread is never reached through this caller: refused (`404`), or answered as one that does not exist.
+   */
+  async ownedOrMissing(scope: ThreadScope, foreign: 'refuse' | 'as-missing' = 'refuse'): Promise<{ existed: boolean; thread?: StorageThreadType }> {
     const thread = await threadById(await this.memoryOf(scope), scope.threadId);
-    if (thread && thread.resourceId !== scope.resourceId) throw notFound('THREAD_NOT_FOUND', `Thread ${scope.threadId} not found`);
-    return thread ? { existed: true, thread } : { existed: false };
+    if (thread?.resourceId === scope.resourceId) return { existed: true, thread };
+    if (thread && foreign === 'refuse') throw notFound('THREAD_NOT_FOUND', `Thread ${scope.threadId} not found`);
+    return { existed: false };
   }
 
   /** Updates the title and merges `metadata` into what is stored (keys set to `null` are removed). */
@@ -271,13 +277,10 @@ export class ThreadStore {
     return recallTail(await this.memoryOf(scope), scope, rows);
   }
 
-  /**
-   * The thread's agent state: its working memory as AG-UI state (`{}` when it has none, the agent
-   * keeps no working memory, or the thread does not exist yet). Another resource's thread is `404`.
-   */
+  /** The thread's agent state: its working memory as AG-UI state (`{}` when it has none, or the agent keeps no working memory). */
   async state(scope: ThreadScope): Promise<AgentState> {
-    const { existed, memory } = await this.own(scope, 'read');
-    return (existed && (await WorkingMemoryState.of(memory)?.read(scope))) || {};
+    const { memory } = await this.own(scope, 'read');
+    return (await WorkingMemoryState.of(memory)?.read(scope)) || {};
   }
 
   async messages(scope: ThreadScope, page: Page, format: 'mastra'): Promise<ThreadMessage[]>;

@@ -1,3 +1,5 @@
+import { createHash } from 'node:crypto';
+
 /**
  * The AG-UI ids the bridge derives from Mastra's: one rule each, shared by the live translators,
  * history (`toAguiMessages`) and resume, so that a message keeps its id from the live stream to a
@@ -8,6 +10,7 @@
  * assistantSegmentId('m1', 2); // 'm1-2'
  * toolResultMessageId('call-1'); // 'tool-result-call-1'
  * interruptId('run-1', 'call-1'); // 'run-1::call-1'
+ * mastraRunIdOf('t1', 'run-1'); // 'run-1@<12 characters that name t1>'
  */
 
 /** Prefix of the message id of a tool result: `tool-result-<toolCallId>`, as the contract fixes it. */
@@ -36,6 +39,31 @@ export function toolResultMessageId(toolCallId: string): string {
 
 export function interruptId(runId: string, toolCallId: string): string {
   return `${runId}${INTERRUPT_ID_SEPARATOR}${toolCallId}`;
+}
+
+/** Separates a `/run`'s run id from its thread's tag in the Mastra run id (`mastraRunIdOf`). */
+const RUN_SCOPE_SEPARATOR = '@';
+
+/** Twelve base64url characters of the thread id's SHA-256: short enough to keep interrupt ids short, long enough never to meet. */
+function threadTag(threadId: string): string {
+  return createHash('sha256').update(threadId).digest('base64url').slice(0, 12);
+}
+
+/**
+ * The Mastra run id of a `/run`: the client's run id, scoped to its thread. Run ids are the
+ * client's choice (`r1` in every quick start), and Mastra keys by run id alone what a run
+ * registers, what it suspends, and what the bridge keeps of its end; scoped, a run id another
+ * thread uses reaches nothing of that thread's run. `clientRunIdOf` turns it back, so clients and
+ * followers see the run id the client sent. Threads belong to one resource, so neither does a run.
+ */
+export function mastraRunIdOf(threadId: string, runId: string): string {
+  return `${runId}${RUN_SCOPE_SEPARATOR}${threadTag(threadId)}`;
+}
+
+/** The run id clients know a Mastra run of thread `threadId` by: the `/run`'s own (`mastraRunIdOf`), or Mastra's, for a run a signal woke. */
+export function clientRunIdOf(threadId: string, mastraRunId: string): string {
+  const suffix = `${RUN_SCOPE_SEPARATOR}${threadTag(threadId)}`;
+  return mastraRunId.endsWith(suffix) ? mastraRunId.slice(0, -suffix.length) : mastraRunId;
 }
 
 /** A suspended workflow step's interrupt id: the Mastra run's id and the step's path, dotted (`run-1::outer.review`). */

@@ -27,7 +27,7 @@ export interface StoredRunEnd {
   after?: string;
 }
 
-/** The run-end message of Mastra run `runId`: one id for its `/run`, its thread stream and history (a resumed run keeps its first id). */
+/** The run-end message of the run clients know as `runId` (`clientRunIdOf`): one id for its `/run`, its thread stream and history (a resumed run keeps its first id). */
 function runEndId(runId: string): string {
   return `run-end-${runId}`;
 }

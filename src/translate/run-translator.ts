@@ -3,7 +3,7 @@ import { BackgroundTasks, isBackgroundTaskType } from './background-tasks.js';
 import { CAPTURED_TOOL_RESULTS, isDataChunk, isLostRemoteRun, isSignalEcho, type MastraChunk } from './chunks.js';
 import { Delegations } from './delegations.js';
 import { GUARDRAIL_STOPPED, LOST_RUN, runFailure } from './failure.js';
-import type { MessagePosition } from './ids.js';
+import { clientRunIdOf, type MessagePosition } from './ids.js';
 import type { CutStep } from './retraction.js';
 import { runEndActivity } from './run-end.js';
 import { RunSteps } from './run-steps.js';
@@ -61,6 +61,8 @@ export class RunTranslator {
   private readonly threadId: string;
   private readonly runId: string;
   private readonly mastraRunId: string;
+  /** What the run-end message is named after: the run as clients know it, one id for its `/run`, its thread stream and history. */
+  private readonly endsRunId: string;
   private readonly inputMessages?: Message[];
   private started = false;
   private terminated = false;
@@ -77,6 +79,7 @@ export class RunTranslator {
     this.threadId = options.threadId;
     this.runId = options.runId;
     this.mastraRunId = options.mastraRunId ?? options.runId;
+    this.endsRunId = clientRunIdOf(options.threadId, this.mastraRunId);
     if (options.inputMessages?.length) this.inputMessages = options.inputMessages;
     this.steps = new RunSteps(options.runId, options.appendsTo);
     this.texts = new TextStreams(this.steps);
@@ -158,7 +161,7 @@ export class RunTranslator {
     const out = this.start();
     this.closeAll(out);
     this.terminated = true;
-    out.push(runEndActivity(this.mastraRunId, { outcome: 'failed', code, message }));
+    out.push(runEndActivity(this.endsRunId, { outcome: 'failed', code, message }));
     out.push({ type: EventType.RUN_ERROR, message, code, ...(metadata && { metadata }) });
     return out;
   }
@@ -169,9 +172,22 @@ export class RunTranslator {
     const out = this.start();
     this.closeAll(out);
     this.terminated = true;
-    out.push(runEndActivity(this.mastraRunId, { outcome: 'cancelled' }));
+    out.push(runEndActivity(this.endsRunId, { outcome: 'cancelled' }));
     out.push({ type: EventType.RUN_FINISHED, threadId: this.threadId, runId: this.runId, outcome: { type: 'cancelled' } });
     return out;
+  }
+
+  /**
+   * Turns the `RUN_FINISHED` that ends `events` (this run's) into a cancelled one, after its
+   * run-end message: the run was cut between two steps (an abort that found no step streaming),
+   * and Mastra ended it with a plain `finish`. Answers whether it did; an interrupt's end is left as it is.
+   */
+  endAsCancelled(events: Event[]): boolean {
+    const end = events.at(-1);
+    if (end?.type !== EventType.RUN_FINISHED || end.outcome) return false;
+    end.outcome = { type: 'cancelled' };
+    events.splice(-1, 0, runEndActivity(this.endsRunId, { outcome: 'cancelled' }));
+    return true;
   }
 
   private map(chunk: MastraChunk, out: Event[]): void {
@@ -321,17 +337,4 @@ export class RunTranslator {
       ...(this.usage && { usage: [this.usage] }),
     });
   }
-}
-
-/**
- * Turns the `RUN_FINISHED` that ends `events` into a cancelled one, after Mastra run `runId`'s
- * run-end message: the run was cut between two steps (an abort that found no step streaming), and
- * Mastra ended it with a plain `finish`. Answers whether it did; an interrupt's end is left as it is.
- */
-export function endAsCancelled(events: Event[], runId: string): boolean {
-  const end = events.at(-1);
-  if (end?.type !== EventType.RUN_FINISHED || end.outcome) return false;
-  end.outcome = { type: 'cancelled' };
-  events.splice(-1, 0, runEndActivity(runId, { outcome: 'cancelled' }));
-  return true;
 }

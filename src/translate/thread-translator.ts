@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import type { Event, Message } from '@ag-ui/core';
 import { isPause, isSignalEcho, payloadRunId, topLevelRunId, type MastraChunk } from './chunks.js';
-import type { MessagePosition } from './ids.js';
-import { endAsCancelled, RunTranslator } from './run-translator.js';
+import { clientRunIdOf, type MessagePosition } from './ids.js';
+import { RunTranslator } from './run-translator.js';
 import type { CutStep } from './retraction.js';
 import type { WorkflowActivityContent } from './workflow-activity.js';
 
@@ -135,7 +135,7 @@ export class ThreadTranslator {
       this.run = undefined;
     } else if (run.finished) {
       this.retracting = run.retracts ? this.runId : undefined;
-      const cutBetweenSteps = chunk.type !== 'abort' && this.wasCut(this.runId as string) && endAsCancelled(out, this.runId as string);
+      const cutBetweenSteps = chunk.type !== 'abort' && this.wasCut(this.runId as string) && run.endAsCancelled(out);
       if (chunk.type === 'abort' || cutBetweenSteps) this.cut = { runId: this.runId as string, step: run.cutStep };
       this.ended = { runId: this.runId as string, paused: new Set() };
       this.run = undefined;
@@ -156,7 +156,8 @@ export class ThreadTranslator {
     this.runId = runId;
     this.run = new RunTranslator({
       threadId: this.threadId,
-      runId,
+      runId: clientRunIdOf(this.threadId, runId),
+      mastraRunId: runId,
       resumedToolCalls: paused,
       approvalToolCalls: this.awaitingApproval,
       // A result for a call this bracket never streamed answers a call from before it (the paused

@@ -46,7 +46,7 @@ export class WorkflowRunService {
 
   async prepare(workflow: AnyWorkflow, input: RunAgentInput, options: RunOptions): Promise<PreparedRun> {
     const scope = { threadId: input.threadId, resourceId: options.resourceId, agentId: workflow.id };
-    await this.threads.assertNotForeign(scope);
+    await this.threads.ownedOrMissing(scope);
     const start = input.resume?.length ? await this.resume(workflow, input, scope) : await this.start(workflow, input);
     const message = start.kind === 'start' ? await this.newUserMessage(input, scope) : undefined;
     // Every check comes before the first write: a refused request stores nothing (API.md).

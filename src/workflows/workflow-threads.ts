@@ -45,9 +45,14 @@ export class WorkflowThreads {
     return status !== undefined && status !== 'running' && status !== 'failed';
   }
 
-  /** The thread's state: what its latest run of `workflow` stored last (`{}` before any). */
+  /** The thread's state: what its latest run of `workflow` stored last (`{}` before any); `404` for a thread that is not the caller's. */
   async state(workflow: AnyWorkflow, scope: ThreadScope): Promise<AgentState> {
-    await this.threads.assertNotForeign(scope);
+    await this.threads.get(scope);
+    return this.latestState(workflow, scope);
+  }
+
+  /** What the latest run of `workflow` the caller's thread holds stored last: `{}` before any, and on a thread that is not theirs. */
+  private async latestState(workflow: AnyWorkflow, scope: ThreadScope): Promise<AgentState> {
     const latest = await this.threads.latestWorkflowRun(scope, workflow.id);
     return (latest?.stored.state ?? {}) as AgentState;
   }
@@ -59,7 +64,7 @@ export class WorkflowThreads {
   followTarget(workflow: AnyWorkflow, scope: ThreadScope, agent: Agent): FollowTarget {
     const following = {
       id: workflow.id,
-      loadState: () => this.state(workflow, scope),
+      loadState: () => this.latestState(workflow, scope),
       loadInterrupts: () => this.pendingInterrupts(workflow, scope),
       latestRunEnded: () => this.latestRunEnded(workflow, scope),
     };

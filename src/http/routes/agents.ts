@@ -29,7 +29,7 @@ export const getAgent = route({
   tag: 'agents',
   query: AgentQuerySchema,
   ok: { 200: { description: '`AgentInfo`', schema: AgentInfoSchema } },
-  errors: [404],
+  errors: ['AGENT_NOT_FOUND'],
   uses: ['agents', 'workflows'],
   handle: async ({ params }, s) => {
     const workflow = s.workflows.find(params.agentId);

@@ -44,11 +44,12 @@ export const threadEvents = route({
     },
   },
   // The open-stream caps (`limits.streamsPerResource`, `limits.streams`).
-  errors: [404, 429],
+  errors: ['AGENT_NOT_FOUND', 'MEMORY_NOT_CONFIGURED', 'RATE_LIMITED'],
   uses: ['config', 'hub', 'limits', 'threads', 'workflowThreads', 'workflows'],
   handle: async ({ c, query, headers, scope }, s) => {
     const lastEventId = headers['last-event-id'] ?? query.lastEventId;
-    const { agent } = await s.threads.own(scope, 'read');
+    // Another resource's thread is followed as one not stored yet: nothing of it is read, nothing tells it exists.
+    const { agent } = await s.threads.own(scope, 'follow');
     // A workflow's thread: its runs are written to the workflow's own feed (docs/workflows.md).
     const workflow = s.workflows.find(scope.agentId);
     const target = workflow ? s.workflowThreads.followTarget(workflow, scope, agent) : { ...scope, agent };

@@ -32,6 +32,15 @@ export const runAgent = route({
   // `?agentId=` names the agent for a client that cannot set `forwardedProps` (an `HttpAgent` per agent, as CopilotKit's runtime registers them).
   query: AgentQuerySchema,
   body: RunBodySchema,
+  example: {
+    threadId: 't1',
+    runId: 'r1',
+    messages: [{ id: 'm1', role: 'user', content: 'hello' }],
+    tools: [],
+    context: [],
+    state: {},
+    forwardedProps: { agentId: 'demo' },
+  },
   claim: ({ body, query }) => {
     const [props, q] = [
       (body as { forwardedProps?: { resourceId?: string; agentId?: string } | null }).forwardedProps ?? {},
@@ -45,7 +54,7 @@ export const runAgent = route({
       events: { name: 'RunEvent', schema: RunEventSchema },
     },
   },
-  errors: [404, 409],
+  errors: ['AGENT_NOT_FOUND', 'THREAD_NOT_FOUND', 'RUN_NOT_FOUND', 'THREAD_BUSY', 'CONFLICT'],
   limited: true,
   startsWork: true,
   uses: ['config', 'limits', 'runs', 'urlPolicy', 'workflowRuns', 'workflows'],
@@ -114,8 +123,9 @@ export const postToolResult = route({
   tag: 'runs',
   query: AgentQuerySchema,
   body: ToolResultBodySchema,
+  example: { content: { color: 'teal' } },
   ok: { 202: { description: '`{ accepted: true }`', schema: AcceptedSchema } },
-  errors: [404, 409],
+  errors: ['TOOL_CALL_NOT_FOUND', 'CONFLICT'],
   limited: true,
   startsWork: true,
   uses: ['proxy'],

@@ -11,8 +11,9 @@ export const createThread = route({
   summary: 'Create a thread',
   tag: 'threads',
   body: CreateThreadSchema,
+  example: { threadId: 't1', title: 'Trip to Oslo', metadata: { color: 'red' } },
   ok: { 201: { description: '`ThreadInfo`', schema: ThreadInfoSchema } },
-  errors: [404, 409],
+  errors: ['AGENT_NOT_FOUND', 'MEMORY_NOT_CONFIGURED', 'CONFLICT'],
   uses: ['threads'],
   handle: async ({ body, resourceId }, s) => answer(201, await s.threads.create({ ...body, resourceId })),
 });
@@ -25,7 +26,7 @@ export const listThreads = route({
   tag: 'threads',
   query: ListThreadsQuerySchema,
   ok: { 200: { description: '`ThreadInfo[]`', schema: z.array(ThreadInfoSchema) } },
-  errors: [404],
+  errors: ['AGENT_NOT_FOUND', 'MEMORY_NOT_CONFIGURED'],
   uses: ['threads'],
   handle: async ({ query, resourceId }, s) => answer(200, await s.threads.list({ ...query, resourceId })),
 });
@@ -38,7 +39,7 @@ export const getThread = route({
   tag: 'threads',
   query: AgentQuerySchema,
   ok: { 200: { description: '`ThreadInfo`', schema: ThreadInfoSchema } },
-  errors: [404],
+  errors: ['AGENT_NOT_FOUND', 'THREAD_NOT_FOUND', 'MEMORY_NOT_CONFIGURED'],
   uses: ['threads'],
   handle: async ({ scope }, s) => answer(200, await s.threads.get(scope)),
 });
@@ -52,8 +53,9 @@ export const updateThread = route({
   tag: 'threads',
   query: AgentQuerySchema,
   body: UpdateThreadSchema,
+  example: { title: 'Trip to Bergen' },
   ok: { 200: { description: '`ThreadInfo`', schema: ThreadInfoSchema } },
-  errors: [404],
+  errors: ['AGENT_NOT_FOUND', 'THREAD_NOT_FOUND', 'MEMORY_NOT_CONFIGURED'],
   uses: ['threads'],
   handle: async ({ scope, body }, s) => answer(200, await s.threads.update(scope, { title: body.title, metadata: body.metadata })),
 });
@@ -66,7 +68,7 @@ export const deleteThread = route({
   tag: 'threads',
   query: AgentQuerySchema,
   ok: { 204: { description: 'Deleted', empty: true } },
-  errors: [404],
+  errors: ['AGENT_NOT_FOUND', 'THREAD_NOT_FOUND', 'MEMORY_NOT_CONFIGURED'],
   uses: ['threads'],
   handle: async ({ scope }, s) => {
     await s.threads.delete(scope);
@@ -82,7 +84,7 @@ export const getState = route({
   tag: 'threads',
   query: AgentQuerySchema,
   ok: { 200: { description: '`{ state }`: `{}` when the thread has none', schema: z.object({ state: z.record(z.string(), z.unknown()) }) } },
-  errors: [404],
+  errors: ['AGENT_NOT_FOUND', 'THREAD_NOT_FOUND', 'MEMORY_NOT_CONFIGURED'],
   uses: ['threads', 'workflowThreads', 'workflows'],
   handle: async ({ scope }, s) => {
     const workflow = s.workflows.find(scope.agentId);
@@ -98,7 +100,7 @@ export const listMessages = route({
   tag: 'threads',
   query: MessagesQuerySchema,
   ok: { 200: { description: '`ThreadMessage[]`, or AG-UI `Message[]` with `format=agui`', schema: HistorySchema } },
-  errors: [404],
+  errors: ['AGENT_NOT_FOUND', 'THREAD_NOT_FOUND', 'MEMORY_NOT_CONFIGURED'],
   uses: ['threads'],
   handle: async ({ scope, query }, s) => {
     const page = { limit: query.limit, offset: query.offset };
