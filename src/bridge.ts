@@ -1,4 +1,5 @@
 import type { Mastra } from '@mastra/core';
+import type { ScheduleHooks } from '@mastra/core/schedules';
 import type { ApiRoute } from '@mastra/core/server';
 import { Hono, type Context, type MiddlewareHandler } from 'hono';
 import { cors } from 'hono/cors';
@@ -28,6 +29,15 @@ export interface Bridge {
   routes(): ApiRoute[];
   /** A standalone Hono app serving the bridge under `config.prefix`. */
   app(mastra: Mastra): Hono;
+  /**
+   * Mastra's schedule hooks, for the `Mastra` the bridge serves: each fire of a schedule is counted
+   * (`schedule_fires_total`), and a run a fire woke is tracked as runs are (its span, its metrics,
+   * its end as a webhook with `origin: "schedule"`). See docs/schedules.md.
+   *
+   * @example
+   * const mastra = new Mastra({ agents, storage, schedules: bridge.scheduleHooks(), server: { apiRoutes: bridge.routes() } });
+   */
+  scheduleHooks(): ScheduleHooks<Mastra>;
   /**
    * Ends every open run and event stream, and resolves once they have ended (within a few
    * seconds): each run this process streams is cancelled, and what it had is stored (the
@@ -114,6 +124,11 @@ export function createBridge(config: BridgeConfig = {}): Bridge {
       app.onError((error, c) => errorResponse(c, error, resolved.logger));
       return app;
     },
+    scheduleHooks: () => ({
+      onFinish: (ctx) => services.of(ctx.mastra).fires.finished(ctx),
+      onError: (ctx) => services.of(ctx.mastra).fires.failed(ctx),
+      onAbort: (ctx) => services.of(ctx.mastra).fires.aborted(ctx),
+    }),
     subscriptionCount: () => services.all().reduce((sum, { lifecycle }) => sum + lifecycle.subscriptionCount, 0),
     recover: async (mastra) => {
       // Several processes started at once on a new database: one of them creates the tables, the

@@ -90,6 +90,13 @@ export const BridgeConfigSchema = z
           .regex(/^(\*\.)?[A-Za-z0-9]([A-Za-z0-9.-]*[A-Za-z0-9])?$|^\[[0-9A-Fa-f:.]+\]$/, 'must be a host name, "*.example.com" or a bracketed IPv6 address'),
       )
       .default([]),
+    schedules: z
+      .object({
+        minIntervalSeconds: positiveInt(365 * 24 * 3600).default(60),
+        maxPerResource: positiveInt(100_000).default(50),
+      })
+      .strict()
+      .default({ minIntervalSeconds: 60, maxPerResource: 50 }),
     limits: z
       .object({
         requestsPerMinute: positiveInt(1_000_000).optional(),
@@ -218,6 +225,18 @@ export interface BridgeConfig {
    * @example createBridge({ allowedUrlHosts: ['cdn.example.com', '*.images.example.com'] });
    */
   allowedUrlHosts?: string[];
+  /**
+   * Schedules on threads (docs/schedules.md): a cron may fire at most once every
+   * `minIntervalSeconds` (default 60), and a resource holds at most `maxPerResource` schedules
+   * (default 50; more is `409 LIMIT_REACHED`).
+   * @example createBridge({ schedules: { minIntervalSeconds: 300, maxPerResource: 10 } });
+   */
+  schedules?: {
+    /** The shortest time between two fires of a schedule, in seconds. */
+    minIntervalSeconds?: number;
+    /** How many schedules one resource may hold. */
+    maxPerResource?: number;
+  };
   /**
    * Caps per resource (the caller), each answered `429 RATE_LIMITED` with `Retry-After` when
    * reached; none by default. `requestsPerMinute` counts `/run` and the steering routes (shared by

@@ -1,3 +1,4 @@
+import { ScheduleFires } from './schedules/schedule-fires.js';
 import 'reflect-metadata';
 import type { Mastra } from '@mastra/core';
 import { Container, ContainerModule, type ServiceIdentifier } from 'inversify';
@@ -67,6 +68,8 @@ const webhooks = new ContainerModule(({ bind }) => {
 export interface Served {
   services: Services;
   lifecycle: Lifecycle;
+  /** What Mastra's schedule hooks tell the bridge (`bridge.scheduleHooks()`). */
+  fires: ScheduleFires;
 }
 
 /**
@@ -87,5 +90,9 @@ export function createServices(config: ResolvedConfig, mastra: Mastra, metrics: 
   // Typed by the table it is built from, entry by entry (`HandlerServices`): what `fromEntries` cannot say.
   const handlers = Object.fromEntries(ids.map(([name, id]) => [name, container.get(id)])) as unknown as HandlerServices;
   assertDistinctIds(handlers.agents.entries(), handlers.workflows.entries());
-  return { services: { ...handlers, config, urlPolicy: createUrlPolicy(config.allowedUrlHosts) }, lifecycle: lifecycleOf(container, config) };
+  return {
+    services: { ...handlers, config, urlPolicy: createUrlPolicy(config.allowedUrlHosts) },
+    lifecycle: lifecycleOf(container, config),
+    fires: container.get(ScheduleFires),
+  };
 }

@@ -12,7 +12,10 @@ export type ErrorCode =
   | 'THREAD_NOT_FOUND'
   | 'RUN_NOT_FOUND'
   | 'TOOL_CALL_NOT_FOUND'
+  | 'SCHEDULE_NOT_FOUND'
   | 'CONFLICT'
+  /** A per-resource cap on what it keeps (`config.schedules.maxPerResource`). */
+  | 'LIMIT_REACHED'
   /** A `/run` with `multitask: "reject"` on a thread that is running. */
   | 'THREAD_BUSY'
   | 'PAYLOAD_TOO_LARGE'
@@ -47,7 +50,7 @@ export class BridgeError extends Error {
 }
 
 export const invalidInput = (message: string, details?: ErrorDetail[]) => new BridgeError(400, 'INVALID_INPUT', message, details);
-export const notFound = (code: 'AGENT_NOT_FOUND' | 'THREAD_NOT_FOUND' | 'RUN_NOT_FOUND' | 'TOOL_CALL_NOT_FOUND', message: string) =>
+export const notFound = (code: 'AGENT_NOT_FOUND' | 'THREAD_NOT_FOUND' | 'RUN_NOT_FOUND' | 'TOOL_CALL_NOT_FOUND' | 'SCHEDULE_NOT_FOUND', message: string) =>
   new BridgeError(404, code, message);
 /**
  * `404 RUN_NOT_FOUND`: a `resume` names an interrupt that does not wait on this thread, for any

@@ -39,12 +39,14 @@ const bearer = (token: string) => ({ authorization: `Bearer ${token}` });
 const concreteRoutes = (threadId: string) =>
   ROUTES.map((r) => ({
     method: r.method,
+    example: r.example,
     path: r.path
       .replace(':threadId', threadId)
       .replace(':runId', 'run-1')
       .replace(':toolCallId', 'call-1')
       .replace(':agentId', 'demo')
-      .replace(':signalId', 'sig-1'),
+      .replace(':signalId', 'sig-1')
+      .replace(':scheduleId', 'agent_1'),
   }));
 
 const send = (base: string, route: { method: string; path: string }, headers: Record<string, string> = {}) =>
@@ -112,16 +114,6 @@ describe('JWT (HS256) and API keys on every route', () => {
 
   it('the subject is the resource: another resource’s token gets 404 THREAD_NOT_FOUND on every route of the thread, and its stream shows nothing', async () => {
     const token = await hsToken(bob);
-    // A valid body for each route, so that nothing but the thread's owner decides the answer.
-    const bodies: Record<string, unknown> = {
-      [`PATCH /threads/${threadId}`]: { title: 'taken' },
-      [`POST /threads/${threadId}/send-message`]: { message: 'hi' },
-      [`POST /threads/${threadId}/queue-message`]: { message: 'hi' },
-      [`POST /threads/${threadId}/signals`]: { type: 'notification', contents: 'hi' },
-      [`POST /threads/${threadId}/state`]: { id: 'cart', cacheKey: 'v1', contents: 'c' },
-      [`POST /threads/${threadId}/notifications`]: { source: 'ci', kind: 'build', summary: 'hi' },
-      [`POST /threads/${threadId}/tool-approval`]: { toolCallId: 'call-1', approved: true },
-    };
     const threadRoutes = concreteRoutes(threadId).filter((r) => r.path.startsWith(`/threads/${threadId}`) && !r.path.endsWith('/events'));
     expect(threadRoutes.length).toBeGreaterThanOrEqual(14);
     for (const route of threadRoutes) {
@@ -129,7 +121,8 @@ describe('JWT (HS256) and API keys on every route', () => {
       const res = await http(`${tb.base}${route.path}`, {
         method: route.method,
         headers: bearer(token),
-        ...(label in bodies ? { body: bodies[label] } : route.method === 'POST' ? { body: {} } : {}),
+        // The route's own example body, so that nothing but the thread's owner decides the answer.
+        ...(route.example !== undefined ? { body: route.example } : route.method === 'POST' ? { body: {} } : {}),
       });
       expect(res.status, `${label}: ${JSON.stringify(res.body)}`).toBe(404);
       expect(res.body.code, label).toBe('THREAD_NOT_FOUND');

@@ -260,6 +260,39 @@ describe.skipIf(!hasChromium)(`the demo page in chromium${hasChromium ? '' : ` (
     expect(await page.textContent('#action-status')).toMatch(/^Notification delivered/);
   });
 
+  it('the Schedules panel: one made from a preset in the browser’s time zone, run now (the fire in the transcript, the last fire in the list), paused, resumed, deleted; axe-clean at 1280 and 390 px', async () => {
+    const { page, threadId, resourceId } = await openPage();
+    expect(await page.inputValue('#schedule-timezone')).toBe(await page.evaluate(() => Intl.DateTimeFormat().resolvedOptions().timeZone));
+    expect(await page.isVisible('#schedule-cron')).toBe(false);
+    await page.selectOption('#schedule-when', 'custom');
+    expect(await page.isVisible('#schedule-cron')).toBe(true);
+    await page.selectOption('#schedule-when', '0 * * * *');
+    await page.fill('#schedule-prompt', 'Water the plants');
+    await page.click('#schedule-form button[type="submit"]');
+    await page.waitForSelector('#schedules li.schedule[data-status="active"]');
+    expect(await page.textContent('#schedules li.schedule')).toContain('Water the plants 0 * * * *');
+    const [stored] = (await http(`${server.url}/threads/${threadId}/schedules?resourceId=${resourceId}`)).body as Array<{ cron: string; prompt: string }>;
+    expect(stored).toMatchObject({ cron: '0 * * * *', prompt: 'Water the plants' });
+
+    await page.click('#schedules button[data-action="run"]');
+    await page.waitForSelector('#transcript .item[data-activity="signal.notification"]');
+    await waitForBubble(page, 'assistant', 'Water the plants', 'contains');
+    await page.waitForFunction(() => document.querySelector('#schedules .schedule-fires')?.textContent?.includes('(succeeded)'));
+    expect(await axeViolations(page), '1280 px').toEqual([]);
+    await page.setViewportSize({ width: 390, height: 844 });
+    await page.click('.tabbar button[data-view="panels"]');
+    expect(await page.isVisible('#schedules li.schedule')).toBe(true);
+    expect(await axeViolations(page), '390 px').toEqual([]);
+
+    await page.click('#schedules button[data-action="pause"]');
+    await page.waitForSelector('#schedules li.schedule[data-status="paused"]');
+    await page.click('#schedules button[data-action="resume"]');
+    await page.waitForSelector('#schedules li.schedule[data-status="active"]');
+    await page.click('#schedules button[data-action="delete"]');
+    await page.waitForFunction(() => document.querySelector('#schedules')?.textContent === 'No schedule on this thread.');
+    expect((await http(`${server.url}/threads/${threadId}/schedules?resourceId=${resourceId}`)).body).toEqual([]);
+  });
+
   it('survives a real connection drop mid-run: the client reconnects with ?lastEventId=, nothing lost or doubled', async () => {
     const { page, resourceId, threadId } = await openPage();
     const ofThread = (r: ProxiedRequest) => isEventStream(r) && r.path.includes(`/threads/${threadId}/events`);

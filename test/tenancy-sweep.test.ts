@@ -19,6 +19,7 @@ interface Aim {
   runId: string;
   toolCallId: string;
   signalId: string;
+  scheduleId: string;
 }
 
 /** What a route answered, with the aimed ids replaced by their names: two aims compare equal when they told the caller the same. */
@@ -27,7 +28,7 @@ interface Told {
   body: string;
 }
 
-/** Alice's agent thread with something of everything: history, state, a call waiting for approval, a notification. */
+/** Alice's agent thread with something of everything: history, state, a call waiting for approval, a notification, a schedule. */
 async function alicesAgentThread(alice: string): Promise<Aim> {
   const threadId = uid('alice-thread');
   const on = (text: string) => runInput({ threadId, messages: [userMessage(text)], forwardedProps: { resourceId: alice } });
@@ -40,14 +41,19 @@ async function alicesAgentThread(alice: string): Promise<Aim> {
   expect(notified.status).toBe(202);
   const pending = await http(`${tb.base}/threads/${threadId}/pending-approvals?resourceId=${alice}`);
   expect(pending.body).toHaveLength(1);
-  return { threadId, runId: approval.runId, toolCallId: pending.body[0].toolCallId, signalId: uid('signal') };
+  // Paused: a fire would change alice's thread whoever caused it.
+  const schedule = await http(`${tb.base}/threads/${threadId}/schedules`, {
+    body: { resourceId: alice, cron: '0 9 * * *', prompt: 'plan my day', status: 'paused' },
+  });
+  expect(schedule.status).toBe(201);
+  return { threadId, runId: approval.runId, toolCallId: pending.body[0].toolCallId, signalId: uid('signal'), scheduleId: schedule.body.id };
 }
 
 /** Alice's workflow thread, its run waiting on her review. */
 async function alicesWorkflowThread(alice: string): Promise<Aim> {
   const input = runInput({ messages: [userMessage('tea')], forwardedProps: { agentId: DEMO_WORKFLOW_ID, resourceId: alice } });
   expect((await runStrict(`${tb.base}/run`, input)).terminal).toMatchObject({ outcome: { type: 'interrupt' } });
-  return { threadId: input.threadId, runId: input.runId, toolCallId: uid('call'), signalId: uid('signal') };
+  return { threadId: input.threadId, runId: input.runId, toolCallId: uid('call'), signalId: uid('signal'), scheduleId: uid('schedule') };
 }
 
 /** Everything alice can read of her thread: a sweep that changed anything of hers changes this. */
@@ -62,6 +68,7 @@ async function alicesView(alice: string, agentId: string, threadId: string) {
     state: await read('/state'),
     approvals: await read('/pending-approvals'),
     notifications: await read('/notifications'),
+    schedules: await read('/schedules'),
   };
 }
 
@@ -90,6 +97,7 @@ const pathFor = (route: Route, aim: Aim, agentId: string) =>
     .replace(':runId', encodeURIComponent(aim.runId))
     .replace(':toolCallId', encodeURIComponent(aim.toolCallId))
     .replace(':signalId', encodeURIComponent(aim.signalId))
+    .replace(':scheduleId', encodeURIComponent(aim.scheduleId))
     .replace(':agentId', agentId);
 
 const isFollow = (route: Route) => route.method === 'GET' && Object.values(route.ok).some((ok) => 'events' in ok);
@@ -123,7 +131,13 @@ async function told(route: Route, aim: Aim, mallory: string, agentId: string): P
 const createdFor = async (mallory: string, threadId: string) => (await http(`${tb.base}/threads/${threadId}?resourceId=${mallory}`)).status === 200;
 
 /** Ids nobody uses: what mallory's answers on alice's ids must look like. */
-const nobodys = (): Aim => ({ threadId: uid('no-thread'), runId: uid('no-run'), toolCallId: uid('no-call'), signalId: uid('no-signal') });
+const nobodys = (): Aim => ({
+  threadId: uid('no-thread'),
+  runId: uid('no-run'),
+  toolCallId: uid('no-call'),
+  signalId: uid('no-signal'),
+  scheduleId: uid('no-schedule'),
+});
 
 /** The routes that aim at something: an id in the path, or a thread in the body. */
 const aimed = ROUTES.filter((r) => r.path.includes(':') || JSON.stringify(r.example ?? {}).includes('threadId'));
@@ -136,7 +150,7 @@ describe.each([
     const [alice, mallory] = [uid('alice'), uid('mallory')];
     const hers = await make(alice);
     const before = await alicesView(alice, agentId, hers.threadId);
-    expect(aimed.length).toBeGreaterThanOrEqual(18);
+    expect(aimed.length).toBeGreaterThanOrEqual(27);
 
     for (const route of aimed) {
       const label = `${route.method} ${route.path}`;

@@ -8,6 +8,7 @@
 // thread's events into `agent.messages`, which the transcript renders. A `BridgeClient` makes the
 // REST and signal calls.
 import { BridgeAgent, BridgeClient, BridgeRequestError } from './client.js';
+import { schedulesPanel } from './schedules.js';
 import { runEndNotice, Transcript } from './transcript.js';
 
 const prefix = document.querySelector('meta[name="agui-prefix"]')?.content ?? '/agui';
@@ -379,7 +380,7 @@ async function openThread(thread) {
   for (const button of ui.threads.querySelectorAll('button.thread')) button.setAttribute('aria-pressed', String(button.dataset.id === thread.id));
   ui.title.textContent = thread.title || thread.id;
   ui.meta.textContent = `${thread.id} · resource ${app.resourceId}`;
-  await loadApprovals(follow(thread.id));
+  await Promise.all([loadApprovals(follow(thread.id)), schedules.refresh()]);
 }
 
 // ── following the thread ─────────────────────────────────────────────────
@@ -454,6 +455,8 @@ function follower(agent) {
     }),
     onRunFinishedEvent: mine(({ event, outcome, interrupts }) => {
       if (!isSnapshotRun(event)) endRun();
+      // A schedule's fire ends as a run: its last fire shows in the panel.
+      if (!isSnapshotRun(event)) void schedules.refresh();
       if (outcome === 'interrupt') addApprovals(interrupts);
       if (outcome === 'cancelled') noticeUnlessShown({ outcome });
       endTimeline(outcome === 'cancelled' ? 'cancelled' : undefined);
@@ -874,6 +877,18 @@ ui.stateForm.addEventListener('submit', async (event) => {
     say(describeDecision(answer, 'state'));
   });
 });
+
+const schedules = schedulesPanel(
+  {
+    form: $('#schedule-form'),
+    when: $('#schedule-when'),
+    cronRow: $('#schedule-cron-row'),
+    cron: $('#schedule-cron'),
+    timezone: $('#schedule-timezone'),
+    list: $('#schedules'),
+  },
+  { client: () => app.client, threadId: () => app.threadId, attempt: (failure, action) => attempt(failure, action), say: (text, tone) => say(text, tone) },
+);
 
 ui.resourceForm.addEventListener('submit', async (event) => {
   event.preventDefault();

@@ -10,6 +10,12 @@ import type {
   NotificationStatus,
   PendingApproval,
   RoutingOptions,
+  Schedule,
+  ScheduleChanges,
+  ScheduleFilter,
+  ScheduleFired,
+  ScheduleInput,
+  ScheduleTrigger,
   SignalDecision,
   SignalInput,
   StateSignalInput,
@@ -236,6 +242,80 @@ export class BridgeClient {
     return this.request('DELETE', `${this.thread(threadId)}/queue/${encodeURIComponent(signalId)}`, { query: this.target() });
   }
 
+  // ── schedules ────────────────────────────────────────────────────────
+
+  /**
+   * Schedules a message into the thread on a cron; each fire is a run on the thread (`POST /threads/:threadId/schedules`).
+   * @example const morning = await client.createSchedule('t1', { cron: '0 9 * * *', timezone: 'Europe/Oslo', prompt: 'Plan my day' });
+   */
+  createSchedule(threadId: string, schedule: ScheduleInput): Promise<Schedule> {
+    return this.signalRoute(threadId, 'schedules', { ...schedule });
+  }
+
+  /**
+   * The thread's schedules (`GET /threads/:threadId/schedules`).
+   * @example const schedules = await client.threadSchedules('t1');
+   */
+  threadSchedules(threadId: string): Promise<Schedule[]> {
+    return this.request('GET', `${this.thread(threadId)}/schedules`, { query: this.target() });
+  }
+
+  /**
+   * The caller's schedules, newest first (`GET /schedules`).
+   * @example const paused = await client.schedules({ status: 'paused' });
+   */
+  schedules(filter: ScheduleFilter = {}): Promise<Schedule[]> {
+    return this.request('GET', '/schedules', { query: { ...this.caller(), ...filter } });
+  }
+
+  /**
+   * One schedule (`GET /schedules/:scheduleId`).
+   * @example const { nextFireAt } = await client.schedule(morning.id);
+   */
+  schedule(scheduleId: string): Promise<Schedule> {
+    return this.request('GET', this.scheduleOf(scheduleId), { query: this.caller() });
+  }
+
+  /**
+   * Changes a schedule (`PATCH /schedules/:scheduleId`).
+   * @example await client.updateSchedule(morning.id, { cron: '30 8 * * 1-5' });
+   */
+  updateSchedule(scheduleId: string, changes: ScheduleChanges): Promise<Schedule> {
+    return this.request('PATCH', this.scheduleOf(scheduleId), { body: { ...this.caller(), ...changes } });
+  }
+
+  /**
+   * Pauses (`'pause'`) or resumes (`'resume'`) a schedule (`POST /schedules/:scheduleId/pause` · `/resume`).
+   * @example await client.setSchedule(morning.id, 'pause');
+   */
+  setSchedule(scheduleId: string, action: 'pause' | 'resume'): Promise<Schedule> {
+    return this.request('POST', `${this.scheduleOf(scheduleId)}/${action}`, { body: this.caller() });
+  }
+
+  /**
+   * Fires a schedule once, now, whatever its status (`POST /schedules/:scheduleId/run`).
+   * @example await client.runSchedule(morning.id);
+   */
+  runSchedule(scheduleId: string): Promise<ScheduleFired> {
+    return this.request('POST', `${this.scheduleOf(scheduleId)}/run`, { body: this.caller() });
+  }
+
+  /**
+   * A schedule's fires, newest first (`GET /schedules/:scheduleId/triggers`).
+   * @example const [last] = await client.scheduleTriggers(morning.id, { limit: 1 });
+   */
+  scheduleTriggers(scheduleId: string, options: { limit?: number } = {}): Promise<ScheduleTrigger[]> {
+    return this.request('GET', `${this.scheduleOf(scheduleId)}/triggers`, { query: { ...this.caller(), ...options } });
+  }
+
+  /**
+   * Deletes a schedule (`DELETE /schedules/:scheduleId`).
+   * @example await client.deleteSchedule(morning.id);
+   */
+  async deleteSchedule(scheduleId: string): Promise<void> {
+    await this.request<undefined>('DELETE', this.scheduleOf(scheduleId), { query: this.caller() });
+  }
+
   // ── agents ───────────────────────────────────────────────────────────
 
   /**
@@ -258,6 +338,10 @@ export class BridgeClient {
 
   private thread(threadId: string): string {
     return `/threads/${encodeURIComponent(threadId)}`;
+  }
+
+  private scheduleOf(scheduleId: string): string {
+    return `/schedules/${encodeURIComponent(scheduleId)}`;
   }
 
   private caller(): { resourceId?: string } {

@@ -10,6 +10,14 @@ import type { z } from 'zod';
 import type { AgentInfoSchema } from '../agents/agent-provider.js';
 import type { ApprovalAnswerSchema, NotificationAnswerSchema, NotificationRecordSchema, SignalDecisionSchema, StateSkippedSchema } from '../http/answers.js';
 import type { ErrorBody as ServerErrorBody } from '../http/errors.js';
+import type {
+  CreateScheduleSchema,
+  FiredSchema,
+  ListSchedulesQuerySchema,
+  ScheduleSchema,
+  ScheduleTriggerSchema,
+  UpdateScheduleSchema,
+} from '../schedules/schemas.js';
 import type { ContentsSchema } from '../signal-shapes.js';
 import type { NotificationSchema, SendMessageSchema, SignalSchema, StateSignalSchema } from '../signals/schemas.js';
 import type { PendingApprovalSchema } from '../signals/thread-approvals.js';
@@ -81,6 +89,24 @@ export type ThreadMessage = z.input<typeof ThreadMessageSchema>;
 
 /** An agent the bridge serves (`GET /agents`): an agent, or a Mastra workflow served as one. */
 export type AgentInfo = z.input<typeof AgentInfoSchema>;
+
+/** Body of `POST /threads/:threadId/schedules` (docs/schedules.md). */
+export type ScheduleInput = Body<typeof CreateScheduleSchema>;
+
+/** Body of `PATCH /schedules/:scheduleId`: what changes. */
+export type ScheduleChanges = Body<typeof UpdateScheduleSchema>;
+
+/** A schedule on a thread (times as ISO strings). */
+export type Schedule = z.input<typeof ScheduleSchema>;
+
+/** One fire of a schedule (`GET /schedules/:scheduleId/triggers`). */
+export type ScheduleTrigger = z.input<typeof ScheduleTriggerSchema>;
+
+/** What `GET /schedules` narrows the caller's schedules to. */
+export type ScheduleFilter = Omit<z.input<typeof ListSchedulesQuerySchema>, 'resourceId'>;
+
+/** The answer of `POST /schedules/:scheduleId/run`. */
+export type ScheduleFired = z.input<typeof FiredSchema>;
 
 /** The body of every error answer. */
 export type ErrorBody = ServerErrorBody;

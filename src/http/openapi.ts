@@ -2,9 +2,9 @@ import { createRequire } from 'node:module';
 import { z } from 'zod';
 import type { ErrorCode, ErrorDetail } from '../errors.js';
 import { IdSchema } from '../id.js';
-import type { ErrorStatus, Method, Route, Success, Tag } from './route.js';
+import type { ErrorStatus, Method, Route, RouteErrorCode, Success, Tag } from './route.js';
 import { headerSchemaOf } from './serve-route.js';
-import { codesWith, statusesOf } from './route-codes.js';
+import { codesWith, STATUS_OF, statusesOf } from './route-codes.js';
 
 /** A JSON Schema (2020-12, the dialect of OpenAPI 3.1) as a plain JSON value. */
 export type JsonSchema = { [key: string]: unknown };
@@ -49,28 +49,8 @@ export type OpenApiDocument = {
 // The error body
 // ---------------------------------------------------------------------------------------------
 
-/** Every `ErrorCode`, as a value: the document's enum. */
-const ERROR_CODES = [
-  'INVALID_INPUT',
-  'UNAUTHORIZED',
-  'FORBIDDEN',
-  'AGENT_NOT_FOUND',
-  'THREAD_NOT_FOUND',
-  'RUN_NOT_FOUND',
-  'TOOL_CALL_NOT_FOUND',
-  'CONFLICT',
-  'THREAD_BUSY',
-  'PAYLOAD_TOO_LARGE',
-  'MEMORY_NOT_CONFIGURED',
-  'INTERNAL_ERROR',
-  'RATE_LIMITED',
-  'UNAVAILABLE',
-  'NOT_FOUND',
-] as const satisfies readonly ErrorCode[];
-
-// `ErrorCode` is a type only: this stops the build when a code is added there and not here.
-type NoneLeft<T extends never> = T;
-type _ErrorCodesListed = NoneLeft<Exclude<ErrorCode, (typeof ERROR_CODES)[number]>>;
+/** Every `ErrorCode`, as a value: the document's enum (`STATUS_OF` has one entry per code a route answers; `NOT_FOUND` is the app's, for unknown routes). */
+const ERROR_CODES: [ErrorCode, ...ErrorCode[]] = ['NOT_FOUND', ...(Object.keys(STATUS_OF) as RouteErrorCode[])];
 
 /**
  * The wire shape of `ErrorBody` (`http/errors.ts`), which is an interface and has no schema of
@@ -101,7 +81,7 @@ const ERROR_RESPONSES = {
   503: { name: 'Unavailable', when: 'a service the answer depends on (the token key server) is unreachable; `Retry-After` says when to try again' },
 } as const satisfies Record<ErrorStatus, { name: string; when: string }>;
 
-const TAGS: Tag[] = ['runs', 'agents', 'threads', 'signals', 'meta'];
+const TAGS: Tag[] = ['runs', 'agents', 'threads', 'signals', 'schedules', 'meta'];
 
 // ---------------------------------------------------------------------------------------------
 // Building the document

@@ -7,7 +7,7 @@ import type { Services } from './services.js';
 export type Method = 'GET' | 'POST' | 'PATCH' | 'DELETE';
 
 /** The groups of the OpenAPI document. */
-export type Tag = 'runs' | 'agents' | 'threads' | 'signals' | 'meta';
+export type Tag = 'runs' | 'agents' | 'threads' | 'signals' | 'schedules' | 'meta';
 
 /** The error statuses a route may answer (each with the `Error` body; see `openapi.ts`). */
 export type ErrorStatus = 400 | 401 | 403 | 404 | 409 | 413 | 429 | 500 | 503;

@@ -6,6 +6,7 @@ import type { IdempotencyStore } from '../idempotency/idempotency-store.js';
 import { Limits } from '../limits/limits.js';
 import { RunService } from '../runs/run-service.js';
 import type { ToolProxy } from '../runs/tool-proxy.js';
+import { ThreadSchedules } from '../schedules/thread-schedules.js';
 import { SignalRouter } from '../signals/signal-router.js';
 import { ThreadApprovals } from '../signals/thread-approvals.js';
 import { ThreadStops } from '../signals/thread-stops.js';
@@ -53,6 +54,8 @@ export const HANDLER_SERVICES = {
   locks: port<ThreadLocks>(TOKENS.ThreadLocks),
   /** The answers kept for `Idempotency-Key` retries. */
   idempotency: port<IdempotencyStore>(TOKENS.IdempotencyStore),
+  /** Mastra's cron on the caller's threads. */
+  schedules: ThreadSchedules,
   /** Caps on callers: requests per minute, open streams, runs at once (`config.limits`). */
   limits: Limits,
 };

@@ -10,3 +10,4 @@ export * from './registry.js';
 export * from './runs.js';
 export * from './signals.js';
 export * from './workflows.js';
+export * from './schedules.js';

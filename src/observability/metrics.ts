@@ -3,7 +3,7 @@ import { injectable } from 'inversify';
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 
 /** Where a run came from: a `POST /run`, a signal that woke an idle thread, or recovery answering what a crash left. */
-export type RunOrigin = 'run' | 'signal' | 'recovery';
+export type RunOrigin = 'run' | 'signal' | 'recovery' | 'schedule';
 /** How a run ended: its terminal AG-UI event (`RUN_FINISHED` and its outcome, or `RUN_ERROR`). */
 export type RunOutcome = 'success' | 'interrupt' | 'cancelled' | 'error';
 /** How a follower joined a thread's events stream. */
@@ -72,6 +72,7 @@ export class BridgeMetrics {
   private readonly signalDecisions: Counter<'kind' | 'action'>;
   private readonly limitRefusals: Counter<'limit'>;
   private readonly recoveryRuns: Counter<'kind'>;
+  private readonly scheduleFires: Counter<'outcome'>;
   private readonly webhookAttempts: Counter<'result'>;
   private readonly outboxDepth = new Set<GaugeSource>();
   private readonly httpRequests: Counter<'method' | 'route' | 'status'>;
@@ -103,6 +104,11 @@ export class BridgeMetrics {
     ]);
     this.signalDecisions = counter('signal_decisions_total', 'Routing decisions of the signal routes, by route kind and action', ['kind', 'action']);
     this.limitRefusals = counter('limit_refusals_total', 'Requests refused by a configured limit', ['limit']);
+    this.scheduleFires = counter(
+      'schedule_fires_total',
+      "Schedules' fires, by Mastra's outcome (succeeded, delivered, persisted, discarded, skipped, aborted, failed)",
+      ['outcome'],
+    );
     this.recoveryRuns = counter(
       'recovery_runs_total',
       'Runs recovery started for acknowledged input a crash left unanswered (continue: stored messages a cut run took; resend: messages never stored)',
@@ -149,6 +155,11 @@ export class BridgeMetrics {
   /** A run recovery started: `continue` answers stored messages a cut run took, `resend` sends one never stored. */
   recoveryRun(kind: 'continue' | 'resend'): void {
     this.recoveryRuns.inc({ kind });
+  }
+
+  /** One fire of a schedule, by how Mastra says it went. */
+  scheduleFired(outcome: string): void {
+    this.scheduleFires.inc({ outcome });
   }
 
   /** One webhook delivery attempt's result. */

@@ -15,6 +15,10 @@ export interface RunIdentity {
   resourceId: string;
   /** The message (or signal) the run answers, as the thread stores it, when it answers one. */
   inputId?: string;
+  /** The schedule whose fire woke the run (`origin: 'schedule'`). */
+  scheduleId?: string;
+  /** When the run started, where it began before the bridge heard of it (a schedule's fire: at its end). */
+  startedAt?: Date;
 }
 
 /** A run that ended, whoever started it: what the metrics count and the webhooks tell. */
@@ -110,7 +114,9 @@ export class RunTracker {
         'agui.agent_id': run.agentId,
         'agui.resource_id': run.resourceId,
         'agui.origin': run.origin,
+        ...(run.scheduleId !== undefined && { 'agui.schedule_id': run.scheduleId }),
       },
+      ...(run.startedAt && { startTime: run.startedAt }),
     });
     return new TrackedRun(run, span, trace.setSpan(context.active(), span), (end) => this.report(end));
   }

@@ -104,6 +104,17 @@ export const ServerEnvSchema = z
      * meanwhile) before the rest is cut: under Kubernetes' 30 s grace by default; `0` cuts at once.
      */
     SHUTDOWN_GRACE_MS: z.coerce.number().int().min(0).max(3_600_000).default(25_000),
+    /** How often Mastra's scheduler looks for schedules due (docs/schedules.md). */
+    SCHEDULER_TICK_MS: ms(100, 1000),
+    /** The shortest time between two fires of a schedule, in seconds. */
+    SCHEDULE_MIN_INTERVAL_S: z.coerce
+      .number()
+      .int()
+      .min(1)
+      .max(365 * 24 * 3600)
+      .default(60),
+    /** How many schedules one resource may hold. */
+    MAX_SCHEDULES_PER_RESOURCE: z.coerce.number().int().min(1).max(100_000).default(50),
     /** Host names the server answers to besides loopback's (DNS rebinding; see docs/security.md). */
     ALLOWED_HOSTS: list,
     /** Hosts whose http(s) URLs input messages may carry (the server downloads them). */

@@ -114,17 +114,18 @@ export async function startServer(env: ServerEnv, bridgeConfig: BridgeConfig = {
   const scaleOut = env.REDIS_URL
     ? await (await import('../redis/scale-out.js')).createScaleOut({ url: env.REDIS_URL, prefix: env.REDIS_PREFIX, logger })
     : undefined;
-  const mastra = await embeddedMastra(env, storage, scaleOut);
   const resolveResourceId = authFromEnv(env);
   const warning = exposureWarning(env, resolveResourceId !== undefined);
   if (warning) log.warn(`warning: ${warning}`);
   const bridge = createBridge({ ...bridgeConfigOf(env, resolveResourceId, scaleOut), logger, ...bridgeConfig });
+  const mastra = await embeddedMastra(env, storage, scaleOut, bridge);
   const app = bridge.app(mastra);
   let closing = false;
   serveBeside(app, bridge, env, { storage, scaleOut, closing: () => closing, tokens: resolveResourceId !== undefined });
   const server = await listenOrClose(app, env, [storage, scaleOut]);
   const { port } = server.address() as AddressInfo;
   const host = env.HOST.includes(':') ? `[${env.HOST}]` : env.HOST;
+  await mastra.startWorkers();
   // What a crash left acknowledged and unanswered is sent again now that the server listens.
   bridge.recover(mastra).then(
     (resent) => resent > 0 && log.info({ resent }, `recovered ${resent} acknowledged message(s) left unanswered by the last run of the server`),
@@ -152,6 +153,8 @@ export async function startServer(env: ServerEnv, bridgeConfig: BridgeConfig = {
     close: () => close(),
     drainAndClose: async () => {
       closing = true;
+      // A draining process fires nothing more: the other processes' schedulers take its schedules.
+      await mastra.stopWorkers().catch((error: unknown) => log.warn(`shutdown: Mastra's workers did not stop: ${errorMessage(error)}`));
       const drained = await bridge.drain(env.SHUTDOWN_GRACE_MS);
       if (!drained) log.warn(`shutdown: runs still in flight after SHUTDOWN_GRACE_MS=${env.SHUTDOWN_GRACE_MS}; cancelling them`);
       let timer: NodeJS.Timeout | undefined;
@@ -162,8 +165,8 @@ export async function startServer(env: ServerEnv, bridgeConfig: BridgeConfig = {
   };
 }
 
-/** The embedded default's Mastra: the demo agent and workflow on `storage`, background tasks on, Mastra's spans when tracing is on. */
-async function embeddedMastra(env: ServerEnv, storage: MastraCompositeStore, scaleOut: ScaleOut | undefined): Promise<Mastra> {
+/** The embedded default's Mastra: the demo agent and workflow on `storage`, background tasks and schedules on (the bridge hears of each fire), Mastra's spans when tracing is on. */
+async function embeddedMastra(env: ServerEnv, storage: MastraCompositeStore, scaleOut: ScaleOut | undefined, bridge: Bridge): Promise<Mastra> {
   const callLog = env.DEMO_CALL_LOG;
   const onModelCall = callLog ? (call: object) => appendFileSync(callLog, `${JSON.stringify(call)}\n`) : undefined;
   const demo = createDemoAgent({ storage, delayMs: env.DEMO_DELAY_MS, slowTaskMs: env.SLOW_TASK_MS, model: env.MODEL, onModelCall });
@@ -175,6 +178,9 @@ async function embeddedMastra(env: ServerEnv, storage: MastraCompositeStore, sca
     storage,
     logger: false,
     backgroundTasks: { enabled: true },
+    // Schedules fire once Mastra's workers run (`startServer` starts them), from every process: Mastra's compare-and-swap fires each once.
+    scheduler: { enabled: true, tickIntervalMs: env.SCHEDULER_TICK_MS },
+    schedules: bridge.scheduleHooks(),
     ...(scaleOut && { pubsub: scaleOut.pubsub }),
     ...(observability && { observability }),
   });
@@ -189,6 +195,7 @@ function bridgeConfigOf(env: ServerEnv, resolveResourceId: ResolveResourceId | u
     ...(resolveResourceId && { resolveResourceId }),
     ...(env.IDEMPOTENCY_TTL_MS !== undefined && { idempotencyTtlMs: env.IDEMPOTENCY_TTL_MS }),
     ...(env.WEBHOOK_SECRET && { webhooks: { urls: env.WEBHOOK_URLS, secret: env.WEBHOOK_SECRET } }),
+    schedules: { minIntervalSeconds: env.SCHEDULE_MIN_INTERVAL_S, maxPerResource: env.MAX_SCHEDULES_PER_RESOURCE },
     ...(scaleOut && { scaleOut }),
   };
 }

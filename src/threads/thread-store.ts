@@ -11,11 +11,11 @@ import {
   createThread,
   deleteMessages,
   deleteThread,
-  discardNotifications,
   inputRows,
   messagesById,
   recallPage,
   recallTail,
+  releaseThread,
   rewriteMessage,
   saveMessages,
   storedWorkflowRun,
@@ -225,9 +225,9 @@ export class ThreadStore {
 
   async delete(scope: ThreadScope): Promise<void> {
     const { memory } = await this.load(scope);
-    // Mastra keeps notifications past their thread: none may still be delivered into a thread made
+    // Mastra keeps notifications and schedules past their thread: none may still reach a thread made
     // again under this id. Before the delete, so that a failure leaves the thread to delete again.
-    await discardNotifications(this.mastra, threadTarget(scope));
+    await releaseThread(this.mastra, threadTarget(scope));
     await deleteThread(memory, scope.threadId);
   }
 

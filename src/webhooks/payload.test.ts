@@ -5,7 +5,7 @@ import { runEndPayload } from './payload.js';
 
 const run = { agentId: 'demo', origin: 'run', threadId: 't1', runId: 'r1', resourceId: 'u1' } as const;
 const at = new Date('2026-11-28T10:00:00.000Z');
-const ids = { threadId: 't1', runId: 'r1', resourceId: 'u1', agentId: 'demo' };
+const ids = { threadId: 't1', runId: 'r1', resourceId: 'u1', agentId: 'demo', origin: 'run' };
 
 describe('runEndPayload', () => {
   it('a finished run: run.finished with its result', () => {
@@ -32,7 +32,12 @@ describe('runEndPayload', () => {
     const streamed: RunEnd = { ...run, outcome: 'error', terminal: { type: EventType.RUN_ERROR, message: 'the model failed', code: 'RUN_FAILED' } };
     expect(runEndPayload(streamed, at)).toMatchObject({ type: 'run.failed', data: { ...ids, error: { code: 'RUN_FAILED', message: 'the model failed' } } });
     const woken: RunEnd = { ...run, origin: 'signal', outcome: 'error', error: { code: 'TRIPWIRE', message: 'A guardrail stopped the run' } };
-    expect(runEndPayload(woken, at).data).toEqual({ ...ids, error: { code: 'TRIPWIRE', message: 'A guardrail stopped the run' } });
+    expect(runEndPayload(woken, at).data).toEqual({ ...ids, origin: 'signal', error: { code: 'TRIPWIRE', message: 'A guardrail stopped the run' } });
+  });
+
+  it("a schedule's fire: its origin and its schedule", () => {
+    const fired: RunEnd = { ...run, origin: 'schedule', scheduleId: 'agent_morning', outcome: 'success' };
+    expect(runEndPayload(fired, at).data).toEqual({ ...ids, origin: 'schedule', scheduleId: 'agent_morning', outcome: 'success' });
   });
 
   it('a cancelled run: run.cancelled', () => {

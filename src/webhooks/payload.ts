@@ -14,6 +14,10 @@ export interface WebhookPayload {
     runId: string;
     resourceId: string;
     agentId: string;
+    /** What started the run: a `/run`, a signal, a recovery, a schedule's fire. */
+    origin: RunEnd['origin'];
+    /** The schedule whose fire woke the run (`origin: "schedule"`). */
+    scheduleId?: string;
     outcome?: 'success' | 'interrupt' | 'cancelled';
     result?: unknown;
     interrupts?: unknown[];
@@ -32,8 +36,8 @@ const TYPES = { success: 'run.finished', interrupt: 'run.interrupted', cancelled
  * // { type: 'run.finished', timestamp: '…', data: { threadId: 't1', runId: 'r1', resourceId: 'u1', agentId: 'demo', outcome: 'success' } }
  */
 export function runEndPayload(end: RunEnd, at: Date): WebhookPayload {
-  const { threadId, runId, resourceId, agentId, outcome, terminal } = end;
-  const data: WebhookPayload['data'] = { threadId, runId, resourceId, agentId };
+  const { threadId, runId, resourceId, agentId, origin, scheduleId, outcome, terminal } = end;
+  const data: WebhookPayload['data'] = { threadId, runId, resourceId, agentId, origin, ...(scheduleId !== undefined && { scheduleId }) };
   if (outcome !== 'error') data.outcome = outcome;
   if (terminal?.type === EventType.RUN_FINISHED) {
     if (terminal.result !== undefined) data.result = terminal.result;

@@ -36,6 +36,8 @@ export interface TestBridgeOptions {
   withDemo?: boolean;
   /** Workflows to register (e.g. the demo's `draft-and-send`, `createDemoWorkflow()`). */
   workflows?: () => Record<string, AnyWorkflow>;
+  /** Starts Mastra's workers with the scheduler ticking every `tickIntervalMs`: schedules fire. */
+  scheduler?: { tickIntervalMs: number };
 }
 
 /** Starts a real bridge on a real socket (127.0.0.1, random port) over a real Mastra. */
@@ -54,17 +56,19 @@ export async function startTestBridge(options: TestBridgeOptions = {}): Promise<
   }
   const demo = createDemoAgent({ storage, delayMs: options.delayMs ?? 0, slowTaskMs: 100 });
   const agents = { ...(options.withDemo === false ? {} : { demo }), ...options.agents?.(storage) };
+  // An error code a route does not declare is a defect of the route table (route-codes.ts): the bridge logs it, the close fails on it.
+  const undeclared: string[] = [];
+  const logger = { ...silentLogger, error: (message: string) => void (message.includes('does not declare') && undeclared.push(message)) };
+  const bridge = createBridge({ logger, ...options.config });
   const mastra = new Mastra({
     agents,
     ...(options.workflows && { workflows: options.workflows() }),
     storage,
     logger: false,
     backgroundTasks: { enabled: true },
+    ...(options.scheduler && { scheduler: { enabled: true, tickIntervalMs: options.scheduler.tickIntervalMs }, schedules: bridge.scheduleHooks() }),
   });
-  // An error code a route does not declare is a defect of the route table (route-codes.ts): the bridge logs it, the close fails on it.
-  const undeclared: string[] = [];
-  const logger = { ...silentLogger, error: (message: string) => void (message.includes('does not declare') && undeclared.push(message)) };
-  const bridge = createBridge({ logger, ...options.config });
+  if (options.scheduler) await mastra.startWorkers();
   const app = bridge.app(mastra);
   const server: ServerType = await new Promise((resolve) => {
     const s = serve({ fetch: app.fetch, hostname: '127.0.0.1', port: 0 }, () => resolve(s));

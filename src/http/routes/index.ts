@@ -15,6 +15,18 @@ import {
   sendState,
   toolApproval,
 } from './signals.js';
+import {
+  createSchedule,
+  deleteSchedule,
+  getSchedule,
+  listSchedules,
+  pauseSchedule,
+  resumeSchedule,
+  runSchedule,
+  scheduleTriggers,
+  threadSchedules,
+  updateSchedule,
+} from './schedules.js';
 import { createThread, deleteThread, getState, getThread, listMessages, listThreads, updateThread } from './threads.js';
 
 /** Every route of the bridge, in one table (paths are relative to the configured prefix); the OpenAPI document lists them in this order. */
@@ -41,5 +53,15 @@ export const ROUTES: readonly Route[] = [
   pendingApprovals,
   abortThread,
   cancelQueued,
+  createSchedule,
+  threadSchedules,
+  listSchedules,
+  getSchedule,
+  updateSchedule,
+  pauseSchedule,
+  resumeSchedule,
+  runSchedule,
+  scheduleTriggers,
+  deleteSchedule,
   openApiRoute(() => ROUTES),
 ];
