@@ -1,4 +1,3 @@
-import { ScheduleFires } from './schedules/schedule-fires.js';
 import 'reflect-metadata';
 import type { Mastra } from '@mastra/core';
 import { Container, ContainerModule, type ServiceIdentifier } from 'inversify';
@@ -24,6 +23,7 @@ import { TOKENS } from './tokens.js';
 import { Limits } from './limits/limits.js';
 import { TokenBucketLimiter, type RateLimiter } from './limits/rate-limiter.js';
 import type { BridgeMetrics } from './observability/metrics.js';
+import { ScheduleFires } from './schedules/schedule-fires.js';
 
 /**
  * The ports in one process: the default, and what a deployment over shared stores replaces as a
