@@ -123,6 +123,25 @@ describe('traces over OTLP/HTTP (JSON)', { timeout: 60_000 }, () => {
     expect(spans.find(runSpan(runId))).toMatchObject({ parentSpanId: serverSpan.spanId, attributes: { 'agui.origin': 'signal', 'agui.thread_id': threadId } });
   });
 
+  it("a schedule's fire is a run span of its own: origin schedule, with the schedule's id", async () => {
+    const { id: threadId } = (await (
+      await fetch(`${server.url}/threads`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ resourceId: RESOURCE }) })
+    ).json()) as { id: string };
+    const post = (path: string, body: object) =>
+      fetch(`${server.url}${path}`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ resourceId: RESOURCE, ...body }),
+      });
+    const { id: scheduleId } = (await (await post(`/threads/${threadId}/schedules`, { cron: '0 9 * * *', prompt: 'traced', status: 'paused' })).json()) as {
+      id: string;
+    };
+    expect((await post(`/schedules/${scheduleId}/run`, {})).status).toBe(202);
+    const fired = (span: ReceivedSpan) => span.attributes['agui.schedule_id'] === scheduleId;
+    const span = (await receiver.waitFor((all) => all.some(fired))).find(fired)!;
+    expect(span).toMatchObject({ name: 'agui.run', attributes: { 'agui.origin': 'schedule', 'agui.thread_id': threadId, 'agui.outcome': 'success' } });
+  });
+
   it('a failed run is an error span', async () => {
     const caller = callerSpan();
     const input = await tracedRun(server, 'please fail', caller.traceparent);
