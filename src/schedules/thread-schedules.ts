@@ -63,10 +63,14 @@ export class ThreadSchedules {
     return (await agentSchedules(this.mastra, { resourceId: scope.resourceId, threadId: scope.threadId })).sort(byCreation).map(scheduleView);
   }
 
-  /** The caller's schedules, newest first. */
+  /** The caller's schedules on threads (an agent schedule made past the bridge may have none), newest first. */
   async ofResource(resourceId: string, filter: { agentId?: string; threadId?: string; status?: 'active' | 'paused' }): Promise<Schedule[]> {
     const found = await agentSchedules(this.mastra, { resourceId, ...defined(filter) });
-    return found.sort(byCreation).reverse().map(scheduleView);
+    return found
+      .filter((s) => s.threadId !== undefined)
+      .sort(byCreation)
+      .reverse()
+      .map(scheduleView);
   }
 
   async get(resourceId: string, id: string): Promise<Schedule> {
@@ -94,7 +98,7 @@ export class ThreadSchedules {
   async run(resourceId: string, id: string): Promise<{ scheduleId: string; triggeredAt: string }> {
     await this.mine(resourceId, id);
     const fired = await fireNow(this.mastra, id);
-    return { scheduleId: fired.scheduleId, triggeredAt: new Date(fired.scheduledFireAt).toISOString() };
+    return { scheduleId: fired.scheduleId, triggeredAt: iso(fired.scheduledFireAt) };
   }
 
   /** The schedule's fires, newest first. */
