@@ -6,6 +6,9 @@ import { z } from 'zod';
  * `z.infer` (`mastra/signals.ts`). A root module, so that both may import it.
  */
 
+/** The kinds of signal a client may send, or a schedule fire as. */
+export const SignalTypeSchema = z.enum(['notification', 'reactive', 'user']);
+
 /** XML-safe names: Mastra renders tags and attributes into the prompt as XML. */
 export const XmlNameSchema = z
   .string()

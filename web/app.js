@@ -887,7 +887,7 @@ const schedules = schedulesPanel(
     timezone: $('#schedule-timezone'),
     list: $('#schedules'),
   },
-  { client: () => app.client, threadId: () => app.threadId, attempt: (failure, action) => attempt(failure, action), say: (text, tone) => say(text, tone) },
+  { client: () => app.client, threadId: () => app.threadId, attempt, say },
 );
 
 ui.resourceForm.addEventListener('submit', async (event) => {

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { IdSchema } from '../id.js';
-import { RoutingSchema } from '../signal-shapes.js';
+import { RoutingSchema, SignalTypeSchema } from '../signal-shapes.js';
 
 /** Who and which agent, as every route takes them. */
 const target = { resourceId: IdSchema.optional(), agentId: IdSchema.optional() };
@@ -22,7 +22,7 @@ export const CreateScheduleSchema = z
     prompt,
     timezone: timezone.optional(),
     name: name.optional(),
-    signalType: z.enum(['notification', 'reactive', 'user']).optional(),
+    signalType: SignalTypeSchema.optional(),
     status: status.optional(),
     metadata: metadata.optional(),
   })

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { IdSchema } from '../id.js';
-import { AttributesSchema as attributes, ContentsSchema, MessageSchema, RoutingSchema, XmlNameSchema as xmlName } from '../signal-shapes.js';
+import { AttributesSchema as attributes, ContentsSchema, MessageSchema, RoutingSchema, SignalTypeSchema, XmlNameSchema as xmlName } from '../signal-shapes.js';
 
 /** Ids as on every route: no control characters or lone surrogates either. */
 const id = IdSchema;
@@ -19,7 +19,7 @@ export const SendMessageSchema = z
 export const SignalSchema = z
   .object({
     ...routing,
-    type: z.enum(['notification', 'reactive', 'user']),
+    type: SignalTypeSchema,
     contents: ContentsSchema,
     tagName: xmlName.optional(),
     attributes: attributes.optional(),

@@ -96,9 +96,9 @@ export class SignalRouter {
   }
 
   async listNotifications(scope: ThreadScope, status?: string) {
-    const { thread } = await this.threads.own(scope, 'read');
-    // A thread not stored yet has none of its own (those there are were a deleted one's).
-    return thread ? listNotifications(this.mastra, threadTarget(scope), new Date(thread.createdAt), status) : [];
+    // Made since the thread was: those from before were a deleted thread's under the same id.
+    const thread = await this.threads.get(scope);
+    return listNotifications(this.mastra, threadTarget(scope), new Date(thread.createdAt), status);
   }
 
   /**
