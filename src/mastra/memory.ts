@@ -80,8 +80,12 @@ export async function recallPage(memory: MastraMemory, thread: ThreadTarget, pag
   return messages;
 }
 
-/** The thread's last `rows` stored messages (signals included), oldest first: one query however long the thread. */
-export async function recallTail(memory: MastraMemory, thread: ThreadTarget, rows: number): Promise<MastraDBMessage[]> {
+/**
+ * The thread's last `rows` stored messages (signals included), oldest first: one query however
+ * long the thread. With `resourceId`, Mastra reads the thread's row first to check its owner; a
+ * caller that checked it on a row it read leaves it out.
+ */
+export async function recallTail(memory: MastraMemory, thread: { threadId: string; resourceId?: string }, rows: number): Promise<MastraDBMessage[]> {
   // No order given: Mastra reads the newest `perPage` and turns them round.
   const { messages } = await memory.recall({
     threadId: thread.threadId,
@@ -153,6 +157,12 @@ export function workingMemoryConfig(memory: MastraMemory): { scope: 'thread' | '
 /** The stored working memory's text (`null`/empty: none yet). */
 export function readWorkingMemory(memory: MastraMemory, scope: ThreadTarget): Promise<string | null> {
   return memory.getWorkingMemory(scope);
+}
+
+/** Thread-scoped working memory's text in a thread's row: where Mastra keeps it, and reads it from (`metadata.workingMemory`). */
+export function threadWorkingMemory(row: StorageThreadType): string | null {
+  const text = row.metadata?.workingMemory;
+  return typeof text === 'string' && text !== '' ? text : null;
 }
 
 /** Replaces the stored working memory's text. */

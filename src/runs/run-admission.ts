@@ -2,7 +2,7 @@ import type { Agent } from '@mastra/core/agent';
 import { inject, injectable } from 'inversify';
 import type { ResolvedConfig } from '../config.js';
 import { interruptNotWaiting, threadBusy } from '../errors.js';
-import { leasesOf, type RunOutput, type ThreadTarget } from '../mastra/index.js';
+import { leasesOf, type RunOutput, type StorageThreadType, type ThreadTarget } from '../mastra/index.js';
 import type { InboxCuts } from '../threads/inbox.js';
 import { SUPERSEDED_BY_INPUT, PendingInterrupts } from '../threads/pending-interrupts.js';
 import type { ThreadControl } from '../threads/thread-control.js';
@@ -33,14 +33,15 @@ export class RunAdmission {
    * The thread's turn for a new run, as `multitask` says: wait for it, refuse at once, or cut the
    * running run short. A run stopped on an interrupt is not running: the new input supersedes
    * what it waits on (declined) and takes the thread at once, whatever `multitask` says. A thread
-   * not stored yet has no stopped run to look for (a first message skips those reads).
+   * not stored yet has no stopped run to look for (a first message skips those reads). `row`: the
+   * thread's row as the request read it (`undefined`: the thread does not exist yet).
    */
-  async takeTurn(agent: Agent, scope: ThreadScope, runId: string, multitask: Multitask, exists: boolean): Promise<ThreadTurn> {
-    const { waiting, streaming } = exists
+  async takeTurn(agent: Agent, scope: ThreadScope, runId: string, multitask: Multitask, row: StorageThreadType | undefined): Promise<ThreadTurn> {
+    const { waiting, streaming } = row
       ? await this.interrupts.standing(agent, scope)
       : { waiting: [], streaming: (await threadLeaseOwner(agent, scope)) !== undefined };
     if (multitask === 'reject' && streaming) return takeThreadTurn(leasesOf(agent), scope, runId, 0, threadBusy);
-    if (exists) await this.interrupts.supersede(agent, scope, SUPERSEDED_BY_INPUT, { waiting });
+    if (row) await this.interrupts.supersede(agent, scope, SUPERSEDED_BY_INPUT, { waiting, row });
     if (multitask === 'reject') return takeThreadTurn(leasesOf(agent), scope, runId, 0, threadBusy);
     // Only a running thread is aborted: asking the other processes about an idle one would wait out their silence.
     // The aborted run's partial answer is stored before this run's input, as a Stop then a message would have it.

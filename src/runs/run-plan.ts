@@ -5,7 +5,7 @@ import type { WorkflowActivityContent } from '../translate/workflow-activity.js'
 import type { ThreadTurn } from '../threads/thread-lease.js';
 import type { ThreadScope } from '../threads/thread-store.js';
 import type { StateEvents } from '../state/state-events.js';
-import type { ThreadTarget } from '../mastra/index.js';
+import type { StorageThreadType, ThreadTarget } from '../mastra/index.js';
 import type { WorkingMemoryState } from '../state/working-memory.js';
 import type { EventSink, RunOptions } from './prepared-run.js';
 import type { ResultCapture } from './result-capture.js';
@@ -49,8 +49,11 @@ export interface RunPlan {
   inboxId?: string;
   /** The thread's lease, taken for the run before Mastra registers it. */
   turn?: ThreadTurn;
-  /** Where the thread's state lives, for an agent with working memory. */
-  state?: { store: WorkingMemoryState; scope: ThreadTarget };
+  /**
+   * Where the thread's state lives, for an agent with working memory; `row`: the thread's row as
+   * the run starts, when prepare read it and wrote no state since: it answers the opening state.
+   */
+  state?: { store: WorkingMemoryState; scope: ThreadTarget; row?: StorageThreadType };
   /** What the thread's workflow calls showed when they last ran (a resume goes on from there). */
   workflowActivities?: Readonly<Record<string, WorkflowActivityContent>>;
 }

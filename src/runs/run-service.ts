@@ -3,11 +3,12 @@ import type { MastraDBMessage, MastraMemory } from '@mastra/core/memory';
 import { inject, injectable } from 'inversify';
 import { AgentProvider } from '../agents/agent-provider.js';
 import { invalidInput } from '../errors.js';
-import { memoryOf } from '../mastra/index.js';
+import { memoryOf, type StorageThreadType } from '../mastra/index.js';
 import { WorkingMemoryState, type AgentState } from '../state/working-memory.js';
 import { inboxEntry, type DurableInbox } from '../threads/inbox.js';
 import { RecoveryGate } from '../threads/recovery-gate.js';
-import { ThreadStore, type RecentHistory, type ThreadScope } from '../threads/thread-store.js';
+import { recentHistory, type RecentHistory } from '../threads/recent-history.js';
+import { ThreadStore, type ThreadScope } from '../threads/thread-store.js';
 import { TOKENS } from '../tokens.js';
 import { appendPosition } from '../translate/history.js';
 import { mastraRunIdOf, toolResultMessageId, type MessagePosition } from '../translate/ids.js';
@@ -59,15 +60,17 @@ export class RunService {
       await this.threads.checkIds(
         scope,
         messages.map((m) => m.id),
+        recent?.lookedUp,
       );
     await this.admission.assertUnanswered(resume);
     // One run per thread at a time (here and in every process on the same leases).
     const mastraRunId = resume[0]?.runId ?? mastraRunIdOf(input.threadId, input.runId);
-    const turn = memory && resume.length === 0 ? await this.admission.takeTurn(agent, scope, mastraRunId, options.multitask, recent !== undefined) : undefined;
+    const turn = memory && resume.length === 0 ? await this.admission.takeTurn(agent, scope, mastraRunId, options.multitask, recent?.thread) : undefined;
+    let row: StorageThreadType | undefined;
     try {
-      if (memory) await this.threads.claim(scope);
+      if (memory) row = (await this.threads.claim(scope, recent?.thread)).thread;
       // The client's state, when it differs from the stored one, is the run's from the start.
-      await workingMemory?.write(scope, state);
+      if (await workingMemory?.write(scope, state, row)) row = undefined;
       if (memory) inboxId = await this.storeInput(input, scope, fresh, messages, options);
     } catch (error) {
       await turn?.release();
@@ -82,7 +85,7 @@ export class RunService {
       announcement,
       inboxId,
       turn,
-      state: workingMemory && { store: workingMemory, scope },
+      state: workingMemory && { store: workingMemory, scope, row },
       workflowActivities: recent?.context.workflowActivities,
     };
     return this.streamer.prepared(agent, input, options, plan);
@@ -96,7 +99,7 @@ export class RunService {
   private async recentOf(memory: MastraMemory | undefined, scope: ThreadScope, input: RunAgentInput): Promise<RecentHistory | undefined> {
     if (!memory) return undefined;
     await this.gate.pass(input.threadId);
-    return this.threads.recent(scope, memory, tailIds(input.messages));
+    return recentHistory(memory, scope, tailIds(input.messages));
   }
 
   /**

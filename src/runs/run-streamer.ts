@@ -111,7 +111,15 @@ function openContext(input: RunAgentInput, options: RunOptions, plan: RunPlan, r
     workflowActivities: plan.workflowActivities,
   });
   const { state: stateOf } = plan;
-  const state = stateOf && new StateEvents(() => stateOf.store.read(stateOf.scope));
+  // The opening read comes from the row prepare read, if any; every later one (the state moved) from storage.
+  let row = stateOf?.row;
+  const state =
+    stateOf &&
+    new StateEvents(() => {
+      const known = row;
+      row = undefined;
+      return stateOf.store.read(stateOf.scope, known);
+    });
   return { ...run, translator, capture: new ResultCapture(), runId: input.runId, frontendTools, options, state, startedAt: Date.now() };
 }
 

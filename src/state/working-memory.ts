@@ -2,7 +2,15 @@ import type { MastraMemory } from '@mastra/core/memory';
 import fastJsonPatch from 'fast-json-patch';
 import { invalidInput } from '../errors.js';
 import { jsonObjectOf } from '../text.js';
-import { check, readWorkingMemory, workingMemoryConfig, writeWorkingMemory, type ThreadTarget } from '../mastra/index.js';
+import {
+  check,
+  readWorkingMemory,
+  threadWorkingMemory,
+  workingMemoryConfig,
+  writeWorkingMemory,
+  type StorageThreadType,
+  type ThreadTarget,
+} from '../mastra/index.js';
 
 /** An agent's state as AG-UI carries it: a JSON object. */
 export type AgentState = Record<string, unknown>;
@@ -16,8 +24,8 @@ const MARKDOWN_KEY = 'workingMemory';
 /**
  * An agent's working memory seen as AG-UI state: schema-based working memory is the JSON object
  * itself, template-based is `{ workingMemory: "<markdown>" }`. Resolved once per memory (`of`),
- * which answers `undefined` for a memory without working memory; `read` costs one storage call,
- * `write` two.
+ * which answers `undefined` for a memory without working memory; `read` costs one storage call
+ * (none from a thread's row already read), `write` two.
  *
  * @example
  * const state = WorkingMemoryState.of(await memoryOf(agent));
@@ -45,9 +53,12 @@ export class WorkingMemoryState {
     return new WorkingMemoryState(memory, config.schema ? 'json' : 'markdown', config.schema, config.scope);
   }
 
-  /** The stored state; `undefined` when nothing is stored yet (or it is not a JSON object). */
-  async read(scope: ThreadTarget): Promise<AgentState | undefined> {
-    const raw = await readWorkingMemory(this.memory, scope);
+  /**
+   * The stored state; `undefined` when nothing is stored yet (or it is not a JSON object). `row`:
+   * the thread's row as the caller read it, which holds thread-scoped working memory (no read then).
+   */
+  async read(scope: ThreadTarget, row?: StorageThreadType): Promise<AgentState | undefined> {
+    const raw = row && this.scope === 'thread' ? threadWorkingMemory(row) : await readWorkingMemory(this.memory, scope);
     if (!raw) return undefined;
     if (this.format === 'markdown') return { [MARKDOWN_KEY]: raw };
     return jsonObjectOf(raw);
@@ -59,12 +70,13 @@ export class WorkingMemoryState {
    * (`state.facts`). What is stored is what the schema answers, not what was sent: a zod object
    * drops keys it does not name (`__proto__` and `constructor` among them), and its defaults and
    * transforms apply. Answers whether anything changed: `{}`, and a state whose checked value is
-   * the stored state, change nothing. The one place the bridge writes working memory.
+   * the stored state, change nothing. The one place the bridge writes working memory. `row`: as
+   * `read`'s.
    */
-  async write(scope: ThreadTarget, state: AgentState): Promise<boolean> {
+  async write(scope: ThreadTarget, state: AgentState, row?: StorageThreadType): Promise<boolean> {
     if (Object.keys(state).length === 0) return false;
     const checked = await this.check(state);
-    const stored = await this.read(scope);
+    const stored = await this.read(scope, row);
     if (stored && fastJsonPatch.compare(stored, checked.state).length === 0) return false;
     await writeWorkingMemory(this.memory, scope, checked.text);
     return true;

@@ -1,5 +1,5 @@
 import { messagesById, recallPage, type MastraDBMessage, type MastraMemory, type Page, type StorageThreadType, type ThreadTarget } from '../mastra/index.js';
-import { subagentThreads } from '../translate/history.js';
+import { subagentThreads, type HistoryContext } from '../translate/history.js';
 import type { StoredRunEnd } from '../translate/run-end.js';
 import { runEndsOf } from './thread-metadata.js';
 
@@ -7,6 +7,12 @@ import { runEndsOf } from './thread-metadata.js';
  * What history reads beside a page of a thread's rows (`ThreadStore.history`): the sub-agents'
  * own rows, and the run ends that belong on the page.
  */
+
+/** A thread's stored messages, with what the bridge needs beside them to show them as AG-UI messages. */
+export interface ThreadHistory {
+  stored: MastraDBMessage[];
+  context: HistoryContext;
+}
 
 /** What the sub-agents the rows delegated to stored in their own threads (Mastra keeps them in the supervisor's memory). */
 export async function subagentRows(memory: MastraMemory, stored: MastraDBMessage[]): Promise<Map<string, MastraDBMessage[]>> {
@@ -42,7 +48,7 @@ export async function runEndsOnPage(
 }
 
 /** Which of `ids` the thread stores. */
-export async function storedIds(memory: MastraMemory, scope: ThreadTarget, ids: readonly string[]): Promise<Set<string>> {
+async function storedIds(memory: MastraMemory, scope: ThreadTarget, ids: readonly string[]): Promise<Set<string>> {
   if (ids.length === 0) return new Set();
   return new Set((await messagesById(memory, [...ids])).filter((m) => m.threadId === scope.threadId).map((m) => m.id));
 }

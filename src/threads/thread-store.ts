@@ -34,7 +34,8 @@ import {
 } from '../mastra/index.js';
 import { conflict, notFound } from '../errors.js';
 import { TOKENS } from '../tokens.js';
-import { runEndsOnPage, storedIds as idsStored, subagentRows } from './history-context.js';
+import { runEndsOnPage, subagentRows, type ThreadHistory } from './history-context.js';
+import type { IdHolders } from './recent-history.js';
 import { RecoveryGate } from './recovery-gate.js';
 import type { ThreadLocks } from './thread-locks.js';
 import {
@@ -52,7 +53,7 @@ import {
   type ThreadInfo,
   type ThreadWorkflowRun,
 } from './thread-metadata.js';
-import { toAguiMessages, type HistoryContext, type StoredBackgroundTask, type ToolMessageIds } from '../translate/history.js';
+import { toAguiMessages, type StoredBackgroundTask, type ToolMessageIds } from '../translate/history.js';
 import { toThreadMessage, type ThreadMessage } from '../translate/thread-message.js';
 import { cutStepMessage, textOf, type BlockedStep, type CutStep } from '../translate/retraction.js';
 import type { WorkflowActivityContent } from '../translate/workflow-activity.js';
@@ -68,21 +69,6 @@ export interface LatestWorkflowRun {
   lastRunId?: string;
   stored: StoredWorkflowRun;
 }
-
-/** A thread's stored messages, with what the bridge needs beside them to show them as AG-UI messages. */
-export interface ThreadHistory {
-  stored: MastraDBMessage[];
-  context: HistoryContext;
-}
-
-/** What a new run's input is checked against (`ThreadStore.recent`). */
-export interface RecentHistory extends ThreadHistory {
-  /** Ids of `stored` as stored and as AG-UI messages show them, and those of the asked ids the thread stores. */
-  storedIds: Set<string>;
-}
-
-/** Stored messages a new run reads back: enough for the ids history makes up (tool results, steps) at the thread's end. */
-const RECENT_ROWS = 20;
 
 /** A thread of a resource, and the agent (or workflow) a request means on it: the thread's one identity, `ThreadTarget`, plus the agent. */
 export interface ThreadScope extends ThreadTarget {
@@ -159,9 +145,13 @@ export class ThreadStore {
    * Makes sure the caller owns the thread, creating it when missing (under the same per-thread lock
    * as `create`, so two first runs on a new id cannot hand it to different resources), and that it
    * remembers the agent of its first run (`scope.agentId`). Another resource's thread is `404`.
-   * Answers whether the thread already existed, and its row as claimed.
+   * Answers whether the thread already existed, and its row as claimed. `known`: the row as this
+   * request read it already; a thread's owner never changes, so one that is the caller's and knows
+   * its agent is claimed as it is, with no read.
    */
-  async claim(scope: ThreadScope): Promise<{ existed: boolean; thread: StorageThreadType }> {
+  async claim(scope: ThreadScope, known?: StorageThreadType): Promise<{ existed: boolean; thread: StorageThreadType }> {
+    if (known?.resourceId === scope.resourceId && (scope.agentId === undefined || known.metadata?.[THREAD_AGENT_KEY] !== undefined))
+      return { existed: true, thread: known };
     const memory = await this.memoryOf(scope);
     const remembered = scope.agentId === undefined ? {} : { [THREAD_AGENT_KEY]: scope.agentId };
     return this.locks.exclusive(scope.threadId, async () => {
@@ -189,14 +179,16 @@ export class ThreadStore {
   /**
    * Checks the message ids a run brings, whatever kind of run it is: an id another thread holds is
    * `409` (Mastra saves messages by id, so it would move that row, possibly another resource's,
-   * into this thread). Answers those this thread stores already.
+   * into this thread). Answers those this thread stores already. `known`: ids this request looked
+   * up already (`RecentHistory.lookedUp`); only the others are read.
    */
-  async checkIds(scope: ThreadScope, ids: readonly string[]): Promise<Set<string>> {
-    if (ids.length === 0) return new Set();
-    const found = await messagesById(await this.memoryOf(scope), [...ids]);
-    const taken = found.find((m) => m.threadId !== scope.threadId);
+  async checkIds(scope: ThreadScope, ids: readonly string[], known: IdHolders = new Map()): Promise<Set<string>> {
+    const unread = ids.filter((id) => !known.has(id));
+    const found = unread.length > 0 ? await messagesById(await this.memoryOf(scope), unread) : [];
+    const holders = [...ids.flatMap((id) => (known.get(id) === undefined ? [] : [{ id, threadId: known.get(id) }])), ...found];
+    const taken = holders.find((m) => m.threadId !== scope.threadId);
     if (taken) throw conflict(`Message id ${taken.id} is already used by another thread`);
-    return new Set(found.map((m) => m.id));
+    return new Set(holders.map((m) => m.id));
   }
 
   /**
@@ -255,21 +247,6 @@ export class ThreadStore {
       const ends = Object.entries({ ...(kept as Record<string, StoredRunEnd> | undefined), [id]: end });
       return Object.fromEntries(ends.sort(([, a], [, b]) => a.at - b.at).slice(-KEPT_RUN_ENDS));
     });
-  }
-
-  /**
-   * What a new run's input is checked against, in three queries however long the thread: the
-   * thread (`undefined` when it does not exist yet; another resource's is `404`), its last stored
-   * messages, and which of `ids` (the input's tail, `tailIds`) it stores, of any age.
-   */
-  async recent(scope: ThreadScope, memory: MastraMemory, ids: readonly string[]): Promise<RecentHistory | undefined> {
-    const thread = await threadById(memory, scope.threadId);
-    if (!thread) return undefined;
-    if (thread.resourceId !== scope.resourceId) throw notFound('THREAD_NOT_FOUND', `Thread ${scope.threadId} not found`);
-    const [stored, byId] = await Promise.all([recallTail(memory, scope, RECENT_ROWS), idsStored(memory, scope, ids)]);
-    const context = contextOf(thread, []);
-    const storedIds = new Set([...stored.map((m) => m.id), ...toAguiMessages(stored, context).map((m) => m.id), ...byId]);
-    return { stored, context, storedIds };
   }
 
   /** The thread's last `rows` stored messages (signals included), oldest first: one query however long the thread. */

@@ -7,7 +7,7 @@ import { Mastra } from '@mastra/core';
 import type { Agent } from '@mastra/core/agent';
 import type { AnyWorkflow } from '@mastra/core/workflows';
 import { InMemoryStore, type MastraStorage } from '@mastra/core/storage';
-import { LibSQLStore } from '@mastra/libsql';
+import { LibSQLStore, type SqliteClient } from '@mastra/libsql';
 import { afterAll, beforeAll } from 'vitest';
 import { createBridge, type Bridge, type BridgeConfig } from '../../src/index.js';
 import { createDemoAgent } from '../../src/demo/agent.js';
@@ -30,6 +30,8 @@ export interface TestBridgeOptions {
   storage?: 'memory' | 'libsql';
   /** An existing LibSQL file URL to reuse (restart tests). */
   databaseUrl?: string;
+  /** A LibSQL client to store through (a `sqlLog`'s, to count statements): its database is the caller's. */
+  libsqlClient?: SqliteClient;
   /** More agents to register next to `demo`. */
   agents?: (storage: MastraStorage) => Record<string, Agent>;
   /** Register the demo agent (default true). */
@@ -44,7 +46,9 @@ export interface TestBridgeOptions {
 export async function startTestBridge(options: TestBridgeOptions = {}): Promise<TestBridge> {
   let dir: string | undefined;
   let storage: MastraStorage;
-  if (options.storage === 'libsql' || options.databaseUrl) {
+  if (options.libsqlClient) {
+    storage = new LibSQLStore({ id: 'test', client: options.libsqlClient });
+  } else if (options.storage === 'libsql' || options.databaseUrl) {
     let url = options.databaseUrl;
     if (!url) {
       dir = mkdtempSync(join(tmpdir(), 'agui-bridge-'));
