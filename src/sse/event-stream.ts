@@ -1,9 +1,11 @@
+import type { ServerResponse } from 'node:http';
 import type { Event } from '@ag-ui/core';
 import { EventEncoder } from '@ag-ui/encoder';
+import { HIGH_WATER_BYTES, responseSink, type ResponseSink } from './response-sink.js';
+
+export { nodeResponseOf } from './response-sink.js';
 
 const PROTO_MEDIA_TYPE = 'application/vnd.ag-ui.event+proto';
-/** Bytes the response may hold unread before `ready()` makes the producer wait. */
-const HIGH_WATER_BYTES = 256 * 1024;
 /** Pending frames past this many characters (or bytes, for protobuf) are flushed mid-turn. */
 const FLUSH_CHARS = 16 * 1024;
 /**
@@ -80,11 +82,13 @@ export function encoderFor(accept: string | undefined): EventEncoder {
  * end. There is no timer: the hold is checked when the next frame comes, so a frame never waits
  * past the end of its turn. The response's first frame is never held: a run's `RUN_STARTED`
  * leaves before Mastra's loop starts, however busy the event loop is with other runs. `ready()`
- * applies backpressure when the client reads slower than the producer.
+ * applies backpressure when the client reads slower than the producer. Under `@hono/node-server`
+ * (`outgoing`: the request's `ServerResponse`, `nodeResponseOf(c.env)`) the bytes go to Node's
+ * response directly, with no web stream on the way (`response-sink.ts`).
  */
 export class EventStream {
   readonly response: Response;
-  private controller!: ReadableStreamDefaultController<Uint8Array>;
+  private readonly sink: ResponseSink;
   private readonly encoder: EventEncoder;
   private readonly sse: boolean;
   /** What waits for the next write, in order: SSE text, or bytes (a shared batch, protobuf frames). */
@@ -105,20 +109,11 @@ export class EventStream {
   private waiters: Array<() => void> = [];
   private cancelListeners: Array<() => void> = [];
 
-  constructor(encoder: EventEncoder, headers: Record<string, string> = {}) {
+  constructor(encoder: EventEncoder, headers: Record<string, string> = {}, outgoing?: ServerResponse) {
     this.encoder = encoder;
     this.sse = encoder.getContentType() !== PROTO_MEDIA_TYPE;
-    const body = new ReadableStream<Uint8Array>(
-      {
-        start: (controller) => {
-          this.controller = controller;
-        },
-        pull: () => this.release(),
-        cancel: () => this.cancelled(),
-      },
-      { highWaterMark: HIGH_WATER_BYTES, size: (chunk) => chunk.byteLength },
-    );
-    this.response = new Response(body, {
+    this.sink = responseSink(outgoing, { drained: () => this.release(), cancelled: () => this.cancelled() });
+    this.response = new Response(this.sink.body, {
       status: 200,
       headers: {
         'Content-Type': encoder.getContentType(),
@@ -179,7 +174,7 @@ export class EventStream {
 
   /** Whether the client is behind: a producer should wait for `ready()` before it sends more. */
   get backlogged(): boolean {
-    return !this.done && (this.controller.desiredSize ?? 1) <= 0;
+    return !this.done && this.sink.queuedBytes >= HIGH_WATER_BYTES;
   }
 
   /** Resolves when the client has room for more; at once unless it is behind. */
@@ -197,7 +192,7 @@ export class EventStream {
    */
   get queuedBytes(): number {
     if (this.done) return 0;
-    const queued = HIGH_WATER_BYTES - (this.controller.desiredSize ?? HIGH_WATER_BYTES);
+    const queued = this.sink.queuedBytes;
     // The response is read in order: whatever of this turn's bytes is still queued sits behind
     // the older bytes, so taking it off leaves what was queued before the turn, or nothing.
     return Math.max(0, queued - this.turnBytes - this.largestChunk);
@@ -214,7 +209,7 @@ export class EventStream {
     this.pendingSize = 0;
     // Marked as a premature close: @hono/node-server then destroys the socket quietly instead of
     // logging the error with its stack (this is a cut-off we chose, not a failure).
-    this.controller.error(Object.assign(new Error(reason), { code: 'ERR_STREAM_PREMATURE_CLOSE' }));
+    this.sink.fail(Object.assign(new Error(reason), { code: 'ERR_STREAM_PREMATURE_CLOSE' }));
     this.cancelled();
   }
 
@@ -223,11 +218,7 @@ export class EventStream {
     if (this.done) return;
     this.flush();
     this.done = true;
-    try {
-      this.controller.close();
-    } catch {
-      // already closed by a cancel
-    }
+    this.sink.end();
     this.release();
   }
 
@@ -270,7 +261,7 @@ export class EventStream {
     this.flushedAny = true;
     this.turnBytes += chunk.byteLength;
     if (chunk.byteLength > this.largestChunk) this.largestChunk = chunk.byteLength;
-    this.controller.enqueue(chunk);
+    this.sink.write(chunk);
   }
 
   private release(): void {

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { encoderFor, EventStream } from '../../sse/event-stream.js';
+import { encoderFor, EventStream, nodeResponseOf } from '../../sse/event-stream.js';
 import { IdSchema } from '../../id.js';
 import { ThreadEventSchema } from '../answers.js';
 import { route } from '../route.js';
@@ -55,7 +55,7 @@ export const threadEvents = route({
     const target = workflow ? s.workflowThreads.followTarget(workflow, scope, agent) : { ...scope, agent };
     // A stream slot of the resource until the client goes (`limits.streamsPerResource`, `limits.streams`).
     const release = s.limits.openStream(scope.resourceId);
-    const out = new EventStream(encoderFor(c.req.header('accept')), { Connection: 'keep-alive' });
+    const out = new EventStream(encoderFor(c.req.header('accept')), { Connection: 'keep-alive' }, nodeResponseOf(c.env));
     out.onCancel(release);
     out.raw(`retry: ${s.config.retryMs}\n: connected\n\n`);
     await s.hub.attach(target, out, { lastEventId, snapshot: query.snapshot === '1' || query.snapshot === 'true' }).catch((error: unknown) => {

@@ -6,7 +6,7 @@ import type { BridgeLogger } from '../../logger.js';
 import { loggedRunFailure } from '../../runs/run-failure.js';
 import { requestId } from '../../observability/context.js';
 import { isRunEnd } from '../../translate/close-run.js';
-import { encoderFor, EventStream } from '../../sse/event-stream.js';
+import { encoderFor, EventStream, nodeResponseOf } from '../../sse/event-stream.js';
 import { AcceptedSchema, RunEventSchema } from '../answers.js';
 import { internalErrorMessage } from '../errors.js';
 import { answer, route } from '../route.js';
@@ -79,7 +79,7 @@ export const runAgent = route({
       release();
       throw error;
     });
-    const out = new EventStream(encoderFor(c.req.header('accept')));
+    const out = new EventStream(encoderFor(c.req.header('accept')), {}, nodeResponseOf(c.env));
     const abort = new AbortController();
     out.onCancel(() => abort.abort());
     void pump(out, run, abort.signal, { threadId: input.threadId, runId: input.runId, requestId: requestId(c) }, s.config.logger).finally(release);

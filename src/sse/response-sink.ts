@@ -1,0 +1,182 @@
+import { ServerResponse } from 'node:http';
+
+/** Bytes the response may hold unread before the producer is told to wait. */
+export const HIGH_WATER_BYTES = 256 * 1024;
+
+/**
+ * Where an `EventStream` writes its bytes: the body of the web `Response` it answers with, or,
+ * under `@hono/node-server`, Node's `ServerResponse` itself.
+ */
+export interface ResponseSink {
+  /** The body to answer with. */
+  readonly body: ReadableStream<Uint8Array>;
+  write(chunk: Uint8Array): void;
+  /** Bytes written that the client has not taken yet. */
+  readonly queuedBytes: number;
+  /** Ends the body once everything written has gone. */
+  end(): void;
+  /** Breaks the response off. */
+  fail(error: Error): void;
+}
+
+/** What a sink tells its stream: the client has room again, or it went away. */
+export interface SinkEvents {
+  drained(): void;
+  cancelled(): void;
+}
+
+/** The `ServerResponse` of a request `@hono/node-server` serves over HTTP/1 (its `env.outgoing`), if any. */
+export function nodeResponseOf(env: unknown): ServerResponse | undefined {
+  const outgoing = (env as { outgoing?: unknown } | undefined)?.outgoing;
+  return outgoing instanceof ServerResponse ? outgoing : undefined;
+}
+
+/**
+ * A sink for the request: straight to Node's response where there is one, else the web body.
+ *
+ * @example
+ * const sink = responseSink(nodeResponseOf(c.env), { drained, cancelled });
+ * new Response(sink.body, { headers });
+ */
+export function responseSink(outgoing: ServerResponse | undefined, events: SinkEvents): ResponseSink {
+  return outgoing ? new NodeSink(outgoing, events) : new WebSink(events);
+}
+
+/** Bytes through a web `ReadableStream`: what any fetch-style server reads. */
+class WebSink implements ResponseSink {
+  readonly body: ReadableStream<Uint8Array>;
+  private controller!: ReadableStreamDefaultController<Uint8Array>;
+
+  constructor(events: SinkEvents) {
+    this.body = new ReadableStream<Uint8Array>(
+      {
+        start: (controller) => {
+          this.controller = controller;
+        },
+        pull: () => events.drained(),
+        cancel: () => events.cancelled(),
+      },
+      { highWaterMark: HIGH_WATER_BYTES, size: (chunk) => chunk.byteLength },
+    );
+  }
+
+  write(chunk: Uint8Array): void {
+    this.controller.enqueue(chunk);
+  }
+
+  get queuedBytes(): number {
+    return HIGH_WATER_BYTES - (this.controller.desiredSize ?? HIGH_WATER_BYTES);
+  }
+
+  end(): void {
+    try {
+      this.controller.close();
+    } catch {
+      // already closed by a cancel
+    }
+  }
+
+  fail(error: Error): void {
+    this.controller.error(error);
+  }
+}
+
+/**
+ * Bytes written to Node's `ServerResponse` directly: no web stream between the writer and the
+ * socket (a fifth of a follower's write cost, docs/performance.md). `@hono/node-server` still
+ * answers the request with the `Response` the middlewares saw, so its status and every header they
+ * set go out as they would; its body (`body`) carries nothing and ends when this sink ends, at
+ * which the server ends the response. Bytes wait until the headers are out; a response whose
+ * headers say it is encoded (a host's compression) gets its bytes through `body` instead, as a
+ * web sink's.
+ */
+class NodeSink implements ResponseSink {
+  readonly body: ReadableStream<Uint8Array>;
+  private controller!: ReadableStreamDefaultController<Uint8Array>;
+  /** Chunks written before the headers went out. */
+  private early: Uint8Array[] = [];
+  private earlyBytes = 0;
+  private waitingForHead = false;
+  private ended = false;
+  /** Once the headers are out: whether bytes go straight to the socket. */
+  private direct: boolean | undefined;
+
+  constructor(
+    private readonly outgoing: ServerResponse,
+    private readonly events: SinkEvents,
+  ) {
+    this.body = new ReadableStream<Uint8Array>({
+      start: (controller) => {
+        this.controller = controller;
+      },
+      cancel: () => events.cancelled(),
+    });
+    outgoing.on('drain', () => events.drained());
+  }
+
+  write(chunk: Uint8Array): void {
+    if (this.direct === undefined && !this.start()) {
+      this.early.push(chunk);
+      this.earlyBytes += chunk.byteLength;
+      return;
+    }
+    this.send(chunk);
+  }
+
+  get queuedBytes(): number {
+    return this.direct === false ? 0 : this.earlyBytes + this.outgoing.writableLength;
+  }
+
+  end(): void {
+    this.ended = true;
+    if (this.direct !== undefined || this.start()) this.finish();
+  }
+
+  fail(error: Error): void {
+    this.early = [];
+    this.controller.error(error);
+  }
+
+  /** Whether the headers are out (the server wrote them once the middlewares were done); if not, looks again next turn. */
+  private start(): boolean {
+    if (this.outgoing.headersSent) {
+      this.direct = !encoded(this.outgoing);
+      const early = this.early;
+      this.early = [];
+      this.earlyBytes = 0;
+      for (const chunk of early) this.send(chunk);
+      return true;
+    }
+    if (!this.waitingForHead && !this.outgoing.destroyed) {
+      this.waitingForHead = true;
+      setImmediate(() => {
+        this.waitingForHead = false;
+        if (this.direct === undefined && this.start() && this.ended) this.finish();
+      });
+    }
+    return false;
+  }
+
+  private send(chunk: Uint8Array): void {
+    if (this.direct) this.outgoing.write(chunk);
+    else this.controller.enqueue(chunk);
+  }
+
+  private finish(): void {
+    try {
+      this.controller.close();
+    } catch {
+      // already closed by a cancel
+    }
+  }
+}
+
+/**
+ * Whether the headers sent say the body is encoded (a host's compression wraps the body we answer
+ * with). `@hono/node-server` passes them to `writeHead` at once, which leaves `getHeader` blind to
+ * them: the header block as sent (`_header`, which Node keeps and Express has long read) tells.
+ */
+function encoded(outgoing: ServerResponse): boolean {
+  const sent = (outgoing as unknown as { _header?: unknown })._header;
+  return typeof sent === 'string' && /\r\ncontent-encoding:/i.test(sent);
+}
