@@ -1,5 +1,5 @@
 # The standalone server as an image: the package packed from this checkout, then installed as a
-# user installs it, with the optional peers for LibSQL, PostgreSQL and Redis, run by the `node`
+# user installs it, with the optional peers for LibSQL, PostgreSQL, Redis and traces, run by the `node`
 # user. docs/deployment.md ("In a container") says how to run it, and how to build an image of
 # your own Mastra app instead.
 #
@@ -17,6 +17,7 @@ COPY --from=pack /src/mastra-agui-bridge-*.tgz /tmp/
 RUN echo '{"private":true}' > package.json \
   && npm install --omit=dev --no-audit --no-fund /tmp/mastra-agui-bridge-*.tgz \
     @mastra/core@1.71.0 @mastra/memory@1.31.0 @mastra/libsql@1.23.1 @mastra/pg@1.27.1 pg@8.23.1 redis@6.3.1 \
+    @opentelemetry/sdk-node@0.218.0 @mastra/observability@1.17.4 @mastra/otel-bridge@1.5.4 \
   && rm /tmp/*.tgz \
   && mkdir /data && chown node:node /data
 USER node

@@ -47,8 +47,24 @@ describe('the packed package, installed with the README line', () => {
     expect(installed('@mastra/core')).toBe(true);
     expect(installed('@mastra/memory')).toBe(true);
     expect(existsSync(join(project, 'node_modules/mastra-agui-bridge/node_modules/@mastra/core'))).toBe(false);
-    for (const name of ['@mastra/libsql', '@mastra/pg', 'pg', 'redis', 'tsx', 'esbuild', 'typescript']) expect(installed(name), name).toBe(false);
+    const serverOnly = ['@mastra/libsql', '@mastra/pg', 'pg', 'redis', 'tsx', 'esbuild', 'typescript'];
+    // Traces' packages are optional peers too: a host that does not trace installs none of them.
+    const traces = ['@opentelemetry/sdk-node', '@opentelemetry/sdk-trace-base', '@mastra/observability', '@mastra/otel-bridge'];
+    for (const name of [...serverOnly, ...traces]) expect(installed(name), name).toBe(false);
   });
+
+  it('the bin asked for traces without their packages stops and says what to install', async () => {
+    const bin = join(project, 'node_modules/mastra-agui-bridge/bin/mastra-agui-bridge.js');
+    const env = { ...process.env, PORT: '0', npm_lifecycle_event: '', npm_command: '', OTEL_EXPORTER_OTLP_ENDPOINT: 'http://127.0.0.1:1' };
+    const failed = await node(process.execPath, [bin], { cwd: project, env, timeout: 60_000 }).then(
+      () => undefined,
+      (error: { code?: number; stderr?: string }) => error,
+    );
+    expect(failed?.code).toBe(1);
+    expect(failed?.stderr).toBe(
+      "mastra-agui-bridge: @opentelemetry/sdk-node is not installed; tracing (OTEL_EXPORTER_OTLP_ENDPOINT) needs it: npm install '@opentelemetry/sdk-node@>=0.218.0'\n",
+    );
+  }, 60_000);
 
   it('has no install script (the checkout’s `prepare` stays out of the packed manifest); the chunk the entries share is named bridge-*', () => {
     const manifest = JSON.parse(readFileSync(join(project, 'node_modules/mastra-agui-bridge/package.json'), 'utf8')) as { scripts?: Record<string, string> };

@@ -17,8 +17,10 @@ function installed(): Map<string, string> {
   return new Map([...install.matchAll(/(@?[a-z0-9/.-]+)@(\d+\.\d+\.\d+)/g)].map(([, name, version]) => [name, version]));
 }
 
-/** Whether `version` is inside a `~x.y.z` or `^x.y.z` range of package.json. */
+/** Whether `version` is a pinned `x.y.z` of package.json, or inside a `~x.y.z`, `^x.y.z` or `>=x.y.z` range of it. */
 function within(version: string, range: string): boolean {
+  if (version === range) return true;
+  if (range.startsWith('>=')) return version.localeCompare(range.slice(2), undefined, { numeric: true }) >= 0;
   const [major, minor, patch] = version.split('.').map(Number);
   const [, kind, a, b, c] = /^([~^])(\d+)\.(\d+)\.(\d+)$/.exec(range) ?? [];
   if (!kind) return false;
@@ -31,7 +33,8 @@ function within(version: string, range: string): boolean {
 describe('the Dockerfile', () => {
   it('installs the packed package with every peer the server may load, each pinned inside the range package.json gives', () => {
     const versions = installed();
-    for (const peer of ['@mastra/core', '@mastra/memory', '@mastra/libsql', '@mastra/pg', 'pg', 'redis']) {
+    const traces = ['@opentelemetry/sdk-node', '@mastra/observability', '@mastra/otel-bridge'];
+    for (const peer of ['@mastra/core', '@mastra/memory', '@mastra/libsql', '@mastra/pg', 'pg', 'redis', ...traces]) {
       expect(versions.has(peer), peer).toBe(true);
       expect(within(versions.get(peer)!, pkg.peerDependencies[peer]), `${peer}@${versions.get(peer)} in ${pkg.peerDependencies[peer]}`).toBe(true);
     }

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { tracingWanted } from '../src/server/tracing.js';
 import { runInput, uid, userMessage } from './support/agui.js';
-import { createCluster, follow, LONG_MESSAGE, RESOURCE, type Cluster } from './support/cluster.js';
+import { createCluster, follow, history, LONG_MESSAGE, RESOURCE, type Cluster } from './support/cluster.js';
 import { killIfRunning, startServerProcess, type ServerProcess } from './support/process.js';
 import { postRun, sseEvents } from './support/run.js';
 import { startOtlpReceiver, type OtlpReceiver, type ReceivedSpan } from './support/otlp-receiver.js';
@@ -92,6 +92,17 @@ describe('traces over OTLP/HTTP (JSON)', { timeout: 60_000 }, () => {
     // `MASTRA_SPANS=on` (the default) leaves Mastra's inner spans out.
     const kinds = new Set(inTrace(caller.traceId)(spans).map((s) => s.name.split(' ')[0]));
     for (const inner of ['processor_run', 'memory_operation', 'model_step', 'model_inference']) expect(kinds).not.toContain(inner);
+  });
+
+  it('a run whose caller did not sample it answers as any run and exports nothing, Mastra’s spans included', async () => {
+    const dropped = callerSpan();
+    const quiet = await tracedRun(server, 'what is the weather in Lima', dropped.traceparent.replace(/-01$/, '-00'));
+    expect((await history(server, quiet.threadId)).map((m) => m.role)).toEqual(['user', 'assistant']);
+    // Spans are exported in the order they end: once a later run's are in, the dropped run's would be.
+    const kept = callerSpan();
+    const after = await tracedRun(server, 'hello again', kept.traceparent);
+    const spans = await receiver.waitFor((all) => all.some(runSpan(after.runId)));
+    expect(inTrace(dropped.traceId)(spans)).toEqual([]);
   });
 
   it('every log line of the request carries its trace_id and span_id', async () => {

@@ -49,5 +49,7 @@ describe('optional peer dependencies', () => {
     expect(installHint('@mastra/pg@~1.27.1', { npm_command: 'exec' })).toBe('npx -p mastra-agui-bridge -p @mastra/pg@~1.27.1 mastra-agui-bridge');
     expect(installHint('@mastra/pg@~1.27.1', { npm_command: 'start' })).toBe('npm install @mastra/pg@~1.27.1');
     expect(installHint('@mastra/pg@~1.27.1', {})).toBe('npm install @mastra/pg@~1.27.1');
+    // A range the shell would misread is quoted.
+    expect(installHint('@opentelemetry/sdk-node@>=0.218.0', {})).toBe("npm install '@opentelemetry/sdk-node@>=0.218.0'");
   });
 });

@@ -1,11 +1,16 @@
 /**
- * The standalone server's optional peer dependencies (its storage), with the range of each: the
- * install line a missing one's error gives. (`redis` says its own, in `redis/pubsub/`.)
- * `peers.test.ts` holds them to `package.json`'s `peerDependencies`.
+ * The standalone server's optional peer dependencies (its storage, and its traces), with the range
+ * of each: the install line a missing one's error gives. (`redis` says its own, in
+ * `redis/pubsub/`.) `peers.test.ts` holds them to `package.json`'s `peerDependencies`.
  */
 export const OPTIONAL_PEERS = {
   '@mastra/libsql': '~1.23.1',
+  '@mastra/observability': '1.17.4',
+  '@mastra/otel-bridge': '1.5.4',
   '@mastra/pg': '~1.27.1',
+  // Open above: `@mastra/otel-bridge`'s own optional peers pull in newer SDK lines, and npm
+  // refuses an install whose optional peers' ranges cannot meet, even with none installed.
+  '@opentelemetry/sdk-node': '>=0.218.0',
   pg: '^8.23.1',
 } as const;
 
@@ -36,9 +41,12 @@ export async function importPeer<T>(name: OptionalPeer, load: () => Promise<T>, 
  * @example
  * installHint('@mastra/pg@~1.27.1'); // 'npm install @mastra/pg@~1.27.1'
  * installHint('@mastra/pg@~1.27.1', { npm_command: 'exec' }); // 'npx -p mastra-agui-bridge -p @mastra/pg@~1.27.1 mastra-agui-bridge'
+ * installHint('@opentelemetry/sdk-node@>=0.218.0'); // "npm install '@opentelemetry/sdk-node@>=0.218.0'"
  */
 export function installHint(spec: string, env: NodeJS.ProcessEnv = process.env): string {
-  return env.npm_command === 'exec' ? `npx -p mastra-agui-bridge -p ${spec} mastra-agui-bridge` : `npm install ${spec}`;
+  // A range such as `>=0.218.0` is quoted: the shell would read `>` as a redirection.
+  const word = /[<>|&\s]/.test(spec) ? `'${spec}'` : spec;
+  return env.npm_command === 'exec' ? `npx -p mastra-agui-bridge -p ${word} mastra-agui-bridge` : `npm install ${word}`;
 }
 
 /** Node's "cannot find" for the package itself (not for something it imports in turn). */

@@ -1,6 +1,7 @@
 import { context, ROOT_CONTEXT, trace, TraceFlags, type Context, type ContextManager } from '@opentelemetry/api';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { activeSpanSampled } from './tracing.js';
+import { RequestContext } from '@mastra/core/request-context';
+import { activeSpanSampled, mastraSpans } from './tracing.js';
 
 /** A synchronous context manager: enough for `context.with` around a synchronous call. */
 class StackContextManager implements ContextManager {
@@ -34,5 +35,22 @@ describe("activeSpanSampled (Mastra's sampler)", () => {
 
   it('samples where no span is active', () => {
     expect(activeSpanSampled()).toBe(true);
+  });
+});
+
+describe("mastraSpans: Mastra's observability, given the sampler's decision", () => {
+  beforeAll(() => context.setGlobalContextManager(new StackContextManager()));
+  afterAll(() => context.disable());
+
+  it('a run the sampler dropped gets no instance (Mastra builds nothing for it); a kept run gets one, for the whole run', async () => {
+    const observability = (await mastraSpans('on'))!;
+    const dropped = new RequestContext();
+    const kept = new RequestContext();
+    expect(within(TraceFlags.NONE, () => observability.getSelectedInstance({ requestContext: dropped }))).toBeUndefined();
+    expect(within(TraceFlags.SAMPLED, () => observability.getSelectedInstance({ requestContext: kept }))).toBeDefined();
+    // Later in each run, where no span of it is active, the run's first answer holds.
+    expect(observability.getSelectedInstance({ requestContext: dropped })).toBeUndefined();
+    expect(within(TraceFlags.NONE, () => observability.getSelectedInstance({ requestContext: kept }))).toBeDefined();
+    await observability.shutdown();
   });
 });

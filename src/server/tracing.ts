@@ -1,7 +1,13 @@
 import { trace, TraceFlags } from '@opentelemetry/api';
+import type { ConfigSelectorOptions, ObservabilityEntrypoint } from '@mastra/core/observability';
+import { importPeer } from './peers.js';
 
 /** The service name spans carry when `OTEL_SERVICE_NAME` does not say another. */
 const SERVICE_NAME = 'mastra-agui-bridge';
+
+/** What a missing peer's error says needed it: the packages of traces are optional peers, loaded only when traces are asked for. */
+const TRACES = 'tracing (OTEL_EXPORTER_OTLP_ENDPOINT)';
+const MASTRA_TRACES = "tracing Mastra's own spans (OTEL_EXPORTER_OTLP_ENDPOINT; MASTRA_SPANS=off goes without)";
 
 /**
  * Whether the environment asks for traces: an OTLP endpoint (`OTEL_EXPORTER_OTLP_ENDPOINT`, or the
@@ -26,7 +32,7 @@ export function tracingWanted(env: NodeJS.ProcessEnv): boolean {
  */
 export async function startTracing(env: NodeJS.ProcessEnv): Promise<(() => Promise<void>) | undefined> {
   if (!tracingWanted(env)) return undefined;
-  const { NodeSDK } = await import('@opentelemetry/sdk-node');
+  const { NodeSDK } = await importPeer('@opentelemetry/sdk-node', () => import('@opentelemetry/sdk-node'), TRACES);
   const sdk = new NodeSDK({ ...(!env.OTEL_SERVICE_NAME && { serviceName: SERVICE_NAME }), instrumentations: [] });
   sdk.start();
   return () => sdk.shutdown();
@@ -51,22 +57,46 @@ export function activeSpanSampled(): boolean {
   return span === undefined || (span.spanContext().traceFlags & TraceFlags.SAMPLED) !== 0;
 }
 
+/** Each run's decision, by the request context Mastra passes through the whole run. */
+const runDecisions = new WeakMap<object, boolean>();
+
+/**
+ * Whether a run is sampled: decided at its first lookup (its start, inside the run's span) and
+ * kept for the run, so that a lookup Mastra makes later, outside that span, answers the same.
+ */
+function runSampled(requestContext: object | undefined): boolean {
+  if (!requestContext) return activeSpanSampled();
+  let sampled = runDecisions.get(requestContext);
+  if (sampled === undefined) runDecisions.set(requestContext, (sampled = activeSpanSampled()));
+  return sampled;
+}
+
 /**
  * Mastra's own spans (agent run, model and tool calls) as OpenTelemetry spans under the run's
  * `agui.run`: `@mastra/observability` with `@mastra/otel-bridge`, reading the ambient context and
  * writing to `startTracing`'s provider. Loaded with tracing only; `undefined` for `off`.
+ *
+ * A run the OpenTelemetry sampler dropped gets no observability instance at all: Mastra then
+ * builds nothing for it, where an instance that samples it out still costs a fifth of the run's
+ * CPU in no-op spans and context switches (docs/performance.md). A run it kept gets the instance,
+ * whose own sampler follows the same decision.
  */
-export async function mastraSpans(detail: MastraSpanDetail) {
+export async function mastraSpans(detail: MastraSpanDetail): Promise<ObservabilityEntrypoint | undefined> {
   if (detail === 'off') return undefined;
   const [{ Observability }, { OtelBridge }, { SpanType, SamplingStrategyType }] = await Promise.all([
-    import('@mastra/observability'),
-    import('@mastra/otel-bridge'),
+    importPeer('@mastra/observability', () => import('@mastra/observability'), MASTRA_TRACES),
+    importPeer('@mastra/otel-bridge', () => import('@mastra/otel-bridge'), MASTRA_TRACES),
     import('@mastra/core/observability'),
   ]);
   const inner = [SpanType.PROCESSOR_RUN, SpanType.MEMORY_OPERATION, SpanType.MODEL_STEP, SpanType.MODEL_INFERENCE];
   // A span per streamed chunk would outnumber the rest many times over: the model call says enough.
   const excludeSpanTypes = [SpanType.MODEL_CHUNK, ...(detail === 'on' ? inner : [])];
-  return new Observability({
+  const Sampled = class extends Observability {
+    override getSelectedInstance(options: ConfigSelectorOptions) {
+      return runSampled(options.requestContext) ? super.getSelectedInstance(options) : undefined;
+    }
+  };
+  return new Sampled({
     configs: {
       default: {
         serviceName: process.env.OTEL_SERVICE_NAME ?? SERVICE_NAME,
