@@ -6,12 +6,13 @@
  * - `{ cmd: 'subscribe', origin, path, count, label? }` → `{ subscribed: { count, ms } }` once every
  *   subscriber has its `: connected` comment. Subscribers add up over calls (until `close`), so
  *   one thread can be followed on several servers; `label` (default the origin) names the group.
- * - `{ cmd: 'latency', origin, threadId, resourceId, messages }` → `{ latency: { samples, finished, postMs, byLabel } }`:
+ * - `{ cmd: 'latency', origin, threadId, resourceId, messages }` → `{ latency: { samples, finished, postMs, byLabel, events } }`:
  *   for each message, `POST send-message` to `origin`, then the time until each subscriber (on
  *   whichever server) has the user echo (its `TEXT_MESSAGE_CONTENT`, in `samples`) and the run's
  *   `RUN_FINISHED` (in `finished`); the next message waits until every subscriber saw that run
- *   end. `byLabel` splits the echo samples by subscriber group. One more message goes first,
- *   uncounted: the thread's first run also creates the thread.
+ *   end. `byLabel` splits the echo samples by subscriber group; `events` counts the events the
+ *   subscribers received for the counted messages (in all, and the fewest and most one got). One
+ *   more message goes first, uncounted: the thread's first run also creates the thread.
  * - `{ cmd: 'close' }` → `{ closed: true }`.
  */
 import { randomUUID } from 'node:crypto';
@@ -27,6 +28,19 @@ interface Subscriber {
   tail: string;
   /** Needles this subscriber waits for, in order, each with what happens when it appears. */
   waits: Array<{ needle: string; found: (at: number) => void }>;
+  /** SSE data frames received (events), and the last characters read, where a `data: ` may have begun. */
+  events: number;
+  carry: string;
+}
+
+const DATA = 'data: ';
+
+/** Counts the `data: ` lines of a chunk, one split across two reads included. */
+function countEvents(sub: Subscriber, chunk: string): void {
+  const text = sub.carry + chunk;
+  for (let at = text.indexOf(DATA); at !== -1; at = text.indexOf(DATA, at + DATA.length)) sub.events++;
+  // What could be the start of a `data: ` cut at the end (never a whole one, already counted).
+  sub.carry = text.slice(-(DATA.length - 1));
 }
 
 const TAIL_CHARS = 512;
@@ -34,13 +48,22 @@ let subscribers: Subscriber[] = [];
 
 function openSubscriber(origin: URL, path: string, label: string): Promise<Subscriber> {
   return new Promise((resolve, reject) => {
-    const sub: Subscriber = { socket: net.connect({ host: origin.hostname, port: Number(origin.port) }), label, connected: false, tail: '', waits: [] };
+    const sub: Subscriber = {
+      socket: net.connect({ host: origin.hostname, port: Number(origin.port) }),
+      label,
+      connected: false,
+      tail: '',
+      waits: [],
+      events: 0,
+      carry: '',
+    };
     sub.socket.setEncoding('utf8');
     sub.socket.setNoDelay(true);
     sub.socket.once('connect', () => {
       sub.socket.write(`GET ${path} HTTP/1.1\r\nHost: ${origin.host}\r\nAccept: text/event-stream\r\nConnection: keep-alive\r\n\r\n`);
     });
     sub.socket.on('data', (chunk: string) => {
+      countEvents(sub, chunk);
       let text = sub.tail + chunk;
       if (!sub.connected && text.includes(': connected\n\n')) {
         sub.connected = true;
@@ -111,6 +134,7 @@ async function latency(spec: LatencySpec) {
   const finished: number[] = [];
   const postMs: number[] = [];
   const byLabel: Record<string, number[]> = {};
+  let counted: number[] = [];
   const nonce = randomUUID().slice(0, 8);
   // Message 0 is not counted: the thread's first run also creates it in Mastra's memory.
   for (let i = 0; i <= spec.messages; i++) {
@@ -118,6 +142,7 @@ async function latency(spec: LatencySpec) {
     // The user echo carries the whole message as one delta; the answer streams it word by word.
     // The next message waits for this run to end everywhere, so each one wakes an idle thread.
     const arrivals = waitAll(`"delta":"${text}"`, '"type":"RUN_FINISHED"');
+    if (i === 1) counted = subscribers.map((sub) => sub.events);
     const start = performance.now();
     await post(spec.origin, `${spec.prefix}/threads/${spec.threadId}/send-message`, { resourceId: spec.resourceId, message: text });
     const posted = performance.now() - start;
@@ -129,7 +154,10 @@ async function latency(spec: LatencySpec) {
     finished.push(...ended);
     arrived.forEach((ms, at) => (byLabel[subscribers[at].label] ??= []).push(ms));
   }
-  return { samples, finished, postMs, byLabel };
+  // Every follower is sent the same frames: the fewest any got says whether one missed some.
+  const received = subscribers.map((sub, at) => sub.events - (counted[at] ?? 0));
+  const events = { total: received.reduce((a, b) => a + b, 0), fewest: Math.min(...received), most: Math.max(...received) };
+  return { samples, finished, postMs, byLabel, events };
 }
 
 /** What `latency` answers (the phases import the type only: this file runs as a process of its own). */

@@ -36,6 +36,11 @@ export interface FollowersCell {
   echoByServer: Record<string, { p50: number; p99: number }>;
   /** CPU the serving process(es) spent per message, ms (median of rounds): steadier than latency on a shared machine. */
   serverCpuMsPerMessage: number;
+  /** That CPU over the events the followers received, µs per delivered event (median of rounds). */
+  serverCpuUsPerEvent: number;
+  /** Events each follower received per message (the most any got), and whether every follower got as many in every round. */
+  eventsPerMessage: number;
+  everyEventToEveryone: boolean;
   samples: number;
 }
 
@@ -72,6 +77,9 @@ function summarise(rounds: Round[], messages: number): FollowersCell {
       }),
     ),
     serverCpuMsPerMessage: median(rounds.map((r) => r.serverCpuMs / messages)),
+    serverCpuUsPerEvent: median(rounds.map((r) => (r.serverCpuMs * 1000) / r.events.total)),
+    eventsPerMessage: median(rounds.map((r) => r.events.most / messages)),
+    everyEventToEveryone: rounds.every((r) => r.events.fewest === r.events.most && r.events.most > 0),
     samples: echo.length,
   };
 }
@@ -148,7 +156,7 @@ export async function runFollowersPhase(plan: FollowersPlan, profile = false): P
         const result = await round(on, plan.messages);
         rounds[key][where].push(result);
         log(
-          `followers: rep ${rep + 1}/${plan.reps} ${key} ${where}: echo p50 ${percentile(result.samples, 50).toFixed(0)} / p99 ${percentile(result.samples, 99).toFixed(0)} ms, RUN_FINISHED p99 ${percentile(result.finished, 99).toFixed(0)} ms, server CPU ${(result.serverCpuMs / plan.messages).toFixed(0)} ms/message`,
+          `followers: rep ${rep + 1}/${plan.reps} ${key} ${where}: echo p50 ${percentile(result.samples, 50).toFixed(0)} / p99 ${percentile(result.samples, 99).toFixed(0)} ms, RUN_FINISHED p99 ${percentile(result.finished, 99).toFixed(0)} ms, server CPU ${(result.serverCpuMs / plan.messages).toFixed(0)} ms/message, ${((result.serverCpuMs * 1000) / result.events.total).toFixed(1)} µs/event, events per follower ${result.events.fewest}–${result.events.most}`,
         );
       }
     }
