@@ -96,6 +96,33 @@ describe('EventStream on Node’s response', () => {
     expect(gunzipSync(await bodyOf(res)).toString()).toContain('"delta":"zipped"');
   });
 
+  it('writes nothing when the handler answers with another response after all (a refusal after the stream was made)', async () => {
+    const app = new Hono();
+    const writes: number[] = [];
+    app.get('/events', (c) => {
+      const outgoing = nodeResponseOf(c.env);
+      if (!outgoing) throw new Error('not served by @hono/node-server');
+      const write = outgoing.write.bind(outgoing) as (chunk: Uint8Array) => boolean;
+      outgoing.write = ((chunk: Uint8Array) => (writes.push(chunk.byteLength), write(chunk))) as typeof outgoing.write;
+      const out = new EventStream(new EventEncoder(), {}, outgoing);
+      out.raw(': connected\n\n');
+      setImmediate(() => {
+        out.send([delta('late')]);
+        out.close();
+      });
+      return c.json({ error: 'refused', code: 'SERVICE_UNAVAILABLE' }, 503);
+    });
+    const base = await listen(app);
+    const res = await get(`${base}/events`);
+    expect(res.statusCode).toBe(503);
+    expect(JSON.parse((await bodyOf(res)).toString())).toEqual({ error: 'refused', code: 'SERVICE_UNAVAILABLE' });
+    // The stream's bytes had nowhere to go, and went nowhere: the server answers the next request as ever.
+    const again = await get(`${base}/events`);
+    expect(again.statusCode).toBe(503);
+    await bodyOf(again);
+    expect(writes).toEqual([]);
+  });
+
   it('tells its holder when the client leaves', async () => {
     let cancelled!: () => void;
     const left = new Promise<void>((resolve) => (cancelled = resolve));

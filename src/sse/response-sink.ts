@@ -83,12 +83,14 @@ class WebSink implements ResponseSink {
 
 /**
  * Bytes written to Node's `ServerResponse` directly: no web stream between the writer and the
- * socket (a fifth of a follower's write cost, docs/performance.md). `@hono/node-server` still
- * answers the request with the `Response` the middlewares saw, so its status and every header they
- * set go out as they would; its body (`body`) carries nothing and ends when this sink ends, at
- * which the server ends the response. Bytes wait until the headers are out; a response whose
- * headers say it is encoded (a host's compression) gets its bytes through `body` instead, as a
- * web sink's.
+ * socket (docs/performance.md). `@hono/node-server` still answers the request with the `Response`
+ * the middlewares saw, so its status and every header they set go out as they would; its body
+ * (`body`) carries nothing and ends when this sink ends, at which the server ends the response.
+ *
+ * Bytes wait until the server has read the body and written the headers: a handler that threw
+ * after making the stream answers with another response, whose body this one must never join. A
+ * response whose headers say it is encoded (a host's compression wraps the body) gets its bytes
+ * through `body` instead, as a web sink's.
  */
 class NodeSink implements ResponseSink {
   readonly body: ReadableStream<Uint8Array>;
@@ -96,26 +98,36 @@ class NodeSink implements ResponseSink {
   /** Chunks written before the headers went out. */
   private early: Uint8Array[] = [];
   private earlyBytes = 0;
-  private waitingForHead = false;
+  /** The server asked for the body: this response is the one it sends. */
+  private read = false;
+  private lookingAgain = false;
   private ended = false;
-  /** Once the headers are out: whether bytes go straight to the socket. */
+  /** Once the headers are out: whether bytes go straight to the socket (else through `body`). */
   private direct: boolean | undefined;
 
   constructor(
     private readonly outgoing: ServerResponse,
-    private readonly events: SinkEvents,
+    events: SinkEvents,
   ) {
-    this.body = new ReadableStream<Uint8Array>({
-      start: (controller) => {
-        this.controller = controller;
+    this.body = new ReadableStream<Uint8Array>(
+      {
+        start: (controller) => {
+          this.controller = controller;
+        },
+        // Called only for a read (no high-water mark): the server reads the body just before it writes the headers.
+        pull: () => {
+          this.read = true;
+          this.start();
+        },
+        cancel: () => events.cancelled(),
       },
-      cancel: () => events.cancelled(),
-    });
+      { highWaterMark: 0 },
+    );
     outgoing.on('drain', () => events.drained());
   }
 
   write(chunk: Uint8Array): void {
-    if (this.direct === undefined && !this.start()) {
+    if (!this.start()) {
       this.early.push(chunk);
       this.earlyBytes += chunk.byteLength;
       return;
@@ -129,7 +141,9 @@ class NodeSink implements ResponseSink {
 
   end(): void {
     this.ended = true;
-    if (this.direct !== undefined || this.start()) this.finish();
+    // Before the headers are out, `start` ends it once they are.
+    if (this.direct !== undefined) this.finish();
+    else this.start();
   }
 
   fail(error: Error): void {
@@ -137,24 +151,33 @@ class NodeSink implements ResponseSink {
     this.controller.error(error);
   }
 
-  /** Whether the headers are out (the server wrote them once the middlewares were done); if not, looks again next turn. */
+  /**
+   * Whether bytes may go: the server read the body and wrote the headers (then the early bytes go
+   * first). Read but not yet written, it looks again once the turn ends.
+   */
   private start(): boolean {
-    if (this.outgoing.headersSent) {
-      this.direct = !encoded(this.outgoing);
-      const early = this.early;
-      this.early = [];
-      this.earlyBytes = 0;
-      for (const chunk of early) this.send(chunk);
-      return true;
+    if (this.direct !== undefined) return true;
+    if (!this.read) return false;
+    if (!this.outgoing.headersSent) {
+      this.lookAgain();
+      return false;
     }
-    if (!this.waitingForHead && !this.outgoing.destroyed) {
-      this.waitingForHead = true;
-      setImmediate(() => {
-        this.waitingForHead = false;
-        if (this.direct === undefined && this.start() && this.ended) this.finish();
-      });
-    }
-    return false;
+    this.direct = !encoded(this.outgoing);
+    const early = this.early;
+    this.early = [];
+    this.earlyBytes = 0;
+    for (const chunk of early) this.send(chunk);
+    if (this.ended) this.finish();
+    return true;
+  }
+
+  private lookAgain(): void {
+    if (this.lookingAgain || this.outgoing.destroyed) return;
+    this.lookingAgain = true;
+    setImmediate(() => {
+      this.lookingAgain = false;
+      this.start();
+    });
   }
 
   private send(chunk: Uint8Array): void {
