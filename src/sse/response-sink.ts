@@ -104,6 +104,13 @@ class NodeSink implements ResponseSink {
   private ended = false;
   /** Once the headers are out: whether bytes go straight to the socket (else through `body`). */
   private direct: boolean | undefined;
+  /**
+   * Bytes written since the socket said it was full (`write` answered false) until it drains: what
+   * a web body would still hold (its server hands the socket a chunk, then waits for the drain),
+   * so that "behind" means the same on both sinks.
+   */
+  private backlog = 0;
+  private full = false;
 
   constructor(
     private readonly outgoing: ServerResponse,
@@ -123,7 +130,11 @@ class NodeSink implements ResponseSink {
       },
       { highWaterMark: 0 },
     );
-    outgoing.on('drain', () => events.drained());
+    outgoing.on('drain', () => {
+      this.full = false;
+      this.backlog = 0;
+      events.drained();
+    });
   }
 
   write(chunk: Uint8Array): void {
@@ -136,7 +147,7 @@ class NodeSink implements ResponseSink {
   }
 
   get queuedBytes(): number {
-    return this.direct === false ? 0 : this.earlyBytes + this.outgoing.writableLength;
+    return this.direct === false ? 0 : this.earlyBytes + this.backlog;
   }
 
   end(): void {
@@ -181,8 +192,9 @@ class NodeSink implements ResponseSink {
   }
 
   private send(chunk: Uint8Array): void {
-    if (this.direct) this.outgoing.write(chunk);
-    else this.controller.enqueue(chunk);
+    if (!this.direct) return this.controller.enqueue(chunk);
+    if (this.full) this.backlog += chunk.byteLength;
+    if (!this.outgoing.write(chunk)) this.full = true;
   }
 
   private finish(): void {
