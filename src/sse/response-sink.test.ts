@@ -1,4 +1,4 @@
-import { request, type IncomingMessage } from 'node:http';
+import { request, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { gunzipSync } from 'node:zlib';
 import { EventType, type Event } from '@ag-ui/core';
@@ -36,6 +36,15 @@ async function bodyOf(res: IncomingMessage): Promise<Buffer> {
   return Buffer.concat(chunks);
 }
 
+/** The request's `ServerResponse`, each chunk written to it recorded (its length) in `writes`. */
+function recordingWrites(env: unknown, writes: number[]): ServerResponse {
+  const outgoing = nodeResponseOf(env);
+  if (!outgoing) throw new Error('not served by @hono/node-server');
+  const write = outgoing.write.bind(outgoing) as (chunk: Uint8Array) => boolean;
+  outgoing.write = ((chunk: Uint8Array) => (writes.push(chunk.byteLength), write(chunk))) as typeof outgoing.write;
+  return outgoing;
+}
+
 /** An app whose `/events` streams through `EventStream` to Node's response, `produce` writing it. */
 function streamingApp(produce: (out: EventStream) => void, writes: number[] = []): Hono {
   const app = new Hono();
@@ -45,11 +54,7 @@ function streamingApp(produce: (out: EventStream) => void, writes: number[] = []
     c.res.headers.set('X-After', 'yes');
   });
   app.get('/events', (c) => {
-    const outgoing = nodeResponseOf(c.env);
-    if (!outgoing) throw new Error('not served by @hono/node-server');
-    const write = outgoing.write.bind(outgoing) as (chunk: Uint8Array) => boolean;
-    outgoing.write = ((chunk: Uint8Array) => (writes.push(chunk.byteLength), write(chunk))) as typeof outgoing.write;
-    const out = new EventStream(new EventEncoder(), {}, outgoing);
+    const out = new EventStream(new EventEncoder(), {}, recordingWrites(c.env, writes));
     produce(out);
     return out.response;
   });
@@ -100,11 +105,7 @@ describe('EventStream on Node’s response', () => {
     const app = new Hono();
     const writes: number[] = [];
     app.get('/events', (c) => {
-      const outgoing = nodeResponseOf(c.env);
-      if (!outgoing) throw new Error('not served by @hono/node-server');
-      const write = outgoing.write.bind(outgoing) as (chunk: Uint8Array) => boolean;
-      outgoing.write = ((chunk: Uint8Array) => (writes.push(chunk.byteLength), write(chunk))) as typeof outgoing.write;
-      const out = new EventStream(new EventEncoder(), {}, outgoing);
+      const out = new EventStream(new EventEncoder(), {}, recordingWrites(c.env, writes));
       out.raw(': connected\n\n');
       setImmediate(() => {
         out.send([delta('late')]);
