@@ -6,7 +6,7 @@ import type { AnyEvent } from './support/sse.js';
 import { http, startTestBridge, useTestBridge } from './support/server.js';
 import { expectValidStream, follow, get, post, type Thread } from './support/threads.js';
 
-// API.md, "Pending interrupts do not hold a thread": a run that ended with an interrupt is over.
+// docs/api.md "Pending interrupts do not hold a thread": a run that ended with an interrupt is over.
 // New input supersedes what it waits on (declined, with a reason) and runs at once, whatever
 // `multitask` says; an abort declines it the same way; a resume of a superseded call is 404.
 

@@ -9,7 +9,7 @@ import { expectValidStream } from './support/threads.js';
 import { jsonText } from '../src/text.js';
 
 /**
- * API.md, "Pending interrupts do not hold a thread", across processes: a run stopped on an
+ * docs/api.md "Pending interrupts do not hold a thread", across processes: a run stopped on an
  * approval in A (whose Mastra keeps it as the thread's run, and renews its lease) is superseded by
  * new input on B, and A takes the thread's next input at once too.
  */

@@ -12,7 +12,7 @@ import { http, silentLogger, useTestBridge } from './support/server.js';
 import { openSse, verifyThreadEvents } from './support/sse.js';
 import { failingWorkflow, shapesWorkflow } from './support/workflows.js';
 
-// Mastra workflows served as AG-UI agents (API.md "Workflows"), over real HTTP through
+// Mastra workflows served as AG-UI agents (docs/api.md "Workflows"), over real HTTP through
 // @ag-ui/client's strict pipeline: listed, run, suspended for a person and resumed.
 
 const workflows = () => ({ [DEMO_WORKFLOW_ID]: createDemoWorkflow(), 'always-fails': failingWorkflow(), shapes: shapesWorkflow() });
@@ -152,13 +152,22 @@ describe('run', () => {
     expect(run.terminal).toMatchObject({ code: 'WORKFLOW_FAILED', message: expect.stringContaining('the printer is on fire') });
   });
 
-  it('parallel, branch and nested steps each open and close (nested ones by their path)', async () => {
+  it('parallel, branch, map and nested steps each open and close, named as docs/workflows.md "Step names" says', async () => {
     const run = await runStrict(`${tb.base}/run`, runInput({ messages: [userMessage('tea')], forwardedProps: props({ agentId: 'shapes' }) }));
     const started = ofType(run.events, EventType.STEP_STARTED).map((e) => e.stepName);
-    expect(started).toEqual(
-      expect.arrayContaining(['left', 'right', 'join', 'taken', 'pick', DEMO_WORKFLOW_ID, `${DEMO_WORKFLOW_ID}.draft`, `${DEMO_WORKFLOW_ID}.review`]),
-    );
-    expect(started).not.toContain('not-taken');
+    // No bracket around a parallel or a branch, an unnamed map is `mapping_<workflow>_<n>`, a nested workflow's steps go by their path.
+    expect(started).toEqual([
+      'left',
+      'right',
+      'join',
+      'taken',
+      'pick',
+      'mapping_shapes_0',
+      'as-topic',
+      DEMO_WORKFLOW_ID,
+      `${DEMO_WORKFLOW_ID}.draft`,
+      `${DEMO_WORKFLOW_ID}.review`,
+    ]);
     expect(ofType(run.events, EventType.STEP_FINISHED)).toHaveLength(started.length);
     const [interrupt] = (run.terminal as BaseEvent & { outcome: { interrupts: Array<Record<string, any>> } }).outcome.interrupts;
     expect(interrupt).toMatchObject({

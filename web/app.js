@@ -98,7 +98,7 @@ const app = {
   approvals: new Map(),
   /**
    * Workflow steps suspended for a person, by interrupt id: `{ id, message, responseSchema,
-   * metadata, error? }`. Any new run on the thread answers or supersedes them (API.md), so a run's start clears them.
+   * metadata, error? }`. Any new run on the thread answers or supersedes them (docs/api.md "Pending interrupts do not hold a thread"), so a run's start clears them.
    */
   resumes: new Map(),
   /** The open run's step timeline (a workflow's): the notice it is shown in. */

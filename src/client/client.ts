@@ -40,7 +40,7 @@ export interface BridgeClientConfig {
 }
 
 /**
- * Paging of list routes, as the routes take it (API.md): `limit` items per page, and `offset` the
+ * Paging of list routes, as the routes take it (docs/api.md "Pagination"): `limit` items per page, and `offset` the
  * page, counted from 0. `offset` counts pages, not items: the routes pass it to Mastra's storage,
  * which pages that way.
  *

@@ -86,7 +86,7 @@ export class StorageReads {
   }
 
   /**
-   * The terminal batch of a run an abort cut (API.md: after a cut, live == history): once the run
+   * The terminal batch of a run an abort cut (docs/api.md "After a cut, live == history"): once the run
    * has wound down here, the reasoning its cut step showed is kept under the live ids (as its
    * `/run` does, whichever comes first), and the thread as stored goes before its end.
    */

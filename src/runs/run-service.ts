@@ -52,7 +52,7 @@ export class RunService {
       if (memory && isRetry(input.messages, storedIds)) return this.streamer.replayed(input, await this.threads.messages(scope, {}, 'agui'));
       throw invalidInput('The run has no new message to answer and nothing to resume');
     }
-    // Every check comes before the first write: a refused request stores nothing (API.md).
+    // Every check comes before the first write: a refused request stores nothing (docs/api.md "Codes by route").
     const workingMemory = isReadOnly(options) ? undefined : WorkingMemoryState.of(memory);
     const state = clientState(input.state);
     await workingMemory?.assertFits(state);

@@ -54,10 +54,11 @@ export interface DurableInbox {
 }
 
 /**
- * What cutting a thread's run does to its acknowledged messages (API.md: a cut answer is an answer;
- * every acknowledged message is answered once, in order). `around` runs the cut (an abort, an
- * interrupting run's) as one step with the inbox, so that no process takes the cut run's messages
- * for a dead process's meanwhile; afterwards the messages the cut run took count as answered.
+ * What cutting a thread's run does to its acknowledged messages (docs/api.md "Acknowledged means
+ * committed": an answer a cut ended is an answer; every acknowledged message is answered once, in
+ * order). `around` runs the cut (an abort, an interrupting run's) as one step with the inbox, so
+ * that no process takes the cut run's messages for a dead process's meanwhile; afterwards the
+ * messages the cut run took count as answered.
  */
 export interface InboxCuts {
   around<T>(thread: { threadId: string; resourceId: string; agentId: string }, cut: () => Promise<T>): Promise<T>;

@@ -38,7 +38,7 @@ interface Known {
  * The calls a thread's stopped runs wait on, and what new input does to them. A run that ended
  * with an interrupt is over, but Mastra 1.71 keeps it as the thread's active run and holds the
  * thread's lease for it (30 min), so new input would wait on it, or be delivered into it. New
- * input supersedes it instead (API.md, "Pending interrupts do not hold a thread"): each waiting
+ * input supersedes it instead (docs/api.md "Pending interrupts do not hold a thread"): each waiting
  * call is declined with a reason, and the run is resumed only to store that decline, stopping
  * after the step (no new answer from the model), so the thread is free at once.
  */

@@ -32,7 +32,7 @@ export interface ThreadWorkflowRun {
 
 /**
  * The thread metadata key of the agent or workflow the thread's first run ran: a thread route that
- * names none means it (API.md "A thread remembers its agent"); internal like the others.
+ * names none means it (docs/api.md "A thread remembers its agent"); internal like the others.
  */
 export const THREAD_AGENT_KEY = 'mastra-agui-bridge:agentId';
 

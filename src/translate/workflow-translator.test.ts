@@ -121,8 +121,14 @@ describe('loops', () => {
     const progress = f.chunks.filter((c) => c.type === 'workflow-step-progress').map((c) => c.payload);
     expect(progress).toHaveLength(2);
     expect(ofType(events, EventType.CUSTOM).map((e) => [e.name, e.value])).toEqual(progress.map((p) => ['workflow-step-progress', p]));
-    // The sleep's step stays open while it waits: its STEP_FINISHED comes with Mastra's result of it.
     const at = (type: EventType, name: string) => events.findIndex((e) => e.type === type && (e as { stepName?: string }).stepName === name);
+    // The progress shows inside the foreach step's bracket (docs/workflows.md "Step names").
+    const customAt = events.flatMap((e, i) => (e.type === EventType.CUSTOM ? [i] : []));
+    for (const i of customAt) {
+      expect(i).toBeGreaterThan(at(EventType.STEP_STARTED, 'shout'));
+      expect(i).toBeLessThan(at(EventType.STEP_FINISHED, 'shout'));
+    }
+    // The sleep's step stays open while it waits: its STEP_FINISHED comes with Mastra's result of it.
     expect(at(EventType.STEP_FINISHED, started[5])).toBeGreaterThan(at(EventType.STEP_STARTED, started[5]));
   });
 });

@@ -2,7 +2,7 @@ import type { Message } from '@ag-ui/core';
 import { jsonObjectOf } from '../text.js';
 
 /**
- * A workflow run's input data, from what a chat client sends (API.md "Workflows"):
+ * A workflow run's input data, from what a chat client sends (docs/api.md "Workflows"):
  * `forwardedProps.input` when given; else the last user message's text: a JSON object is taken as
  * the input; otherwise, when the input schema is an object with exactly one required string
  * field, the text is that field's value; else the text as it is (the schema then says what is

@@ -15,7 +15,7 @@ import { WorkflowStreamer } from './workflow-streamer.js';
 import { WorkflowTurns } from './workflow-turns.js';
 
 /**
- * Runs a Mastra workflow for `POST /run` (API.md "Workflows"): the input and state are checked
+ * Runs a Mastra workflow for `POST /run` (docs/api.md "Workflows"): the input and state are checked
  * against the workflow's schemas, and a resume against the suspended step's, before a byte is
  * streamed (a refused request stores nothing); the run takes the thread as an agent's run does
  * (Mastra's thread lease, `multitask`), stores the user message first and what it said last,
@@ -49,12 +49,12 @@ export class WorkflowRunService {
     await this.threads.ownedOrMissing(scope);
     const start = input.resume?.length ? await this.resume(workflow, input, scope) : await this.start(workflow, input);
     const message = start.kind === 'start' ? await this.newUserMessage(input, scope) : undefined;
-    // Every check comes before the first write: a refused request stores nothing (API.md).
+    // Every check comes before the first write: a refused request stores nothing (docs/api.md "Codes by route").
     const turn = await this.turns.take(scope, input.runId, options.multitask);
     try {
       // The interrupt is taken last, once the run has the thread: a refused run leaves it waiting.
       if (start.kind !== 'start' && !(await this.control.once(start.interruptId, async () => true))) throw interruptNotWaiting(start.interruptId);
-      // New input supersedes the workflow run that waits on a person (API.md), or that a crash cut: it is cancelled.
+      // New input supersedes the workflow run that waits on a person (docs/api.md "Pending interrupts do not hold a thread"), or that a crash cut: it is cancelled.
       if (start.kind === 'start') await this.interrupts.supersedeWorkflow(scope, { holdingThread: true });
       await this.threads.claim(scope);
       if (message) await this.threads.storeInput(scope, [{ id: message.id, role: 'user', content: message.text }]);

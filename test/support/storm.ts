@@ -9,7 +9,7 @@ import { errorMessage } from '../../src/text.js';
 // Storms: many threads steered at once across the processes of a cluster, with every kind of input
 // (runs that enqueue, interrupt or are refused, messages sent and queued, aborts, approvals
 // answered, declined, left pending or aborted), then checked against the bridge's promises
-// (API.md): every acknowledged message stored once and answered once, in the order it was
+// (docs/api.md "Acknowledged means committed"): every acknowledged message stored once and answered once, in the order it was
 // acknowledged; no answer nobody asked for; every bracket a follower saw closed; no thread wedged.
 // The harness counts what it finds and shows examples; it asserts nothing itself, so a test and
 // the soak script (scripts/soak.ts) decide what fails.

@@ -23,7 +23,10 @@ export function failingWorkflow() {
     .commit();
 }
 
-/** `shapes`: parallel steps, a branch (one arm taken), then the demo workflow nested, which suspends. */
+/**
+ * `shapes`: parallel steps, a branch (one arm taken), two `.map()` steps (one left to Mastra to
+ * name, one named), then the demo workflow nested, which suspends.
+ */
 export function shapesWorkflow() {
   const pass = (id: string) => createStep({ id, inputSchema: topic, outputSchema: topic, execute: async ({ inputData }) => inputData });
   const reset = (id: string) => createStep({ id, inputSchema: z.unknown(), outputSchema: topic, execute: async () => ({ topic: 'tea' }) });
@@ -35,6 +38,8 @@ export function shapesWorkflow() {
       [async () => false, pass('not-taken')],
     ])
     .then(reset('pick'))
+    .map(async ({ inputData }) => inputData)
+    .map(async ({ inputData }) => inputData, { id: 'as-topic' })
     .then(createDemoWorkflow())
     .commit();
 }

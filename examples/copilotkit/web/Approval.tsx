@@ -1,7 +1,7 @@
 import { useState } from 'react';
 import type { Interrupt } from '@copilotkit/react-core/v2';
 
-/** What the bridge puts in a tool approval's interrupt (API.md, "Approvals"). */
+/** What the bridge puts in a tool approval's interrupt (docs/human-in-the-loop.md "Approvals"). */
 interface ToolApproval {
   toolName?: string;
   args?: unknown;
