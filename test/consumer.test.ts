@@ -23,6 +23,8 @@ import { openSse } from './support/sse.js';
 const node = promisify(execFile);
 let project: string;
 let tarball: string;
+/** What npm said while it installed the package with the README's line. */
+let installWarnings: string[];
 const servers: ServerProcess[] = [];
 
 beforeAll(async () => {
@@ -30,7 +32,8 @@ beforeAll(async () => {
   project = mkdtempSync(join(tmpdir(), 'bridge-consumer-'));
   writeFileSync(join(project, 'package.json'), JSON.stringify({ name: 'consumer', private: true, type: 'module' }));
   const line = installLine().map((word) => (word === 'mastra-agui-bridge' ? tarball : word));
-  await npm(project, [...line, '--prefer-offline', '--no-audit', '--no-fund']);
+  const { stderr } = await npm(project, [...line, '--prefer-offline', '--no-audit', '--no-fund']);
+  installWarnings = stderr.split('\n').filter((l) => l.startsWith('npm warn'));
 }, 300_000);
 
 afterAll(() => {
@@ -51,6 +54,13 @@ describe('the packed package, installed with the README line', () => {
     // Traces' packages are optional peers too: a host that does not trace installs none of them.
     const traces = ['@opentelemetry/sdk-node', '@opentelemetry/sdk-trace-base', '@mastra/observability', '@mastra/otel-bridge'];
     for (const name of [...serverOnly, ...traces]) expect(installed(name), name).toBe(false);
+  });
+
+  it('installs quietly: on Node 20, only the engine warnings the README explains (Mastra asks for Node 22)', () => {
+    const explained = /^npm warn EBADENGINE/;
+    const onNode20 = Number(process.versions.node.split('.')[0]) < 22;
+    expect(installWarnings.filter((line) => !(onNode20 && explained.test(line)))).toEqual([]);
+    expect(readFileSync(join(REPO_ROOT, 'README.md'), 'utf8')).toMatch(/EBADENGINE/);
   });
 
   it('the bin asked for traces without their packages stops and says what to install', async () => {

@@ -95,6 +95,21 @@ describe('links and citations in the docs', () => {
     expect(missing).toEqual([]);
   });
 
+  it('a page that numbers its steps (the curl sessions: **1.**, **2.**, …) numbers them 1 to n, each once, and names only steps it has', () => {
+    const misnumbered: string[] = [];
+    for (const page of DOC_PAGES) {
+      const steps = prose(page)
+        .flatMap((line) => /^\*\*(\d+)\./.exec(line)?.[1] ?? [])
+        .map(Number);
+      if (steps.some((n, i) => n !== i + 1)) misnumbered.push(`${page}: ${steps.join(' ')}`);
+      for (const [, n] of prose(page)
+        .join('\n')
+        .matchAll(/\(step (\d+)\)/g))
+        if (Number(n) > steps.length) misnumbered.push(`${page}: names step ${n}`);
+    }
+    expect(misnumbered).toEqual([]);
+  });
+
   it('nothing cites API.md: the project’s contract is docs/api.md', () => {
     const files = [...DOC_PAGES, ...SOURCE_DIRS.flatMap(walk)].filter((f) => /\.(md|ts|tsx|js|mjs|html)$/.test(f) && f !== 'test/docs-links.test.ts');
     expect(files.filter((f) => /\bAPI\.md\b/.test(readFileSync(join(REPO_ROOT, f), 'utf8')))).toEqual([]);

@@ -1,11 +1,10 @@
 import type { Mastra } from '@mastra/core';
 import type { AgentSchedule, CreateAgentScheduleInput, UpdateAgentScheduleInput } from '@mastra/core/schedules';
-import { computeNextFireAt, validateCron } from '@mastra/core/workflows';
 import type { ThreadTarget } from './runs.js';
 import { discardNotifications } from './signals.js';
 
 export type { AgentSchedule, CreateAgentScheduleInput, UpdateAgentScheduleInput };
-export { computeNextFireAt, validateCron };
+export { computeNextFireAt, validateCron } from '@mastra/core/workflows';
 
 /** One fire of a schedule, as Mastra's storage keeps it. */
 export interface StoredTrigger {

@@ -9,10 +9,9 @@ import { errorMessage } from '../../src/text.js';
 const run = promisify(execFile);
 
 /** Runs npm in `cwd`; a failure throws with what npm printed. */
-export async function npm(cwd: string, args: string[]): Promise<string> {
+export async function npm(cwd: string, args: string[]): Promise<{ stdout: string; stderr: string }> {
   try {
-    const { stdout } = await run('npm', args, { cwd, maxBuffer: 64 * 1024 * 1024 });
-    return stdout;
+    return await run('npm', args, { cwd, maxBuffer: 64 * 1024 * 1024 });
   } catch (error) {
     const { stdout, stderr } = error as { stdout?: string; stderr?: string };
     throw new Error(`npm ${args.join(' ')} failed in ${cwd}:\n${stdout ?? ''}\n${stderr ?? errorMessage(error)}`);
