@@ -16,10 +16,10 @@
  * @module
  */
 import type { MastraModelConfig } from '@mastra/core/llm';
-import { createScriptedModel as scriptedModel, type ScriptedModelOptions } from './scripted-model.js';
+import { createScriptedModel as scriptedModel, type ScriptedModelOptions, type ScriptRule, type ToolArgs, type ToolOutcome } from './scripted-model.js';
 
 export { createDemoAgent, type DemoAgentOptions } from './agent.js';
-export type { ScriptedModelOptions };
+export type { ScriptedModelOptions, ScriptRule, ToolArgs, ToolOutcome };
 
 /**
  * The demo's scripted model: a real `LanguageModelV2` that answers from the script in
@@ -29,6 +29,11 @@ export type { ScriptedModelOptions };
  * @example
  * const support = new Agent({ id: 'support', name: 'Support', instructions: 'Help the user.', model: createScriptedModel({ delayMs: 0 }) });
  * const { text } = await support.generate('hello there'); // 'Echo: hello there'
+ *
+ * // Your own script, tried first: call your workflow (offered to the model as `workflow-<key>`), then report its result.
+ * const model = createScriptedModel({
+ *   rules: [{ when: /^summarize (.+)/i, call: { tool: 'workflow-summarize', args: (m) => ({ inputData: { doc: m[1] } }) }, reply: ({ value }) => `Done: ${JSON.stringify(value)}` }],
+ * });
  */
 export const createScriptedModel: (options?: ScriptedModelOptions) => MastraModelConfig = scriptedModel;
 export { createDemoWorkflow, DEMO_WORKFLOW_ID, type DemoWorkflowOptions } from './workflow.js';

@@ -1,4 +1,6 @@
 import { Agent } from '@mastra/core/agent';
+import { createTool } from '@mastra/core/tools';
+import { z } from 'zod';
 import { InMemoryStore } from '@mastra/core/storage';
 import { describe, expect, it } from 'vitest';
 import { createDemoAgent } from './agent.js';
@@ -8,6 +10,13 @@ const prompt = (text: string, system = 'Answer the user.') => [
   { role: 'system', content: system },
   { role: 'user', content: [{ type: 'text', text }] },
 ];
+
+const lookupTool = createTool({
+  id: 'lookup',
+  description: 'Looks a key up.',
+  inputSchema: z.object({ key: z.string() }),
+  execute: async ({ key }) => ({ value: key.toUpperCase() }),
+});
 
 async function answer(model: ReturnType<typeof createScriptedModel>, text: string, system?: string): Promise<string> {
   const { stream } = await model.doStream({ prompt: prompt(text, system) } as never);
@@ -42,5 +51,22 @@ describe('createScriptedModel', () => {
     const model = createScriptedModel({ delayMs: 0 });
     await new Agent({ id: 'counted', name: 'Counted', instructions: '…', model }).generate('hi');
     expect(model.doGenerateCalls).toHaveLength(0);
+  });
+
+  it('rules of your own come first; a call a rule made without a reply is answered as the demo answers any tool', async () => {
+    const model = createScriptedModel({
+      delayMs: 0,
+      rules: [
+        { when: /tea/gi, say: (match) => `More ${match[0]}!` },
+        { when: /^lookup (\w+)/i, call: { tool: 'lookup', args: (match) => ({ key: match[1] }) } },
+      ],
+    });
+    // A global flag does not carry one call's position into the next.
+    expect([await answer(model, 'tea'), await answer(model, 'Tea')]).toEqual(['More tea!', 'More Tea!']);
+    expect(await answer(model, 'coffee')).toBe('Echo: coffee');
+    const agent = new Agent({ id: 'looker', name: 'Looker', instructions: '…', model, tools: { lookup: lookupTool } });
+    const looked = await agent.generate('lookup colour');
+    expect(looked.toolCalls.map((c) => c.payload.args)).toEqual([{ key: 'colour' }]);
+    expect(looked.text).toMatch(/^The tool lookup returned .*COLOUR/);
   });
 });

@@ -1,14 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { MastraLanguageModelV2Mock } from '@mastra/core/test-utils/llm-mock';
+import { generated, reasoningThenText, text, toolCall, toStream, type StreamPart } from './model-parts.js';
 import { textOr } from '../text.js';
 
-/** One part of a V2 model stream, as the AI SDK provider spec defines it. */
-type DoStream = Extract<NonNullable<NonNullable<ConstructorParameters<typeof MastraLanguageModelV2Mock>[0]>['doStream']>, (...args: never[]) => unknown>;
-/** A part of a model's stream, as Mastra's model interface (AI SDK v2) types it. */
-type StreamPart = Awaited<ReturnType<DoStream>>['stream'] extends ReadableStream<infer P> ? P : never;
-type DoGenerate = Extract<NonNullable<NonNullable<ConstructorParameters<typeof MastraLanguageModelV2Mock>[0]>['doGenerate']>, (...args: never[]) => unknown>;
-/** What a model answers to `generate()`: the whole answer at once. */
-type Generated = Awaited<ReturnType<DoGenerate>>;
 type PromptMessage = { role: string; content: unknown };
 type CallOptions = {
   prompt: PromptMessage[];
@@ -17,17 +11,46 @@ type CallOptions = {
   abortSignal?: AbortSignal;
 };
 
+/** What a tool (or a workflow or sub-agent Mastra offers as one) returned, as a rule's `reply` gets it. */
+export interface ToolOutcome {
+  toolName: string;
+  /** The result (for a workflow: `{ result, … }` as Mastra returns it), or the error. */
+  value: unknown;
+  failed: boolean;
+}
+
+/** A tool call's arguments, as JSON. */
+export type ToolArgs = Record<string, unknown> | readonly unknown[] | string | number | boolean | null;
+
+/**
+ * One line of a script of your own: when the latest user text matches `when`, the model says
+ * `say`, or calls `call.tool` with `call.args`; once the call's result is back, it answers with
+ * `reply` (else "The tool <name> returned <result>").
+ */
+export type ScriptRule =
+  | { when: RegExp; say: string | ((match: RegExpExecArray) => string) }
+  | {
+      when: RegExp;
+      /** The tool as the model sees it: a tool's id, `workflow-<key>` for a workflow, `agent-<key>` for a sub-agent. */
+      call: { tool: string; args: ToolArgs | ((match: RegExpExecArray) => ToolArgs) };
+      reply?: (outcome: ToolOutcome, match: RegExpExecArray) => string;
+    };
+
 export interface ScriptedModelOptions {
   /** Milliseconds between streamed parts. `0` enqueues everything at once, with no timer. */
   delayMs?: number;
+  /**
+   * Rules of your own, tried before the demo's script (first match wins): what lets a test drive
+   * an agent, its tools and its workflows with no API key. Input no rule matches gets the demo's
+   * script (`Echo: <input>` for most).
+   */
+  rules?: readonly ScriptRule[];
   /** Told of every call: the role of the prompt's last message and the latest input text (tests count calls with it). */
   onCall?: (call: { lastRole: string | undefined; input: string }) => void;
   /** Whose script: the demo agent's (default), or its `researcher` sub-agent's (`Findings on <topic>: …` to any input). */
   persona?: 'demo' | 'researcher';
 }
 
-const USAGE = { inputTokens: 12, outputTokens: 8, totalTokens: 20 };
-const HEAD: StreamPart[] = [{ type: 'stream-start', warnings: [] }];
 /** Mastra's working-memory tool, offered to the model when the agent's memory has working memory. */
 const WORKING_MEMORY_TOOL = 'updateWorkingMemory';
 /** The tool Mastra makes of the demo agent's `researcher` sub-agent. */
@@ -46,7 +69,8 @@ export function createScriptedModel(options: ScriptedModelOptions = {}): MastraL
   const answer = (call: CallOptions): StreamPart[] => {
     options.onCall?.({ lastRole: call.prompt.at(-1)?.role, input: latestInput(call.prompt) });
     const callId = `call-${randomUUID().slice(0, 8)}`;
-    return options.persona === 'researcher' ? researcherScript(call, callId) : script(call, callId);
+    const ruled = options.rules?.length ? byRules(options.rules, call, callId) : undefined;
+    return ruled ?? (options.persona === 'researcher' ? researcherScript(call, callId) : script(call, callId));
   };
   const model: MastraLanguageModelV2Mock = new MastraLanguageModelV2Mock({
     provider: 'demo',
@@ -67,24 +91,43 @@ export function createScriptedModel(options: ScriptedModelOptions = {}): MastraL
   return model;
 }
 
-/** A script's parts as one answer: each text and reasoning joined, tool calls as they are. */
-function generated(parts: StreamPart[]): Pick<Generated, 'content' | 'finishReason' | 'usage' | 'warnings'> {
-  const result: Pick<Generated, 'content' | 'finishReason' | 'usage' | 'warnings'> = { content: [], finishReason: 'stop', usage: USAGE, warnings: [] };
-  const open = new Map<string, { text: string }>();
-  for (const part of parts) {
-    if (part.type === 'text-start' || part.type === 'reasoning-start') {
-      const item = { type: part.type === 'text-start' ? ('text' as const) : ('reasoning' as const), text: '' };
-      open.set(part.id, item);
-      result.content.push(item);
-    } else if (part.type === 'text-delta' || part.type === 'reasoning-delta') {
-      open.get(part.id)!.text += part.delta;
-    } else if (part.type === 'tool-call') {
-      result.content.push(part);
-    } else if (part.type === 'finish') {
-      result.finishReason = part.finishReason;
-    }
+/**
+ * The answer `rules` give, if any: the first rule whose `when` matches the latest input speaks or
+ * calls; on the turn that brings tool results back, the rules that made those calls reply.
+ */
+function byRules(rules: readonly ScriptRule[], call: CallOptions, callId: string): StreamPart[] | undefined {
+  const input = latestInput(call.prompt);
+  const matched = (rule: ScriptRule) => new RegExp(rule.when.source, rule.when.flags.replace('g', '')).exec(input) ?? undefined;
+  const last = call.prompt.at(-1);
+  if (last?.role === 'tool') {
+    const results = toolResultsOf(last);
+    const replies = results.map((result) => {
+      const rule = rules.find((r) => 'call' in r && r.call.tool === result.toolName && r.reply && matched(r));
+      return rule && 'call' in rule ? rule.reply?.(outcomeOf(result), matched(rule)!) : undefined;
+    });
+    if (replies.every((reply) => reply === undefined)) return undefined;
+    return text(callId, replies.map((reply, i) => reply ?? resultLine(results[i], input)).join(' '));
   }
-  return result;
+  for (const rule of rules) {
+    const match = matched(rule);
+    if (!match) continue;
+    if ('say' in rule) return text(callId, typeof rule.say === 'function' ? rule.say(match) : rule.say);
+    const { tool, args } = rule.call;
+    return toolCall(callId, tool, typeof args === 'function' ? args(match) : args);
+  }
+  return undefined;
+}
+
+/** A tool result as the prompt carries it (AI SDK v2 `tool-result` part). */
+type ToolResultPart = { toolName?: string; output?: { type?: string; value?: unknown } };
+
+function toolResultsOf(message: PromptMessage): ToolResultPart[] {
+  return Array.isArray(message.content) ? (message.content as ToolResultPart[]) : [];
+}
+
+function outcomeOf(result: ToolResultPart): ToolOutcome {
+  const failed = result.output?.type === 'error-text' || result.output?.type === 'error-json';
+  return { toolName: result.toolName ?? '', value: result.output?.value, failed };
 }
 
 /** Decides the model's answer for one call. Exported for unit tests of the script itself. */
@@ -198,21 +241,27 @@ function storedFacts(prompt: PromptMessage[]): string[] {
 }
 
 function answerToolResults(message: PromptMessage, callId: string, input: string): StreamPart[] {
-  const results = Array.isArray(message.content) ? message.content : [];
-  const lines = results.map((r: { toolName?: string; output?: { type?: string; value?: unknown } }) => {
-    const value = r.output?.value;
-    const shown = typeof value === 'string' ? value : JSON.stringify(value);
-    if (r.output?.type === 'error-text' || r.output?.type === 'error-json') return `The tool ${r.toolName} failed: ${shown}`;
-    if (r.toolName === WORKING_MEMORY_TOOL) return `Noted: ${factToRemember(input) ?? shown}`;
-    if (r.toolName === RESEARCHER_TOOL) return `Summary: ${textOr((value as { text?: unknown } | undefined)?.text, shown)}`;
-    if (r.toolName === DRAFT_TOOL) return `Done: ${textOr((value as { result?: { text?: unknown } } | undefined)?.result?.text, shown)}`;
-    if (r.toolName === 'delete_file') {
-      // An approved call returns `{ deleted }`; a declined one reaches the model as the reason alone.
-      return shown.includes('"deleted"') ? `Deleted as requested: ${shown}` : `I did not delete the file: ${shown}`;
-    }
-    return `The tool ${r.toolName} returned ${shown}`;
-  });
-  return text(callId, lines.join(' '));
+  return text(
+    callId,
+    toolResultsOf(message)
+      .map((result) => resultLine(result, input))
+      .join(' '),
+  );
+}
+
+/** The demo's sentence for one tool result. */
+function resultLine(r: ToolResultPart, input: string): string {
+  const { value, failed } = outcomeOf(r);
+  const shown = typeof value === 'string' ? value : JSON.stringify(value);
+  if (failed) return `The tool ${r.toolName} failed: ${shown}`;
+  if (r.toolName === WORKING_MEMORY_TOOL) return `Noted: ${factToRemember(input) ?? shown}`;
+  if (r.toolName === RESEARCHER_TOOL) return `Summary: ${textOr((value as { text?: unknown } | undefined)?.text, shown)}`;
+  if (r.toolName === DRAFT_TOOL) return `Done: ${textOr((value as { result?: { text?: unknown } } | undefined)?.result?.text, shown)}`;
+  if (r.toolName === 'delete_file') {
+    // An approved call returns `{ deleted }`; a declined one reaches the model as the reason alone.
+    return shown.includes('"deleted"') ? `Deleted as requested: ${shown}` : `I did not delete the file: ${shown}`;
+  }
+  return `The tool ${r.toolName} returned ${shown}`;
 }
 
 function cityIn(input: string): string {
@@ -255,81 +304,4 @@ export function sampleFromSchema(schema: unknown, input: string): unknown {
       return out;
     }
   }
-}
-
-function words(value: string): string[] {
-  return value.match(/\S+\s*/g) ?? [value];
-}
-
-function text(callId: string, value: string, id = 'text'): StreamPart[] {
-  const textId = `${callId}-${id}`;
-  return [
-    ...HEAD,
-    { type: 'text-start', id: textId },
-    ...words(value).map((delta) => ({ type: 'text-delta' as const, id: textId, delta })),
-    { type: 'text-end', id: textId },
-    { type: 'finish', finishReason: 'stop', usage: USAGE },
-  ];
-}
-
-function reasoningThenText(callId: string, answerText: string): StreamPart[] {
-  const reasoningId = `${callId}-reasoning`;
-  const [, ...answer] = text(callId, answerText);
-  return [
-    ...HEAD,
-    { type: 'reasoning-start', id: reasoningId },
-    ...words('Let me think about that step by step.').map((delta) => ({ type: 'reasoning-delta' as const, id: reasoningId, delta })),
-    { type: 'reasoning-end', id: reasoningId },
-    ...answer,
-  ];
-}
-
-function toolCall(callId: string, toolName: string, args: unknown): StreamPart[] {
-  const toolCallId = `${callId}-call`;
-  const json = JSON.stringify(args);
-  const half = Math.ceil(json.length / 2);
-  return [
-    ...HEAD,
-    { type: 'tool-input-start', id: toolCallId, toolName },
-    { type: 'tool-input-delta', id: toolCallId, delta: json.slice(0, half) },
-    { type: 'tool-input-delta', id: toolCallId, delta: json.slice(half) },
-    { type: 'tool-input-end', id: toolCallId },
-    { type: 'tool-call', toolCallId, toolName, input: json },
-    { type: 'finish', finishReason: 'tool-calls', usage: USAGE },
-  ];
-}
-
-/**
- * Streams the parts. With no delay every part is enqueued in `start`, so no timer is ever armed
- * (the benchmark relies on that); otherwise a pull stream waits `delayMs` before each part.
- */
-function toStream(parts: StreamPart[], delayMs: number, signal?: AbortSignal): ReadableStream<StreamPart> {
-  if (delayMs <= 0) {
-    return new ReadableStream({
-      start(controller) {
-        for (const part of parts) controller.enqueue(part);
-        controller.close();
-      },
-    });
-  }
-  let index = 0;
-  return new ReadableStream({
-    async pull(controller) {
-      if (index >= parts.length) return controller.close();
-      await sleep(delayMs, signal);
-      controller.enqueue(parts[index++]);
-    },
-  });
-}
-
-function sleep(ms: number, signal?: AbortSignal): Promise<void> {
-  return new Promise((resolve) => {
-    const timer = setTimeout(done, ms);
-    signal?.addEventListener('abort', done, { once: true });
-    function done(): void {
-      clearTimeout(timer);
-      signal?.removeEventListener('abort', done);
-      resolve();
-    }
-  });
 }
