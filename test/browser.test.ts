@@ -672,6 +672,84 @@ describe.skipIf(!hasChromium)(`the demo page in chromium${hasChromium ? '' : ` (
     await idle(page);
     expect(await activity.locator('.step').evaluateAll((nodes) => nodes.map((n) => (n as HTMLElement).dataset.status))).toEqual(['done', 'done', 'done']);
   });
+  it('names a workflow thread after its first input, and the name reaches another tab on the thread', async () => {
+    const { page, resourceId, threadId } = await openPage(uid('page-user'), undefined, '&agent=draft-and-send');
+    // A second tab of this browser on the same thread (the resource's only one).
+    const other = await context!.newPage();
+    await other.goto(`${proxy.origin}/?resource=${encodeURIComponent(resourceId)}&agent=draft-and-send`);
+    await other.waitForSelector('#connection[data-state="live"]');
+    expect(await other.evaluate(() => (window as unknown as PageWindow).bridgeDemo.threadId)).toBe(threadId);
+    expect(await other.textContent('#thread-title')).toBe('New chat');
+    await send(page, 'tea');
+    await page.waitForFunction(() => document.querySelector('#thread-title')?.textContent === 'tea');
+    await other.waitForFunction(
+      () =>
+        document.querySelector('#thread-title')?.textContent === 'tea' &&
+        document.querySelector('#threads .thread[aria-pressed="true"] .thread-title')?.textContent === 'tea',
+    );
+  });
+
+  it('a status line goes when what it says is over: a run that ended (also waiting for an approval), a thread no longer new', async () => {
+    const { page } = await openPage();
+    const line = (selector: string) => page.waitForFunction((s) => document.querySelector(s)?.textContent, selector).then((h) => h.jsonValue());
+    const cleared = (selector: string) => page.waitForFunction((s) => document.querySelector(s)?.textContent === '', selector, { timeout: 10_000 });
+    await send(page, 'hello there');
+    await cleared('#composer-status');
+    await send(page, 'Please delete report.pdf');
+    await page.waitForSelector('#approvals .approval');
+    await cleared('#composer-status');
+    await page.click('#new-thread');
+    expect(await line('#action-status')).toBe('New thread created.');
+    await send(page, 'hello again');
+    await cleared('#action-status');
+  });
+
+  it('an approval or a step answered with the keyboard leaves the focus on the composer', async () => {
+    const { page } = await openPage();
+    await send(page, 'Please delete report.pdf');
+    await page.focus('#approvals .approval button:has-text("Approve")');
+    await page.keyboard.press('Enter');
+    await waitForBubble(page, 'assistant', 'Deleted as requested', 'prefix');
+    await page.waitForFunction(() => document.activeElement?.id === 'message');
+
+    await send(page, 'draft tea');
+    await page.waitForSelector('#approvals form.resume');
+    await page.focus('#approvals form.resume button:has-text("Approve")');
+    await page.keyboard.press('Enter');
+    await waitForBubble(page, 'assistant', 'Done: Sent: Draft about tea.');
+    await page.waitForFunction(() => document.activeElement?.id === 'message');
+  });
+
+  it('a long draft scrolls inside its card: the transcript keeps its room at 1280 px, the composer stays in view at 390 px', async () => {
+    for (const [viewport, transcriptAtLeast] of [
+      [{ width: 1280, height: 900 }, 200],
+      [{ width: 390, height: 844 }, 100],
+    ] as const) {
+      const { page } = await openPage(uid('page-user'), viewport, '&agent=draft-and-send');
+      await send(page, longMessage(400));
+      await page.waitForSelector('#approvals form.resume');
+      const layout = await page.evaluate(() => {
+        const box = (selector: string) => document.querySelector(selector)!.getBoundingClientRect();
+        const text = document.querySelector<HTMLElement>('#approvals .approval-text')!;
+        return {
+          cards: box('#approvals').height,
+          transcript: box('#transcript').height,
+          composerBottom: box('#composer').bottom,
+          height: window.innerHeight,
+          textScrolls: text.scrollHeight > text.clientHeight,
+          textFocusable: text.tabIndex === 0,
+        };
+      });
+      expect(layout.cards, `${viewport.width} px`).toBeLessThanOrEqual(layout.height * 0.45 + 1);
+      expect(layout.transcript, `${viewport.width} px`).toBeGreaterThanOrEqual(transcriptAtLeast);
+      expect(layout.composerBottom, `${viewport.width} px`).toBeLessThanOrEqual(layout.height);
+      expect([layout.textScrolls, layout.textFocusable]).toEqual([true, true]);
+      // The buttons are in view without scrolling the card.
+      expect(await page.isVisible('#approvals form.resume button:has-text("Approve")')).toBe(true);
+      await context?.close();
+      context = undefined;
+    }
+  });
 });
 
 describe.skipIf(!hasChromium)('the demo page on a server that requires a token', () => {

@@ -9,6 +9,8 @@
 // REST and signal calls.
 import { BridgeAgent, BridgeClient, BridgeRequestError } from './client.js';
 import { schedulesPanel } from './schedules.js';
+import { runEnded, runStarted, say as sayIn } from './status-lines.js';
+import { NEW_TITLE, threadNames, titleFrom } from './thread-names.js';
 import { runEndNotice, Transcript } from './transcript.js';
 
 const prefix = document.querySelector('meta[name="agui-prefix"]')?.content ?? '/agui';
@@ -101,6 +103,10 @@ const app = {
    * metadata, error? }`. Any new run on the thread answers or supersedes them (docs/api.md "Pending interrupts do not hold a thread"), so a run's start clears them.
    */
   resumes: new Map(),
+  /** The run in progress, as `RUN_STARTED` named it (`RUN_ERROR` does not). */
+  runId: undefined,
+  /** A card was answered here: when it goes, the focus goes on to the composer. */
+  answeredCard: false,
   /** The open run's step timeline (a workflow's): the notice it is shown in. */
   timeline: undefined,
   running: false,
@@ -247,14 +253,23 @@ function tokenRefused(error) {
 /**
  * Says what happened where it happened: `where` is the status line beside the action (the
  * composer's for messages, approvals and steps; the token form's; the side panel's by default).
+ * `lasting`: how long the line is true (status-lines.js).
  */
-function say(text, tone = 'info', where = ui.status) {
-  where.textContent = text;
-  where.dataset.tone = tone;
+function say(text, tone = 'info', where = ui.status, lasting = undefined) {
+  sayIn(where, text, tone, lasting);
 }
 
 /** Says it beside the composer (messages, runs, approvals and steps: the chat's own actions). */
-const sayInChat = (text, tone) => say(text, tone, ui.composerStatus);
+const sayInChat = (text, tone, lasting) => say(text, tone, ui.composerStatus, lasting);
+
+/** The lines a run's start or end can make untrue. */
+const runLines = [ui.status, ui.composerStatus];
+
+/** A decision that started or joined a run is said until that run ends. */
+function lastingOf(answer) {
+  const action = answer?.action ?? answer?.decision?.action;
+  return action === 'wake' || action === 'deliver' ? { until: 'run-end', runId: answer.runId } : undefined;
+}
 
 function describeError(error) {
   const details = error instanceof BridgeRequestError ? error.details?.map((d) => `${d.path}: ${d.message}`).join('; ') : undefined;
@@ -350,26 +365,49 @@ function createThread() {
   return attempt('Could not create a thread', async () => {
     const thread = await app.client.createThread({ title: NEW_TITLE });
     await loadThreads(thread.id);
-    say('New thread created.');
+    say('New thread created.', 'info', ui.status, { until: 'next-run' });
   });
 }
 
-/** What a thread is called until its first message names it (the list shows its date beside it). */
-const NEW_TITLE = 'New chat';
-
-/** Names a new thread after its first message, as chat apps do. */
+/** Names a new thread after its first message (or a workflow's first input), here and in the other tabs. */
 async function nameAfter(text) {
   if (app.thread?.title !== NEW_TITLE) return;
-  const title = text.length > 60 ? `${text.slice(0, 59).trimEnd()}…` : text;
+  const title = titleFrom(text);
   try {
     app.thread = await app.client.updateThread(app.threadId, { title });
     ui.title.textContent = title;
     renderThreads(await app.client.listThreads({ limit: 50 }));
+    names.renamed({ resourceId: app.resourceId, threadId: app.threadId, title });
   } catch (error) {
     // A name is a nicety: the thread keeps "New chat", and the conversation goes on.
     console.warn('could not name the thread', error);
   }
 }
+
+/** A thread renamed elsewhere (another tab, or while this one was in the background): its new name here. */
+function showTitle({ resourceId, threadId, title }) {
+  if (resourceId !== app.resourceId) return;
+  for (const button of ui.threads.querySelectorAll('button.thread'))
+    if (button.dataset.id === threadId) button.querySelector('.thread-title').textContent = title || threadId;
+  if (threadId !== app.threadId) return;
+  app.thread = { ...app.thread, title };
+  ui.title.textContent = title || threadId;
+}
+
+const names = threadNames(showTitle);
+
+/** The list read again when the tab comes back to the front: names given meanwhile, by any client. */
+document.addEventListener('visibilitychange', async () => {
+  if (document.visibilityState !== 'visible' || !app.client || !app.threadId) return;
+  try {
+    const threads = await app.client.listThreads({ limit: 50 });
+    renderThreads(threads);
+    const open = threads.find((t) => t.id === app.threadId);
+    if (open) showTitle({ resourceId: app.resourceId, threadId: open.id, title: open.title });
+  } catch {
+    // the list stays as it was; the next look tries again
+  }
+});
 
 async function openThread(thread) {
   app.agent?.disconnect();
@@ -438,6 +476,8 @@ function follower(agent) {
     onEvent: mine(({ event }) => logEvent(agent.lastEventId, event.type)),
     onRunStartedEvent: mine(({ event }) => {
       if (isSnapshotRun(event)) return;
+      app.runId = event.runId;
+      runStarted(runLines);
       setRunning(true);
       app.runEndShown = false;
       // A new run answers whatever step was waiting (a resume: no new message), or supersedes it.
@@ -454,7 +494,7 @@ function follower(agent) {
       if (event.activityType === 'run-end') app.runEndShown = true;
     }),
     onRunFinishedEvent: mine(({ event, outcome, interrupts }) => {
-      if (!isSnapshotRun(event)) endRun();
+      if (!isSnapshotRun(event)) endRun(event.runId);
       // A schedule's fire ends as a run: its last fire shows in the panel.
       if (!isSnapshotRun(event)) void schedules.refresh();
       if (outcome === 'interrupt') addApprovals(interrupts);
@@ -463,7 +503,7 @@ function follower(agent) {
       checkpoint(agent);
     }),
     onRunErrorEvent: mine(({ event }) => {
-      endRun();
+      endRun(app.runId);
       endTimeline('failed');
       noticeUnlessShown({ outcome: 'failed', code: event.code, message: event.message });
       checkpoint(agent);
@@ -513,7 +553,9 @@ function setRunning(running) {
   ui.stop.hidden = !running;
 }
 
-function endRun() {
+/** The thread's run `runId` ended (finished, failed, or stopped waiting for a person). */
+function endRun(runId) {
+  runEnded(runLines, runId);
   setRunning(false);
   app.streaming.clear();
   transcript.schedule();
@@ -620,9 +662,20 @@ function renderApprovals() {
   transcript.schedule();
   const before = ui.approvals.childElementCount;
   const waiting = [...app.approvals.values()].filter((a) => a.state === 'waiting' && !a.resulted);
+  const focused = document.activeElement === document.body || ui.approvals.contains(document.activeElement);
   ui.approvals.replaceChildren(...[...app.resumes.values()].map(resumeCard), ...waiting.map(approvalCard));
+  // The card this page answered went (its buttons, disabled, had let go of the focus): the composer is next.
+  if (app.answeredCard && ui.approvals.childElementCount < before) {
+    app.answeredCard = false;
+    if (focused) ui.message.focus();
+  }
   // The card takes room under the transcript: keep its last lines in view.
   if (ui.approvals.childElementCount > before) ui.transcript.scrollTop = ui.transcript.scrollHeight;
+  // A card's text that scrolls (a long draft) takes the keyboard's focus, so it can be read without a pointer.
+  for (const text of ui.approvals.querySelectorAll('.approval-text')) {
+    if (text.scrollHeight > text.clientHeight) text.tabIndex = 0;
+    else text.removeAttribute('tabindex');
+  }
 }
 
 /** An element with a class and a text, for the cards. */
@@ -660,14 +713,16 @@ function approvalCard(a) {
 }
 
 async function answerApproval(toolCallId, approved, card) {
+  app.answeredCard = true;
   for (const button of card.querySelectorAll('button')) button.disabled = true;
   try {
-    if (approved) await app.client.approve(app.threadId, toolCallId);
-    else await app.client.decline(app.threadId, toolCallId, { reason: 'Declined in the demo page' });
+    const { runId } = approved
+      ? await app.client.approve(app.threadId, toolCallId)
+      : await app.client.decline(app.threadId, toolCallId, { reason: 'Declined in the demo page' });
     // The resumed run may have streamed the result before this answer came back: it is kept all the same.
     const answered = app.approvals.get(toolCallId);
     if (answered) answered.state = approved ? 'approved' : 'declined';
-    sayInChat(approved ? 'Approved: the run resumes.' : 'Declined: the agent is told so.');
+    sayInChat(approved ? 'Approved: the run resumes.' : 'Declined: the agent is told so.', 'info', { until: 'run-end', runId });
   } catch (error) {
     // Nothing waits for this answer any more (answered elsewhere: 409; gone: 404): drop the card.
     if (error instanceof BridgeRequestError && (error.code === 'CONFLICT' || error.code === 'TOOL_CALL_NOT_FOUND')) app.approvals.delete(toolCallId);
@@ -747,10 +802,14 @@ function formValues(card, properties) {
 
 /** Answers a suspended step: the next `/run` of the workflow resumes it. A refusal is said on the card. */
 async function answerResume(resume, payload, card) {
+  app.answeredCard = true;
   for (const control of card.querySelectorAll('button, input, select')) control.disabled = true;
   try {
-    await startRun({ messages: [], resume: [{ interruptId: resume.id, status: 'resolved', payload }] });
-    sayInChat(payload.approved === false ? 'Declined: the workflow goes on without it.' : 'Answered: the workflow goes on.');
+    const runId = await startRun({ messages: [], resume: [{ interruptId: resume.id, status: 'resolved', payload }] });
+    sayInChat(payload.approved === false ? 'Declined: the workflow goes on without it.' : 'Answered: the workflow goes on.', 'info', {
+      until: 'run-end',
+      runId,
+    });
   } catch (error) {
     // Not waiting any more (answered elsewhere, superseded): the card goes; else it stays, with why.
     if (error instanceof BridgeRequestError && error.code === 'RUN_NOT_FOUND') app.resumes.delete(resume.id);
@@ -761,8 +820,8 @@ async function answerResume(resume, payload, card) {
 }
 
 /**
- * Starts a run of the picked workflow (`POST /run`). Resolves once the bridge accepted it; the run
- * itself reaches the page on the thread's stream, as every run does. Its own stream is read to the
+ * Starts a run of the picked workflow (`POST /run`). Resolves to its run id once the bridge
+ * accepted it; the run itself reaches the page on the thread's stream, as every run does. Its own stream is read to the
  * end, not dropped: a client that leaves cancels its run.
  */
 async function startRun({ messages, resume }) {
@@ -794,6 +853,7 @@ async function startRun({ messages, resume }) {
   void response.text().catch(() => {
     // The page left, or the connection dropped: the thread's stream says how the run ended.
   });
+  return input.runId;
 }
 
 // ── composer and panels ──────────────────────────────────────────────────
@@ -804,13 +864,14 @@ async function submitMessage(queue) {
   ui.send.disabled = ui.queue.disabled = true;
   try {
     if (isWorkflow()) {
-      await startRun({ messages: [{ id: crypto.randomUUID(), role: 'user', content: text }] });
+      const runId = await startRun({ messages: [{ id: crypto.randomUUID(), role: 'user', content: text }] });
       ui.message.value = '';
-      return sayInChat(`Started ${app.target.id}.`);
+      sayInChat(`Started ${app.target.id}.`, 'info', { until: 'run-end', runId });
+      return void nameAfter(text);
     }
     const answer = queue ? await app.client.queueMessage(app.threadId, text) : await app.client.sendMessage(app.threadId, text);
     ui.message.value = '';
-    sayInChat(describeDecision(answer, queue ? 'queued' : 'message'));
+    sayInChat(describeDecision(answer, queue ? 'queued' : 'message'), 'info', lastingOf(answer));
     // A message the agent has yet to read (it answers something else now) shows at once, marked.
     const waiting = { deliver: queue ? 'queued' : 'sent, read at the next step', persist: 'saved for the next turn' }[answer.action];
     if (waiting) {
@@ -865,7 +926,7 @@ ui.notifyForm.addEventListener('submit', async (event) => {
       summary: form.get('summary'),
       priority: form.get('priority'),
     });
-    say(describeDecision(answer, 'notification'));
+    say(describeDecision(answer, 'notification'), 'info', ui.status, lastingOf(answer));
   });
 });
 
@@ -874,7 +935,7 @@ ui.stateForm.addEventListener('submit', async (event) => {
   const form = new FormData(ui.stateForm);
   await attempt('Could not send state', async () => {
     const answer = await app.client.state(app.threadId, { id: form.get('id'), cacheKey: form.get('cacheKey'), contents: form.get('contents') });
-    say(describeDecision(answer, 'state'));
+    say(describeDecision(answer, 'state'), 'info', ui.status, lastingOf(answer));
   });
 });
 
