@@ -3,7 +3,7 @@
 // activity messages; a run-end message shows as a notice), the page's own notices, which messages are still
 // streaming, and the state of calls that wait for an approval. It reads no events.
 //
-// One <li> per item (a message's text, each of its tool calls, an activity, a notice), rebuilt only
+// One <article> per item (a message's text, each of its tool calls, an activity, a notice), rebuilt only
 // when that item changed, so a streamed answer only grows its bubble's text.
 
 /** The prefix of the tool through which Mastra hands work to a sub-agent (`agent-<name>`). */
@@ -177,9 +177,8 @@ export class Transcript {
     let entry = this.rendered.get(item.id);
     if (entry?.key === key) return;
     if (!entry) {
-      const node = document.createElement('li');
-      // An entry of the conversation log (role="log" on the list): an article, as a feed's are.
-      node.setAttribute('role', 'article');
+      // An entry of the conversation log (role="log" on its container): an article, as a feed's are.
+      const node = document.createElement('article');
       node.dataset.id = item.id;
       entry = { node };
       this.rendered.set(item.id, entry);
@@ -196,11 +195,11 @@ export class Transcript {
   renderEmpty(empty) {
     const shown = this.root.querySelector(':scope > .empty');
     if (empty && !shown) {
-      const li = document.createElement('li');
-      li.setAttribute('role', 'note');
-      li.className = 'empty';
-      li.textContent = 'No messages yet. Say hello, or try one of the suggestions below.';
-      this.root.prepend(li);
+      const note = document.createElement('div');
+      note.setAttribute('role', 'note');
+      note.className = 'empty';
+      note.textContent = 'No messages yet. Say hello, or try one of the suggestions below.';
+      this.root.prepend(note);
     } else if (!empty && shown) {
       shown.remove();
     }
