@@ -5,6 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createDemoWorkflow, DEMO_WORKFLOW_ID } from '../src/demo/workflow.js';
 import { axeViolations, CHROMIUM_PATH, hasChromium, launchChromium } from './support/browser.js';
 import { installExample, type CopilotKitServerModule } from './support/examples.js';
 import { npm } from './support/package.js';
@@ -18,7 +19,7 @@ import { http, useTestBridge } from './support/server.js';
 const ARTIFACTS = join(import.meta.dirname, 'artifacts');
 
 describe.skipIf(!hasChromium)(`examples/copilotkit's React app in chromium${hasChromium ? '' : ` (skipped: ${CHROMIUM_PATH} is missing)`}`, () => {
-  const bridge = useTestBridge({ delayMs: 0 });
+  const bridge = useTestBridge({ delayMs: 0, workflows: () => ({ [DEMO_WORKFLOW_ID]: createDemoWorkflow() }) });
   let runtime: Server;
   let origin: string;
   let browser: Browser;
@@ -122,6 +123,39 @@ describe.skipIf(!hasChromium)(`examples/copilotkit's React app in chromium${hasC
     await page.close();
   });
 
+  it('a suspended step’s card shows what it waits on (the draft) with a form from its responseSchema: edited, then approved, the edit is sent', async () => {
+    const { page, errors } = await openApp();
+    await say(page, 'draft tea');
+    const card = page.getByRole('region', { name: 'draft-and-send waits for you' });
+    await card.waitFor();
+    expect(await card.locator('dd').innerText()).toBe('Draft about tea.');
+    await card.getByLabel('edit (optional)').fill('Tea, edited.');
+    await card.getByRole('button', { name: 'Approve' }).click();
+    await page.getByText('Done: Sent: Tea, edited.').waitFor();
+    await card.waitFor({ state: 'detached' });
+    expect(errors).toEqual([]);
+    await page.close();
+  });
+
+  it('picks the workflow from the bridge’s list (GET /agents) and runs it directly: its step approved on its card; the pick stays in the URL', async () => {
+    const { page, errors } = await openApp();
+    const picker = page.getByLabel('Talk to');
+    const listed = (await http(`${bridge.base}/agents`)).body as Array<{ id: string }>;
+    await page.waitForFunction((n) => document.querySelectorAll('#agent option').length === n, listed.length);
+    expect(await picker.locator('option').evaluateAll((options) => options.map((o) => (o as HTMLOptionElement).value))).toEqual(listed.map((a) => a.id));
+    await picker.selectOption(DEMO_WORKFLOW_ID);
+    expect(new URL(page.url()).searchParams.get('agent')).toBe(DEMO_WORKFLOW_ID);
+    await say(page, 'tea');
+    const card = page.getByRole('region', { name: `${DEMO_WORKFLOW_ID} waits for you` });
+    await card.waitFor();
+    expect(await card.locator('dd').innerText()).toBe('Draft about tea.');
+    await card.getByRole('button', { name: 'Approve' }).click();
+    await page.getByText('Sent: Draft about tea.').waitFor();
+    await card.waitFor({ state: 'detached' });
+    expect(errors).toEqual([]);
+    await page.close();
+  });
+
   it('shows a delegation to the researcher sub-agent as a card, then the sub-agent’s answer and the summary', async () => {
     const { page, errors } = await openApp();
     await say(page, 'research bees');
@@ -134,7 +168,7 @@ describe.skipIf(!hasChromium)(`examples/copilotkit's React app in chromium${hasC
     await page.close();
   });
 
-  it('passes axe-core’s WCAG 2.1 AA checks with an approval card and remembered facts on it, at 1280 and 390 px, light and dark', async () => {
+  it('passes every axe-core rule (best practices included) with an approval card and remembered facts on it, at 1280 and 390 px, light and dark', async () => {
     const looks = [
       [{ width: 1280, height: 900 }, 'light'],
       [{ width: 390, height: 844 }, 'dark'],

@@ -13,6 +13,8 @@ import { CopilotRuntime, createCopilotRuntimeHandler, type AgentsConfig } from '
 import { createCopilotNodeHandler } from '@copilotkit/runtime/v2/node';
 
 export const COPILOTKIT_PATH = '/api/copilotkit';
+/** The bridge's agents and workflows (its `GET /agents`), for the app's picker. */
+export const AGENTS_PATH = '/api/agents';
 
 /** A page served by Vite's dev server (`npm run dev`), the usual other origin while developing. */
 const DEV_ORIGINS = ['http://localhost:5173', 'http://127.0.0.1:5173'];
@@ -65,18 +67,39 @@ async function serveFile(dir: string, request: IncomingMessage, response: Server
   response.writeHead(200, { 'content-type': CONTENT_TYPES[extname(file)] ?? 'application/octet-stream' }).end(body);
 }
 
+/** An agent or workflow as the bridge lists it (`GET /agents`). */
+interface BridgeAgentInfo {
+  id: string;
+  name?: string;
+  kind?: 'agent' | 'workflow';
+  description?: string;
+}
+
+/**
+ * What the bridge serves (`GET /agents`), asked as the caller (its `Authorization`, if any); a bridge
+ * that does not answer is an error the caller sees.
+ */
+async function listBridgeAgents(bridgeUrl: string, authorization: string | null | undefined): Promise<BridgeAgentInfo[]> {
+  const response = await fetch(`${bridgeUrl}/agents`, { headers: authorization ? { authorization } : {} });
+  if (!response.ok) throw new Error(`GET ${bridgeUrl}/agents answered ${response.status}`);
+  return (await response.json()) as BridgeAgentInfo[];
+}
+
 /**
  * A fetch handler `(Request) => Promise<Response>`: mount it as a Next.js route
  * (`export const POST = handler`), in Hono (`app.post(path, (c) => handler(c.req.raw))`) or in Node
  * (below). The bridge's `/run` is a plain AG-UI endpoint, so CopilotKit's own `HttpAgent` is all
- * it needs; `demo` is the bridge's default agent, `draft-and-send` its demo workflow.
+ * it needs: one per agent or workflow the bridge lists, `?agentId=` naming it (the demo server's
+ * `demo` and its workflow `draft-and-send`, which suspends for a person; CopilotKit carries its
+ * interrupt like an approval's). The list is read on each request, so an agent the bridge gains
+ * is there without a restart.
  */
 export function createCopilotKitHandler(bridgeUrl: string, { corsOrigins = DEV_ORIGINS }: RuntimeOptions = {}) {
-  // One HttpAgent per bridge agent or workflow: `?agentId=` names it (the demo server's workflow,
-  // `draft-and-send`, suspends for a person; CopilotKit carries its interrupt like an approval's).
-  const agents = {
-    demo: new HttpAgent({ url: `${bridgeUrl}/run` }),
-    'draft-and-send': new HttpAgent({ url: `${bridgeUrl}/run?agentId=draft-and-send` }),
+  const agents = async ({ request }: { request: Request }) => {
+    const listed = await listBridgeAgents(bridgeUrl, request.headers.get('authorization'));
+    return Object.fromEntries(
+      listed.map(({ id, description }) => [id, new HttpAgent({ url: `${bridgeUrl}/run?agentId=${encodeURIComponent(id)}`, description })]),
+    );
   };
   // The cast is for the types only: CopilotKit 1.75 is typed against @ag-ui/client 0.0.59, whose
   // message content parts lack the `file` source that 1.0.0 (the bridge's version) added.
@@ -88,6 +111,17 @@ export function createCopilotKitHandler(bridgeUrl: string, { corsOrigins = DEV_O
   return createCopilotRuntimeHandler({ runtime, basePath: COPILOTKIT_PATH, mode: 'single-route', cors });
 }
 
+/** The bridge's list for the app's picker: id, name, kind and description of each; `502` when the bridge does not answer. */
+async function serveAgents(bridgeUrl: string, request: IncomingMessage, response: ServerResponse): Promise<void> {
+  try {
+    const listed = await listBridgeAgents(bridgeUrl, request.headers.authorization);
+    const agents = listed.map(({ id, name, kind, description }) => ({ id, name, kind, description }));
+    response.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(agents));
+  } catch (error) {
+    response.writeHead(502, { 'content-type': 'application/json' }).end(JSON.stringify({ error: `The bridge did not answer: ${(error as Error).message}` }));
+  }
+}
+
 /**
  * Serves the handler with node:http, and the built app at `/` when there is one; resolves once
  * listening (port 0 picks a free port).
@@ -96,6 +130,7 @@ export function listen(bridgeUrl: string, port = 4000, hostname = '127.0.0.1', o
   const runtime = createCopilotNodeHandler(createCopilotKitHandler(bridgeUrl, options));
   const staticDir = options.staticDir ?? (existsSync(BUILT_APP) ? BUILT_APP : undefined);
   const server = createServer((request, response) => {
+    if (request.url === AGENTS_PATH && request.method === 'GET') return void serveAgents(bridgeUrl, request, response);
     if (!staticDir || request.url?.startsWith(COPILOTKIT_PATH)) return void runtime(request, response);
     void serveFile(staticDir, request, response);
   });

@@ -2,14 +2,23 @@
 // it, a card for a delegation to a sub-agent, and approvals answered through CopilotKit's interrupt
 // UI. The runtime (../server.ts) serves this page and the runtime endpoint from one origin;
 // `npm run dev` serves it from Vite with the endpoint proxied to the runtime.
+import { useState } from 'react';
 import { CopilotChat, CopilotKitProvider, useAgent, useInterrupt, UseAgentUpdate } from '@copilotkit/react-core/v2';
+import { AgentPicker } from './AgentPicker';
 import { Approval } from './Approval';
 import { delegationCard } from './Delegation';
 
 /** The runtime's single-route endpoint (server.ts's COPILOTKIT_PATH), on this page's origin. */
 const RUNTIME_URL = import.meta.env.VITE_RUNTIME_URL ?? '/api/copilotkit';
-/** The bridge's demo agent, as the runtime registers it. */
-const AGENT_ID = 'demo';
+/** What the app talks to first: the agent or workflow the URL names (`?agent=`), else the bridge's demo agent. */
+const FIRST_AGENT = new URLSearchParams(location.search).get('agent') ?? 'demo';
+
+/** Keeps a choice in the page's URL (`?agent=`), so that a reload or a shared link opens the same. */
+function keepInUrl(name: string, value: string): void {
+  const url = new URL(location.href);
+  url.searchParams.set(name, value);
+  history.replaceState(null, '', url);
+}
 
 const LABELS = { chatInputPlaceholder: 'Try “remember tea”, “research bees” or “delete notes.txt”' };
 /** CopilotKit 1.74's icon-only input buttons have no accessible name (axe: button-name): give them one. */
@@ -17,23 +26,31 @@ const INPUT = { sendButton: { 'aria-label': 'Send' }, addMenuButton: { 'aria-lab
 const TOOL_RENDERERS = [delegationCard];
 
 export function App() {
+  const [agentId, setAgentId] = useState(FIRST_AGENT);
+  const pick = (picked: string) => {
+    keepInUrl('agent', picked);
+    setAgentId(picked);
+  };
   return (
-    <CopilotKitProvider runtimeUrl={RUNTIME_URL} useSingleEndpoint agentId={AGENT_ID} renderToolCalls={TOOL_RENDERERS}>
+    <CopilotKitProvider runtimeUrl={RUNTIME_URL} useSingleEndpoint agentId={agentId} renderToolCalls={TOOL_RENDERERS}>
       <div className="layout">
         <main className="chat">
-          <h1>Mastra agent over AG-UI</h1>
-          <CopilotChat agentId={AGENT_ID} labels={LABELS} input={INPUT} />
+          <header className="top">
+            <h1>Mastra agent over AG-UI</h1>
+            <AgentPicker value={agentId} onChange={pick} />
+          </header>
+          <CopilotChat key={agentId} agentId={agentId} labels={LABELS} input={INPUT} />
         </main>
-        <SharedState />
+        <SharedState agentId={agentId} />
       </div>
-      <Approvals />
+      <Approvals agentId={agentId} />
     </CopilotKitProvider>
   );
 }
 
 /** The agent's working memory, which the bridge streams as AG-UI state (`remember …` adds a fact). */
-function SharedState() {
-  const { agent } = useAgent({ agentId: AGENT_ID, updates: [UseAgentUpdate.OnStateChanged] });
+function SharedState({ agentId }: { agentId: string }) {
+  const { agent } = useAgent({ agentId, updates: [UseAgentUpdate.OnStateChanged] });
   const facts = factsOf(agent.state);
   return (
     <aside className="state" aria-labelledby="state-title">
@@ -61,7 +78,7 @@ function factsOf(state: unknown): string[] {
  * A run that stops for a person ends with an AG-UI interrupt (`RUN_FINISHED`, outcome `interrupt`);
  * CopilotKit shows the card in the chat, and `resolve` resumes the run with the answer.
  */
-function Approvals() {
-  useInterrupt({ render: ({ interrupt, resolve }) => <Approval interrupt={interrupt} onAnswer={(approved) => void resolve({ approved })} /> });
+function Approvals({ agentId }: { agentId: string }) {
+  useInterrupt({ agentId, render: ({ interrupt, resolve }) => <Approval interrupt={interrupt} onAnswer={(answer) => void resolve(answer)} /> });
   return null;
 }
