@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createDemoWorkflow, DEMO_WORKFLOW_ID } from '../src/demo/workflow.js';
+import { runInput, runStrict, uid, userMessage } from './support/agui.js';
 import { axeViolations, CHROMIUM_PATH, hasChromium, launchChromium } from './support/browser.js';
 import { installExample, type CopilotKitServerModule } from './support/examples.js';
 import { npm } from './support/package.js';
@@ -45,13 +46,17 @@ describe.skipIf(!hasChromium)(`examples/copilotkit's React app in chromium${hasC
     if (built) rmSync(built, { recursive: true, force: true });
   });
 
-  /** A fresh tab on the app (a fresh CopilotKit thread); fails the test on any page error. */
-  async function openApp(viewport = { width: 1280, height: 900 }, colorScheme: 'light' | 'dark' = 'light'): Promise<{ page: Page; errors: string[] }> {
+  /** A fresh tab on the app (a fresh CopilotKit thread, unless `query` names one); fails the test on any page error. */
+  async function openApp(
+    viewport = { width: 1280, height: 900 },
+    colorScheme: 'light' | 'dark' = 'light',
+    query = '',
+  ): Promise<{ page: Page; errors: string[] }> {
     const page = await browser.newPage({ viewport, colorScheme });
     const errors: string[] = [];
     page.on('pageerror', (error) => void errors.push(error.message));
     page.on('console', (message) => void (message.type() === 'error' && errors.push(message.text())));
-    await page.goto(origin);
+    await page.goto(`${origin}/${query}`);
     return { page, errors };
   }
 
@@ -154,6 +159,37 @@ describe.skipIf(!hasChromium)(`examples/copilotkit's React app in chromium${hasC
     await card.waitFor({ state: 'detached' });
     expect(errors).toEqual([]);
     await page.close();
+  });
+
+  it('a reload keeps the conversation and the shared state: the thread is in the URL, its history and state read from the bridge', async () => {
+    const { page, errors } = await openApp();
+    await say(page, 'remember tea, no sugar');
+    await page.getByText('Noted: tea, no sugar').waitFor();
+    await page.locator('#facts li', { hasText: 'tea, no sugar' }).waitFor();
+    const threadId = new URL(page.url()).searchParams.get('thread');
+    expect(threadId).toBe(await storedThread());
+    await page.reload();
+    await page.getByText('Noted: tea, no sugar').waitFor();
+    await page.getByText('remember tea, no sugar').waitFor();
+    await page.locator('#facts li', { hasText: 'tea, no sugar' }).waitFor();
+    expect(new URL(page.url()).searchParams.get('thread')).toBe(threadId);
+    // The conversation goes on on the same thread.
+    await say(page, 'hello again');
+    await page.getByText('Echo: hello again').waitFor();
+    const stored = (await http(`${bridge.base}/threads/${threadId}/messages?format=agui`)).body as Array<{ role: string; content?: string }>;
+    const said = stored.filter((m) => m.role === 'user' || (m.role === 'assistant' && m.content)).map((m) => m.content);
+    expect(said).toEqual(['remember tea, no sugar', 'Noted: tea, no sugar', 'hello again', 'Echo: hello again']);
+    expect(errors).toEqual([]);
+    await page.close();
+
+    // A thread the runtime never carried (run on the bridge directly): opened by its link, shown from the bridge's history.
+    const elsewhere = uid('thread');
+    await runStrict(`${bridge.base}/run`, runInput({ threadId: elsewhere, messages: [userMessage('remember the window seat')] }));
+    const linked = await openApp(undefined, undefined, `?thread=${elsewhere}`);
+    await linked.page.getByText('Noted: the window seat').waitFor();
+    await linked.page.locator('#facts li', { hasText: 'the window seat' }).waitFor();
+    expect(linked.errors).toEqual([]);
+    await linked.page.close();
   });
 
   it('shows a delegation to the researcher sub-agent as a card, then the sub-agent’s answer and the summary', async () => {

@@ -15,6 +15,8 @@ import { createCopilotNodeHandler } from '@copilotkit/runtime/v2/node';
 export const COPILOTKIT_PATH = '/api/copilotkit';
 /** The bridge's agents and workflows (its `GET /agents`), for the app's picker. */
 export const AGENTS_PATH = '/api/agents';
+/** A thread's history, for the app to show after a reload: `<THREADS_PATH>/<threadId>?agent=<agentId>`. */
+export const THREADS_PATH = '/api/threads/';
 
 /** A page served by Vite's dev server (`npm run dev`), the usual other origin while developing. */
 const DEV_ORIGINS = ['http://localhost:5173', 'http://127.0.0.1:5173'];
@@ -123,6 +125,32 @@ async function serveAgents(bridgeUrl: string, request: IncomingMessage, response
 }
 
 /**
+ * A thread's AG-UI messages and state as the bridge stores them (`GET /threads/:id/messages?format=agui`,
+ * `GET /threads/:id/state`), asked as the caller: `{ messages: [], state: {} }` for a thread not
+ * stored yet; `502` when the bridge does not answer.
+ */
+async function serveHistory(bridgeUrl: string, request: IncomingMessage, response: ServerResponse): Promise<void> {
+  const url = new URL(request.url ?? '/', 'http://local');
+  const threadId = decodeURIComponent(url.pathname.slice(THREADS_PATH.length));
+  const agent = url.searchParams.get('agent');
+  const query = agent ? `agentId=${encodeURIComponent(agent)}` : '';
+  const headers = request.headers.authorization ? { authorization: request.headers.authorization } : undefined;
+  const read = async (path: string) => {
+    const answer = await fetch(`${bridgeUrl}/threads/${encodeURIComponent(threadId)}/${path}`, { headers });
+    if (answer.status === 404) return undefined;
+    if (!answer.ok) throw new Error(`${answer.status} ${answer.statusText}`);
+    return answer.json() as Promise<unknown>;
+  };
+  try {
+    const [messages, state] = await Promise.all([read(`messages?format=agui&${query}`), read(`state?${query}`)]);
+    const body = { messages: messages ?? [], state: (state as { state?: unknown } | undefined)?.state ?? {} };
+    response.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(body));
+  } catch (error) {
+    response.writeHead(502, { 'content-type': 'application/json' }).end(JSON.stringify({ error: `The bridge did not answer: ${(error as Error).message}` }));
+  }
+}
+
+/**
  * Serves the handler with node:http, and the built app at `/` when there is one; resolves once
  * listening (port 0 picks a free port).
  */
@@ -131,6 +159,7 @@ export function listen(bridgeUrl: string, port = 4000, hostname = '127.0.0.1', o
   const staticDir = options.staticDir ?? (existsSync(BUILT_APP) ? BUILT_APP : undefined);
   const server = createServer((request, response) => {
     if (request.url === AGENTS_PATH && request.method === 'GET') return void serveAgents(bridgeUrl, request, response);
+    if (request.url?.startsWith(THREADS_PATH) && request.method === 'GET') return void serveHistory(bridgeUrl, request, response);
     if (!staticDir || request.url?.startsWith(COPILOTKIT_PATH)) return void runtime(request, response);
     void serveFile(staticDir, request, response);
   });

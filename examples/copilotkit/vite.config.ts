@@ -10,5 +10,7 @@ export default defineConfig({
   // CopilotKit's chat brings its markdown renderer (streamdown: code highlighting, mermaid, katex),
   // loaded in chunks as a message needs them; the main chunk is ~2 MB (550 kB gzipped).
   build: { outDir: '../dist', emptyOutDir: true, chunkSizeWarningLimit: 2500 },
-  server: { proxy: Object.fromEntries(['/api/copilotkit', '/api/agents'].map((path) => [path, `http://127.0.0.1:${process.env.PORT ?? 4000}`])) },
+  server: {
+    proxy: Object.fromEntries(['/api/copilotkit', '/api/agents', '/api/threads'].map((path) => [path, `http://127.0.0.1:${process.env.PORT ?? 4000}`])),
+  },
 });

@@ -2,18 +2,22 @@
 // it, a card for a delegation to a sub-agent, and approvals answered through CopilotKit's interrupt
 // UI. The runtime (../server.ts) serves this page and the runtime endpoint from one origin;
 // `npm run dev` serves it from Vite with the endpoint proxied to the runtime.
-import { useState } from 'react';
+import { useEffect, useState } from 'react';
 import { CopilotChat, CopilotKitProvider, useAgent, useInterrupt, UseAgentUpdate } from '@copilotkit/react-core/v2';
 import { AgentPicker } from './AgentPicker';
 import { Approval } from './Approval';
+import { History } from './History';
 import { delegationCard } from './Delegation';
 
 /** The runtime's single-route endpoint (server.ts's COPILOTKIT_PATH), on this page's origin. */
 const RUNTIME_URL = import.meta.env.VITE_RUNTIME_URL ?? '/api/copilotkit';
+const opened = new URLSearchParams(location.search);
 /** What the app talks to first: the agent or workflow the URL names (`?agent=`), else the bridge's demo agent. */
-const FIRST_AGENT = new URLSearchParams(location.search).get('agent') ?? 'demo';
+const FIRST_AGENT = opened.get('agent') ?? 'demo';
+/** The conversation: the thread the URL names (`?thread=`: a reload goes on with it), else a new one. */
+const FIRST_THREAD = opened.get('thread') ?? crypto.randomUUID();
 
-/** Keeps a choice in the page's URL (`?agent=`), so that a reload or a shared link opens the same. */
+/** Keeps a choice in the page's URL (`?agent=`, `?thread=`), so that a reload or a shared link opens the same. */
 function keepInUrl(name: string, value: string): void {
   const url = new URL(location.href);
   url.searchParams.set(name, value);
@@ -27,9 +31,13 @@ const TOOL_RENDERERS = [delegationCard];
 
 export function App() {
   const [agentId, setAgentId] = useState(FIRST_AGENT);
+  const [threadId, setThreadId] = useState(FIRST_THREAD);
+  useEffect(() => keepInUrl('thread', threadId), [threadId]);
+  // Another agent or workflow is another conversation: a thread of its own.
   const pick = (picked: string) => {
     keepInUrl('agent', picked);
     setAgentId(picked);
+    setThreadId(crypto.randomUUID());
   };
   return (
     <CopilotKitProvider runtimeUrl={RUNTIME_URL} useSingleEndpoint agentId={agentId} renderToolCalls={TOOL_RENDERERS}>
@@ -39,7 +47,8 @@ export function App() {
             <h1>Mastra agent over AG-UI</h1>
             <AgentPicker value={agentId} onChange={pick} />
           </header>
-          <CopilotChat key={agentId} agentId={agentId} labels={LABELS} input={INPUT} />
+          <CopilotChat key={`${agentId}:${threadId}`} agentId={agentId} threadId={threadId} labels={LABELS} input={INPUT} />
+          <History agentId={agentId} threadId={threadId} />
         </main>
         <SharedState agentId={agentId} />
       </div>
