@@ -21,20 +21,29 @@ export function schedulesPanel(ui, page) {
     ui.cron.required = !ui.cronRow.hidden;
   });
 
-  ui.form.addEventListener('submit', async (event) => {
-    event.preventDefault();
+  /** Makes the schedule the form describes, on the open thread. */
+  async function create() {
     const threadId = page.threadId();
     if (!threadId) return;
     const form = new FormData(ui.form);
-    const cron = ui.when.value === 'custom' ? String(form.get('cron')).trim() : ui.when.value;
+    const text = (/** @type {string} */ name) => {
+      const value = form.get(name);
+      return typeof value === 'string' ? value : '';
+    };
+    const cron = ui.when.value === 'custom' ? text('cron').trim() : ui.when.value;
     await page.attempt('Could not create the schedule', async () => {
-      await page.client().createSchedule(threadId, { cron, timezone: String(form.get('timezone')), prompt: String(form.get('prompt')) });
+      await page.client().createSchedule(threadId, { cron, timezone: text('timezone'), prompt: text('prompt') });
       page.say('Schedule created.', 'ok');
       await refresh();
     });
+  }
+  ui.form.addEventListener('submit', (event) => {
+    event.preventDefault();
+    void create();
   });
 
-  ui.list.addEventListener('click', async (event) => {
+  /** Pauses, resumes, runs or deletes the schedule whose button was clicked. */
+  async function act(/** @type {MouseEvent} */ event) {
     const button = /** @type {HTMLElement} */ (event.target).closest('button[data-action]');
     const item = button?.closest('li[data-id]');
     if (!button || !(item instanceof HTMLElement)) return;
@@ -52,7 +61,8 @@ export function schedulesPanel(ui, page) {
       page.say(action === 'run' ? 'Schedule fired: the agent is answering it.' : `Schedule ${action === 'delete' ? 'deleted' : `${action}d`}.`, 'ok');
       await refresh();
     });
-  });
+  }
+  ui.list.addEventListener('click', (event) => void act(event));
 
   /** Reads the open thread's schedules and their latest fires again. */
   async function refresh() {

@@ -1,3 +1,4 @@
+// @ts-check
 // The conversation as DOM. It renders what it is given: the AG-UI messages `@ag-ui/client`'s
 // reducer folds the thread stream into (`agent.messages`: user, assistant, reasoning, tool and
 // activity messages; a run-end message shows as a notice), the page's own notices, which messages are still
@@ -129,8 +130,8 @@ export function itemsOfView({ messages, notices, streaming, approvals, running, 
 
 export class Transcript {
   /**
-   * @param {HTMLOListElement} root
-   * @param {() => { messages: object[], notices: object[], streaming: Set<string>, approvals: Map<string, string> }} view
+   * @param {HTMLElement} root
+   * @param {() => { messages: object[], notices: object[], pending?: object[], streaming: Set<string>, running: boolean, approvals: Map<string, string> }} view
    *   what to show, read when it renders
    */
   constructor(root, view) {
