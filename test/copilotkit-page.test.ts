@@ -67,6 +67,21 @@ describe.skipIf(!hasChromium)(`examples/copilotkit's React app in chromium${hasC
     await input.press('Enter');
   }
 
+  /**
+   * The demo workflow's review card (its step suspended, whether the agent runs the workflow or it
+   * was picked): the draft shown on it, the edit typed in (if any), approved; then the answer, and
+   * the card gone with the interrupt.
+   */
+  async function approveDraft(page: Page, { edit, answer }: { edit?: string; answer: string }): Promise<void> {
+    const card = page.getByRole('region', { name: `${DEMO_WORKFLOW_ID} waits for you` });
+    await card.waitFor();
+    expect(await card.locator('dd').innerText()).toBe('Draft about tea.');
+    if (edit) await card.getByLabel('edit (optional)').fill(edit);
+    await card.getByRole('button', { name: 'Approve' }).click();
+    await page.getByText(answer).waitFor();
+    await card.waitFor({ state: 'detached' });
+  }
+
   /** The agent's thread as the bridge stores it: the one this tab's CopilotKit agent ran on. */
   async function storedThread(): Promise<string> {
     const threads = await http(`${bridge.base}/threads?resourceId=default`);
@@ -131,13 +146,7 @@ describe.skipIf(!hasChromium)(`examples/copilotkit's React app in chromium${hasC
   it('a suspended step’s card shows what it waits on (the draft) with a form from its responseSchema: edited, then approved, the edit is sent', async () => {
     const { page, errors } = await openApp();
     await say(page, 'draft tea');
-    const card = page.getByRole('region', { name: 'draft-and-send waits for you' });
-    await card.waitFor();
-    expect(await card.locator('dd').innerText()).toBe('Draft about tea.');
-    await card.getByLabel('edit (optional)').fill('Tea, edited.');
-    await card.getByRole('button', { name: 'Approve' }).click();
-    await page.getByText('Done: Sent: Tea, edited.').waitFor();
-    await card.waitFor({ state: 'detached' });
+    await approveDraft(page, { edit: 'Tea, edited.', answer: 'Done: Sent: Tea, edited.' });
     expect(errors).toEqual([]);
     await page.close();
   });
@@ -151,12 +160,7 @@ describe.skipIf(!hasChromium)(`examples/copilotkit's React app in chromium${hasC
     await picker.selectOption(DEMO_WORKFLOW_ID);
     expect(new URL(page.url()).searchParams.get('agent')).toBe(DEMO_WORKFLOW_ID);
     await say(page, 'tea');
-    const card = page.getByRole('region', { name: `${DEMO_WORKFLOW_ID} waits for you` });
-    await card.waitFor();
-    expect(await card.locator('dd').innerText()).toBe('Draft about tea.');
-    await card.getByRole('button', { name: 'Approve' }).click();
-    await page.getByText('Sent: Draft about tea.').waitFor();
-    await card.waitFor({ state: 'detached' });
+    await approveDraft(page, { answer: 'Sent: Draft about tea.' });
     expect(errors).toEqual([]);
     await page.close();
   });

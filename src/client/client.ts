@@ -40,9 +40,9 @@ export interface BridgeClientConfig {
 }
 
 /**
- * Paging of list routes, as the routes take it (docs/api.md "Pagination"): `limit` items per page, and `offset` the
- * page, counted from 0. `offset` counts pages, not items: the routes pass it to Mastra's storage,
- * which pages that way.
+ * Paging of list routes, as the routes take it (docs/api.md "Pagination"): `limit` items per
+ * page, and `offset` the page, counted from 0. `offset` counts pages, not items: the routes pass it
+ * to Mastra's storage, which pages that way.
  *
  * @example
  * await client.listThreads({ limit: 20 });            // threads 1–20, newest first
