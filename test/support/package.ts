@@ -34,7 +34,9 @@ export async function packPackage(): Promise<string> {
   const { files, scripts } = JSON.parse(readFileSync(join(REPO_ROOT, 'package.json'), 'utf8')) as { files: string[]; scripts: Record<string, string> };
   if (scripts.prepack !== PREPACK) throw new Error(`package.json's prepack is not what packPackage does in its place: ${scripts.prepack}`);
   const stage = mkdtempSync(join(tmpdir(), 'bridge-stage-'));
-  for (const path of new Set(['package.json', 'scripts/packed-manifest.mjs', ...files])) {
+  // `!path` entries leave files out: npm pack applies them to what the stage holds.
+  const included = files.filter((path) => !path.startsWith('!'));
+  for (const path of new Set(['package.json', 'scripts/packed-manifest.mjs', ...included])) {
     cpSync(join(REPO_ROOT, path), join(stage, path), { recursive: true, filter: (src) => !src.endsWith('.test.ts') });
   }
   const out = mkdtempSync(join(tmpdir(), 'bridge-pack-'));
