@@ -14,13 +14,14 @@ const RUNTIME_URL = import.meta.env.VITE_RUNTIME_URL ?? '/api/copilotkit';
 const opened = new URLSearchParams(location.search);
 /** What the app talks to first: the agent or workflow the URL names (`?agent=`), else the bridge's demo agent. */
 const FIRST_AGENT = opened.get('agent') ?? 'demo';
-/** The conversation: the thread the URL names (`?thread=`: a reload goes on with it), else a new one. */
-const FIRST_THREAD = opened.get('thread') ?? crypto.randomUUID();
+/** The thread the URL names (`?thread=`: a reload goes on with it); without one, CopilotKit's new thread. */
+const OPENED_THREAD = opened.get('thread') ?? undefined;
 
-/** Keeps a choice in the page's URL (`?agent=`, `?thread=`), so that a reload or a shared link opens the same. */
-function keepInUrl(name: string, value: string): void {
+/** Keeps a choice in the page's URL (`?agent=`, `?thread=`; none: left out), so that a reload or a shared link opens the same. */
+function keepInUrl(name: string, value: string | undefined): void {
   const url = new URL(location.href);
-  url.searchParams.set(name, value);
+  if (value === undefined) url.searchParams.delete(name);
+  else url.searchParams.set(name, value);
   history.replaceState(null, '', url);
 }
 
@@ -31,13 +32,13 @@ const TOOL_RENDERERS = [delegationCard];
 
 export function App() {
   const [agentId, setAgentId] = useState(FIRST_AGENT);
-  const [threadId, setThreadId] = useState(FIRST_THREAD);
-  useEffect(() => keepInUrl('thread', threadId), [threadId]);
-  // Another agent or workflow is another conversation: a thread of its own.
+  const [threadId, setThreadId] = useState(OPENED_THREAD);
+  // Another agent or workflow is another conversation: a new thread of its own.
   const pick = (picked: string) => {
     keepInUrl('agent', picked);
+    keepInUrl('thread', undefined);
     setAgentId(picked);
-    setThreadId(crypto.randomUUID());
+    setThreadId(undefined);
   };
   return (
     <CopilotKitProvider runtimeUrl={RUNTIME_URL} useSingleEndpoint agentId={agentId} renderToolCalls={TOOL_RENDERERS}>
@@ -47,14 +48,26 @@ export function App() {
             <h1>Mastra agent over AG-UI</h1>
             <AgentPicker value={agentId} onChange={pick} />
           </header>
-          <CopilotChat key={`${agentId}:${threadId}`} agentId={agentId} threadId={threadId} labels={LABELS} input={INPUT} />
-          <History agentId={agentId} threadId={threadId} />
+          <CopilotChat key={`${agentId}:${threadId ?? 'new'}`} agentId={agentId} threadId={threadId} labels={LABELS} input={INPUT} />
+          {threadId ? <History agentId={agentId} threadId={threadId} /> : <ThreadInUrl agentId={agentId} />}
         </main>
         <SharedState agentId={agentId} />
       </div>
       <Approvals agentId={agentId} />
     </CopilotKitProvider>
   );
+}
+
+/**
+ * A new conversation's thread (CopilotKit's) into the URL once its first run starts, so that a
+ * reload opens it again (and shows it from the bridge's history).
+ */
+function ThreadInUrl({ agentId }: { agentId: string }) {
+  const { agent } = useAgent({ agentId, updates: [UseAgentUpdate.OnRunStatusChanged] });
+  useEffect(() => {
+    if (agent.isRunning && agent.threadId) keepInUrl('thread', agent.threadId);
+  }, [agent, agent.isRunning]);
+  return null;
 }
 
 /** The agent's working memory, which the bridge streams as AG-UI state (`remember …` adds a fact). */
