@@ -11,6 +11,7 @@
 import { loadApprovals } from './cards.js';
 import { describeDecision, lastingOf } from './decisions.js';
 import { follow } from './follow.js';
+import { textFields } from './form-fields.js';
 import { $, app, attempt, auth, describeError, isWorkflow, say, sayInChat, setResource, store, transcript, ui } from './page.js';
 import { schedulesPanel } from './schedules.js';
 import { startRun } from './start-run.js';
@@ -186,7 +187,7 @@ async function submitMessage(queue) {
     }
     const answer = queue ? await app.client.queueMessage(app.threadId, text) : await app.client.sendMessage(app.threadId, text);
     ui.message.value = '';
-    sayInChat(describeDecision(answer, queue ? 'queued' : 'message'), 'info', lastingOf(answer));
+    sayDecision(answer, queue ? 'queued' : 'message', ui.composerStatus);
     // A message the agent has yet to read (it answers something else now) shows at once, marked.
     const waiting = { deliver: queue ? 'queued' : 'sent, read at the next step', persist: 'saved for the next turn' }[answer.action];
     if (waiting) {
@@ -231,18 +232,8 @@ ui.stop.addEventListener('click', () =>
   ),
 );
 
-/**
- * A form's text fields by name (the panels have no file fields).
- *
- * @param {HTMLFormElement} form
- */
-function textFields(form) {
-  const data = new FormData(form);
-  return (/** @type {string} */ name) => {
-    const value = data.get(name);
-    return typeof value === 'string' ? value : '';
-  };
-}
+/** What Mastra decided on a message or a signal, said in `where` for as long as it is true. */
+const sayDecision = (answer, what, where = ui.status) => say(describeDecision(answer, what), 'info', where, lastingOf(answer));
 
 ui.notifyForm.addEventListener('submit', async (event) => {
   event.preventDefault();
@@ -254,7 +245,7 @@ ui.notifyForm.addEventListener('submit', async (event) => {
       summary: field('summary'),
       priority: /** @type {'low' | 'medium' | 'high' | 'urgent'} */ (field('priority')),
     });
-    say(describeDecision(answer, 'notification'), 'info', ui.status, lastingOf(answer));
+    sayDecision(answer, 'notification');
   });
 });
 
@@ -263,7 +254,7 @@ ui.stateForm.addEventListener('submit', async (event) => {
   const field = textFields(ui.stateForm);
   await attempt('Could not send state', async () => {
     const answer = await app.client.state(app.threadId, { id: field('id'), cacheKey: field('cacheKey'), contents: field('contents') });
-    say(describeDecision(answer, 'state'), 'info', ui.status, lastingOf(answer));
+    sayDecision(answer, 'state');
   });
 });
 

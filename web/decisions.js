@@ -1,9 +1,12 @@
 // @ts-check
 // What a message, a signal or a notification did, in words a person reads, and how long that stays true.
 
+/** Mastra's decision on a message or a signal (`action`), or on a notification (`decision.action`). */
+const actionOf = (answer) => answer?.action ?? answer?.decision?.action;
+
 /** A decision that started or joined a run is said until that run ends. */
 export function lastingOf(answer) {
-  const action = answer?.action ?? answer?.decision?.action;
+  const action = actionOf(answer);
   return action === 'wake' || action === 'deliver' ? { until: 'run-end', runId: answer.runId } : undefined;
 }
 
@@ -14,7 +17,7 @@ export function lastingOf(answer) {
 export function describeDecision(answer, what = 'message') {
   if (!answer) return 'Done.';
   if (answer.skipped) return 'Unchanged since the last time: not sent again.';
-  const action = answer.action ?? answer.decision?.action;
+  const action = actionOf(answer);
   const sentences = {
     message: { wake: 'Sent: the agent is answering it.', deliver: 'Sent into the answer in progress.', persist: 'Saved: the agent reads it on its next turn.' },
     queued: {

@@ -121,7 +121,7 @@ function showState(state) {
 }
 
 /** The history run a stream opens with (`snapshot=1`, or an id the server could not replay): no work is running. */
-export const isSnapshotRun = (event) => String(event.runId).startsWith('snapshot-');
+const isSnapshotRun = (event) => String(event.runId).startsWith('snapshot-');
 
 function logEvent(id, type) {
   app.log.push([id === undefined ? undefined : Number(id), type]);

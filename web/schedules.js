@@ -6,6 +6,8 @@
  * it as the signal it is, and the list is read again when a run ends.
  */
 
+import { textFields } from './form-fields.js';
+
 /** The browser's time zone, first in the picker. */
 const HERE = Intl.DateTimeFormat().resolvedOptions().timeZone;
 
@@ -25,11 +27,7 @@ export function schedulesPanel(ui, page) {
   async function create() {
     const threadId = page.threadId();
     if (!threadId) return;
-    const form = new FormData(ui.form);
-    const text = (/** @type {string} */ name) => {
-      const value = form.get(name);
-      return typeof value === 'string' ? value : '';
-    };
+    const text = textFields(ui.form);
     const cron = ui.when.value === 'custom' ? text('cron').trim() : ui.when.value;
     await page.attempt('Could not create the schedule', async () => {
       await page.client().createSchedule(threadId, { cron, timezone: text('timezone'), prompt: text('prompt') });

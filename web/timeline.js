@@ -48,7 +48,7 @@ export function noticeUnlessShown(end) {
   addNotice(tone, text);
 }
 
-export function addNotice(tone, text) {
+function addNotice(tone, text) {
   app.notices = [...app.notices, { id: `notice-${Date.now()}-${app.notices.length}`, after: app.agent.messages.at(-1)?.id, tone, text }].slice(-MAX_NOTICES);
   transcript.schedule();
 }

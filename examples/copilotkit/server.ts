@@ -78,13 +78,30 @@ interface BridgeAgentInfo {
 }
 
 /**
- * What the bridge serves (`GET /agents`), asked as the caller (its `Authorization`, if any); a bridge
- * that does not answer is an error the caller sees.
+ * A bridge route's JSON, asked as the caller (its `Authorization`, if any); `undefined` for a `404`
+ * (a thread not stored yet). Any other failure is an error the caller sees.
  */
+async function askBridge(bridgeUrl: string, path: string, authorization: string | null | undefined): Promise<unknown> {
+  const response = await fetch(`${bridgeUrl}${path}`, { headers: authorization ? { authorization } : {} });
+  if (response.status === 404) return undefined;
+  if (!response.ok) throw new Error(`GET ${bridgeUrl}${path} answered ${response.status}`);
+  return response.json();
+}
+
+/** What the bridge serves (`GET /agents`); a `404` there means the URL names no bridge. */
 async function listBridgeAgents(bridgeUrl: string, authorization: string | null | undefined): Promise<BridgeAgentInfo[]> {
-  const response = await fetch(`${bridgeUrl}/agents`, { headers: authorization ? { authorization } : {} });
-  if (!response.ok) throw new Error(`GET ${bridgeUrl}/agents answered ${response.status}`);
-  return (await response.json()) as BridgeAgentInfo[];
+  const listed = await askBridge(bridgeUrl, '/agents', authorization);
+  if (listed === undefined) throw new Error(`GET ${bridgeUrl}/agents answered 404`);
+  return listed as BridgeAgentInfo[];
+}
+
+/** Answers with what `read` gives as JSON, or `502` when the bridge did not answer. */
+async function answerFromBridge(response: ServerResponse, read: () => Promise<unknown>): Promise<void> {
+  try {
+    response.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(await read()));
+  } catch (error) {
+    response.writeHead(502, { 'content-type': 'application/json' }).end(JSON.stringify({ error: `The bridge did not answer: ${(error as Error).message}` }));
+  }
 }
 
 /**
@@ -114,14 +131,11 @@ export function createCopilotKitHandler(bridgeUrl: string, { corsOrigins = DEV_O
 }
 
 /** The bridge's list for the app's picker: id, name, kind and description of each; `502` when the bridge does not answer. */
-async function serveAgents(bridgeUrl: string, request: IncomingMessage, response: ServerResponse): Promise<void> {
-  try {
+function serveAgents(bridgeUrl: string, request: IncomingMessage, response: ServerResponse): Promise<void> {
+  return answerFromBridge(response, async () => {
     const listed = await listBridgeAgents(bridgeUrl, request.headers.authorization);
-    const agents = listed.map(({ id, name, kind, description }) => ({ id, name, kind, description }));
-    response.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(agents));
-  } catch (error) {
-    response.writeHead(502, { 'content-type': 'application/json' }).end(JSON.stringify({ error: `The bridge did not answer: ${(error as Error).message}` }));
-  }
+    return listed.map(({ id, name, kind, description }) => ({ id, name, kind, description }));
+  });
 }
 
 /**
@@ -129,25 +143,16 @@ async function serveAgents(bridgeUrl: string, request: IncomingMessage, response
  * `GET /threads/:id/state`), asked as the caller: `{ messages: [], state: {} }` for a thread not
  * stored yet; `502` when the bridge does not answer.
  */
-async function serveHistory(bridgeUrl: string, request: IncomingMessage, response: ServerResponse): Promise<void> {
+function serveHistory(bridgeUrl: string, request: IncomingMessage, response: ServerResponse): Promise<void> {
   const url = new URL(request.url ?? '/', 'http://local');
-  const threadId = decodeURIComponent(url.pathname.slice(THREADS_PATH.length));
+  const thread = `/threads/${encodeURIComponent(decodeURIComponent(url.pathname.slice(THREADS_PATH.length)))}`;
   const agent = url.searchParams.get('agent');
   const query = agent ? `agentId=${encodeURIComponent(agent)}` : '';
-  const headers = request.headers.authorization ? { authorization: request.headers.authorization } : undefined;
-  const read = async (path: string) => {
-    const answer = await fetch(`${bridgeUrl}/threads/${encodeURIComponent(threadId)}/${path}`, { headers });
-    if (answer.status === 404) return undefined;
-    if (!answer.ok) throw new Error(`${answer.status} ${answer.statusText}`);
-    return answer.json() as Promise<unknown>;
-  };
-  try {
+  const read = (path: string) => askBridge(bridgeUrl, `${thread}/${path}`, request.headers.authorization);
+  return answerFromBridge(response, async () => {
     const [messages, state] = await Promise.all([read(`messages?format=agui&${query}`), read(`state?${query}`)]);
-    const body = { messages: messages ?? [], state: (state as { state?: unknown } | undefined)?.state ?? {} };
-    response.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(body));
-  } catch (error) {
-    response.writeHead(502, { 'content-type': 'application/json' }).end(JSON.stringify({ error: `The bridge did not answer: ${(error as Error).message}` }));
-  }
+    return { messages: messages ?? [], state: (state as { state?: unknown } | undefined)?.state ?? {} };
+  });
 }
 
 /**

@@ -25,7 +25,7 @@ export type ToolArgs = Record<string, unknown> | readonly unknown[] | string | n
 /**
  * One line of a script of your own: when the latest user text matches `when`, the model says
  * `say`, or calls `call.tool` with `call.args`; once the call's result is back, it answers with
- * `reply` (else "The tool <name> returned <result>").
+ * `reply` (else with the demo's sentence for that result: "The tool <name> returned <result>").
  */
 export type ScriptRule =
   | { when: RegExp; say: string | ((match: RegExpExecArray) => string) }
@@ -101,10 +101,15 @@ function byRules(rules: readonly ScriptRule[], call: CallOptions, callId: string
   const last = call.prompt.at(-1);
   if (last?.role === 'tool') {
     const results = toolResultsOf(last);
-    const replies = results.map((result) => {
-      const rule = rules.find((r) => 'call' in r && r.call.tool === result.toolName && r.reply && matched(r));
-      return rule && 'call' in rule ? rule.reply?.(outcomeOf(result), matched(rule)!) : undefined;
-    });
+    const replyTo = (result: ToolResultPart): string | undefined => {
+      for (const rule of rules) {
+        if (!('call' in rule) || !rule.reply || rule.call.tool !== result.toolName) continue;
+        const match = matched(rule);
+        if (match) return rule.reply(outcomeOf(result), match);
+      }
+      return undefined;
+    };
+    const replies = results.map(replyTo);
     if (replies.every((reply) => reply === undefined)) return undefined;
     return text(callId, replies.map((reply, i) => reply ?? resultLine(results[i], input)).join(' '));
   }

@@ -16,9 +16,10 @@ const StateSchema = z.object({ drafts: z.number().default(0) });
 const ReviewSchema = z.object({ approved: z.boolean(), edit: z.string().optional() });
 
 /**
- * `draft-and-send` (docs/demo-agent.md "The demo workflow"): `draft` writes a draft about the topic and counts it
- * in the state, `review` suspends for a person (`{ approved, edit? }`), `send` sends the reviewed
- * text or discards it. No model, no network: a fixture for tests, docs and the page.
+ * `draft-and-send` (docs/demo-agent.md "The demo workflow"): `draft` writes a draft about the
+ * topic and counts it in the state, `review` suspends for a person (`{ approved, edit? }`), `send`
+ * sends the reviewed text or discards it. No model, no network: a fixture for tests, docs and the
+ * page.
  *
  * @example
  * const mastra = new Mastra({ agents: { demo }, workflows: { [DEMO_WORKFLOW_ID]: createDemoWorkflow() }, storage });
