@@ -151,16 +151,22 @@ describe.skipIf(!hasChromium)(`examples/copilotkit's React app in chromium${hasC
     await page.close();
   });
 
-  it('picks the workflow from the bridge’s list (GET /agents) and runs it directly: its step approved on its card; the pick stays in the URL', async () => {
+  it('picks the workflow from the bridge’s list (GET /agents) and runs it directly: its input’s hint and its state beside the chat, its step approved on its card; the pick stays in the URL', async () => {
     const { page, errors } = await openApp();
     const picker = page.getByLabel('Talk to');
     const listed = (await http(`${bridge.base}/agents`)).body as Array<{ id: string }>;
     await page.waitForFunction((n) => document.querySelectorAll('#agent option').length === n, listed.length);
     expect(await picker.locator('option').evaluateAll((options) => options.map((o) => (o as HTMLOptionElement).value))).toEqual(listed.map((a) => a.id));
+    expect(await page.getByRole('textbox').getAttribute('placeholder')).toContain('remember tea');
     await picker.selectOption(DEMO_WORKFLOW_ID);
     expect(new URL(page.url()).searchParams.get('agent')).toBe(DEMO_WORKFLOW_ID);
+    // What is picked is a workflow: the input asks for its input, the panel shows its state.
+    expect(await page.getByRole('textbox').getAttribute('placeholder')).toMatch(/^Input for .+: its text, or a JSON object$/);
+    await page.getByRole('heading', { name: 'The workflow’s state' }).waitFor();
     await say(page, 'tea');
     await approveDraft(page, { answer: 'Sent: Draft about tea.' });
+    await page.locator('#workflow-state dd').waitFor();
+    expect(await page.locator('#workflow-state').innerText()).toMatch(/^drafts\s+1$/);
     expect(errors).toEqual([]);
     await page.close();
   });

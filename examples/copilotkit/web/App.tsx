@@ -4,7 +4,7 @@
 // `npm run dev` serves it from Vite with the endpoint proxied to the runtime.
 import { useEffect, useState } from 'react';
 import { CopilotChat, CopilotKitProvider, useAgent, useInterrupt, UseAgentUpdate } from '@copilotkit/react-core/v2';
-import { AgentPicker } from './AgentPicker';
+import { AgentPicker, useAgents, type AgentInfo } from './AgentPicker';
 import { Approval } from './Approval';
 import { History } from './History';
 import { delegationCard } from './Delegation';
@@ -25,7 +25,11 @@ function keepInUrl(name: string, value: string | undefined): void {
   history.replaceState(null, '', url);
 }
 
-const LABELS = { chatInputPlaceholder: 'Try “remember tea”, “research bees” or “delete notes.txt”' };
+/** The input's hint for what is picked: the demo agent's prompts, a workflow's input, or any other agent's name. */
+function labelsFor({ id, name = id, kind }: AgentInfo) {
+  if (kind === 'workflow') return { chatInputPlaceholder: `Input for ${name}: its text, or a JSON object` };
+  return { chatInputPlaceholder: id === 'demo' ? 'Try “remember tea”, “research bees” or “delete notes.txt”' : `Message ${name}` };
+}
 /** CopilotKit 1.74's icon-only input buttons have no accessible name (axe: button-name): give them one. */
 const INPUT = { sendButton: { 'aria-label': 'Send' }, addMenuButton: { 'aria-label': 'Add attachments or tools' } };
 const TOOL_RENDERERS = [delegationCard];
@@ -33,6 +37,8 @@ const TOOL_RENDERERS = [delegationCard];
 export function App() {
   const [agentId, setAgentId] = useState(FIRST_AGENT);
   const [threadId, setThreadId] = useState(OPENED_THREAD);
+  const { agents, error } = useAgents(FIRST_AGENT);
+  const picked = agents.find((a) => a.id === agentId) ?? { id: agentId };
   // Another agent or workflow is another conversation: a new thread of its own.
   const pick = (picked: string) => {
     keepInUrl('agent', picked);
@@ -46,12 +52,12 @@ export function App() {
         <main className="chat">
           <header className="top">
             <h1>Mastra agent over AG-UI</h1>
-            <AgentPicker value={agentId} onChange={pick} />
+            <AgentPicker agents={agents} error={error} value={agentId} onChange={pick} />
           </header>
-          <CopilotChat key={`${agentId}:${threadId ?? 'new'}`} agentId={agentId} threadId={threadId} labels={LABELS} input={INPUT} />
+          <CopilotChat key={`${agentId}:${threadId ?? 'new'}`} agentId={agentId} threadId={threadId} labels={labelsFor(picked)} input={INPUT} />
           {threadId ? <History agentId={agentId} threadId={threadId} /> : <ThreadInUrl agentId={agentId} />}
         </main>
-        <SharedState agentId={agentId} />
+        <SharedState picked={picked} />
       </div>
       <Approvals agentId={agentId} />
     </CopilotKitProvider>
@@ -70,23 +76,29 @@ function ThreadInUrl({ agentId }: { agentId: string }) {
   return null;
 }
 
-/** The agent's working memory, which the bridge streams as AG-UI state (`remember …` adds a fact). */
-function SharedState({ agentId }: { agentId: string }) {
-  const { agent } = useAgent({ agentId, updates: [UseAgentUpdate.OnStateChanged] });
-  const facts = factsOf(agent.state);
+/**
+ * The run's shared state, which the bridge streams as AG-UI state: an agent's working memory
+ * (`remember …` adds a fact), or a workflow's state, value by value.
+ */
+function SharedState({ picked }: { picked: AgentInfo }) {
+  const { agent } = useAgent({ agentId: picked.id, updates: [UseAgentUpdate.OnStateChanged] });
+  const workflow = picked.kind === 'workflow';
   return (
     <aside className="state" aria-labelledby="state-title">
-      <h2 id="state-title">What the agent remembers</h2>
-      {facts.length > 0 ? (
-        <ul id="facts">
-          {facts.map((fact) => (
-            <li key={fact}>{fact}</li>
-          ))}
-        </ul>
-      ) : (
-        <p>Nothing yet: say “remember …”.</p>
-      )}
+      <h2 id="state-title">{workflow ? 'The workflow’s state' : 'What the agent remembers'}</h2>
+      {workflow ? <WorkflowState state={agent.state} /> : <Facts facts={factsOf(agent.state)} />}
     </aside>
+  );
+}
+
+function Facts({ facts }: { facts: string[] }) {
+  if (facts.length === 0) return <p>Nothing yet: say “remember …”.</p>;
+  return (
+    <ul id="facts">
+      {facts.map((fact) => (
+        <li key={fact}>{fact}</li>
+      ))}
+    </ul>
   );
 }
 
@@ -94,6 +106,22 @@ function SharedState({ agentId }: { agentId: string }) {
 function factsOf(state: unknown): string[] {
   const facts = (state as { facts?: unknown } | undefined)?.facts;
   return Array.isArray(facts) ? facts.filter((fact): fact is string => typeof fact === 'string') : [];
+}
+
+/** A workflow's state (its `stateSchema`), each top-level value as JSON. */
+function WorkflowState({ state }: { state: unknown }) {
+  const entries = state && typeof state === 'object' ? Object.entries(state) : [];
+  if (entries.length === 0) return <p>Nothing yet: it shows here once a run starts.</p>;
+  return (
+    <dl id="workflow-state">
+      {entries.map(([key, value]) => (
+        <div key={key}>
+          <dt>{key}</dt>
+          <dd>{JSON.stringify(value)}</dd>
+        </div>
+      ))}
+    </dl>
+  );
 }
 
 /**
