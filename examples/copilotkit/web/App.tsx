@@ -40,10 +40,10 @@ export function App() {
   const { agents, error } = useAgents(FIRST_AGENT);
   const picked = agents.find((a) => a.id === agentId) ?? { id: agentId };
   // Another agent or workflow is another conversation: a new thread of its own.
-  const pick = (picked: string) => {
-    keepInUrl('agent', picked);
+  const pick = (id: string) => {
+    keepInUrl('agent', id);
     keepInUrl('thread', undefined);
-    setAgentId(picked);
+    setAgentId(id);
     setThreadId(undefined);
   };
   return (
