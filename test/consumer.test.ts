@@ -56,10 +56,10 @@ describe('the packed package, installed with the README line', () => {
     for (const name of [...serverOnly, ...traces]) expect(installed(name), name).toBe(false);
   });
 
-  it('ships the demo page’s modules, not what only checks them (web/tsconfig.json, web/client.d.ts)', () => {
+  it('ships the demo page’s modules, not what only checks them (web/tsconfig.json, web/*.d.ts)', () => {
     const web = (file: string) => existsSync(join(project, 'node_modules/mastra-agui-bridge/web', file));
-    expect(['index.html', 'app.js', 'page.js', 'follow.js', 'cards.js'].filter((file) => !web(file))).toEqual([]);
-    expect(['tsconfig.json', 'client.d.ts'].filter(web)).toEqual([]);
+    expect(['index.html', 'app.js', 'page.js', 'follow.js', 'cards.js', 'dom.js', 'transcript-items.js'].filter((file) => !web(file))).toEqual([]);
+    expect(['tsconfig.json', 'client.d.ts', 'page-types.d.ts'].filter(web)).toEqual([]);
   });
 
   it('installs quietly: on Node 20, only the engine warnings the README explains (Mastra asks for Node 22)', () => {

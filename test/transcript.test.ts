@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 
-// The demo page's transcript model (web/transcript.js), without a browser: which items a thread's
+// The demo page's transcript model (web/transcript-items.js), without a browser: which items a thread's
 // messages show, and in which state.
 interface Item {
   id: string;
@@ -18,7 +18,7 @@ interface View {
   running: boolean;
 }
 // A computed path: the page's plain JavaScript is not part of the TypeScript project.
-const transcript = '../web/transcript.js';
+const transcript = '../web/transcript-items.js';
 const { itemsOfView } = (await import(transcript)) as { itemsOfView: (view: View) => Item[] };
 
 const call = (id: string, name = 'get_weather') => ({ id, type: 'function', function: { name, arguments: '{"city":"Oslo"}' } });

@@ -12,16 +12,19 @@ import { loadApprovals } from './cards.js';
 import { describeDecision, lastingOf } from './decisions.js';
 import { follow } from './follow.js';
 import { textFields } from './form-fields.js';
-import { $, app, attempt, auth, describeError, isWorkflow, say, sayInChat, setResource, store, transcript, ui } from './page.js';
+import { $, app, attempt, auth, describeError, isWorkflow, openThreadId, say, sayInChat, setResource, store, transcript, ui } from './page.js';
 import { schedulesPanel } from './schedules.js';
 import { startRun } from './start-run.js';
 import { NEW_TITLE, threadNames, titleFrom } from './thread-names.js';
 import { askForToken, signedIn, tokenRefused, tokenResource, useToken } from './token.js';
 
+/** @typedef {import('./client.js').ThreadInfo} ThreadInfo */
+
 // ── agents and workflows ─────────────────────────────────────────────────
 
 /** Fills the picker from `GET /agents`: `?agent=` first, else this tab's last pick, else the default agent. */
 async function loadAgents() {
+  /** @type {import('./client.js').AgentInfo[]} */
   let agents = [];
   try {
     agents = await app.client.agents();
@@ -45,7 +48,11 @@ async function loadAgents() {
   return true;
 }
 
-/** Talks to `agent` from now on: the controls it has, the client that names it. */
+/**
+ * Talks to `agent` from now on: the controls it has, the client that names it.
+ *
+ * @param {import('./page-types').App['target']} agent
+ */
 function target(agent) {
   app.target = agent && { id: agent.id, kind: agent.kind };
   setResource(app.resourceId);
@@ -58,19 +65,26 @@ function target(agent) {
     : "The agent's working memory, as AG-UI state. Try remember tea, no sugar.";
 }
 
-ui.picker.addEventListener('change', async () => {
+ui.picker.addEventListener('change', () => {
   const option = ui.picker.selectedOptions[0];
   if (!option) return;
   store.set('agent', option.value);
-  target({ id: option.value, kind: option.dataset.kind });
+  target({ id: option.value, kind: option.dataset.kind === 'workflow' ? 'workflow' : 'agent' });
   // The same thread, followed as the picked agent's or workflow's.
-  if (app.thread) await openThread(app.thread);
+  if (app.thread) void openThread(app.thread);
 });
 
 // ── threads ──────────────────────────────────────────────────────────────
 
+/**
+ * Lists the resource's threads and opens one: `selectId`, else the one this tab had open, else the
+ * latest; with none, a new one.
+ *
+ * @param {string} [selectId]
+ */
 async function loadThreads(selectId) {
   ui.resource.value = app.resourceId;
+  /** @type {ThreadInfo[]} */
   let threads = [];
   try {
     threads = await app.client.listThreads({ limit: 50 });
@@ -85,6 +99,7 @@ async function loadThreads(selectId) {
   else await createThread();
 }
 
+/** @param {ThreadInfo[]} threads */
 function renderThreads(threads) {
   ui.threads.replaceChildren(
     ...threads.map((thread) => {
@@ -119,27 +134,38 @@ function createThread() {
   });
 }
 
-/** Names a new thread after its first message (or a workflow's first input), here and in the other tabs. */
+/**
+ * Names a new thread after its first message (or a workflow's first input), here and in the other tabs.
+ *
+ * @param {string} text
+ */
 async function nameAfter(text) {
   if (app.thread?.title !== NEW_TITLE) return;
+  const { id: threadId } = app.thread;
   const title = titleFrom(text);
   try {
-    app.thread = await app.client.updateThread(app.threadId, { title });
+    app.thread = await app.client.updateThread(threadId, { title });
     ui.title.textContent = title;
     renderThreads(await app.client.listThreads({ limit: 50 }));
-    names.renamed({ resourceId: app.resourceId, threadId: app.threadId, title });
+    names.renamed({ resourceId: app.resourceId, threadId, title });
   } catch (error) {
     // A name is a nicety: the thread keeps "New chat", and the conversation goes on.
     console.warn('could not name the thread', error);
   }
 }
 
-/** A thread renamed elsewhere (another tab, or while this one was in the background): its new name here. */
+/**
+ * A thread renamed elsewhere (another tab, or while this one was in the background): its new name here.
+ *
+ * @param {import('./thread-names.js').Renamed} renamed
+ */
 function showTitle({ resourceId, threadId, title }) {
   if (resourceId !== app.resourceId) return;
-  for (const button of ui.threads.querySelectorAll('button.thread'))
-    if (button.dataset.id === threadId) button.querySelector('.thread-title').textContent = title || threadId;
-  if (threadId !== app.threadId) return;
+  for (const button of /** @type {NodeListOf<HTMLButtonElement>} */ (ui.threads.querySelectorAll('button.thread'))) {
+    const shown = button.querySelector('.thread-title');
+    if (button.dataset.id === threadId && shown) shown.textContent = title || threadId;
+  }
+  if (!app.thread || threadId !== app.thread.id) return;
   app.thread = { ...app.thread, title };
   ui.title.textContent = title || threadId;
 }
@@ -153,20 +179,22 @@ async function refreshNames() {
     const threads = await app.client.listThreads({ limit: 50 });
     renderThreads(threads);
     const open = threads.find((t) => t.id === app.threadId);
-    if (open) showTitle({ resourceId: app.resourceId, threadId: open.id, title: open.title });
+    if (open) showTitle({ resourceId: app.resourceId, threadId: open.id, title: open.title ?? '' });
   } catch {
     // the list stays as it was; the next look tries again
   }
 }
 document.addEventListener('visibilitychange', () => void refreshNames());
 
+/** @param {ThreadInfo} thread */
 async function openThread(thread) {
   app.agent?.disconnect();
   app.pending = [];
   app.thread = thread;
   app.threadId = thread.id;
   store.set('thread', { ...store.get('thread'), [app.resourceId]: thread.id });
-  for (const button of ui.threads.querySelectorAll('button.thread')) button.setAttribute('aria-pressed', String(button.dataset.id === thread.id));
+  for (const button of /** @type {NodeListOf<HTMLButtonElement>} */ (ui.threads.querySelectorAll('button.thread')))
+    button.setAttribute('aria-pressed', String(button.dataset.id === thread.id));
   ui.title.textContent = thread.title || thread.id;
   ui.meta.textContent = `${thread.id} · resource ${app.resourceId}`;
   await Promise.all([loadApprovals(follow(thread.id, () => void schedules.refresh())), schedules.refresh()]);
@@ -174,6 +202,11 @@ async function openThread(thread) {
 
 // ── composer and panels ──────────────────────────────────────────────────
 
+/**
+ * Sends what the composer holds: a message now (or `queue`d for the next turn), or a workflow's input.
+ *
+ * @param {boolean} queue
+ */
 async function submitMessage(queue) {
   const text = ui.message.value.trim();
   if (!text || !app.threadId) return;
@@ -182,14 +215,16 @@ async function submitMessage(queue) {
     if (isWorkflow()) {
       const runId = await startRun({ messages: [{ id: crypto.randomUUID(), role: 'user', content: text }] });
       ui.message.value = '';
-      sayInChat(`Started ${app.target.id}.`, 'info', { until: 'run-end', runId });
+      sayInChat(`Started ${app.target?.id}.`, 'info', { until: 'run-end', runId });
       return void nameAfter(text);
     }
     const answer = queue ? await app.client.queueMessage(app.threadId, text) : await app.client.sendMessage(app.threadId, text);
     ui.message.value = '';
     sayDecision(answer, queue ? 'queued' : 'message', ui.composerStatus);
     // A message the agent has yet to read (it answers something else now) shows at once, marked.
-    const waiting = { deliver: queue ? 'queued' : 'sent, read at the next step', persist: 'saved for the next turn' }[answer.action];
+    /** @type {Record<string, string | undefined>} */
+    const held = { deliver: queue ? 'queued' : 'sent, read at the next step', persist: 'saved for the next turn' };
+    const waiting = held[answer.action];
     if (waiting) {
       app.pending.push({ id: answer.signalId, text, state: waiting });
       transcript.schedule();
@@ -207,7 +242,7 @@ ui.composer.addEventListener('submit', (event) => {
   event.preventDefault();
   void submitMessage(false);
 });
-ui.queue.addEventListener('click', () => submitMessage(true));
+ui.queue.addEventListener('click', () => void submitMessage(true));
 ui.message.addEventListener('keydown', (event) => {
   if (event.key === 'Enter' && !event.shiftKey && !event.isComposing) {
     event.preventDefault();
@@ -216,30 +251,38 @@ ui.message.addEventListener('keydown', (event) => {
 });
 for (const chip of /** @type {NodeListOf<HTMLElement>} */ (document.querySelectorAll('[data-try]'))) {
   chip.addEventListener('click', () => {
-    ui.message.value = chip.dataset.try;
+    ui.message.value = chip.dataset.try ?? '';
     ui.message.focus();
   });
 }
 
-ui.stop.addEventListener('click', () =>
-  attempt(
-    'Could not stop',
-    async () => {
-      const { aborted } = await app.client.abort(app.threadId);
-      sayInChat(aborted ? 'Run stopped.' : 'Nothing was running.');
-    },
-    ui.composerStatus,
-  ),
+ui.stop.addEventListener(
+  'click',
+  () =>
+    void attempt(
+      'Could not stop',
+      async () => {
+        const { aborted } = await app.client.abort(openThreadId());
+        sayInChat(aborted ? 'Run stopped.' : 'Nothing was running.');
+      },
+      ui.composerStatus,
+    ),
 );
 
-/** What Mastra decided on a message or a signal, said in `where` for as long as it is true. */
+/**
+ * What Mastra decided on a message or a signal, said in `where` for as long as it is true.
+ *
+ * @param {import('./decisions.js').Answer} answer
+ * @param {Parameters<typeof describeDecision>[1]} what
+ * @param {HTMLElement} [where]
+ */
 const sayDecision = (answer, what, where = ui.status) => say(describeDecision(answer, what), 'info', where, lastingOf(answer));
 
-ui.notifyForm.addEventListener('submit', async (event) => {
+ui.notifyForm.addEventListener('submit', (event) => {
   event.preventDefault();
   const field = textFields(ui.notifyForm);
-  await attempt('Could not notify', async () => {
-    const answer = await app.client.notify(app.threadId, {
+  void attempt('Could not notify', async () => {
+    const answer = await app.client.notify(openThreadId(), {
       source: field('source'),
       kind: field('kind'),
       summary: field('summary'),
@@ -249,40 +292,44 @@ ui.notifyForm.addEventListener('submit', async (event) => {
   });
 });
 
-ui.stateForm.addEventListener('submit', async (event) => {
+ui.stateForm.addEventListener('submit', (event) => {
   event.preventDefault();
   const field = textFields(ui.stateForm);
-  await attempt('Could not send state', async () => {
-    const answer = await app.client.state(app.threadId, { id: field('id'), cacheKey: field('cacheKey'), contents: field('contents') });
+  void attempt('Could not send state', async () => {
+    const answer = await app.client.state(openThreadId(), { id: field('id'), cacheKey: field('cacheKey'), contents: field('contents') });
     sayDecision(answer, 'state');
   });
 });
 
 const schedules = schedulesPanel(
   {
-    form: $('#schedule-form'),
-    when: $('#schedule-when'),
-    cronRow: $('#schedule-cron-row'),
-    cron: $('#schedule-cron'),
-    timezone: $('#schedule-timezone'),
-    list: $('#schedules'),
+    form: $('#schedule-form', HTMLFormElement),
+    when: $('#schedule-when', HTMLSelectElement),
+    cronRow: $('#schedule-cron-row', HTMLDivElement),
+    cron: $('#schedule-cron', HTMLInputElement),
+    timezone: $('#schedule-timezone', HTMLSelectElement),
+    list: $('#schedules', HTMLUListElement),
   },
   { client: () => app.client, threadId: () => app.threadId, attempt, say },
 );
 
-ui.resourceForm.addEventListener('submit', async (event) => {
+ui.resourceForm.addEventListener('submit', (event) => {
   event.preventDefault();
   const value = ui.resource.value.trim();
   if (!value) return;
   setResource(value);
   store.set('resource', value);
-  await loadThreads();
+  void loadThreads();
 });
-ui.newThread.addEventListener('click', () => createThread());
+ui.newThread.addEventListener('click', () => void createThread());
 
-/** Narrow screens: which view shows, the chat or the threads and panels (the tab bar). */
+/**
+ * Narrow screens: which view shows, the chat or the threads and panels (the tab bar).
+ *
+ * @param {string | undefined} view
+ */
 function showView(view) {
-  $('.layout').dataset.view = view;
+  $('.layout', HTMLElement).dataset.view = view;
   for (const tab of /** @type {NodeListOf<HTMLElement>} */ (document.querySelectorAll('.tabbar button')))
     tab.setAttribute('aria-pressed', String(tab.dataset.view === view));
 }
@@ -313,19 +360,26 @@ for (const tab of /** @type {NodeListOf<HTMLElement>} */ (document.querySelector
   },
 };
 
-ui.tokenForm.addEventListener('submit', async (event) => {
-  event.preventDefault();
-  const token = ui.token.value.trim();
-  if (!token) return;
+/**
+ * Signs in with the token given in the form; refused, the token is gone and the form says why,
+ * accepted, the line no longer asks for one.
+ *
+ * @param {string} token
+ */
+async function signIn(token) {
   useToken(token);
   if (await loadAgents()) await loadThreads();
-  // Refused, the token is gone and the form says why; accepted, the line no longer asks for one.
   if (app.token) say(`Signed in as ${app.resourceId}.`, 'ok');
+}
+
+ui.tokenForm.addEventListener('submit', (event) => {
+  event.preventDefault();
+  const token = ui.token.value.trim();
+  if (token) void signIn(token);
 });
 
-setResource(app.resourceId);
 if (auth && !app.token) askForToken('This server requires an access token: enter yours to load your threads.', 'info');
 else {
   if (app.token) signedIn(true, tokenResource(app.token) !== undefined);
-  void loadAgents().then((listed) => listed && loadThreads());
+  void loadAgents().then((listed) => (listed ? loadThreads() : undefined));
 }

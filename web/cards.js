@@ -2,18 +2,33 @@
 // The cards of what waits for the person: a tool call's approval (Approve, Decline), and a suspended
 // step's form, built from its interrupt's `responseSchema`, with what the step showed first.
 import { BridgeRequestError } from './client.js';
-import { app, attempt, describeError, sayInChat, transcript, ui } from './page.js';
+import { app, attempt, describeError, openThreadId, sayInChat, transcript, ui } from './page.js';
+import { el } from './dom.js';
 import { startRun } from './start-run.js';
+
+/** @typedef {import('./page-types').Approval} Approval */
+/** @typedef {import('./page-types').JsonSchema} JsonSchema */
+/** @typedef {import('./page-types').Resume} Resume */
 
 /** Interrupts of a suspended step: answered with the step's resume data, by the next `/run`. */
 const SUSPENDED = new Set(['workflow_suspended', 'tool_suspended']);
 
-/** Adds or completes a waiting call (from a run's interrupt, or the pending-approvals route). */
+/**
+ * Adds or completes a waiting call (from a run's interrupt, or the pending-approvals route).
+ *
+ * @param {string} toolCallId
+ * @param {Partial<Approval>} fields
+ */
 function setApproval(toolCallId, fields) {
   const known = Object.fromEntries(Object.entries(fields).filter(([, value]) => value !== undefined));
   app.approvals.set(toolCallId, { state: 'waiting', ...app.approvals.get(toolCallId), toolCallId, ...known });
 }
 
+/**
+ * The cards of a run that ended waiting: an approval per tool call, a form per suspended step.
+ *
+ * @param {import('./page-types').Interrupt[]} interrupts
+ */
 export function addApprovals(interrupts) {
   for (const i of interrupts) {
     // A suspended step (a workflow's, or one inside a workflow the agent runs as a tool) is answered with a form.
@@ -24,7 +39,11 @@ export function addApprovals(interrupts) {
   renderApprovals();
 }
 
-/** The calls waiting for an approval, also those from before this page opened (a reload, another tab). */
+/**
+ * The calls waiting for an approval, also those from before this page opened (a reload, another tab).
+ *
+ * @param {import('./client.js').BridgeAgent} agent
+ */
 export function loadApprovals(agent) {
   return attempt('Could not load pending approvals', async () => {
     const pending = await app.client.pendingApprovals(agent.threadId);
@@ -49,21 +68,20 @@ export function renderApprovals() {
   // The card takes room under the transcript: keep its last lines in view.
   if (ui.approvals.childElementCount > before) ui.transcript.scrollTop = ui.transcript.scrollHeight;
   // A card's text that scrolls (a long draft) takes the keyboard's focus, so it can be read without a pointer.
-  for (const text of ui.approvals.querySelectorAll('.approval-text')) {
+  for (const text of /** @type {NodeListOf<HTMLElement>} */ (ui.approvals.querySelectorAll('.approval-text'))) {
     if (text.scrollHeight > text.clientHeight) text.tabIndex = 0;
     else text.removeAttribute('tabindex');
   }
 }
 
-/** An element with a class and a text, for the cards. */
-function el(tag, className, text) {
-  const node = document.createElement(tag);
-  if (className) node.className = className;
-  if (text !== undefined) node.textContent = text;
-  return node;
-}
-
-/** A button that calls `onClick`; `type` `submit` for a form's own buttons. */
+/**
+ * A button that calls `onClick`; `type` `submit` for a form's own buttons.
+ *
+ * @param {string} label
+ * @param {string} className
+ * @param {() => void} onClick
+ * @param {'button' | 'submit'} [type]
+ */
 function button(label, className, onClick, type = 'button') {
   const node = el('button', className, label);
   node.type = type;
@@ -71,7 +89,11 @@ function button(label, className, onClick, type = 'button') {
   return node;
 }
 
-/** A waiting tool call's card: what it would do, Approve and Decline. */
+/**
+ * A waiting tool call's card: what it would do, Approve and Decline.
+ *
+ * @param {Approval} a
+ */
 function approvalCard(a) {
   const card = el('div', 'approval');
   card.dataset.toolCallId = a.toolCallId;
@@ -82,20 +104,25 @@ function approvalCard(a) {
   );
   const actions = el('div', 'approval-actions');
   actions.append(
-    button('Approve', 'primary', () => answerApproval(a.toolCallId, true, card)),
-    button('Decline', 'secondary', () => answerApproval(a.toolCallId, false, card)),
+    button('Approve', 'primary', () => void answerApproval(a.toolCallId, true, card)),
+    button('Decline', 'secondary', () => void answerApproval(a.toolCallId, false, card)),
   );
   card.append(text, actions);
   return card;
 }
 
+/**
+ * @param {string} toolCallId
+ * @param {boolean} approved
+ * @param {HTMLElement} card
+ */
 async function answerApproval(toolCallId, approved, card) {
   app.answeredCard = true;
   for (const button of card.querySelectorAll('button')) button.disabled = true;
   try {
     const { runId } = approved
-      ? await app.client.approve(app.threadId, toolCallId)
-      : await app.client.decline(app.threadId, toolCallId, { reason: 'Declined in the demo page' });
+      ? await app.client.approve(openThreadId(), toolCallId)
+      : await app.client.decline(openThreadId(), toolCallId, { reason: 'Declined in the demo page' });
     // The resumed run may have streamed the result before this answer came back: it is kept all the same.
     const answered = app.approvals.get(toolCallId);
     if (answered) answered.state = approved ? 'approved' : 'declined';
@@ -112,6 +139,8 @@ async function answerApproval(toolCallId, approved, card) {
  * A form for a suspended step, generated from its interrupt's `responseSchema`: a text, number or
  * choice field per property, a checkbox per optional yes/no; a required yes/no (`approved`)
  * becomes the Approve and Decline buttons. What the step showed (`suspendPayload`) comes first.
+ *
+ * @param {Resume} resume
  */
 function resumeCard(resume) {
   const card = el('form', 'approval resume');
@@ -128,7 +157,8 @@ function resumeCard(resume) {
   for (const [key, property] of properties) if (key !== decision) text.append(fieldFor(resume.id, key, property, required.has(key)));
   const actions = el('div', 'approval-actions');
   // Each button says what it adds to the answer; the form's submit sends it.
-  const choice = (label, className, payload) => button(label, className, () => (card.dataset.decision = JSON.stringify(payload)), 'submit');
+  const choice = (/** @type {string} */ label, /** @type {string} */ className, /** @type {Record<string, boolean>} */ payload) =>
+    button(label, className, () => (card.dataset.decision = JSON.stringify(payload)), 'submit');
   if (decision) actions.append(choice('Approve', 'primary', { [decision]: true }), choice('Decline', 'secondary', { [decision]: false }));
   else actions.append(choice('Submit', 'primary', {}));
   const error = el('p', 'card-error', resume.error ?? '');
@@ -141,6 +171,14 @@ function resumeCard(resume) {
   return card;
 }
 
+/**
+ * A labelled field for one property of the answer: a choice, a checkbox, a number or a text.
+ *
+ * @param {string} interruptId
+ * @param {string} key
+ * @param {JsonSchema} property
+ * @param {boolean} required
+ */
 function fieldFor(interruptId, key, property, required) {
   const row = el('div', 'row');
   const label = el('label');
@@ -162,11 +200,18 @@ function fieldFor(interruptId, key, property, required) {
   return row;
 }
 
-/** The form's values, typed as the schema says; an empty optional field is left out. */
+/**
+ * The form's values, typed as the schema says; an empty optional field is left out.
+ *
+ * @param {HTMLFormElement} card
+ * @param {Array<[string, JsonSchema]>} properties
+ */
 function formValues(card, properties) {
+  /** @type {Record<string, unknown>} */
   const values = {};
   for (const [key, property] of properties) {
-    const input = card.elements.namedItem(key);
+    // An <input>, or a <select> (read by its `value` alike).
+    const input = /** @type {HTMLInputElement | null} */ (card.elements.namedItem(key));
     if (!input) continue;
     if (property.type === 'boolean') values[key] = input.checked;
     else if (input.value === '') continue;
@@ -175,10 +220,17 @@ function formValues(card, properties) {
   return values;
 }
 
-/** Answers a suspended step: the next `/run` of the workflow resumes it. A refusal is said on the card. */
+/**
+ * Answers a suspended step: the next `/run` of the workflow resumes it. A refusal is said on the card.
+ *
+ * @param {Resume} resume
+ * @param {Record<string, unknown>} payload
+ * @param {HTMLFormElement} card
+ */
 async function answerResume(resume, payload, card) {
   app.answeredCard = true;
-  for (const control of card.querySelectorAll('button, input, select')) control.disabled = true;
+  for (const control of /** @type {NodeListOf<HTMLButtonElement | HTMLInputElement | HTMLSelectElement>} */ (card.querySelectorAll('button, input, select')))
+    control.disabled = true;
   try {
     const runId = await startRun({ messages: [], resume: [{ interruptId: resume.id, status: 'resolved', payload }] });
     sayInChat(payload.approved === false ? 'Declined: the workflow goes on without it.' : 'Answered: the workflow goes on.', 'info', {

@@ -1,23 +1,39 @@
 // @ts-check
 // What a message, a signal or a notification did, in words a person reads, and how long that stays true.
 
-/** Mastra's decision on a message or a signal (`action`), or on a notification (`decision.action`). */
-const actionOf = (answer) => answer?.action ?? answer?.decision?.action;
+/**
+ * What the bridge answered to a message, a signal, a state (`skipped` when unchanged) or a
+ * notification (its decision under `decision`).
+ *
+ * @typedef {{ action?: string, runId?: string, skipped?: boolean, decision?: { action?: string } } | undefined} Answer
+ */
 
-/** A decision that started or joined a run is said until that run ends. */
+/** Mastra's decision on a message or a signal (`action`), or on a notification (`decision.action`). */
+const actionOf = (/** @type {Answer} */ answer) => answer?.action ?? answer?.decision?.action;
+
+/**
+ * A decision that started or joined a run is said until that run ends.
+ *
+ * @param {Answer} answer
+ * @returns {import('./status-lines.js').Lasting | undefined}
+ */
 export function lastingOf(answer) {
   const action = actionOf(answer);
-  return action === 'wake' || action === 'deliver' ? { until: 'run-end', runId: answer.runId } : undefined;
+  return action === 'wake' || action === 'deliver' ? { until: 'run-end', runId: answer?.runId } : undefined;
 }
 
 /**
  * What happened to a message, a signal or a notification, in words a person reads (Mastra's
  * decision: `wake`, `deliver`, `persist`, …), for the line under the composer or the panel.
+ *
+ * @param {Answer} answer
+ * @param {'message' | 'queued' | 'state' | 'notification'} [what]
  */
 export function describeDecision(answer, what = 'message') {
   if (!answer) return 'Done.';
   if (answer.skipped) return 'Unchanged since the last time: not sent again.';
-  const action = actionOf(answer);
+  const action = actionOf(answer) ?? '';
+  /** @type {Record<string, Record<string, string | undefined>>} */
   const sentences = {
     message: { wake: 'Sent: the agent is answering it.', deliver: 'Sent into the answer in progress.', persist: 'Saved: the agent reads it on its next turn.' },
     queued: {
@@ -38,6 +54,8 @@ export function describeDecision(answer, what = 'message') {
       summarize: 'Notification held: the agent will get a summary of what waits.',
       persist: 'Notification stored, not sent to the agent.',
     },
-  }[what];
-  return sentences[action] ?? { discard: 'Dropped by the agent’s rules: not delivered.', blocked: 'Not sent: blocked.' }[action] ?? 'Done.';
+  };
+  /** @type {Record<string, string | undefined>} */
+  const refused = { discard: 'Dropped by the agent’s rules: not delivered.', blocked: 'Not sent: blocked.' };
+  return sentences[what][action] ?? refused[action] ?? 'Done.';
 }

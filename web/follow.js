@@ -8,7 +8,10 @@ import { app, baseUrl, describeError, isWorkflow, MAX_LOG, runLines, say, store,
 import { runEnded, runStarted } from './status-lines.js';
 import { endTimeline, noticeUnlessShown, settleWaitingSteps, setStep, startTimeline } from './timeline.js';
 
-const savedKey = (threadId) => `state:${app.resourceId}:${app.target?.id ?? ''}:${threadId}`;
+/** @typedef {import('@ag-ui/client').AgentSubscriber} AgentSubscriber */
+
+/** What this tab keeps of a thread at a run boundary (`checkpoint`), to resume after a reload. */
+const savedKey = (/** @type {string} */ threadId) => `state:${app.resourceId}:${app.target?.id ?? ''}:${threadId}`;
 
 /**
  * Follows a thread: from the copy this tab kept (resuming after its last id, so nothing arrives
@@ -38,7 +41,7 @@ export function follow(threadId, onRunEnd) {
   showState(agent.state);
   app.agent = agent;
   app.notices = saved?.notices ?? [];
-  app.resumes = new Map((saved?.resumes ?? []).map((r) => [r.id, r]));
+  app.resumes = new Map((saved?.resumes ?? []).map((/** @type {import('./page-types').Resume} */ r) => [r.id, r]));
   app.timeline = undefined;
   app.log = [];
   app.streaming.clear();
@@ -51,11 +54,23 @@ export function follow(threadId, onRunEnd) {
   return agent;
 }
 
-/** What the page does with the thread's events beyond what the reducer folds into `agent.messages`. */
+/**
+ * What the page does with the thread's events beyond what the reducer folds into `agent.messages`.
+ *
+ * @param {BridgeAgent} agent
+ * @param {() => void} onRunEnd
+ * @returns {AgentSubscriber}
+ */
 function follower(agent, onRunEnd) {
-  // Events still in the pipeline of a thread the page has left are not this page's any more.
+  /**
+   * Events still in the pipeline of a thread the page has left are not this page's any more.
+   *
+   * @template P
+   * @param {(params: P) => void} handler
+   * @returns {(params: P) => void}
+   */
   const mine = (handler) => (params) => void (agent === app.agent && handler(params));
-  const streaming = (id, on) => {
+  const streaming = (/** @type {string} */ id, /** @type {boolean} */ on) => {
     if (on) app.streaming.add(id);
     else app.streaming.delete(id);
     transcript.schedule();
@@ -81,11 +96,12 @@ function follower(agent, onRunEnd) {
     onActivitySnapshotEvent: mine(({ event }) => {
       if (event.activityType === 'run-end') app.runEndShown = true;
     }),
-    onRunFinishedEvent: mine(({ event, outcome, interrupts }) => {
+    onRunFinishedEvent: mine((finished) => {
+      const { event, outcome } = finished;
       if (!isSnapshotRun(event)) endRun(event.runId);
       // A schedule's fire ends as a run: its last fire shows in the panel.
       if (!isSnapshotRun(event)) onRunEnd();
-      if (outcome === 'interrupt') addApprovals(interrupts);
+      if (finished.outcome === 'interrupt') addApprovals(finished.interrupts);
       if (outcome === 'cancelled') noticeUnlessShown({ outcome });
       endTimeline(outcome === 'cancelled' ? 'cancelled' : undefined);
       checkpoint(agent);
@@ -115,14 +131,22 @@ function follower(agent, onRunEnd) {
   };
 }
 
-/** The agent's state (its working memory), as the thread's state events built it. */
+/**
+ * The agent's state (its working memory), as the thread's state events built it.
+ *
+ * @param {unknown} state
+ */
 function showState(state) {
   ui.agentState.textContent = JSON.stringify(state ?? {}, null, 2);
 }
 
 /** The history run a stream opens with (`snapshot=1`, or an id the server could not replay): no work is running. */
-const isSnapshotRun = (event) => String(event.runId).startsWith('snapshot-');
+const isSnapshotRun = (/** @type {{ runId: string }} */ event) => String(event.runId).startsWith('snapshot-');
 
+/**
+ * @param {string | undefined} id
+ * @param {string} type
+ */
 function logEvent(id, type) {
   app.log.push([id === undefined ? undefined : Number(id), type]);
   if (app.log.length > MAX_LOG) app.log.splice(0, app.log.length - MAX_LOG);
@@ -136,13 +160,18 @@ export function showConnection({ state, delayMs, error }) {
   ui.connection.title = error ? describeError(error) : delayMs === undefined ? '' : `retrying in ${Math.round(delayMs / 1000)} s`;
 }
 
+/** @param {boolean} running */
 function setRunning(running) {
   app.running = running;
   ui.working.hidden = !running;
   ui.stop.hidden = !running;
 }
 
-/** The thread's run `runId` ended (finished, failed, or stopped waiting for a person). */
+/**
+ * The thread's run `runId` ended (finished, failed, or stopped waiting for a person).
+ *
+ * @param {string | undefined} runId
+ */
 function endRun(runId) {
   runEnded(runLines, runId);
   setRunning(false);
@@ -153,6 +182,8 @@ function endRun(runId) {
 /**
  * Keeps what a reload needs, at a run boundary: `connectAgent()` checks that a stream starts with
  * `RUN_STARTED`, so a reload in the middle of a run resumes from here and gets that run whole.
+ *
+ * @param {BridgeAgent} agent
  */
 function checkpoint(agent) {
   store.set(savedKey(agent.threadId), {

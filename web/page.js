@@ -3,8 +3,11 @@
 // elements (`ui`), what it holds (`app`, `store`: the tab's sessionStorage), the transcript, and
 // the status lines that say what an action did.
 import { BridgeClient, BridgeRequestError } from './client.js';
-import { say as sayIn } from './status-lines.js';
+import { writeLine } from './status-lines.js';
 import { Transcript } from './transcript.js';
+
+/** @typedef {import('./page-types').Tone} Tone */
+/** @typedef {import('./status-lines.js').Lasting} Lasting */
 
 /** @param {string} name */
 const meta = (name) => /** @type {HTMLMetaElement | null} */ (document.querySelector(`meta[name="${name}"]`))?.content;
@@ -17,42 +20,54 @@ export const auth = authMeta.startsWith('bearer') ? { claim: authMeta.split(':')
 export const MAX_LOG = 5000;
 export const MAX_NOTICES = 200;
 /**
- * One of the page's own elements, as index.html has it (typed loosely: each is the element its id names).
+ * One of the page's own elements, as index.html has it, and of the kind it is (one missing or of
+ * another kind is a fault of the page, said at once rather than as a `null` somewhere later).
  *
+ * @example
+ * const form = $('#composer', HTMLFormElement);
+ *
+ * @template {HTMLElement} E
  * @param {string} selector
- * @returns {any}
+ * @param {{ new (): E, name: string }} kind
+ * @returns {E}
  */
-export const $ = (selector) => document.querySelector(selector);
+export function $(selector, kind) {
+  const node = document.querySelector(selector);
+  if (!(node instanceof kind)) throw new Error(`The page has no ${kind.name} ${selector}`);
+  return node;
+}
 
 export const ui = {
-  tokenForm: $('#token-form'),
-  token: $('#token'),
-  resourceForm: $('#resource-form'),
-  resource: $('#resource'),
-  threads: $('#threads'),
-  newThread: $('#new-thread'),
-  title: $('#thread-title'),
-  meta: $('#thread-meta'),
-  connection: $('#connection'),
-  transcript: $('#transcript'),
-  approvals: $('#approvals'),
-  composer: $('#composer'),
-  message: $('#message'),
-  send: $('#send'),
-  queue: $('#queue'),
-  stop: $('#stop'),
-  working: $('#working'),
-  notifyForm: $('#notify-form'),
-  stateForm: $('#state-form'),
-  agentState: $('#agent-state'),
-  stateHelp: $('#state-help'),
-  picker: $('#agent'),
-  status: $('#action-status'),
-  composerStatus: $('#composer-status'),
-  tokenStatus: $('#token-status'),
+  tokenForm: $('#token-form', HTMLFormElement),
+  token: $('#token', HTMLInputElement),
+  resourceForm: $('#resource-form', HTMLFormElement),
+  resource: $('#resource', HTMLInputElement),
+  resourceApply: $('#resource-form button', HTMLButtonElement),
+  threads: $('#threads', HTMLUListElement),
+  newThread: $('#new-thread', HTMLButtonElement),
+  title: $('#thread-title', HTMLHeadingElement),
+  meta: $('#thread-meta', HTMLParagraphElement),
+  connection: $('#connection', HTMLSpanElement),
+  transcript: $('#transcript', HTMLDivElement),
+  approvals: $('#approvals', HTMLElement),
+  composer: $('#composer', HTMLFormElement),
+  message: $('#message', HTMLTextAreaElement),
+  send: $('#send', HTMLButtonElement),
+  queue: $('#queue', HTMLButtonElement),
+  stop: $('#stop', HTMLButtonElement),
+  working: $('#working', HTMLDivElement),
+  notifyForm: $('#notify-form', HTMLFormElement),
+  stateForm: $('#state-form', HTMLFormElement),
+  agentState: $('#agent-state', HTMLPreElement),
+  stateHelp: $('#state-help', HTMLParagraphElement),
+  picker: $('#agent', HTMLSelectElement),
+  status: $('#action-status', HTMLParagraphElement),
+  composerStatus: $('#composer-status', HTMLParagraphElement),
+  tokenStatus: $('#token-status', HTMLParagraphElement),
 };
 
 export const store = {
+  /** @param {string} key */
   get: (key) => {
     try {
       return JSON.parse(sessionStorage.getItem(`bridge-demo:${key}`) ?? 'null');
@@ -60,6 +75,10 @@ export const store = {
       return null;
     }
   },
+  /**
+   * @param {string} key
+   * @param {unknown} value
+   */
   set: (key, value) => {
     try {
       sessionStorage.setItem(`bridge-demo:${key}`, JSON.stringify(value));
@@ -69,13 +88,22 @@ export const store = {
   },
 };
 
+// `?resource=` picks the resource (a link to someone's threads), else the one this tab used last.
+/** @type {string} */
+const firstResource = new URLSearchParams(location.search).get('resource') || store.get('resource') || 'demo-user';
+/** @type {string | undefined} */
+const firstToken = auth ? (store.get('token') ?? undefined) : undefined;
+
+/** The `Authorization` header of a bearer `token`, if there is one. */
+const bearer = (/** @type {string | undefined} */ token) => (token ? { Authorization: `Bearer ${token}` } : undefined);
+
+/** @type {import('./page-types').App} */
 export const app = {
-  // `?resource=` picks the resource (a link to someone's threads), else the one this tab used last.
-  resourceId: new URLSearchParams(location.search).get('resource') || store.get('resource') || 'demo-user',
+  resourceId: firstResource,
   /** The bearer token this tab uses when the server requires one (sessionStorage: gone with the tab). */
-  token: auth ? store.get('token') : undefined,
-  /** @type {import('./client.js').BridgeClient} the REST and signal calls, as `resourceId` */
-  client: undefined,
+  token: firstToken,
+  /** The REST and signal calls, as `resourceId` to `target` (`setResource` makes a new one). */
+  client: new BridgeClient({ baseUrl, resourceId: firstResource, headers: bearer(firstToken) }),
   /** What the page talks to: `{ id, kind }` of `GET /agents` (`kind`: `agent` or `workflow`). */
   target: undefined,
   threadId: undefined,
@@ -131,37 +159,72 @@ export const transcript = new Transcript(ui.transcript, () => ({
   ),
 }));
 
-/** Acts as `resourceId` from now on: the client that calls the bridge names it. */
+/**
+ * Acts as `resourceId` from now on: the client that calls the bridge names it.
+ *
+ * @param {string} resourceId
+ */
 export function setResource(resourceId) {
   app.resourceId = resourceId;
   app.client = new BridgeClient({ baseUrl, resourceId, agentId: app.target?.id, headers: authHeaders() });
 }
 
+/** The open thread's id: what acts on a thread is offered only while one is open. */
+export function openThreadId() {
+  if (app.threadId === undefined) throw new Error('No thread is open.');
+  return app.threadId;
+}
+
 export const isWorkflow = () => app.target?.kind === 'workflow';
 
-export const authHeaders = () => (app.token ? { Authorization: `Bearer ${app.token}` } : undefined);
+export const authHeaders = () => bearer(app.token);
 
 /**
  * Says what happened where it happened: `where` is the status line beside the action (the
  * composer's for messages, approvals and steps; the token form's; the side panel's by default).
  * `lasting`: how long the line is true (status-lines.js).
+ *
+ * @param {string} text
+ * @param {Tone} [tone]
+ * @param {HTMLElement} [where]
+ * @param {Lasting} [lasting]
  */
 export function say(text, tone = 'info', where = ui.status, lasting = undefined) {
-  sayIn(where, text, tone, lasting);
+  writeLine(where, text, tone, lasting);
 }
 
-/** Says it beside the composer (messages, runs, approvals and steps: the chat's own actions). */
+/**
+ * Says it beside the composer (messages, runs, approvals and steps: the chat's own actions).
+ *
+ * @param {string} text
+ * @param {Tone} [tone]
+ * @param {Lasting} [lasting]
+ */
 export const sayInChat = (text, tone, lasting) => say(text, tone, ui.composerStatus, lasting);
 
-/** The lines a run's start or end can make untrue. */
+/** @type {HTMLElement[]} the lines a run's start or end can make untrue */
 export const runLines = [ui.status, ui.composerStatus];
 
+/**
+ * A failure as a line says it: its message, and the bridge's details of a refused input.
+ *
+ * @param {unknown} error
+ */
 export function describeError(error) {
   const details = error instanceof BridgeRequestError ? error.details?.map((d) => `${d.path}: ${d.message}`).join('; ') : undefined;
-  return `${error?.message ?? error}${details ? ` (${details})` : ''}`;
+  const message = error && typeof error === 'object' && 'message' in error ? error.message : error;
+  return `${String(message ?? error)}${details ? ` (${details})` : ''}`;
 }
 
-/** Runs a page action; a failure is said as `<failure>: <reason>`, in `where` (the side panel's line by default). */
+/**
+ * Runs a page action; a failure is said as `<failure>: <reason>`, in `where` (the side panel's line by default).
+ *
+ * @template T
+ * @param {string} failure
+ * @param {() => Promise<T>} action
+ * @param {HTMLElement} [where]
+ * @returns {Promise<T | undefined>}
+ */
 export async function attempt(failure, action, where = ui.status) {
   try {
     return await action();

@@ -13,7 +13,7 @@ const HERE = Intl.DateTimeFormat().resolvedOptions().timeZone;
 
 /**
  * @param {{ form: HTMLFormElement, when: HTMLSelectElement, cronRow: HTMLElement, cron: HTMLInputElement, timezone: HTMLSelectElement, list: HTMLElement }} ui
- * @param {{ client: () => any, threadId: () => string | undefined, attempt: (failure: string, action: () => Promise<unknown>) => Promise<unknown>, say: (text: string, tone?: string) => void }} page
+ * @param {{ client: () => import('./client.js').BridgeClient, threadId: () => string | undefined, attempt: (failure: string, action: () => Promise<unknown>) => Promise<unknown>, say: (text: string, tone?: import('./page-types').Tone) => void }} page
  */
 export function schedulesPanel(ui, page) {
   const zones = typeof Intl.supportedValuesOf === 'function' ? Intl.supportedValuesOf('timeZone') : [HERE];
@@ -79,7 +79,12 @@ export function schedulesPanel(ui, page) {
 /** @param {string | undefined} iso */
 const when = (iso) => (iso ? new Date(iso).toLocaleString() : '');
 
-/** One schedule: what it says, when it fires, and its buttons. @param {any} schedule @param {any} last */
+/**
+ * One schedule: what it says, when it fires, and its buttons.
+ *
+ * @param {import('./client.js').Schedule} schedule
+ * @param {import('./client.js').ScheduleTrigger | undefined} last its latest fire
+ */
 function scheduleItem(schedule, last) {
   const item = document.createElement('li');
   item.className = 'schedule';

@@ -16,17 +16,17 @@ const ENDED_KEPT = 50;
  */
 
 /**
- * Says `text` in the line `where`.
+ * Writes `text` in the line `where` (the page says things through page.js's `say`, which picks the line).
  *
  * @example
- * say(ui.composerStatus, 'Sent: the agent is answering it.', 'info', { until: 'run-end', runId: answer.runId });
+ * writeLine(ui.composerStatus, 'Sent: the agent is answering it.', 'info', { until: 'run-end', runId: answer.runId });
  *
  * @param {HTMLElement} where
  * @param {string} text
- * @param {string} [tone] `info`, `ok` or `error`
+ * @param {import('./page-types').Tone} [tone]
  * @param {Lasting} [lasting]
  */
-export function say(where, text, tone = 'info', lasting = {}) {
+export function writeLine(where, text, tone = 'info', lasting = {}) {
   const over = lasting.until === 'run-end' && lasting.runId !== undefined && ended.has(lasting.runId);
   where.textContent = over ? '' : text;
   where.dataset.tone = tone;
@@ -40,7 +40,7 @@ export function say(where, text, tone = 'info', lasting = {}) {
  * @param {HTMLElement[]} lines
  */
 export function runStarted(lines) {
-  for (const line of lines) if (line.dataset.until === 'next-run') say(line, '');
+  for (const line of lines) if (line.dataset.until === 'next-run') writeLine(line, '');
 }
 
 /**
@@ -57,6 +57,6 @@ export function runEnded(lines, runId) {
   }
   for (const line of lines) {
     if (line.dataset.until !== 'run-end') continue;
-    if (!line.dataset.runId || runId === undefined || line.dataset.runId === runId) say(line, '');
+    if (!line.dataset.runId || runId === undefined || line.dataset.runId === runId) writeLine(line, '');
   }
 }
