@@ -46,16 +46,21 @@ describe.skipIf(!hasChromium)(`examples/copilotkit's React app in chromium${hasC
     if (built) rmSync(built, { recursive: true, force: true });
   });
 
-  /** A fresh tab on the app (a fresh CopilotKit thread, unless `query` names one); fails the test on any page error. */
+  /**
+   * A fresh tab on the app (a fresh CopilotKit thread, unless `query` names one); fails the test on
+   * any page error. `prepare` runs on the tab before it loads the app.
+   */
   async function openApp(
     viewport = { width: 1280, height: 900 },
     colorScheme: 'light' | 'dark' = 'light',
     query = '',
+    prepare?: (page: Page) => Promise<void>,
   ): Promise<{ page: Page; errors: string[] }> {
     const page = await browser.newPage({ viewport, colorScheme });
     const errors: string[] = [];
     page.on('pageerror', (error) => void errors.push(error.message));
     page.on('console', (message) => void (message.type() === 'error' && errors.push(message.text())));
+    await prepare?.(page);
     await page.goto(`${origin}/${query}`);
     return { page, errors };
   }
@@ -105,6 +110,26 @@ describe.skipIf(!hasChromium)(`examples/copilotkit's React app in chromium${hasC
     const { page, errors } = await openApp();
     await say(page, 'hello from the React app');
     await page.getByText('Echo: hello from the React app').waitFor();
+    expect(errors).toEqual([]);
+    await page.close();
+  });
+
+  it('offers its input once the runtime has answered: a message typed as soon as it shows reaches the agent, its state beside the chat', async () => {
+    // The runtime's first answer (which agents it serves) held back, as on a slow connection.
+    let answer = () => {};
+    const held = new Promise<void>((resolve) => (answer = resolve));
+    const { page, errors } = await openApp(undefined, undefined, '', (tab) =>
+      tab.route('**/api/copilotkit', async (route) => {
+        if (route.request().postData()?.includes('"method":"info"')) await held;
+        await route.continue();
+      }),
+    );
+    await page.getByText('Connecting to the runtime…').waitFor();
+    expect(await page.getByRole('textbox').count()).toBe(0);
+    answer();
+    await say(page, 'remember tea, no sugar');
+    await page.locator('#facts li', { hasText: 'tea, no sugar' }).waitFor();
+    await page.getByText('Noted: tea, no sugar').waitFor();
     expect(errors).toEqual([]);
     await page.close();
   });

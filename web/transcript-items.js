@@ -11,7 +11,7 @@
 /** @typedef {import('./page-types').View} View */
 
 /** The prefix of the tool through which Mastra hands work to a sub-agent (`agent-<name>`). */
-export const DELEGATION = 'agent-';
+const DELEGATION = 'agent-';
 /** @param {string} toolName */
 export const isDelegation = (toolName) => toolName.startsWith(DELEGATION);
 

@@ -54,7 +54,7 @@ export function App() {
             <h1>Mastra agent over AG-UI</h1>
             <AgentPicker agents={agents} error={error} value={agentId} onChange={pick} />
           </header>
-          <CopilotChat key={`${agentId}:${threadId ?? 'new'}`} agentId={agentId} threadId={threadId} labels={labelsFor(picked)} input={INPUT} />
+          <Chat key={`${agentId}:${threadId ?? 'new'}`} picked={picked} threadId={threadId} />
           {threadId ? <History agentId={agentId} threadId={threadId} /> : <ThreadInUrl agentId={agentId} />}
         </main>
         <SharedState picked={picked} />
@@ -62,6 +62,17 @@ export function App() {
       <Approvals agentId={agentId} />
     </CopilotKitProvider>
   );
+}
+
+/**
+ * CopilotKit's chat, once the runtime has said which agents it serves. Until then CopilotKit runs a
+ * message on a stand-in agent that the rest of the page (the state beside the chat, the approval
+ * cards) never sees, so nothing is offered to type into before the runtime answers.
+ */
+function Chat({ picked, threadId }: { picked: AgentInfo; threadId?: string }) {
+  const { isReady } = useAgent({ agentId: picked.id, updates: [] });
+  if (!isReady) return <p role="status">Connecting to the runtime…</p>;
+  return <CopilotChat agentId={picked.id} threadId={threadId} labels={labelsFor(picked)} input={INPUT} />;
 }
 
 /**
