@@ -118,12 +118,12 @@ describe.skipIf(!hasChromium)(`examples/copilotkit's React app in chromium${hasC
     // The runtime's first answer (which agents it serves) held back, as on a slow connection.
     let answer = () => {};
     const held = new Promise<void>((resolve) => (answer = resolve));
-    const { page, errors } = await openApp(undefined, undefined, '', (tab) =>
-      tab.route('**/api/copilotkit', async (route) => {
+    const { page, errors } = await openApp(undefined, undefined, '', async (tab) => {
+      await tab.route('**/api/copilotkit', async (route) => {
         if (route.request().postData()?.includes('"method":"info"')) await held;
         await route.continue();
-      }),
-    );
+      });
+    });
     await page.getByText('Connecting to the runtime…').waitFor();
     expect(await page.getByRole('textbox').count()).toBe(0);
     answer();
