@@ -50,8 +50,9 @@ export interface Bridge {
   /**
    * Drains the bridge for a replacement: from now on `/run` and the steering routes answer `503
    * UNAVAILABLE` with `Retry-After` (a balancer sends them to another process), while the runs in
-   * flight go on; resolves `true` once none is left, or `false` when `graceMs` ran out first. Then
-   * call `shutdown()`, which cancels what is left.
+   * flight go on, and so do the requests let in before the drain began; resolves `true` once none
+   * is left, or `false` when `graceMs` ran out first. Then call `shutdown()`, which cancels what is
+   * left.
    *
    * @example
    * process.on('SIGTERM', async () => {
@@ -93,7 +94,7 @@ export function createBridge(config: BridgeConfig = {}): Bridge {
   const resolved = resolveConfig(config);
   const metrics = new BridgeMetrics();
   const services = servicesCache(resolved, metrics);
-  const gate: Gate = { draining: false, shutDown: false };
+  const gate: Gate = { draining: false, shutDown: false, admitted: 0 };
   // Credentials first (with auth on): no validation, no lookup, for a caller who has none.
   const authenticate = authenticatorOf(resolved.resolveResourceId);
   const handle = routeHandler(resolved, gate, authenticate);
@@ -140,7 +141,11 @@ export function createBridge(config: BridgeConfig = {}): Bridge {
     },
     drain: (graceMs) => {
       gate.draining = true;
-      return drained(() => services.all().map((served) => served.lifecycle), graceMs);
+      return drained(
+        () => services.all().map((served) => served.lifecycle),
+        graceMs,
+        () => gate.admitted === 0,
+      );
     },
     shutdown: async (windDownMs = WIND_DOWN_MS) => {
       gate.shutDown = true;
@@ -156,6 +161,11 @@ type Authenticate = (c: Context) => Promise<unknown>;
 interface Gate {
   draining: boolean;
   shutDown: boolean;
+  /**
+   * Requests that start work, let in and not yet answered. A drain waits for them: one let in just
+   * before the drain began is still being checked and stored, and takes its run slot only then.
+   */
+  admitted: number;
 }
 
 /** The services of each Mastra instance the bridge serves, created and started on first use. */
@@ -183,8 +193,13 @@ function routeHandler(resolved: ResolvedConfig, gate: Gate, authenticate: Authen
         // Before credentials: a draining process answers the same to everyone, and checks nothing.
         // Draining, it still serves reads and event streams; shut down, nothing (it is going away).
         if ((gate.draining && route.startsWork) || gate.shutDown) throw unavailable('This server is shutting down; try again', 1);
-        await authenticate?.(c);
-        return await serve(c);
+        if (route.startsWork) gate.admitted++;
+        try {
+          await authenticate?.(c);
+          return await serve(c);
+        } finally {
+          if (route.startsWork) gate.admitted--;
+        }
       } catch (error) {
         return errorResponse(c, error, resolved.logger);
       }

@@ -55,7 +55,7 @@ export function lifecycleOf(container: Container, config: ResolvedConfig): Lifec
         .catch((error: unknown) => config.logger.error(`Thread control failed to start: ${errorMessage(error)}`));
     },
     recover: () => recovery.recover(),
-    // A `/run` counts from its run slot on, so one still being checked or stored is waited for too.
+    // A `/run` counts from its run slot until its stream ends (before the slot, the bridge's gate counts it).
     idle: async () => limits.runsInProgress === 0 && (await agents.runsInFlight()) === 0,
     shutdown: async (windDownMs) => {
       const deadline = Date.now() + windDownMs;
@@ -71,8 +71,12 @@ export function lifecycleOf(container: Container, config: ResolvedConfig): Lifec
   };
 }
 
-/** Resolves once every lifecycle is idle, or after `graceMs`; answers whether all are (a glance every 100 ms costs nothing here). */
-export async function drained(lifecycles: () => readonly Lifecycle[], graceMs: number): Promise<boolean> {
-  const idle = async () => (await Promise.all(lifecycles().map((l) => l.idle()))).every(Boolean);
+/**
+ * Resolves once every lifecycle is idle and `answered()` holds (no request let in before the drain
+ * is still on its way to a run slot), or after `graceMs`; answers whether both held (a glance every
+ * 100 ms costs nothing here).
+ */
+export async function drained(lifecycles: () => readonly Lifecycle[], graceMs: number, answered: () => boolean): Promise<boolean> {
+  const idle = async () => answered() && (await Promise.all(lifecycles().map((l) => l.idle()))).every(Boolean);
   return until(idle, Date.now() + graceMs, DRAIN_POLL_MS);
 }

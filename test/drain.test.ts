@@ -5,7 +5,7 @@ import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { assistantText, runInput, uid, userMessage } from './support/agui.js';
 import { killIfRunning, startServerProcess, type ServerProcess } from './support/process.js';
 import { postRun, sseEvents } from './support/run.js';
-import { http } from './support/server.js';
+import { http, startTestBridge } from './support/server.js';
 import { brackets, openSse, type SseReader } from './support/sse.js';
 
 /**
@@ -96,5 +96,42 @@ describe('SIGTERM drains the standalone server', { timeout: 60_000 }, () => {
       'follower of the woken run': expect.objectContaining({ type: 'RUN_FINISHED', outcome: { type: 'cancelled' } }),
     });
     expect(await server.exited).toEqual({ code: 0, signal: null });
+  });
+});
+
+describe('a drain that begins while a /run is still being checked', () => {
+  it('waits for it: the run is answered in full, then the drain resolves; a /run after it began is refused', async () => {
+    let letIn!: () => void;
+    const held = new Promise<void>((resolve) => (letIn = resolve));
+    let arrived!: () => void;
+    const checking = new Promise<void>((resolve) => (arrived = resolve));
+    // The caller's check holds the request between the drain's gate and its run slot.
+    const resolveResourceId = async () => {
+      arrived();
+      await held;
+      return 'drain-user';
+    };
+    const own = await startTestBridge({ config: { resolveResourceId } });
+    try {
+      const response = postRun(`${own.base}/run`, runInput({ threadId: uid('drain-admitted'), messages: [userMessage('hello there')] }));
+      await checking;
+      let settled = false;
+      const drain = own.bridge.drain(60_000).finally(() => (settled = true));
+      // With nothing in flight a drain resolves on its first look, before the next turn of the event loop.
+      await new Promise((resolve) => setImmediate(resolve));
+      expect(settled).toBe(false);
+      const late = await http(`${own.base}/run`, { body: runInput({ threadId: uid('drain-late'), messages: [userMessage('hi')] }) });
+      expect(late.status).toBe(503);
+
+      letIn();
+      const events = [];
+      for await (const event of sseEvents((await response).body!)) events.push(event);
+      expect(events.at(-1)).toMatchObject({ type: 'RUN_FINISHED' });
+      expect(events.at(-1)?.outcome).toBeUndefined();
+      expect(assistantText(events as never)).toBe('Echo: hello there');
+      expect(await drain).toBe(true);
+    } finally {
+      await own.close();
+    }
   });
 });

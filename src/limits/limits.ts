@@ -57,7 +57,7 @@ export class Limits {
     throw rateLimited(slot === 'total' ? 'Too many open event streams on this server' : 'Too many open event streams for this resource', SLOT_RETRY_SEC);
   }
 
-  /** `/run`s held in this process, from before their checks until their stream ends: what a drain waits on. */
+  /** `/run`s held in this process, from their run slot until their stream ends: what a drain waits on. */
   get runsInProgress(): number {
     return this.runs.held();
   }
