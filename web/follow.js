@@ -98,9 +98,12 @@ function follower(agent, onRunEnd) {
     }),
     onRunFinishedEvent: mine((finished) => {
       const { event, outcome } = finished;
-      if (!isSnapshotRun(event)) endRun(event.runId);
-      // A schedule's fire ends as a run: its last fire shows in the panel.
-      if (!isSnapshotRun(event)) onRunEnd();
+      if (!isSnapshotRun(event)) {
+        endRun(event.runId);
+        // A schedule's fire ends as a run: its last fire shows in the panel.
+        onRunEnd();
+      }
+      // Read on `finished` itself: only there does the interrupt outcome narrow it to one with `interrupts`.
       if (finished.outcome === 'interrupt') addApprovals(finished.interrupts);
       if (outcome === 'cancelled') noticeUnlessShown({ outcome });
       endTimeline(outcome === 'cancelled' ? 'cancelled' : undefined);

@@ -46,8 +46,11 @@ export function textOf(content) {
   return content == null ? '' : JSON.stringify(content);
 }
 
-/** A tool result's status: `{ declined: true }` (a declined approval), `{ error }` (a failing tool), else done. */
-/** @param {unknown} content */
+/**
+ * A tool result's status: `{ declined: true }` (a declined approval), `{ error }` (a failing tool), else done.
+ *
+ * @param {unknown} content
+ */
 function resultStatus(content) {
   const result = parseMaybe(content);
   if (result && typeof result === 'object' && result.declined === true) return 'declined';
